@@ -1,0 +1,311 @@
+//! The parse cache: per file, keyed by its relative path and checked against
+//! its size and mtime, what the last parse found. It lives in a redb store
+//! under the user's cache directory (`$ORBIT_CACHE_DIR`, else the platform's
+//! cache directory, then `orbit/graph/`), one store per workspace, so a warm
+//! start reads no unchanged file.
+//!
+//! The cache is an optimisation only: any failure (an unopenable store,
+//! another Orbit holding it, a corrupt record) is logged and read as a miss.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use orbit_types::EdgeKind;
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+
+use crate::import::{Extracted, RawImport};
+
+/// Bump whenever an extractor's output could change for the same bytes.
+const EXTRACT_VERSION: u32 = 1;
+
+const FILES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("files");
+
+/// What the cache knows of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CachedFile {
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
+    pub(crate) content: CachedContent,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CachedContent {
+    Binary,
+    Text { invalid_utf8: bool, extracted: Extracted },
+}
+
+pub(crate) struct Cache {
+    database: redb::Database,
+    path: PathBuf,
+}
+
+/// The default cache folder: `$ORBIT_CACHE_DIR`, else the platform's.
+pub(crate) fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("ORBIT_CACHE_DIR").filter(|dir| !dir.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    dirs::cache_dir().map(|dir| dir.join("orbit"))
+}
+
+impl Cache {
+    /// Opens (or creates) the store of the workspace at `canonical_root`.
+    pub(crate) fn open(cache_dir: &Path, canonical_root: &Path) -> Option<Cache> {
+        let folder = cache_dir.join("graph");
+        if let Err(error) = create_private_dir(&folder) {
+            tracing::warn!(folder = %folder.display(), %error, "graph cache disabled");
+            return None;
+        }
+        let key = blake3::hash(canonical_root.as_os_str().as_encoded_bytes());
+        let path = folder.join(format!("{}.redb", &key.to_hex()[..32]));
+        match redb::Database::create(&path) {
+            Ok(database) => Some(Cache { database, path }),
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "graph cache disabled");
+                None
+            }
+        }
+    }
+
+    /// Every record, still encoded: workers decode only what they look up.
+    pub(crate) fn load_all(&self) -> HashMap<String, Vec<u8>> {
+        let mut out = HashMap::new();
+        let result = (|| -> Result<(), redb::Error> {
+            let transaction = self.database.begin_read()?;
+            let table = match transaction.open_table(FILES) {
+                Ok(table) => table,
+                Err(redb::TableError::TableDoesNotExist(_)) => return Ok(()),
+                Err(error) => return Err(error.into()),
+            };
+            for entry in table.iter()? {
+                let (key, value) = entry?;
+                out.insert(key.value().to_owned(), value.value().to_vec());
+            }
+            Ok(())
+        })();
+        if let Err(error) = result {
+            tracing::warn!(path = %self.path.display(), %error, "graph cache unreadable");
+            out.clear();
+        }
+        out
+    }
+
+    /// Stores `put` and forgets `delete`, in one transaction.
+    pub(crate) fn write(&self, put: &[(String, CachedFile)], delete: &[String]) {
+        if put.is_empty() && delete.is_empty() {
+            return;
+        }
+        let result = (|| -> Result<(), redb::Error> {
+            let transaction = self.database.begin_write()?;
+            {
+                let mut table = transaction.open_table(FILES)?;
+                for (path, file) in put {
+                    table.insert(path.as_str(), encode(file).as_slice())?;
+                }
+                for path in delete {
+                    table.remove(path.as_str())?;
+                }
+            }
+            transaction.commit()?;
+            Ok(())
+        })();
+        if let Err(error) = result {
+            tracing::warn!(path = %self.path.display(), %error, "graph cache not written");
+        }
+    }
+}
+
+fn create_private_dir(folder: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(folder)
+    }
+    #[cfg(not(unix))]
+    {
+        fs_err::create_dir_all(folder)
+    }
+}
+
+fn kind_code(kind: EdgeKind) -> u8 {
+    match kind {
+        EdgeKind::Import => 0,
+        EdgeKind::Reexport => 1,
+        EdgeKind::DynamicImport => 2,
+        EdgeKind::Require => 3,
+        EdgeKind::Mod => 4,
+        EdgeKind::Use => 5,
+        EdgeKind::Include => 6,
+        EdgeKind::Link => 7,
+    }
+}
+
+fn kind_from_code(code: u8) -> Option<EdgeKind> {
+    EdgeKind::ALL.get(usize::from(code)).copied()
+}
+
+pub(crate) fn encode(file: &CachedFile) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(&EXTRACT_VERSION.to_le_bytes());
+    out.extend_from_slice(&file.size.to_le_bytes());
+    out.extend_from_slice(&file.mtime_ns.to_le_bytes());
+    match &file.content {
+        CachedContent::Binary => out.push(0),
+        CachedContent::Text { invalid_utf8, extracted } => {
+            out.push(if *invalid_utf8 { 2 } else { 1 });
+            put_optional(&mut out, extracted.package.as_deref());
+            put_u32(&mut out, extracted.imports.len());
+            for import in &extracted.imports {
+                out.push(kind_code(import.kind));
+                out.extend_from_slice(&import.line.to_le_bytes());
+                put_str(&mut out, &import.specifier);
+                put_optional(&mut out, import.detail.as_deref());
+            }
+        }
+    }
+    out
+}
+
+/// Decodes a record when it is for `size` and `mtime_ns` and this version of
+/// the extractors; `None` (a miss) otherwise, or when it is corrupt.
+pub(crate) fn decode_if_fresh(bytes: &[u8], size: u64, mtime_ns: i64) -> Option<CachedFile> {
+    let mut reader = Reader { bytes };
+    if reader.u32()? != EXTRACT_VERSION
+        || reader.u64()? != size
+        || i64::from_le_bytes(reader.take(8)?.try_into().ok()?) != mtime_ns
+    {
+        return None;
+    }
+    let content = match reader.u8()? {
+        0 => CachedContent::Binary,
+        tag @ (1 | 2) => {
+            let package = reader.optional()?;
+            let count = reader.u32()?;
+            // A corrupt count must not reserve memory it does not describe.
+            let mut imports = Vec::with_capacity((count as usize).min(reader.bytes.len() / 10));
+            for _ in 0..count {
+                let kind = kind_from_code(reader.u8()?)?;
+                let line = reader.u32()?;
+                let specifier = reader.string()?;
+                let detail = reader.optional()?;
+                imports.push(RawImport { kind, line, specifier, detail });
+            }
+            CachedContent::Text { invalid_utf8: tag == 2, extracted: Extracted { imports, package } }
+        }
+        _ => return None,
+    };
+    reader.bytes.is_empty().then_some(CachedFile { size, mtime_ns, content })
+}
+
+fn put_u32(out: &mut Vec<u8>, value: usize) {
+    out.extend_from_slice(&u32::try_from(value).unwrap_or(u32::MAX).to_le_bytes());
+}
+
+fn put_str(out: &mut Vec<u8>, text: &str) {
+    put_u32(out, text.len());
+    out.extend_from_slice(text.as_bytes());
+}
+
+fn put_optional(out: &mut Vec<u8>, text: Option<&str>) {
+    match text {
+        None => out.push(0),
+        Some(text) => {
+            out.push(1);
+            put_str(out, text);
+        }
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, count: usize) -> Option<&'a [u8]> {
+        if self.bytes.len() < count {
+            return None;
+        }
+        let (head, rest) = self.bytes.split_at(count);
+        self.bytes = rest;
+        Some(head)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn string(&mut self) -> Option<String> {
+        let length = self.u32()? as usize;
+        String::from_utf8(self.take(length)?.to_vec()).ok()
+    }
+
+    fn optional(&mut self) -> Option<Option<String>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.string()?)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> CachedFile {
+        CachedFile {
+            size: 120,
+            mtime_ns: 1_700_000_000_123_456_789,
+            content: CachedContent::Text {
+                invalid_utf8: true,
+                extracted: Extracted {
+                    package: Some("a.b".into()),
+                    imports: vec![RawImport {
+                        kind: EdgeKind::Reexport,
+                        line: 7,
+                        specifier: "./x".into(),
+                        detail: Some("y".into()),
+                    }],
+                },
+            },
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let file = sample();
+        let bytes = encode(&file);
+        assert_eq!(decode_if_fresh(&bytes, 120, file.mtime_ns), Some(file.clone()));
+        assert_eq!(decode_if_fresh(&bytes, 121, file.mtime_ns), None);
+        assert_eq!(decode_if_fresh(&bytes, 120, file.mtime_ns + 1), None);
+        for cut in 0..bytes.len() {
+            assert_eq!(decode_if_fresh(&bytes[..cut], 120, file.mtime_ns), None);
+        }
+    }
+
+    #[test]
+    fn store_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::open(dir.path(), Path::new("/some/root")).unwrap();
+        cache.write(&[("a.ts".into(), sample())], &[]);
+        let all = cache.load_all();
+        let file = sample();
+        assert_eq!(decode_if_fresh(&all["a.ts"], 120, file.mtime_ns), Some(file));
+        cache.write(&[], &["a.ts".into()]);
+        assert!(cache.load_all().is_empty());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn decode_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let _ = decode_if_fresh(&bytes, 0, 0);
+        }
+    }
+}

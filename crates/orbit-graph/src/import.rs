@@ -1,0 +1,141 @@
+//! What extraction produces (raw imports, as written) and what resolution
+//! turns them into.
+
+use orbit_types::{EdgeKind, Language};
+
+use crate::lang;
+
+/// One reference as the source wrote it, before resolution.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RawImport {
+    /// What kind of reference it is.
+    pub kind: EdgeKind,
+    /// The 1-based line it starts on.
+    pub line: u32,
+    /// The module, path or package as written (`./a`, `a.b`, `crate::x::y`,
+    /// `foo/bar.h`, `../docs/x.md`).
+    pub specifier: String,
+    /// A second part some languages need: the name of `from X import name`
+    /// in Python (it may be a submodule), the `#[path = "..."]` of a Rust
+    /// `mod`.
+    pub detail: Option<String>,
+}
+
+/// Everything extraction learns from one file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// The file's imports, in source order.
+    pub imports: Vec<RawImport>,
+    /// The package the file declares (Java and Kotlin `package a.b;`).
+    pub package: Option<String>,
+}
+
+/// Extracts the imports of a file of `language` from its bytes. Never
+/// panics, whatever the bytes; invalid UTF-8 is read lossily. Languages
+/// without imports give an empty result.
+pub fn extract_imports(language: Language, source: &[u8]) -> Extracted {
+    let text = String::from_utf8_lossy(source);
+    extract_text(language, &text)
+}
+
+pub(crate) fn extract_text(language: Language, text: &str) -> Extracted {
+    match language {
+        Language::TypeScript | Language::JavaScript => lang::js::extract(text),
+        Language::Python => lang::python::extract(text),
+        Language::Rust => lang::rust::extract(text),
+        Language::Go => lang::go::extract(text),
+        Language::Java | Language::Kotlin => lang::java::extract(text),
+        Language::C | Language::Cpp => lang::c::extract(text),
+        Language::Markdown => lang::markdown::extract(text),
+        Language::Json
+        | Language::Toml
+        | Language::Yaml
+        | Language::Html
+        | Language::Css
+        | Language::Shell
+        | Language::Text => Extracted::default(),
+    }
+}
+
+/// The outcome of resolving one [`RawImport`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Resolution {
+    /// Files of the graph (relative, `/`-separated). More than one for an
+    /// import of a whole package (Go, a Java wildcard).
+    Files(Vec<String>),
+    /// A package from outside the workspace (npm, the standard library, a
+    /// crate from crates.io).
+    External,
+    /// It looks local but names no file of the graph.
+    Unresolved,
+}
+
+/// File-name extensions that carry no information for matching imports to
+/// files (see [`import_keys`]).
+const NOISE: &[&str] = &[
+    "", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "d", "json", "py", "pyi", "rs",
+    "go", "java", "kt", "kts", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "md", "mdx",
+    "markdown", "crate", "self", "super", "index", "mod", "lib", "main", "__init__", "src",
+];
+
+/// Lower-case words of an import's specifier (and detail): a file whose
+/// [`file_keys`] share one of them may change what the import resolves to.
+/// Over-approximating is safe (an extra re-resolution); missing one is not.
+pub(crate) fn import_keys(import: &RawImport) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut push_words = |text: &str| {
+        for word in text.split(['/', '\\', ':', '.', '@', '"', '<', '>', '*', '{', '}', ',', ' ']) {
+            let word = word.trim().to_ascii_lowercase();
+            if !NOISE.contains(&word.as_str()) && !keys.contains(&word) {
+                keys.push(word);
+            }
+        }
+    };
+    push_words(&import.specifier);
+    if let Some(detail) = &import.detail {
+        push_words(detail);
+    }
+    keys
+}
+
+/// The words a file is known by for [`import_keys`]: its name up to the
+/// first `.`, and the name of its folder.
+pub(crate) fn file_keys(path: &str) -> Vec<String> {
+    let mut parts = path.rsplit('/');
+    let name = parts.next().unwrap_or(path);
+    let stem = name.split('.').find(|part| !part.is_empty()).unwrap_or(name);
+    let mut keys = vec![stem.to_ascii_lowercase()];
+    if let Some(folder) = parts.next() {
+        let folder = folder.to_ascii_lowercase();
+        if !keys.contains(&folder) {
+            keys.push(folder);
+        }
+    }
+    keys.retain(|key| !NOISE.contains(&key.as_str()));
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(specifier: &str) -> RawImport {
+        RawImport { kind: EdgeKind::Import, line: 1, specifier: specifier.to_owned(), detail: None }
+    }
+
+    #[test]
+    fn keys_meet() {
+        let meets = |specifier: &str, path: &str| {
+            let keys = import_keys(&raw(specifier));
+            file_keys(path).iter().any(|key| keys.contains(key))
+        };
+        assert!(meets("./util.js", "src/util.ts"));
+        assert!(meets("./util", "src/util/index.ts"));
+        assert!(meets("pkg.sub.mod", "pkg/sub/mod.py"));
+        assert!(meets("pkg.sub", "pkg/sub/__init__.py"));
+        assert!(meets("crate::graph::hash", "src/graph/hash.rs"));
+        assert!(meets("example.com/m/pkg/sub", "pkg/sub/a.go"));
+        assert!(meets("foo/bar.h", "include/foo/bar.h"));
+        assert!(!meets("./util", "src/other.ts"));
+    }
+}

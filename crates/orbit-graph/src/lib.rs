@@ -1,0 +1,32 @@
+//! The workspace's code graph: every source and text file of a folder (minus
+//! what `.gitignore`, `.ignore`, git's global excludes and `.git/info/exclude`
+//! leave out, binary files and files over a size cap), and the resolved
+//! imports between them, with a structural hash and live updates.
+//!
+//! It knows nothing of agents, pages or MCP: it answers "which file is this
+//! path" ([`Graph::resolve`]), "what changed" ([`Graph::apply_changes`],
+//! [`GraphWatcher`]) and "what is the graph" ([`Graph::snapshot`],
+//! [`Graph::stats`]). Import extraction is per language under `lang`, driven
+//! through [`extract_imports`]; resolution uses a [`Graph`]-wide file index and
+//! each language's project configuration (`tsconfig.json`, `go.mod`,
+//! `Cargo.toml`, ...). Parse results are cached per file (path, size, mtime)
+//! in a redb store under the user's cache directory.
+#![warn(missing_docs)]
+
+mod cache;
+mod error;
+mod graph;
+mod hash;
+mod import;
+mod index;
+mod lang;
+mod language;
+mod scan;
+mod watch;
+
+pub use error::{Error, Result};
+pub use graph::{EdgeRef, Graph, GraphOptions, NodeId, NodeRef, Progress};
+pub use hash::GraphHash;
+pub use import::{Extracted, RawImport, extract_imports};
+pub use language::detect_language;
+pub use watch::GraphWatcher;

@@ -1,0 +1,267 @@
+//! The parallel walk: which files are nodes, what each one imports, and what
+//! was skipped and why.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::UNIX_EPOCH;
+
+use ignore::{WalkBuilder, WalkState};
+use orbit_common::relative_slash_path;
+use orbit_types::{Language, SkipReason};
+
+use crate::cache::CachedContent;
+use crate::import::{Extracted, extract_text};
+use crate::language::detect_language;
+
+/// Only the first bytes are searched for a NUL, as git and ripgrep do.
+const BINARY_PROBE: usize = 8 * 1024;
+
+/// Folders of version-control systems, never part of the graph.
+const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj", ".sl"];
+
+/// One file that is a node.
+#[derive(Debug, Clone)]
+pub(crate) struct ScannedFile {
+    pub(crate) path: String,
+    pub(crate) language: Language,
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
+    pub(crate) invalid_utf8: bool,
+    pub(crate) extracted: Extracted,
+    /// Whether this parse came from the cache (the file was not read).
+    pub(crate) reused: bool,
+}
+
+/// What a walk found.
+#[derive(Debug, Default)]
+pub(crate) struct ScanResult {
+    pub(crate) files: Vec<ScannedFile>,
+    /// Every folder walked (relative), the walk's root included.
+    pub(crate) folders: Vec<String>,
+    pub(crate) skipped: BTreeMap<SkipReason, u64>,
+    /// Binary files found by reading them (worth caching).
+    pub(crate) binary: Vec<(String, u64, i64)>,
+}
+
+/// Looks up what is already known of a file of that size and mtime.
+pub(crate) type Known<'a> = &'a (dyn Fn(&str, u64, i64) -> Option<CachedContent> + Sync);
+
+pub(crate) struct ScanRequest<'a> {
+    /// The canonical workspace root.
+    pub(crate) root: &'a Path,
+    /// Walk only this (relative) path, a folder or a file: `""` is everything.
+    pub(crate) subtree: &'a str,
+    pub(crate) max_file_size: u64,
+    pub(crate) threads: usize,
+    pub(crate) known: Known<'a>,
+    pub(crate) progress: Option<&'a (dyn Fn(u64) + Sync)>,
+}
+
+enum Found {
+    File(ScannedFile),
+    Binary(String, u64, i64),
+    Folder(String),
+    Skip(SkipReason),
+}
+
+pub(crate) fn scan(request: &ScanRequest<'_>) -> ScanResult {
+    let root = request.root;
+    // A subtree is walked from its parent folder, so that the parent's ignore
+    // files (and, through `parents`, every ancestor's) decide about it too.
+    let (walk_root, only): (PathBuf, Option<PathBuf>) = if request.subtree.is_empty() {
+        (root.to_path_buf(), None)
+    } else {
+        let target = root.join(request.subtree);
+        let parent = target.parent().map_or_else(|| root.to_path_buf(), Path::to_path_buf);
+        (parent, Some(target))
+    };
+    let mut builder = WalkBuilder::new(&walk_root);
+    builder
+        .hidden(false)
+        .parents(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .threads(request.threads);
+    builder.filter_entry(move |entry| {
+        if entry.depth() == 0 {
+            return true;
+        }
+        if entry.file_type().is_some_and(|kind| kind.is_dir())
+            && entry.file_name().to_str().is_some_and(|name| VCS_DIRS.contains(&name))
+        {
+            return false;
+        }
+        match &only {
+            Some(target) if entry.depth() == 1 => entry.path() == target.as_path(),
+            _ => true,
+        }
+    });
+
+    let (sender, receiver) = crossbeam_channel::unbounded::<Found>();
+    let seen = AtomicU64::new(0);
+    builder.build_parallel().run(|| {
+        let sender = sender.clone();
+        let seen = &seen;
+        Box::new(move |entry| {
+            let found = match entry {
+                Err(error) => {
+                    tracing::debug!(%error, "walk error");
+                    Found::Skip(SkipReason::WalkError)
+                }
+                Ok(entry) => visit(request, &entry),
+            };
+            if let Found::File(_) = found {
+                let count = seen.fetch_add(1, Ordering::Relaxed) + 1;
+                if count % 256 == 0
+                    && let Some(progress) = request.progress
+                {
+                    progress(count);
+                }
+            }
+            if sender.send(found).is_err() {
+                return WalkState::Quit;
+            }
+            WalkState::Continue
+        })
+    });
+    drop(sender);
+
+    let mut result = ScanResult::default();
+    for found in receiver {
+        match found {
+            Found::File(file) => result.files.push(file),
+            Found::Binary(path, size, mtime) => {
+                *result.skipped.entry(SkipReason::Binary).or_default() += 1;
+                result.binary.push((path, size, mtime));
+            }
+            Found::Folder(folder) => result.folders.push(folder),
+            Found::Skip(reason) => *result.skipped.entry(reason).or_default() += 1,
+        }
+    }
+    if let Some(progress) = request.progress {
+        progress(seen.load(Ordering::Relaxed));
+    }
+    result
+}
+
+fn visit(request: &ScanRequest<'_>, entry: &ignore::DirEntry) -> Found {
+    let Some(relative) = relative_slash_path(request.root, entry.path()) else {
+        // Not valid UTF-8, or outside the root: nothing the wire can name.
+        return Found::Skip(SkipReason::Unreadable);
+    };
+    let Some(kind) = entry.file_type() else {
+        return Found::Skip(SkipReason::Special);
+    };
+    if kind.is_symlink() {
+        return Found::Skip(SkipReason::Symlink);
+    }
+    if kind.is_dir() {
+        return Found::Folder(relative);
+    }
+    if !kind.is_file() {
+        return Found::Skip(SkipReason::Special);
+    }
+    let metadata = match entry.metadata() {
+        Ok(metadata) => metadata,
+        Err(error) => return Found::Skip(skip_for_walk_error(&error)),
+    };
+    read_file(request, entry.path(), relative, metadata.len(), mtime_ns(&metadata))
+}
+
+fn skip_for_walk_error(error: &ignore::Error) -> SkipReason {
+    match error.io_error().map(io::Error::kind) {
+        Some(io::ErrorKind::NotFound) => SkipReason::Vanished,
+        _ => SkipReason::Unreadable,
+    }
+}
+
+pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
+    metadata
+        .modified()
+        .ok()
+        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |since| i64::try_from(since.as_nanos()).unwrap_or(i64::MAX))
+}
+
+fn read_file(
+    request: &ScanRequest<'_>,
+    path: &Path,
+    relative: String,
+    size: u64,
+    mtime_ns: i64,
+) -> Found {
+    if size > request.max_file_size {
+        return Found::Skip(SkipReason::TooLarge);
+    }
+    let language = detect_language(&relative);
+    match (request.known)(&relative, size, mtime_ns) {
+        Some(CachedContent::Binary) => {
+            return Found::Binary(relative, size, mtime_ns);
+        }
+        Some(CachedContent::Text { invalid_utf8, extracted }) => {
+            return Found::File(ScannedFile {
+                path: relative,
+                language,
+                size,
+                mtime_ns,
+                invalid_utf8,
+                extracted,
+                reused: true,
+            });
+        }
+        None => {}
+    }
+    let bytes = match read_capped(path, request.max_file_size) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Found::Skip(SkipReason::TooLarge),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            return Found::Skip(SkipReason::Vanished);
+        }
+        Err(error) => {
+            tracing::debug!(path = %relative, %error, "unreadable");
+            return Found::Skip(SkipReason::Unreadable);
+        }
+    };
+    if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
+        return Found::Binary(relative, size, mtime_ns);
+    }
+    let size = bytes.len() as u64;
+    let (text, invalid_utf8) = match String::from_utf8(bytes) {
+        Ok(text) => (std::borrow::Cow::Owned(text), false),
+        Err(error) => {
+            (std::borrow::Cow::Owned(String::from_utf8_lossy(error.as_bytes()).into_owned()), true)
+        }
+    };
+    let extracted = extract_text(language, &text);
+    Found::File(ScannedFile {
+        path: relative,
+        language,
+        size,
+        mtime_ns,
+        invalid_utf8,
+        extracted,
+        reused: false,
+    })
+}
+
+/// Reads at most `cap` bytes; `None` when the file is larger (it may have
+/// grown since it was listed).
+fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
+    let file = fs_err::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= cap).then_some(bytes))
+}
+
+/// The state of one file now, outside a walk (for a single path the watcher
+/// reports): `None` when it is not a regular file.
+pub(crate) fn stat(path: &Path) -> Option<(u64, i64)> {
+    let metadata = fs_err::symlink_metadata(path).ok()?;
+    metadata.is_file().then(|| (metadata.len(), mtime_ns(&metadata)))
+}

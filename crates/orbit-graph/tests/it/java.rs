@@ -1,0 +1,4 @@
+//! Fixture workspaces for java imports.
+
+#[allow(unused_imports)]
+use crate::support::{check, check_counts};

@@ -1,0 +1,13 @@
+//! orbit-graph's integration tests: fixture workspaces per language with
+//! their exact edge sets, and the graph's own behaviour (hash, resolve, live
+//! updates, bad input).
+
+mod c;
+mod go;
+mod graph;
+mod java;
+mod js;
+mod markdown;
+mod python;
+mod rust_lang;
+mod support;
