@@ -78,7 +78,10 @@ mod tests {
     #[test]
     fn normalizes() {
         let check = |input: &str, expected: &str| {
-            assert_eq!(normalize_lexically(Path::new(input)), PathBuf::from(expected));
+            assert_eq!(
+                normalize_lexically(Path::new(input)),
+                PathBuf::from(expected)
+            );
         };
         check("/a/./b/../c", "/a/c");
         check("/../a", "/a");
@@ -89,14 +92,23 @@ mod tests {
     #[test]
     fn relative_paths() {
         let root = Path::new("/w");
-        assert_eq!(relative_slash_path(root, Path::new("/w/a/b.rs")).as_deref(), Some("a/b.rs"));
-        assert_eq!(relative_slash_path(root, Path::new("/w")).as_deref(), Some(""));
+        assert_eq!(
+            relative_slash_path(root, Path::new("/w/a/b.rs")).as_deref(),
+            Some("a/b.rs")
+        );
+        assert_eq!(
+            relative_slash_path(root, Path::new("/w")).as_deref(),
+            Some("")
+        );
         assert_eq!(relative_slash_path(root, Path::new("/x/a")), None);
     }
 
     #[test]
     fn joins() {
-        assert_eq!(join_relative("src/a", "../b/c.ts").as_deref(), Some("src/b/c.ts"));
+        assert_eq!(
+            join_relative("src/a", "../b/c.ts").as_deref(),
+            Some("src/b/c.ts")
+        );
         assert_eq!(join_relative("", "./x").as_deref(), Some("x"));
         assert_eq!(join_relative("src", "../../x"), None);
         assert_eq!(parent_of("a/b/c.rs"), "a/b");

@@ -1,1 +1,65 @@
-fn main() {}
+//! `orbit`: the command line. It only wires the library crates together:
+//! argument parsing, logging, output formats and exit codes.
+
+mod graph_cmd;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Orbit: a live map of a workspace's code.
+#[derive(Debug, Parser)]
+#[command(name = "orbit", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Build the workspace's code graph (files and resolved imports) and print it.
+    Graph(graph_cmd::GraphArgs),
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            if is_broken_pipe(&error) {
+                // The reader went away (`orbit graph | head`): not a failure.
+                return ExitCode::SUCCESS;
+            }
+            let mut stderr = io::stderr().lock();
+            let _ = writeln!(stderr, "orbit: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Graph(args) => graph_cmd::run(&args),
+    }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Logs go to stderr; `ORBIT_LOG` takes a `tracing` filter (default `warn`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ORBIT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_target(false)
+        .init();
+}

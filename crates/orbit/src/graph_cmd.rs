@@ -1,0 +1,228 @@
+//! `orbit graph`: build the code graph and print it as JSON, DOT or stats,
+//! or keep it live and print deltas.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use orbit_graph::{Graph, GraphOptions, GraphWatcher};
+
+/// How long a scan runs before it shows progress.
+const PROGRESS_AFTER: Duration = Duration::from_secs(1);
+
+/// Events closer together than this come as one update.
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// `{"hash", "nodes": [{"path","language","size"}], "edges": [{"from","to","kind","line"}]}`.
+    Json,
+    /// Graphviz.
+    Dot,
+    /// Counts per language, edge kind and skip reason, as JSON.
+    Stats,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GraphArgs {
+    /// The workspace folder.
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// What to print.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// After printing, keep watching and print each change as a JSON line.
+    #[arg(long)]
+    watch: bool,
+    /// Skip files larger than this many bytes.
+    #[arg(long, default_value_t = 2 * 1024 * 1024, value_name = "BYTES")]
+    max_file_size: u64,
+    /// Do not read or write the parse cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Where the parse cache lives (default: `$ORBIT_CACHE_DIR`, else the
+    /// platform's cache folder + `orbit`).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    cache_dir: Option<PathBuf>,
+    /// Print how long each step took, on stderr.
+    #[arg(long)]
+    timings: bool,
+}
+
+pub(crate) fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
+    let mut options = GraphOptions {
+        max_file_size: args.max_file_size,
+        ..GraphOptions::default()
+    };
+    if args.no_cache {
+        options.cache_dir = None;
+    } else if let Some(dir) = &args.cache_dir {
+        options.cache_dir = Some(dir.clone());
+    }
+    let started = Instant::now();
+    let graph = build_with_progress(args, options)?;
+    if args.timings {
+        let stats = graph.stats();
+        note(&format!(
+            "built in {:.1} ms: {} files ({} parsed, {} from cache), {} edges",
+            started.elapsed().as_secs_f64() * 1e3,
+            stats.files,
+            stats.parsed,
+            stats.cache_hits,
+            stats.edges
+        ));
+    }
+    let mut stdout = io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer(&mut stdout, &graph.snapshot())?;
+            writeln!(stdout)?;
+        }
+        Format::Stats => {
+            serde_json::to_writer_pretty(&mut stdout, &graph.stats())?;
+            writeln!(stdout)?;
+        }
+        Format::Dot => write_dot(&mut stdout, &graph)?,
+    }
+    stdout.flush()?;
+    drop(stdout);
+    if args.watch {
+        watch(graph, args.timings)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn build_with_progress(args: &GraphArgs, options: GraphOptions) -> anyhow::Result<Graph> {
+    let started = Instant::now();
+    let bar = Mutex::new(None::<ProgressBar>);
+    let progress = |files: u64| {
+        if started.elapsed() < PROGRESS_AFTER {
+            return;
+        }
+        let Ok(mut bar) = bar.lock() else {
+            return;
+        };
+        let bar = bar.get_or_insert_with(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} scanning {pos} files ({per_sec}) {elapsed}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(Duration::from_millis(100));
+            bar
+        });
+        bar.set_position(files);
+    };
+    let graph = Graph::build_with_progress(&args.dir, options, Some(&progress));
+    if let Ok(mut bar) = bar.lock()
+        && let Some(bar) = bar.take()
+    {
+        bar.finish_and_clear();
+    }
+    graph.with_context(|| format!("cannot build the graph of `{}`", args.dir.display()))
+}
+
+fn watch(mut graph: Graph, timings: bool) -> anyhow::Result<()> {
+    let mut watcher = GraphWatcher::new(&graph, DEBOUNCE).context("cannot start watching")?;
+    if watcher.failed_folders() > 0 {
+        note(&format!(
+            "{} folders could not be watched (raise fs.inotify.max_user_watches)",
+            watcher.failed_folders()
+        ));
+    }
+    note(&format!(
+        "watching `{}`: {} files, {} folders, hash {}",
+        graph.root().display(),
+        graph.node_count(),
+        watcher.watched_folders(),
+        graph.hash()
+    ));
+    loop {
+        let Some(paths) = watcher.next_batch(Duration::from_secs(3600)) else {
+            continue;
+        };
+        let started = Instant::now();
+        let delta = if paths.is_empty() {
+            graph.rescan()
+        } else {
+            graph.apply_changes(&paths)
+        };
+        let elapsed = started.elapsed();
+        watcher.sync_folders(&graph);
+        let changed = !(delta.nodes_added.is_empty()
+            && delta.nodes_removed.is_empty()
+            && delta.nodes_changed.is_empty()
+            && delta.edges_added.is_empty()
+            && delta.edges_removed.is_empty());
+        if changed {
+            let mut stdout = io::stdout().lock();
+            serde_json::to_writer(&mut stdout, &delta)?;
+            writeln!(stdout)?;
+            stdout.flush()?;
+        }
+        if timings {
+            note(&format!(
+                "update of {} paths applied in {:.3} ms",
+                paths.len(),
+                elapsed.as_secs_f64() * 1e3
+            ));
+        }
+        graph.flush_cache();
+    }
+}
+
+fn write_dot(out: &mut impl Write, graph: &Graph) -> io::Result<()> {
+    let snapshot = graph.snapshot();
+    writeln!(out, "digraph orbit {{")?;
+    writeln!(out, "  // hash {}", snapshot.hash)?;
+    for node in &snapshot.nodes {
+        writeln!(
+            out,
+            "  {} [language={}];",
+            quote(&node.path),
+            node.language.as_str()
+        )?;
+    }
+    for edge in &snapshot.edges {
+        writeln!(
+            out,
+            "  {} -> {} [kind={}, line={}];",
+            quote(&edge.from),
+            quote(&edge.to),
+            edge.kind.as_str(),
+            edge.line
+        )?;
+    }
+    writeln!(out, "}}")
+}
+
+/// A DOT quoted string.
+fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for character in text.chars() {
+        match character {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(character);
+            }
+            '\n' => out.push_str("\\n"),
+            other => out.push(other),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A one-line note on stderr.
+fn note(message: &str) {
+    let mut stderr = io::stderr().lock();
+    let _ = writeln!(stderr, "orbit: {message}");
+}

@@ -1,0 +1,179 @@
+//! `orbit graph` end to end: output shapes, errors, global git excludes and
+//! `--watch`.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+#[expect(clippy::disallowed_methods, reason = "tests run the real binary")]
+fn orbit(home: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
+    // A private HOME: no user git config, no shared cache.
+    command
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("ORBIT_CACHE_DIR", home.join("cache"))
+        .env_remove("ORBIT_LOG");
+    command
+}
+
+fn write(root: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+}
+
+#[test]
+fn json_has_the_documented_shape() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[("src/a.md", "[b](../b.md)\n"), ("b.md", "# b\n")],
+    );
+    let output = orbit(home.path())
+        .arg("graph")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(json["hash"].as_str().is_some_and(|hash| hash.len() == 32));
+    let nodes = json["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 2);
+    assert_eq!(nodes[0]["path"], "b.md");
+    assert_eq!(nodes[1]["path"], "src/a.md");
+    assert_eq!(nodes[1]["language"], "markdown");
+    assert_eq!(nodes[1]["size"], 13);
+    for edge in json["edges"].as_array().unwrap() {
+        for key in ["from", "to", "kind", "line"] {
+            assert!(edge.get(key).is_some(), "edge without `{key}`: {edge}");
+        }
+    }
+}
+
+#[test]
+fn stats_and_dot() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("a.ts", "x\n"), ("b.bin", "\0\0")]);
+    let output = orbit(home.path())
+        .args(["graph", "--format", "stats"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stats: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(stats["files"], 1);
+    assert_eq!(stats["languages"]["typescript"]["files"], 1);
+    assert_eq!(stats["skipped"]["binary"], 1);
+    for key in [
+        "edge_kinds",
+        "unresolved_imports",
+        "external_imports",
+        "hash",
+    ] {
+        assert!(stats.get(key).is_some(), "stats without `{key}`");
+    }
+    let output = orbit(home.path())
+        .args(["graph", "--format", "dot"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let dot = String::from_utf8(output.stdout).unwrap();
+    assert!(dot.starts_with("digraph orbit {"), "{dot}");
+    assert!(dot.contains("\"a.ts\" [language=typescript];"), "{dot}");
+}
+
+#[test]
+fn a_missing_folder_is_a_one_line_error() {
+    let home = tempfile::tempdir().unwrap();
+    let output = orbit(home.path())
+        .args(["graph", "/no/such/folder"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("`/no/such/folder` does not exist"),
+        "{stderr}"
+    );
+    let output = orbit(home.path())
+        .args(["graph", "--format", "yaml", "."])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+}
+
+#[test]
+fn git_global_excludes_are_honoured() {
+    let home = tempfile::tempdir().unwrap();
+    write(home.path(), &[(".config/git/ignore", "*.secret\n")]);
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("a.md", "x\n"), ("b.secret", "x\n")]);
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let output = orbit(home.path())
+        .arg("graph")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let paths: Vec<&str> = json["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| node["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["a.md"]);
+}
+
+#[test]
+fn watch_prints_a_delta_for_a_created_file() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("docs/a.md", "[b](b.md)\n")]);
+    let mut child = orbit(home.path())
+        .args(["graph", "--format", "stats", "--watch"])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("watching"), "{line}");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    // The stats document comes first.
+    let mut stats = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0);
+        stats.push_str(&line);
+        if line == "}\n" {
+            break;
+        }
+    }
+    let started = Instant::now();
+    std::fs::write(dir.path().join("docs/b.md"), "# b\n").unwrap();
+    let mut delta = String::new();
+    stdout.read_line(&mut delta).unwrap();
+    let elapsed = started.elapsed();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let delta: Value = serde_json::from_str(&delta).unwrap();
+    assert_eq!(delta["nodes_added"][0]["path"], "docs/b.md");
+    assert_ne!(delta["hash"], delta["previous_hash"]);
+    assert!(elapsed < Duration::from_secs(10));
+}
