@@ -189,7 +189,7 @@ pub(crate) fn decode_if_fresh(bytes: &[u8], size: u64, mtime_ns: i64) -> Option<
     let content = match reader.u8()? {
         0 => CachedContent::Binary,
         tag @ (1 | 2) => {
-            let package = reader.optional()?;
+            let package = reader.optional().ok()?;
             let count = reader.u32()?;
             // A corrupt count must not reserve memory it does not describe.
             let mut imports = Vec::with_capacity((count as usize).min(reader.bytes.len() / 10));
@@ -197,7 +197,7 @@ pub(crate) fn decode_if_fresh(bytes: &[u8], size: u64, mtime_ns: i64) -> Option<
                 let kind = kind_from_code(reader.u8()?)?;
                 let line = reader.u32()?;
                 let specifier = reader.string()?;
-                let detail = reader.optional()?;
+                let detail = reader.optional().ok()?;
                 imports.push(RawImport {
                     kind,
                     line,
@@ -238,6 +238,9 @@ fn put_optional(out: &mut Vec<u8>, text: Option<&str>) {
     }
 }
 
+/// A record that does not decode.
+struct Corrupt;
+
 struct Reader<'a> {
     bytes: &'a [u8],
 }
@@ -269,11 +272,12 @@ impl<'a> Reader<'a> {
         String::from_utf8(self.take(length)?.to_vec()).ok()
     }
 
-    fn optional(&mut self) -> Option<Option<String>> {
-        match self.u8()? {
-            0 => Some(None),
-            1 => Some(Some(self.string()?)),
-            _ => None,
+    /// An optional string; a corrupt tag or string fails the whole record.
+    fn optional(&mut self) -> Result<Option<String>, Corrupt> {
+        match self.u8().ok_or(Corrupt)? {
+            0 => Ok(None),
+            1 => Ok(Some(self.string().ok_or(Corrupt)?)),
+            _ => Err(Corrupt),
         }
     }
 }

@@ -456,13 +456,10 @@ impl Graph {
             out: Vec::new(),
             incoming: Vec::new(),
         };
-        let id = match self.free.pop() {
-            Some(id) => id,
-            None => {
-                self.nodes.push(None);
-                NodeId((self.nodes.len() - 1) as u32)
-            }
-        };
+        let id = self.free.pop().unwrap_or_else(|| {
+            self.nodes.push(None);
+            NodeId((self.nodes.len() - 1) as u32)
+        });
         for key in node.extracted.imports.iter().flat_map(import_keys) {
             let importers = self.importers.entry(key).or_default();
             if importers.last() != Some(&id) {

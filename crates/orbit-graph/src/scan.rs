@@ -123,7 +123,7 @@ pub(crate) fn scan(request: &ScanRequest<'_>) -> ScanResult {
             };
             if let Found::File(_) = found {
                 let count = seen.fetch_add(1, Ordering::Relaxed) + 1;
-                if count % 256 == 0
+                if count.is_multiple_of(256)
                     && let Some(progress) = request.progress
                 {
                     progress(count);
@@ -274,13 +274,4 @@ fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
     let mut bytes = Vec::new();
     file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= cap).then_some(bytes))
-}
-
-/// The state of one file now, outside a walk (for a single path the watcher
-/// reports): `None` when it is not a regular file.
-pub(crate) fn stat(path: &Path) -> Option<(u64, i64)> {
-    let metadata = fs_err::symlink_metadata(path).ok()?;
-    metadata
-        .is_file()
-        .then(|| (metadata.len(), mtime_ns(&metadata)))
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::Receiver;
 use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
 
@@ -105,10 +105,7 @@ impl GraphWatcher {
     /// batch means events were lost: rescan the whole workspace. `None` on
     /// timeout or when the watcher stopped.
     pub fn next_batch(&self, timeout: Duration) -> Option<Vec<PathBuf>> {
-        match self.receiver.recv_timeout(timeout) {
-            Ok(paths) => Some(paths),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.receiver.recv_timeout(timeout).ok()
     }
 
     /// How many folders are watched.

@@ -101,7 +101,7 @@ pub enum EdgeKind {
     Reexport,
     /// A dynamic `import()`.
     DynamicImport,
-    /// A CommonJS `require()`.
+    /// A `CommonJS` `require()`.
     Require,
     /// A Rust `mod name;` declaration.
     Mod,

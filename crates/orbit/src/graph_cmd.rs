@@ -145,7 +145,7 @@ fn watch(mut graph: Graph, timings: bool) -> anyhow::Result<()> {
         graph.hash()
     ));
     loop {
-        let Some(paths) = watcher.next_batch(Duration::from_secs(3600)) else {
+        let Some(paths) = watcher.next_batch(Duration::from_hours(1)) else {
             continue;
         };
         let started = Instant::now();

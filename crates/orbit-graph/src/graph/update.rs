@@ -29,47 +29,17 @@ impl Graph {
     /// ignored. The delta is empty when nothing of the graph changed.
     pub fn apply_changes(&mut self, paths: &[PathBuf]) -> GraphDelta {
         let previous_hash = self.hash().to_string();
-        let mut full_rescan = false;
-        let mut relatives: Vec<String> = Vec::new();
-        for path in paths {
-            let Some(relative) = self.relative(path) else {
-                continue;
-            };
-            if relative.split('/').any(|part| VCS_DIRS.contains(&part)) {
-                continue;
-            }
-            let name = relative.rsplit('/').next().unwrap_or(&relative);
-            if relative.is_empty() || IGNORE_FILES.contains(&name) {
-                full_rescan = true;
-            }
-            relatives.push(relative);
-        }
-        let targets = if full_rescan {
-            vec![String::new()]
-        } else {
-            self.walk_targets(&relatives)
-        };
-
+        let targets = self.targets_of(paths);
         let mut found: HashMap<String, ScannedFile> = HashMap::new();
         let mut stale: Vec<NodeId> = Vec::new();
         for target in &targets {
             self.rescan_target(target, &mut found, &mut stale);
         }
-
-        let mut removed_ids = stale;
-        removed_ids.sort_unstable();
-        removed_ids.dedup();
-        let mut added: Vec<ScannedFile> = Vec::new();
-        let mut modified: Vec<ScannedFile> = Vec::new();
-        for (path, file) in found {
-            match self.by_path.get(&path) {
-                None => added.push(file),
-                Some(_) if !file.reused => modified.push(file),
-                Some(_) => {}
-            }
-        }
-        added.sort_unstable_by(|left, right| left.path.cmp(&right.path));
-        modified.sort_unstable_by(|left, right| left.path.cmp(&right.path));
+        let Changes {
+            added,
+            modified,
+            removed: removed_ids,
+        } = self.classify(found, stale);
         if added.is_empty() && modified.is_empty() && removed_ids.is_empty() {
             return GraphDelta {
                 hash: previous_hash.clone(),
@@ -162,9 +132,58 @@ impl Graph {
         }
     }
 
+    /// What to walk again for `paths`: the whole workspace when an ignore
+    /// file changed, else each path's nearest known folder's child.
+    fn targets_of(&self, paths: &[PathBuf]) -> Vec<String> {
+        let mut full_rescan = false;
+        let mut relatives: Vec<String> = Vec::new();
+        for path in paths {
+            let Some(relative) = self.relative(path) else {
+                continue;
+            };
+            if relative.split('/').any(|part| VCS_DIRS.contains(&part)) {
+                continue;
+            }
+            let name = relative.rsplit('/').next().unwrap_or(&relative);
+            if relative.is_empty() || IGNORE_FILES.contains(&name) {
+                full_rescan = true;
+            }
+            relatives.push(relative);
+        }
+        if full_rescan {
+            vec![String::new()]
+        } else {
+            self.walk_targets(&relatives)
+        }
+    }
+
+    /// Sorts what a walk found into added, modified (parsed again) and
+    /// removed files.
+    fn classify(&self, found: HashMap<String, ScannedFile>, mut removed: Vec<NodeId>) -> Changes {
+        removed.sort_unstable();
+        removed.dedup();
+        let mut added: Vec<ScannedFile> = Vec::new();
+        let mut modified: Vec<ScannedFile> = Vec::new();
+        for (path, file) in found {
+            match self.by_path.get(&path) {
+                None => added.push(file),
+                Some(_) if !file.reused => modified.push(file),
+                Some(_) => {}
+            }
+        }
+        added.sort_unstable_by(|left, right| left.path.cmp(&right.path));
+        modified.sort_unstable_by(|left, right| left.path.cmp(&right.path));
+        Changes {
+            added,
+            modified,
+            removed,
+        }
+    }
+
     /// Scans the whole workspace again and says what changed.
     pub fn rescan(&mut self) -> GraphDelta {
-        self.apply_changes(&[self.root.clone()])
+        let root = self.root.clone();
+        self.apply_changes(&[root])
     }
 
     fn relative(&self, path: &Path) -> Option<String> {
@@ -314,6 +333,12 @@ impl Graph {
             node.extracted = file.extracted;
         }
     }
+}
+
+struct Changes {
+    added: Vec<ScannedFile>,
+    modified: Vec<ScannedFile>,
+    removed: Vec<NodeId>,
 }
 
 /// Drops the edges that were removed and added again unchanged.
