@@ -31,7 +31,10 @@ pub(crate) struct CachedFile {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum CachedContent {
     Binary,
-    Text { invalid_utf8: bool, extracted: Extracted },
+    Text {
+        invalid_utf8: bool,
+        extracted: Extracted,
+    },
 }
 
 pub(crate) struct Cache {
@@ -118,7 +121,10 @@ fn create_private_dir(folder: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(folder)
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(folder)
     }
     #[cfg(not(unix))]
     {
@@ -150,7 +156,10 @@ pub(crate) fn encode(file: &CachedFile) -> Vec<u8> {
     out.extend_from_slice(&file.mtime_ns.to_le_bytes());
     match &file.content {
         CachedContent::Binary => out.push(0),
-        CachedContent::Text { invalid_utf8, extracted } => {
+        CachedContent::Text {
+            invalid_utf8,
+            extracted,
+        } => {
             out.push(if *invalid_utf8 { 2 } else { 1 });
             put_optional(&mut out, extracted.package.as_deref());
             put_u32(&mut out, extracted.imports.len());
@@ -187,13 +196,25 @@ pub(crate) fn decode_if_fresh(bytes: &[u8], size: u64, mtime_ns: i64) -> Option<
                 let line = reader.u32()?;
                 let specifier = reader.string()?;
                 let detail = reader.optional()?;
-                imports.push(RawImport { kind, line, specifier, detail });
+                imports.push(RawImport {
+                    kind,
+                    line,
+                    specifier,
+                    detail,
+                });
             }
-            CachedContent::Text { invalid_utf8: tag == 2, extracted: Extracted { imports, package } }
+            CachedContent::Text {
+                invalid_utf8: tag == 2,
+                extracted: Extracted { imports, package },
+            }
         }
         _ => return None,
     };
-    reader.bytes.is_empty().then_some(CachedFile { size, mtime_ns, content })
+    reader.bytes.is_empty().then_some(CachedFile {
+        size,
+        mtime_ns,
+        content,
+    })
 }
 
 fn put_u32(out: &mut Vec<u8>, value: usize) {
@@ -282,7 +303,10 @@ mod tests {
     fn round_trip() {
         let file = sample();
         let bytes = encode(&file);
-        assert_eq!(decode_if_fresh(&bytes, 120, file.mtime_ns), Some(file.clone()));
+        assert_eq!(
+            decode_if_fresh(&bytes, 120, file.mtime_ns),
+            Some(file.clone())
+        );
         assert_eq!(decode_if_fresh(&bytes, 121, file.mtime_ns), None);
         assert_eq!(decode_if_fresh(&bytes, 120, file.mtime_ns + 1), None);
         for cut in 0..bytes.len() {
@@ -297,7 +321,10 @@ mod tests {
         cache.write(&[("a.ts".into(), sample())], &[]);
         let all = cache.load_all();
         let file = sample();
-        assert_eq!(decode_if_fresh(&all["a.ts"], 120, file.mtime_ns), Some(file));
+        assert_eq!(
+            decode_if_fresh(&all["a.ts"], 120, file.mtime_ns),
+            Some(file)
+        );
         cache.write(&[], &["a.ts".into()]);
         assert!(cache.load_all().is_empty());
     }

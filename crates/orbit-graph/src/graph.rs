@@ -203,7 +203,10 @@ impl Graph {
         progress: Option<Progress<'_>>,
     ) -> Result<Graph> {
         let (given_root, canonical) = check_root(root)?;
-        let cache = options.cache_dir.as_deref().and_then(|dir| Cache::open(dir, &canonical));
+        let cache = options
+            .cache_dir
+            .as_deref()
+            .and_then(|dir| Cache::open(dir, &canonical));
         let cached = cache.as_ref().map(Cache::load_all).unwrap_or_default();
         let scan_started = SystemTime::now();
         let known = |path: &str, size: u64, mtime_ns: i64| {
@@ -220,7 +223,9 @@ impl Graph {
             known: &known,
             progress,
         });
-        result.files.sort_unstable_by(|left, right| left.path.cmp(&right.path));
+        result
+            .files
+            .sort_unstable_by(|left, right| left.path.cmp(&right.path));
 
         let mut graph = Graph {
             root: canonical,
@@ -247,7 +252,11 @@ impl Graph {
             if mtime_ns < racy_after {
                 graph.pending_cache.push((
                     path.clone(),
-                    CachedFile { size, mtime_ns, content: CachedContent::Binary },
+                    CachedFile {
+                        size,
+                        mtime_ns,
+                        content: CachedContent::Binary,
+                    },
                 ));
             }
             seen.insert(path);
@@ -258,13 +267,18 @@ impl Graph {
             } else {
                 graph.parsed += 1;
                 if file.mtime_ns < racy_after {
-                    graph.pending_cache.push((file.path.clone(), cached_file(&file)));
+                    graph
+                        .pending_cache
+                        .push((file.path.clone(), cached_file(&file)));
                 }
             }
             seen.insert(file.path.clone());
             graph.insert_node(file);
         }
-        graph.pending_forget = cached.into_keys().filter(|path| !seen.contains(path)).collect();
+        graph.pending_forget = cached
+            .into_keys()
+            .filter(|path| !seen.contains(path))
+            .collect();
         graph.config = ProjectConfig::load(&graph.root, &graph.index);
         let all: Vec<NodeId> = graph.by_path.values().copied().collect();
         graph.resolve_nodes(&all, &mut Vec::new());
@@ -290,7 +304,11 @@ impl Graph {
     /// A node by id, if it is still in the graph.
     pub fn node(&self, id: NodeId) -> Option<NodeRef<'_>> {
         let node = self.nodes.get(id.index())?.as_ref()?;
-        Some(NodeRef { graph: self, id, node })
+        Some(NodeRef {
+            graph: self,
+            id,
+            node,
+        })
     }
 
     /// A node by its workspace-relative `/`-separated path.
@@ -300,10 +318,17 @@ impl Graph {
 
     /// Every node, in no particular order.
     pub fn nodes(&self) -> impl Iterator<Item = NodeRef<'_>> {
-        self.nodes.iter().enumerate().filter_map(move |(index, node)| {
-            let node = node.as_ref()?;
-            Some(NodeRef { graph: self, id: NodeId(index as u32), node })
-        })
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter_map(move |(index, node)| {
+                let node = node.as_ref()?;
+                Some(NodeRef {
+                    graph: self,
+                    id: NodeId(index as u32),
+                    node,
+                })
+            })
     }
 
     /// The node a path names: an absolute path, or one relative to the
@@ -312,8 +337,11 @@ impl Graph {
     /// file at all).
     pub fn resolve(&self, path: impl AsRef<Path>) -> Option<NodeId> {
         let path = path.as_ref();
-        let absolute =
-            if path.is_absolute() { path.to_path_buf() } else { self.given_root.join(path) };
+        let absolute = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.given_root.join(path)
+        };
         // The file system's answer comes first: it follows symbolic links as
         // the tool that named the path did.
         if let Ok(real) = fs_err::canonicalize(&absolute)
@@ -324,7 +352,8 @@ impl Graph {
         // A path that no longer exists (or cannot be followed) is read
         // lexically, against the root as given and as resolved.
         let lexical = normalize_lexically(&absolute);
-        self.lookup(&self.root, &lexical).or_else(|| self.lookup(&self.given_root, &lexical))
+        self.lookup(&self.root, &lexical)
+            .or_else(|| self.lookup(&self.given_root, &lexical))
     }
 
     fn lookup(&self, root: &Path, path: &Path) -> Option<NodeId> {
@@ -349,7 +378,11 @@ impl Graph {
                 right.kind,
             ))
         });
-        GraphSnapshot { hash: self.hash().to_string(), nodes, edges }
+        GraphSnapshot {
+            hash: self.hash().to_string(),
+            nodes,
+            edges,
+        }
     }
 
     /// Counts: `orbit graph --format stats`.
@@ -397,7 +430,10 @@ impl Graph {
     fn edge_dto(&self, from: &Node, edge: Edge) -> EdgeDto {
         EdgeDto {
             from: from.path.clone(),
-            to: self.node_ref(edge.to).map(|to| to.path.clone()).unwrap_or_default(),
+            to: self
+                .node_ref(edge.to)
+                .map(|to| to.path.clone())
+                .unwrap_or_default(),
             kind: edge.kind,
             line: edge.line,
         }
@@ -405,7 +441,8 @@ impl Graph {
 
     /// Adds a node without resolving anything.
     fn insert_node(&mut self, file: ScannedFile) -> NodeId {
-        self.index.insert(&file.path, file.extracted.package.as_deref());
+        self.index
+            .insert(&file.path, file.extracted.package.as_deref());
         self.hash.add_node(&file.path, file.language);
         let node = Node {
             path: file.path,
@@ -475,7 +512,8 @@ impl Graph {
         };
         let out = std::mem::take(&mut node.out);
         for edge in out {
-            let (Some(from), Some(to)) = (node_in(&self.nodes, id), node_in(&self.nodes, edge.to)) else {
+            let (Some(from), Some(to)) = (node_in(&self.nodes, id), node_in(&self.nodes, edge.to))
+            else {
                 continue;
             };
             self.hash.remove_edge(&from.path, &to.path, edge.kind);
@@ -496,7 +534,10 @@ impl Graph {
     /// Resolves the imports of `ids` (whose edges must already be dropped) and
     /// adds the edges, recording them in `added`.
     fn resolve_nodes(&mut self, ids: &[NodeId], added: &mut Vec<EdgeDto>) {
-        let ctx = ResolveCtx { index: &self.index, config: &self.config };
+        let ctx = ResolveCtx {
+            index: &self.index,
+            config: &self.config,
+        };
         let by_path = &self.by_path;
         let nodes = &self.nodes;
         let resolved: Vec<(NodeId, Vec<Edge>, u32, u32)> = ids
@@ -508,7 +549,9 @@ impl Graph {
             .collect();
         for (id, edges, unresolved, external) in resolved {
             for edge in &edges {
-                let (Some(from), Some(to)) = (node_in(&self.nodes, id), node_in(&self.nodes, edge.to)) else {
+                let (Some(from), Some(to)) =
+                    (node_in(&self.nodes, id), node_in(&self.nodes, edge.to))
+                else {
                     continue;
                 };
                 self.hash.add_edge(&from.path, &to.path, edge.kind);
@@ -550,7 +593,11 @@ fn resolve_one(
                         continue;
                     };
                     any = true;
-                    let edge = Edge { to, kind: import.kind, line: import.line };
+                    let edge = Edge {
+                        to,
+                        kind: import.kind,
+                        line: import.line,
+                    };
                     if to != id && !edges.contains(&edge) {
                         edges.push(edge);
                     }
@@ -571,7 +618,11 @@ fn node_in(nodes: &[Option<Node>], id: NodeId) -> Option<&Node> {
 }
 
 fn node_dto(node: &Node) -> NodeDto {
-    NodeDto { path: node.path.clone(), language: node.language, size: node.size }
+    NodeDto {
+        path: node.path.clone(),
+        language: node.language,
+        size: node.size,
+    }
 }
 
 fn cached_file(file: &ScannedFile) -> CachedFile {
@@ -586,8 +637,9 @@ fn cached_file(file: &ScannedFile) -> CachedFile {
 }
 
 fn mtime_of(time: SystemTime) -> i64 {
-    time.duration_since(UNIX_EPOCH)
-        .map_or(0, |since| i64::try_from(since.as_nanos()).unwrap_or(i64::MAX))
+    time.duration_since(UNIX_EPOCH).map_or(0, |since| {
+        i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+    })
 }
 
 /// The root as given (made absolute) and canonical, or why it cannot be used.
@@ -595,17 +647,30 @@ fn check_root(root: &Path) -> Result<(PathBuf, PathBuf)> {
     let metadata = match fs_err::metadata(root) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::RootNotFound { path: root.to_path_buf() });
+            return Err(Error::RootNotFound {
+                path: root.to_path_buf(),
+            });
         }
-        Err(source) => return Err(Error::RootUnreadable { path: root.to_path_buf(), source }),
+        Err(source) => {
+            return Err(Error::RootUnreadable {
+                path: root.to_path_buf(),
+                source,
+            });
+        }
     };
     if !metadata.is_dir() {
-        return Err(Error::NotADirectory { path: root.to_path_buf() });
+        return Err(Error::NotADirectory {
+            path: root.to_path_buf(),
+        });
     }
-    let canonical = std::fs::canonicalize(root)
-        .map_err(|source| Error::RootUnreadable { path: root.to_path_buf(), source })?;
-    let given = std::path::absolute(root)
-        .map_err(|source| Error::RootUnreadable { path: root.to_path_buf(), source })?;
+    let canonical = std::fs::canonicalize(root).map_err(|source| Error::RootUnreadable {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let given = std::path::absolute(root).map_err(|source| Error::RootUnreadable {
+        path: root.to_path_buf(),
+        source,
+    })?;
     Ok((normalize_lexically(&given), canonical))
 }
 

@@ -84,7 +84,12 @@ fn node_digest(path: &str, language: Language) -> u128 {
 }
 
 fn edge_digest(from: &str, to: &str, kind: EdgeKind) -> u128 {
-    digest(&[b"edge", from.as_bytes(), to.as_bytes(), kind.as_str().as_bytes()])
+    digest(&[
+        b"edge",
+        from.as_bytes(),
+        to.as_bytes(),
+        kind.as_str().as_bytes(),
+    ])
 }
 
 #[cfg(test)]
@@ -99,7 +104,11 @@ mod tests {
         state.add_edge("a.ts", "b.ts", EdgeKind::Import);
         state.add_edge("a.ts", "b.ts", EdgeKind::Import);
         state.remove_edge("a.ts", "b.ts", EdgeKind::Import);
-        assert_ne!(state.finish(), before, "a duplicate edge must not cancel out");
+        assert_ne!(
+            state.finish(),
+            before,
+            "a duplicate edge must not cancel out"
+        );
         state.remove_edge("a.ts", "b.ts", EdgeKind::Import);
         assert_eq!(state.finish(), before);
     }

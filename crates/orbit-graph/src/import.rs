@@ -73,9 +73,9 @@ pub(crate) enum Resolution {
 /// File-name extensions that carry no information for matching imports to
 /// files (see [`import_keys`]).
 const NOISE: &[&str] = &[
-    "", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "d", "json", "py", "pyi", "rs",
-    "go", "java", "kt", "kts", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "md", "mdx",
-    "markdown", "crate", "self", "super", "index", "mod", "lib", "main", "__init__", "src",
+    "", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "d", "json", "py", "pyi", "rs", "go",
+    "java", "kt", "kts", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "md", "mdx", "markdown",
+    "crate", "self", "super", "index", "mod", "lib", "main", "__init__", "src",
 ];
 
 /// Lower-case words of an import's specifier (and detail): a file whose
@@ -84,7 +84,9 @@ const NOISE: &[&str] = &[
 pub(crate) fn import_keys(import: &RawImport) -> Vec<String> {
     let mut keys = Vec::new();
     let mut push_words = |text: &str| {
-        for word in text.split(['/', '\\', ':', '.', '@', '"', '<', '>', '*', '{', '}', ',', ' ']) {
+        for word in text.split([
+            '/', '\\', ':', '.', '@', '"', '<', '>', '*', '{', '}', ',', ' ',
+        ]) {
             let word = word.trim().to_ascii_lowercase();
             if !NOISE.contains(&word.as_str()) && !keys.contains(&word) {
                 keys.push(word);
@@ -103,7 +105,10 @@ pub(crate) fn import_keys(import: &RawImport) -> Vec<String> {
 pub(crate) fn file_keys(path: &str) -> Vec<String> {
     let mut parts = path.rsplit('/');
     let name = parts.next().unwrap_or(path);
-    let stem = name.split('.').find(|part| !part.is_empty()).unwrap_or(name);
+    let stem = name
+        .split('.')
+        .find(|part| !part.is_empty())
+        .unwrap_or(name);
     let mut keys = vec![stem.to_ascii_lowercase()];
     if let Some(folder) = parts.next() {
         let folder = folder.to_ascii_lowercase();
@@ -120,7 +125,12 @@ mod tests {
     use super::*;
 
     fn raw(specifier: &str) -> RawImport {
-        RawImport { kind: EdgeKind::Import, line: 1, specifier: specifier.to_owned(), detail: None }
+        RawImport {
+            kind: EdgeKind::Import,
+            line: 1,
+            specifier: specifier.to_owned(),
+            detail: None,
+        }
     }
 
     #[test]

@@ -29,16 +29,32 @@ impl FileIndex {
             self.files.insert(path.to_owned());
         }
         let folder = parent_of(path);
-        self.folder_files.entry(folder.to_owned()).or_default().push(path.to_owned());
+        self.folder_files
+            .entry(folder.to_owned())
+            .or_default()
+            .push(path.to_owned());
         let mut ancestor = Some(folder);
         while let Some(current) = ancestor {
-            *self.folder_depth_count.entry(current.to_owned()).or_default() += 1;
-            ancestor = if current.is_empty() { None } else { Some(parent_of(current)) };
+            *self
+                .folder_depth_count
+                .entry(current.to_owned())
+                .or_default() += 1;
+            ancestor = if current.is_empty() {
+                None
+            } else {
+                Some(parent_of(current))
+            };
         }
         let name = path.rsplit('/').next().unwrap_or(path);
-        self.by_name.entry(name.to_owned()).or_default().push(path.to_owned());
+        self.by_name
+            .entry(name.to_owned())
+            .or_default()
+            .push(path.to_owned());
         if let Some(package) = package {
-            self.packages.entry(package.to_owned()).or_default().push(path.to_owned());
+            self.packages
+                .entry(package.to_owned())
+                .or_default()
+                .push(path.to_owned());
             self.package_of.insert(path.to_owned(), package.to_owned());
         }
     }
@@ -57,7 +73,11 @@ impl FileIndex {
                     self.folder_depth_count.remove(current);
                 }
             }
-            ancestor = if current.is_empty() { None } else { Some(parent_of(current)) };
+            ancestor = if current.is_empty() {
+                None
+            } else {
+                Some(parent_of(current))
+            };
         }
         let name = path.rsplit('/').next().unwrap_or(path);
         remove_from(&mut self.by_name, name, path);

@@ -74,7 +74,9 @@ pub(crate) fn scan(request: &ScanRequest<'_>) -> ScanResult {
         (root.to_path_buf(), None)
     } else {
         let target = root.join(request.subtree);
-        let parent = target.parent().map_or_else(|| root.to_path_buf(), Path::to_path_buf);
+        let parent = target
+            .parent()
+            .map_or_else(|| root.to_path_buf(), Path::to_path_buf);
         (parent, Some(target))
     };
     let mut builder = WalkBuilder::new(&walk_root);
@@ -93,7 +95,10 @@ pub(crate) fn scan(request: &ScanRequest<'_>) -> ScanResult {
             return true;
         }
         if entry.file_type().is_some_and(|kind| kind.is_dir())
-            && entry.file_name().to_str().is_some_and(|name| VCS_DIRS.contains(&name))
+            && entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| VCS_DIRS.contains(&name))
         {
             return false;
         }
@@ -171,7 +176,13 @@ fn visit(request: &ScanRequest<'_>, entry: &ignore::DirEntry) -> Found {
         Ok(metadata) => metadata,
         Err(error) => return Found::Skip(skip_for_walk_error(&error)),
     };
-    read_file(request, entry.path(), relative, metadata.len(), mtime_ns(&metadata))
+    read_file(
+        request,
+        entry.path(),
+        relative,
+        metadata.len(),
+        mtime_ns(&metadata),
+    )
 }
 
 fn skip_for_walk_error(error: &ignore::Error) -> SkipReason {
@@ -186,7 +197,9 @@ pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
         .modified()
         .ok()
         .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |since| i64::try_from(since.as_nanos()).unwrap_or(i64::MAX))
+        .map_or(0, |since| {
+            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+        })
 }
 
 fn read_file(
@@ -204,7 +217,10 @@ fn read_file(
         Some(CachedContent::Binary) => {
             return Found::Binary(relative, size, mtime_ns);
         }
-        Some(CachedContent::Text { invalid_utf8, extracted }) => {
+        Some(CachedContent::Text {
+            invalid_utf8,
+            extracted,
+        }) => {
             return Found::File(ScannedFile {
                 path: relative,
                 language,
@@ -234,9 +250,10 @@ fn read_file(
     let size = bytes.len() as u64;
     let (text, invalid_utf8) = match String::from_utf8(bytes) {
         Ok(text) => (std::borrow::Cow::Owned(text), false),
-        Err(error) => {
-            (std::borrow::Cow::Owned(String::from_utf8_lossy(error.as_bytes()).into_owned()), true)
-        }
+        Err(error) => (
+            std::borrow::Cow::Owned(String::from_utf8_lossy(error.as_bytes()).into_owned()),
+            true,
+        ),
     };
     let extracted = extract_text(language, &text);
     Found::File(ScannedFile {
@@ -263,5 +280,7 @@ fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
 /// reports): `None` when it is not a regular file.
 pub(crate) fn stat(path: &Path) -> Option<(u64, i64)> {
     let metadata = fs_err::symlink_metadata(path).ok()?;
-    metadata.is_file().then(|| (metadata.len(), mtime_ns(&metadata)))
+    metadata
+        .is_file()
+        .then(|| (metadata.len(), mtime_ns(&metadata)))
 }

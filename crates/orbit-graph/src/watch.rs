@@ -39,8 +39,10 @@ impl GraphWatcher {
         let debouncer = new_debouncer(debounce, None, move |result: DebounceEventResult| {
             let paths: Vec<PathBuf> = match result {
                 Ok(events) => {
-                    let mut paths: Vec<PathBuf> =
-                        events.into_iter().flat_map(|event| event.event.paths).collect();
+                    let mut paths: Vec<PathBuf> = events
+                        .into_iter()
+                        .flat_map(|event| event.event.paths)
+                        .collect();
                     paths.sort_unstable();
                     paths.dedup();
                     paths
@@ -55,8 +57,16 @@ impl GraphWatcher {
             };
             let _ = sender.send(paths);
         })
-        .map_err(|source| Error::Watch { path: graph.root().to_path_buf(), source })?;
-        let mut watcher = GraphWatcher { debouncer, receiver, watched: HashSet::new(), failed: 0 };
+        .map_err(|source| Error::Watch {
+            path: graph.root().to_path_buf(),
+            source,
+        })?;
+        let mut watcher = GraphWatcher {
+            debouncer,
+            receiver,
+            watched: HashSet::new(),
+            failed: 0,
+        };
         watcher.sync_folders(graph);
         Ok(watcher)
     }
@@ -64,7 +74,10 @@ impl GraphWatcher {
     /// Watches folders the graph gained and forgets those it lost. Call it
     /// after each [`Graph::apply_changes`].
     pub fn sync_folders(&mut self, graph: &Graph) {
-        let wanted: HashSet<PathBuf> = graph.folders().map(|folder| graph.root().join(folder)).collect();
+        let wanted: HashSet<PathBuf> = graph
+            .folders()
+            .map(|folder| graph.root().join(folder))
+            .collect();
         let gone: Vec<PathBuf> = self.watched.difference(&wanted).cloned().collect();
         for folder in gone {
             // The folder may be gone already; the kernel dropped its watch then.

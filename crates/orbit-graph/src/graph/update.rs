@@ -44,7 +44,11 @@ impl Graph {
             }
             relatives.push(relative);
         }
-        let targets = if full_rescan { vec![String::new()] } else { self.walk_targets(&relatives) };
+        let targets = if full_rescan {
+            vec![String::new()]
+        } else {
+            self.walk_targets(&relatives)
+        };
 
         let mut found: HashMap<String, ScannedFile> = HashMap::new();
         let mut stale: Vec<NodeId> = Vec::new();
@@ -67,12 +71,20 @@ impl Graph {
         added.sort_unstable_by(|left, right| left.path.cmp(&right.path));
         modified.sort_unstable_by(|left, right| left.path.cmp(&right.path));
         if added.is_empty() && modified.is_empty() && removed_ids.is_empty() {
-            return GraphDelta { hash: previous_hash.clone(), previous_hash, ..GraphDelta::default() };
+            return GraphDelta {
+                hash: previous_hash.clone(),
+                previous_hash,
+                ..GraphDelta::default()
+            };
         }
 
-        let config_changed = added.iter().chain(&modified).any(|file| lang::is_config_file(&file.path))
+        let config_changed = added
+            .iter()
+            .chain(&modified)
+            .any(|file| lang::is_config_file(&file.path))
             || removed_ids.iter().any(|id| {
-                self.node_ref(*id).is_some_and(|node| lang::is_config_file(&node.path))
+                self.node_ref(*id)
+                    .is_some_and(|node| lang::is_config_file(&node.path))
             });
 
         // Who must be resolved again.
@@ -122,7 +134,8 @@ impl Graph {
         let mut nodes_added: Vec<NodeDto> = Vec::new();
         for file in added {
             self.parsed += 1;
-            self.pending_cache.push((file.path.clone(), cached_file(&file)));
+            self.pending_cache
+                .push((file.path.clone(), cached_file(&file)));
             let id = self.insert_node(file);
             again.insert(id);
             if let Some(node) = self.node_ref(id) {
@@ -155,7 +168,11 @@ impl Graph {
     }
 
     fn relative(&self, path: &Path) -> Option<String> {
-        let absolute = if path.is_absolute() { path.to_path_buf() } else { self.root.join(path) };
+        let absolute = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.root.join(path)
+        };
         let absolute = normalize_lexically(&absolute);
         relative_slash_path(&self.root, &absolute)
             .or_else(|| relative_slash_path(&self.given_root, &absolute))
@@ -182,7 +199,9 @@ impl Graph {
         for target in targets {
             let inside = folded.iter().any(|outer| {
                 outer.is_empty()
-                    || target.strip_prefix(outer.as_str()).is_some_and(|rest| rest.starts_with('/'))
+                    || target
+                        .strip_prefix(outer.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
             });
             if !inside {
                 folded.push(target);
@@ -194,7 +213,12 @@ impl Graph {
     /// Walks `target` again: what is there now goes to `found` (parsed only
     /// when its size or mtime changed), and nodes under it that are gone (or
     /// now ignored or skipped) to `stale`.
-    fn rescan_target(&mut self, target: &str, found: &mut HashMap<String, ScannedFile>, stale: &mut Vec<NodeId>) {
+    fn rescan_target(
+        &mut self,
+        target: &str,
+        found: &mut HashMap<String, ScannedFile>,
+        stale: &mut Vec<NodeId>,
+    ) {
         let nodes = &self.nodes;
         let by_path = &self.by_path;
         let known = |path: &str, size: u64, mtime_ns: i64| {
@@ -208,14 +232,20 @@ impl Graph {
             root: &self.root,
             subtree: target,
             max_file_size: self.options.max_file_size,
-            threads: if target.is_empty() { self.options.threads } else { 1 },
+            threads: if target.is_empty() {
+                self.options.threads
+            } else {
+                1
+            },
             known: &known,
             progress: None,
         });
         let under = |path: &str| {
             target.is_empty()
                 || path == target
-                || path.strip_prefix(target).is_some_and(|rest| rest.starts_with('/'))
+                || path
+                    .strip_prefix(target)
+                    .is_some_and(|rest| rest.starts_with('/'))
         };
         let present: HashSet<&str> = result.files.iter().map(|file| file.path.as_str()).collect();
         if target.is_empty() || self.folders.contains(target) {
@@ -234,9 +264,16 @@ impl Graph {
             self.skipped = result.skipped;
         }
         let walked: HashSet<&str> = result.folders.iter().map(String::as_str).collect();
-        self.folders.retain(|folder| !under(folder) || walked.contains(folder.as_str()));
+        self.folders
+            .retain(|folder| !under(folder) || walked.contains(folder.as_str()));
         // The walk's own root is the target's parent, which is known.
-        self.folders.extend(result.folders.iter().filter(|folder| under(folder)).cloned());
+        self.folders.extend(
+            result
+                .folders
+                .iter()
+                .filter(|folder| under(folder))
+                .cloned(),
+        );
         if target.is_empty() {
             self.folders.insert(String::new());
         }
@@ -255,16 +292,23 @@ impl Graph {
         node.invalid_utf8 = file.invalid_utf8;
         self.forget_keys(id, &old);
         self.parsed += 1;
-        self.pending_cache.push((file.path.clone(), cached_file(&file)));
+        self.pending_cache
+            .push((file.path.clone(), cached_file(&file)));
         let package_changed = old.package != file.extracted.package;
-        for key in file.extracted.imports.iter().flat_map(crate::import::import_keys) {
+        for key in file
+            .extracted
+            .imports
+            .iter()
+            .flat_map(crate::import::import_keys)
+        {
             let importers = self.importers.entry(key).or_default();
             if !importers.contains(&id) {
                 importers.push(id);
             }
         }
         if package_changed {
-            self.index.insert(&file.path, file.extracted.package.as_deref());
+            self.index
+                .insert(&file.path, file.extracted.package.as_deref());
         }
         if let Some(node) = self.nodes.get_mut(id.index()).and_then(Option::as_mut) {
             node.extracted = file.extracted;

@@ -20,6 +20,9 @@ fn nodes_have_paths_languages_sizes() {
         .collect();
     assert_eq!(
         nodes,
-        vec![("README.md".into(), "markdown", 5), ("src/a.ts".into(), "typescript", 11)]
+        vec![
+            ("README.md".into(), "markdown", 5),
+            ("src/a.ts".into(), "typescript", 11)
+        ]
     );
 }

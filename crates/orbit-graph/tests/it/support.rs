@@ -36,7 +36,10 @@ pub(crate) fn write_fixture(root: &Path, fixture: &str) {
             content.push_str(line);
             content.push('\n');
         } else {
-            assert!(line.trim().is_empty(), "fixture text before the first `//- /path`: {line:?}");
+            assert!(
+                line.trim().is_empty(),
+                "fixture text before the first `//- /path`: {line:?}"
+            );
         }
     }
     flush(current);
@@ -44,7 +47,11 @@ pub(crate) fn write_fixture(root: &Path, fixture: &str) {
 
 /// Options for tests: no cache, two threads.
 pub(crate) fn options() -> GraphOptions {
-    GraphOptions { cache_dir: None, threads: 2, ..GraphOptions::default() }
+    GraphOptions {
+        cache_dir: None,
+        threads: 2,
+        ..GraphOptions::default()
+    }
 }
 
 pub(crate) fn build(root: &Path) -> Graph {
@@ -57,7 +64,15 @@ pub(crate) fn edges(graph: &Graph) -> Vec<String> {
         .snapshot()
         .edges
         .iter()
-        .map(|edge| format!("{}:{} -> {} {}", edge.from, edge.line, edge.to, edge.kind.as_str()))
+        .map(|edge| {
+            format!(
+                "{}:{} -> {} {}",
+                edge.from,
+                edge.line,
+                edge.to,
+                edge.kind.as_str()
+            )
+        })
         .collect();
     edges.sort();
     edges
@@ -76,7 +91,11 @@ pub(crate) fn check(fixture: &str, expected: &[&str]) -> Graph {
         actual,
         expected,
         "\nactual edges:\n{}\n",
-        actual.iter().map(|edge| format!("    \"{edge}\",")).collect::<Vec<_>>().join("\n")
+        actual
+            .iter()
+            .map(|edge| format!("    \"{edge}\","))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     graph
 }
