@@ -380,7 +380,7 @@ mod tests {
                 "1 dynamic_import a",
                 "2 dynamic_import b",
                 "5 dynamic_import ./e",
-                "10 dynamic_import g",
+                "11 dynamic_import g",
             ],
         );
     }
