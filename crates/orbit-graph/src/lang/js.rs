@@ -1,5 +1,5 @@
 //! Imports for JavaScript and TypeScript: ESM `import`/`export ... from`,
-//! dynamic `import()`, CommonJS `require()` and TypeScript's
+//! dynamic `import()`, `CommonJS` `require()` and TypeScript's
 //! `import x = require()`, resolved the way `tsc` and Node resolve them in a
 //! workspace.
 //!
@@ -171,7 +171,6 @@ fn step(
     // instead.
     let is_name = token == Token::Ident && !matches!(word, "import" | "export" | "require");
     let next = match state {
-        State::Idle => return None,
         State::ImportStart { at } => match token {
             Token::Punct(b'(') => State::CallArg {
                 at,
@@ -470,6 +469,35 @@ mod tests {
         check("require(", &[]);
         check("`${", &[]);
         check("}}}`", &[]);
+    }
+
+    #[test]
+    fn large_pathological_inputs_stay_linear() {
+        // Each is 1 MiB; a quadratic path would take minutes here.
+        let size = 1024 * 1024;
+        for unit in [
+            "`${",
+            "{",
+            "import{a,",
+            "/",
+            "'",
+            "/*",
+            "require(",
+            "a/b/",
+            "import x from 'm';",
+        ] {
+            let text = unit.repeat(size / unit.len());
+            let started = std::time::Instant::now();
+            let extracted = extract(&text);
+            assert!(
+                started.elapsed().as_secs() < 20,
+                "{unit:?} took {:?}",
+                started.elapsed()
+            );
+            if unit.starts_with("import x") {
+                assert_eq!(extracted.imports.len(), size / unit.len());
+            }
+        }
     }
 
     proptest::proptest! {

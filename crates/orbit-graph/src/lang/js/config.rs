@@ -123,9 +123,11 @@ pub(super) struct Package {
 }
 
 pub(crate) fn is_config(name: &str) -> bool {
+    // `tsc` and Node read these names exactly as written, case included.
     name == "package.json"
-        || (name.ends_with(".json")
-            && (name.starts_with("tsconfig") || name.starts_with("jsconfig")))
+        || name
+            .strip_suffix(".json")
+            .is_some_and(|stem| stem.starts_with("tsconfig") || stem.starts_with("jsconfig"))
 }
 
 pub(crate) fn load_config(root: &Path, index: &FileIndex) -> Config {
@@ -219,7 +221,7 @@ impl ProjectLoader<'_> {
                     }
                 }
                 None => {
-                    tracing::debug!(path = %path, extends = %base, "`extends` not in the workspace")
+                    tracing::debug!(path = %path, extends = %base, "`extends` not in the workspace");
                 }
             }
         }
@@ -248,7 +250,7 @@ impl ProjectLoader<'_> {
                     PathPattern::new(key, targets)
                 })
                 .collect();
-            project.paths_base = folder.to_owned();
+            folder.clone_into(&mut project.paths_base);
         }
         // `paths` are relative to the base URL whenever there is one, even
         // when a base config set `paths`.

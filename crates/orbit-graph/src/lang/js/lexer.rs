@@ -113,7 +113,7 @@ impl<'a> Lexer<'a> {
             match byte {
                 b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => self.pos += 1,
                 b'/' if self.byte(self.pos + 1) == b'/' => {
-                    self.pos = line_end(self.bytes, self.pos)
+                    self.pos = line_end(self.bytes, self.pos);
                 }
                 b'/' if self.byte(self.pos + 1) == b'*' => {
                     let body = self.pos + 2;
@@ -189,49 +189,46 @@ impl<'a> Lexer<'a> {
         let mut at = start;
         let mut escaped = false;
         loop {
-            match memchr::memchr3(b'`', b'\\', b'$', &self.bytes[at..]) {
-                Some(index) => {
-                    let found = at + index;
-                    match self.bytes[found] {
-                        b'\\' => {
-                            escaped = true;
-                            at = (found + 2).min(self.bytes.len());
-                        }
-                        b'`' => {
-                            self.pos = found + 1;
-                            self.regex_allowed = false;
-                            let token = if from_backtick {
-                                Token::Template { escaped }
-                            } else {
-                                Token::TemplatePart
-                            };
-                            return Lexed {
-                                token,
-                                start,
-                                end: found,
-                            };
-                        }
-                        _ if self.byte(found + 1) == b'{' => {
-                            self.pos = found + 2;
-                            self.braces.push(true);
-                            self.regex_allowed = true;
-                            return Lexed {
-                                token: Token::TemplatePart,
-                                start,
-                                end: found,
-                            };
-                        }
-                        _ => at = found + 1,
-                    }
+            let Some(index) = memchr::memchr3(b'`', b'\\', b'$', &self.bytes[at..]) else {
+                // An unterminated template names nothing.
+                self.pos = self.bytes.len();
+                return Lexed {
+                    token: Token::TemplatePart,
+                    start,
+                    end: self.pos,
+                };
+            };
+            let found = at + index;
+            match self.bytes[found] {
+                b'\\' => {
+                    escaped = true;
+                    at = (found + 2).min(self.bytes.len());
                 }
-                None => {
-                    self.pos = self.bytes.len();
+                b'`' => {
+                    self.pos = found + 1;
+                    self.regex_allowed = false;
+                    let token = if from_backtick {
+                        Token::Template { escaped }
+                    } else {
+                        Token::TemplatePart
+                    };
+                    return Lexed {
+                        token,
+                        start,
+                        end: found,
+                    };
+                }
+                _ if self.byte(found + 1) == b'{' => {
+                    self.pos = found + 2;
+                    self.braces.push(true);
+                    self.regex_allowed = true;
                     return Lexed {
                         token: Token::TemplatePart,
                         start,
-                        end: self.pos,
+                        end: found,
                     };
                 }
+                _ => at = found + 1,
             }
         }
     }
