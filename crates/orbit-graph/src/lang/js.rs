@@ -12,7 +12,8 @@
 //! extensions and `index` files (and `./x.js` may name `x.ts`); bare ones go
 //! through the nearest `tsconfig.json`/`jsconfig.json` (`paths`, then
 //! `baseUrl`), then through the workspace's own packages by name, and are
-//! otherwise external. Workspace packages are found by indexing every
+//! otherwise external; `#internal` ones through the nearest `package.json`'s
+//! `imports`. Workspace packages are found by indexing every
 //! `package.json` of the graph that has a `name` rather than by expanding the
 //! root's `workspaces` globs: each package a `workspaces` field lists has such
 //! a `package.json`, so the result is the same, with no glob matching, and

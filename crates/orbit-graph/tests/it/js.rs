@@ -672,3 +672,23 @@ import "./b";
         4,
     );
 }
+
+#[test]
+fn package_imports_field() {
+    check(
+        r##"
+//- /packages/app/package.json
+{ "name": "app", "imports": { "#internal/*": "./src/internal/*.ts", "#config": { "node": "./config.node.js", "default": "./config.js" } } }
+//- /packages/app/src/internal/db.ts
+//- /packages/app/config.js
+//- /packages/app/src/main.ts
+import { db } from "#internal/db";
+import config from "#config";
+import missing from "#missing";
+"##,
+        &[
+            "packages/app/src/main.ts:1 -> packages/app/src/internal/db.ts import",
+            "packages/app/src/main.ts:2 -> packages/app/config.js import",
+        ],
+    );
+}

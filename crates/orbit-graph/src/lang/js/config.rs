@@ -29,6 +29,10 @@ pub(crate) struct Config {
     pub(super) projects: HashMap<String, Project>,
     /// Package name -> the workspace package.
     pub(super) packages: HashMap<String, Package>,
+    /// Folder of every `package.json` -> its `imports` (`#internal/*`),
+    /// targets resolved. Node reads only the nearest `package.json`, named
+    /// or not.
+    pub(super) package_imports: HashMap<String, Vec<PathPattern>>,
 }
 
 /// The resolution options of one `tsconfig.json`/`jsconfig.json`, with what
@@ -143,6 +147,10 @@ pub(crate) fn load_config(root: &Path, index: &FileIndex) -> Config {
         let Some(value) = read_json(root, path) else {
             continue;
         };
+        let folder = parent_of(path);
+        config
+            .package_imports
+            .insert(folder.to_owned(), subpath_map(folder, value.get("imports")));
         let Some(name) = value.get("name").and_then(Value::as_str) else {
             continue;
         };
@@ -331,6 +339,25 @@ fn package(folder: &str, value: &Value) -> Package {
         }
     }
     package
+}
+
+/// The entries of an `imports` map (`"#x/*": target or conditions`), with
+/// targets resolved against the package folder.
+fn subpath_map(folder: &str, map: Option<&Value>) -> Vec<PathPattern> {
+    let Some(Value::Object(map)) = map else {
+        return Vec::new();
+    };
+    map.iter()
+        .map(|(key, target)| {
+            let mut targets = Vec::new();
+            export_targets(target, &mut targets, 0);
+            let targets = targets
+                .iter()
+                .filter_map(|target| join_relative(folder, target))
+                .collect();
+            PathPattern::new(key, targets)
+        })
+        .collect()
 }
 
 /// The conditions of `exports` tried first, in this order; others follow in

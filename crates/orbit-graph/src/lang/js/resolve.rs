@@ -4,7 +4,8 @@
 //! Order, as `tsc` with `moduleResolution: bundler` and Node workspaces:
 //! relative (and root-absolute) paths are probed; bare specifiers go through
 //! the nearest config's `paths`, then its `baseUrl`, then the workspace's
-//! packages by name; the rest is external. A `paths` pattern that matches
+//! packages by name; the rest is external. `#internal` specifiers go
+//! through the `imports` of the nearest `package.json`. A `paths` pattern that matches
 //! with a real prefix (`@/*`, `~lib/*`) but names no file makes the import
 //! unresolved rather than external: it names local code. The catch-all `*`
 //! pattern does not, since npm packages match it too.
@@ -48,6 +49,9 @@ fn resolve_specifier(
     if let Some(path) = specifier.strip_prefix('/') {
         // Root-absolute, as Vite and Next.js read it.
         return found(join_relative("", path).and_then(|path| probe(index, &path)));
+    }
+    if specifier.starts_with('#') {
+        return found(package_import(index, config, from, specifier));
     }
     // `node:fs`, `bun:test`, `https://...`: a scheme names no workspace file.
     if let Some(colon) = specifier.find(':')
@@ -105,6 +109,30 @@ fn project_for<'c>(config: &'c Config, from: &str) -> Option<&'c Project> {
         }
         folder = parent_of(folder);
     }
+}
+
+/// The file a `#internal` specifier names through the `imports` of the
+/// nearest `package.json`.
+fn package_import(
+    index: &FileIndex,
+    config: &Config,
+    from: &str,
+    specifier: &str,
+) -> Option<String> {
+    let mut folder = parent_of(from);
+    let imports = loop {
+        if let Some(imports) = config.package_imports.get(folder) {
+            break imports;
+        }
+        if folder.is_empty() {
+            return None;
+        }
+        folder = parent_of(folder);
+    };
+    let (pattern, capture) = match_pattern(imports, specifier)?;
+    pattern
+        .substitute(capture)
+        .find_map(|target| probe(index, &target))
 }
 
 /// The file a workspace package's root (`subpath` empty) or subpath
