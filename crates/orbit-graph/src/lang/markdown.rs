@@ -147,8 +147,8 @@ fn percent_decode(text: &str) -> String {
     while at < bytes.len() {
         if bytes[at] == b'%'
             && let (Some(high), Some(low)) = (
-                bytes.get(at + 1).and_then(hex_value),
-                bytes.get(at + 2).and_then(hex_value),
+                bytes.get(at + 1).copied().and_then(hex_value),
+                bytes.get(at + 2).copied().and_then(hex_value),
             )
         {
             out.push(high * 16 + low);
@@ -161,7 +161,7 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn hex_value(byte: &u8) -> Option<u8> {
+fn hex_value(byte: u8) -> Option<u8> {
     match byte {
         b'0'..=b'9' => Some(byte - b'0'),
         b'a'..=b'f' => Some(byte - b'a' + 10),
@@ -231,21 +231,17 @@ fn attribute<'a>(attributes: &'a str, wanted: &str) -> Option<(&'a str, usize)> 
         while at < bytes.len() && bytes[at].is_ascii_whitespace() {
             at += 1;
         }
-        let (value_start, value_end, next) = match bytes.get(at) {
-            Some(quote @ (b'"' | b'\'')) => {
-                let start = at + 1;
-                let end = memchr::memchr(*quote, &bytes[start..])
-                    .map_or(bytes.len(), |length| start + length);
-                (start, end, end + 1)
-            }
-            _ => {
-                let start = at;
-                let end = bytes[start..]
-                    .iter()
-                    .position(u8::is_ascii_whitespace)
-                    .map_or(bytes.len(), |length| start + length);
-                (start, end, end)
-            }
+        let (value_start, value_end, next) = if let Some(quote @ (b'"' | b'\'')) = bytes.get(at) {
+            let start = at + 1;
+            let end = memchr::memchr(*quote, &bytes[start..])
+                .map_or(bytes.len(), |length| start + length);
+            (start, end, end + 1)
+        } else {
+            let end = bytes[at..]
+                .iter()
+                .position(u8::is_ascii_whitespace)
+                .map_or(bytes.len(), |length| at + length);
+            (at, end, end)
         };
         if name.eq_ignore_ascii_case(wanted) {
             return Some((&attributes[value_start..value_end], value_start));

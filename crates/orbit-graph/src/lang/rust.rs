@@ -341,7 +341,9 @@ impl Resolver<'_> {
                 .strip_prefix(target)
                 .and_then(|rest| rest.strip_prefix('/'))
                 .is_some_and(|rest| match rest.split_once('/') {
-                    None => rest.ends_with(".rs"),
+                    None => rest
+                        .rsplit_once('.')
+                        .is_some_and(|(_, extension)| extension == "rs"),
                     Some((_, name)) => name == "main.rs",
                 })
         })
