@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use orbit_common::{join_relative, parent_of};
+use orbit_types::EdgeKind;
 
 use crate::import::{RawImport, Resolution};
 use crate::index::FileIndex;
@@ -112,7 +113,7 @@ pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> R
         config: &ctx.config.rust,
     };
     match import.kind {
-        orbit_types::EdgeKind::Mod => resolver.module_declaration(from, import),
+        EdgeKind::Mod => resolver.module_declaration(from, import),
         _ => resolver.use_path(from, &import.specifier),
     }
 }
@@ -144,10 +145,9 @@ impl Resolver<'_> {
                 .map_or(Resolution::Unresolved, Resolver::files);
         }
         let folder = self.module_of(from).folder;
-        match self.child(&folder, &import.specifier) {
-            Some(child) => child.file.map_or(Resolution::Unresolved, Resolver::files),
-            None => Resolution::Unresolved,
-        }
+        self.child(&folder, &import.specifier)
+            .and_then(|child| child.file)
+            .map_or(Resolution::Unresolved, Resolver::files)
     }
 
     fn use_path(&self, from: &str, specifier: &str) -> Resolution {
