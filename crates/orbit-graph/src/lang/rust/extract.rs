@@ -1,0 +1,704 @@
+//! Finds a Rust file's `mod name;`, `use` and `extern crate` items with a
+//! small byte lexer (comments, nested block comments, every string and char
+//! literal form, lifetimes) followed by a token walk.
+//!
+//! Items are found at any nesting: a `use` inside a function or an inline
+//! `mod x { ... }` block counts as if it were written at file level, which is
+//! what a file-to-file graph wants (the module it names is the same file in
+//! nearly every case).
+
+use orbit_types::EdgeKind;
+
+use crate::import::{Extracted, RawImport};
+use crate::lang::Lines;
+
+/// Use-trees nested deeper than this are dropped rather than recursed into
+/// (no real code nests braces that deep; hostile input must not overflow the
+/// stack).
+const MAX_TREE_DEPTH: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// An identifier or keyword (raw identifiers keep their `r#`).
+    Ident,
+    /// `::`.
+    PathSep,
+    /// Any other single ASCII punctuation byte.
+    Punct(u8),
+    /// A string literal; `start..end` is its content. `raw` when escapes do
+    /// not apply.
+    Str { raw: bool },
+    /// A number, char or byte literal, a lifetime: nothing items care about.
+    Other,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Token {
+    kind: Kind,
+    start: usize,
+    end: usize,
+}
+
+fn is_ident_start(byte: u8) -> bool {
+    byte.is_ascii_alphabetic() || byte == b'_' || byte >= 0x80
+}
+
+fn is_ident_continue(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80
+}
+
+/// Splits `text` into tokens, dropping whitespace and comments. Linear: every
+/// byte is looked at a bounded number of times.
+fn tokenize(text: &str) -> Vec<Token> {
+    let bytes = text.as_bytes();
+    let mut tokens = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        let start = at;
+        match byte {
+            b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' => at += 1,
+            b'/' if bytes.get(at + 1) == Some(&b'/') => {
+                at = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |index| at + index);
+            }
+            b'/' if bytes.get(at + 1) == Some(&b'*') => at = skip_block_comment(bytes, at),
+            b'"' => {
+                let (content_end, end) = skip_quoted(bytes, at + 1);
+                tokens.push(Token {
+                    kind: Kind::Str { raw: false },
+                    start: at + 1,
+                    end: content_end,
+                });
+                at = end;
+            }
+            b'\'' => {
+                at = skip_char_or_lifetime(bytes, at);
+                tokens.push(Token {
+                    kind: Kind::Other,
+                    start,
+                    end: at,
+                });
+            }
+            b'0'..=b'9' => {
+                at += 1;
+                while at < bytes.len() && is_ident_continue(bytes[at]) {
+                    at += 1;
+                }
+                tokens.push(Token {
+                    kind: Kind::Other,
+                    start,
+                    end: at,
+                });
+            }
+            b':' if bytes.get(at + 1) == Some(&b':') => {
+                at += 2;
+                tokens.push(Token {
+                    kind: Kind::PathSep,
+                    start,
+                    end: at,
+                });
+            }
+            _ if is_ident_start(byte) => {
+                if let Some((token, end)) = prefixed_literal(bytes, at) {
+                    tokens.push(token);
+                    at = end;
+                    continue;
+                }
+                // A raw identifier `r#name` stays one identifier, so that
+                // `r#use` is never the keyword.
+                if byte == b'r'
+                    && bytes.get(at + 1) == Some(&b'#')
+                    && bytes.get(at + 2).is_some_and(|next| is_ident_start(*next))
+                {
+                    at += 2;
+                }
+                at += 1;
+                while at < bytes.len() && is_ident_continue(bytes[at]) {
+                    at += 1;
+                }
+                tokens.push(Token {
+                    kind: Kind::Ident,
+                    start,
+                    end: at,
+                });
+            }
+            _ => {
+                at += 1;
+                tokens.push(Token {
+                    kind: Kind::Punct(byte),
+                    start,
+                    end: at,
+                });
+            }
+        }
+    }
+    tokens
+}
+
+/// Skips a (nested) block comment starting at `at` (on its `/*`), returning
+/// the offset after it (the end of the text when it never closes).
+fn skip_block_comment(bytes: &[u8], mut at: usize) -> usize {
+    let mut depth = 0_usize;
+    while at < bytes.len() {
+        match (bytes[at], bytes.get(at + 1)) {
+            (b'/', Some(b'*')) => {
+                depth += 1;
+                at += 2;
+            }
+            (b'*', Some(b'/')) => {
+                depth -= 1;
+                at += 2;
+                if depth == 0 {
+                    return at;
+                }
+            }
+            _ => at += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Skips an escaped string whose content starts at `at`: returns the end of
+/// its content and the offset after the closing quote.
+fn skip_quoted(bytes: &[u8], mut at: usize) -> (usize, usize) {
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' => at += 2,
+            b'"' => return (at, at + 1),
+            _ => at += 1,
+        }
+    }
+    (bytes.len(), bytes.len())
+}
+
+/// Skips a raw string whose opening (`r`, `#`s and `"`) ends just before
+/// `at`, with `hashes` hashes. Returns the content end and the offset after
+/// the closing `"###`. Linear: a run of `#` after a `"` is counted once.
+fn skip_raw(bytes: &[u8], mut at: usize, hashes: usize) -> (usize, usize) {
+    while at < bytes.len() {
+        if bytes[at] == b'"' {
+            let content_end = at;
+            let mut count = 0;
+            at += 1;
+            while count < hashes && bytes.get(at) == Some(&b'#') {
+                count += 1;
+                at += 1;
+            }
+            if count == hashes {
+                return (content_end, at);
+            }
+        } else {
+            at += 1;
+        }
+    }
+    (bytes.len(), bytes.len())
+}
+
+/// String literals with a prefix: `b"…"`, `c"…"`, `r"…"`, `r#"…"#`,
+/// `br#"…"#`, `cr"…"` and byte chars `b'x'`. `None` when `at` starts an
+/// ordinary identifier.
+fn prefixed_literal(bytes: &[u8], at: usize) -> Option<(Token, usize)> {
+    let mut cursor = at;
+    if matches!(bytes[cursor], b'b' | b'c') {
+        match bytes.get(cursor + 1) {
+            Some(b'"') => {
+                let (content_end, end) = skip_quoted(bytes, cursor + 2);
+                let token = Token {
+                    kind: Kind::Str { raw: false },
+                    start: cursor + 2,
+                    end: content_end,
+                };
+                return Some((token, end));
+            }
+            Some(b'\'') if bytes[cursor] == b'b' => {
+                let end = skip_char_or_lifetime(bytes, cursor + 1);
+                return Some((
+                    Token {
+                        kind: Kind::Other,
+                        start: at,
+                        end,
+                    },
+                    end,
+                ));
+            }
+            Some(b'r') => cursor += 1,
+            _ => return None,
+        }
+    }
+    if bytes[cursor] != b'r' {
+        return None;
+    }
+    let mut hashes = 0;
+    let mut after = cursor + 1;
+    while bytes.get(after) == Some(&b'#') {
+        hashes += 1;
+        after += 1;
+    }
+    if bytes.get(after) != Some(&b'"') {
+        return None;
+    }
+    let (content_end, end) = skip_raw(bytes, after + 1, hashes);
+    Some((
+        Token {
+            kind: Kind::Str { raw: true },
+            start: after + 1,
+            end: content_end,
+        },
+        end,
+    ))
+}
+
+/// Skips a char literal (`'a'`, `'\n'`, `'\u{1F600}'`, `'"'`) or a lifetime
+/// or label (`'a`, `'static`) starting on the `'` at `at`.
+fn skip_char_or_lifetime(bytes: &[u8], at: usize) -> usize {
+    let next = at + 1;
+    match bytes.get(next) {
+        None => next,
+        Some(b'\\') => {
+            // An escape: the literal closes within a few bytes (`'\u{10FFFF}'`
+            // is the longest); past that it is broken input, and only the
+            // quote is skipped.
+            let window = &bytes[next + 1..bytes.len().min(next + 12)];
+            match window.iter().skip(1).position(|byte| *byte == b'\'') {
+                Some(index) => next + 1 + 1 + index + 1,
+                None => next,
+            }
+        }
+        Some(first) => {
+            let width = utf8_width(*first);
+            if bytes.get(next + width) == Some(&b'\'') {
+                next + width + 1
+            } else if is_ident_start(*first) {
+                let mut end = next + 1;
+                while end < bytes.len() && is_ident_continue(bytes[end]) {
+                    end += 1;
+                }
+                end
+            } else {
+                next
+            }
+        }
+    }
+}
+
+fn utf8_width(first: u8) -> usize {
+    match first {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
+/// Walks the tokens for items.
+struct Parser<'a> {
+    text: &'a str,
+    tokens: Vec<Token>,
+    at: usize,
+    lines: Lines,
+    imports: Vec<RawImport>,
+}
+
+impl Parser<'_> {
+    fn text_of(&self, token: Token) -> &str {
+        self.text.get(token.start..token.end).unwrap_or("")
+    }
+
+    fn is_ident(&self, index: usize, word: &str) -> bool {
+        self.tokens
+            .get(index)
+            .is_some_and(|token| token.kind == Kind::Ident && self.text_of(*token) == word)
+    }
+
+    fn is_punct(&self, index: usize, byte: u8) -> bool {
+        self.tokens
+            .get(index)
+            .is_some_and(|token| token.kind == Kind::Punct(byte))
+    }
+
+    fn kind(&self, index: usize) -> Option<Kind> {
+        self.tokens.get(index).map(|token| token.kind)
+    }
+
+    fn push(&mut self, kind: EdgeKind, keyword: usize, specifier: String, detail: Option<String>) {
+        let offset = self.tokens.get(keyword).map_or(0, |token| token.start);
+        let line = self.lines.line_of(offset);
+        self.imports.push(RawImport {
+            kind,
+            line,
+            specifier,
+            detail,
+        });
+    }
+
+    fn run(&mut self) {
+        // The `#[path = "…"]` seen since the last token that was neither an
+        // attribute nor a visibility.
+        let mut path_attribute: Option<String> = None;
+        while self.at < self.tokens.len() {
+            let here = self.at;
+            if self.is_punct(here, b'#') {
+                let attribute = self.attribute();
+                if attribute.is_some() {
+                    path_attribute = attribute;
+                }
+                continue;
+            }
+            if self.is_ident(here, "pub") {
+                self.at += 1;
+                if self.is_punct(self.at, b'(') {
+                    self.skip_group(b'(', b')');
+                }
+                continue;
+            }
+            if self.is_ident(here, "mod")
+                && self.kind(here + 1) == Some(Kind::Ident)
+                && self.is_punct(here + 2, b';')
+            {
+                let name = self.text_of(self.tokens[here + 1]).to_owned();
+                self.push(EdgeKind::Mod, here, name, path_attribute.take());
+                self.at += 3;
+                continue;
+            }
+            path_attribute = None;
+            if self.is_ident(here, "use") {
+                self.use_item();
+            } else if self.is_ident(here, "extern")
+                && self.is_ident(here + 1, "crate")
+                && self.kind(here + 2) == Some(Kind::Ident)
+            {
+                let name = self.text_of(self.tokens[here + 2]).to_owned();
+                if name != "self" {
+                    self.push(EdgeKind::Use, here, name, None);
+                }
+                self.at += 3;
+            } else {
+                self.at += 1;
+            }
+        }
+    }
+
+    /// Skips an attribute (`#[…]` or `#![…]`) at `self.at`, returning the
+    /// value of a `#[path = "…"]`.
+    fn attribute(&mut self) -> Option<String> {
+        let mut open = self.at + 1;
+        if self.is_punct(open, b'!') {
+            open += 1;
+        }
+        if !self.is_punct(open, b'[') {
+            self.at += 1;
+            return None;
+        }
+        self.at = open;
+        let body = open + 1;
+        self.skip_group(b'[', b']');
+        let is_path = self.at == body + 4
+            && self.tokens[open - 1].kind == Kind::Punct(b'#')
+            && self.is_ident(body, "path")
+            && self.is_punct(body + 1, b'=')
+            && self.is_punct(body + 3, b']');
+        match self.kind(body + 2) {
+            Some(Kind::Str { raw }) if is_path => {
+                let value = self.text_of(self.tokens[body + 2]);
+                Some(if raw {
+                    value.to_owned()
+                } else {
+                    unescape(value)
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Skips a bracketed group starting on its `open` token at `self.at`,
+    /// up to after its matching `close` (or the end of the tokens).
+    fn skip_group(&mut self, open: u8, close: u8) {
+        let mut depth = 0_usize;
+        while let Some(token) = self.tokens.get(self.at) {
+            self.at += 1;
+            if token.kind == Kind::Punct(open) {
+                depth += 1;
+            } else if token.kind == Kind::Punct(close) {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A `use` item at `self.at`: its tree, expanded to one import per leaf.
+    /// A tree that does not parse (a macro's `use $x;`) gives nothing.
+    fn use_item(&mut self) {
+        let keyword = self.at;
+        self.at += 1;
+        let mut prefix = Vec::new();
+        let mut leaves = Vec::new();
+        if self.use_tree(&mut prefix, &mut leaves, 0).is_some() {
+            for leaf in leaves {
+                self.push(EdgeKind::Use, keyword, leaf, None);
+            }
+        } else {
+            self.at = keyword + 1;
+        }
+    }
+
+    fn use_tree(
+        &mut self,
+        prefix: &mut Vec<String>,
+        leaves: &mut Vec<String>,
+        depth: usize,
+    ) -> Option<()> {
+        if depth > MAX_TREE_DEPTH {
+            return None;
+        }
+        let base = prefix.len();
+        if self.kind(self.at) == Some(Kind::PathSep) {
+            // A leading `::` (`use ::serde::Serialize`) names an extern crate.
+            if base == 0 {
+                prefix.push(String::new());
+            }
+            self.at += 1;
+        }
+        loop {
+            let token = *self.tokens.get(self.at)?;
+            match token.kind {
+                Kind::Ident => {
+                    prefix.push(self.text_of(token).to_owned());
+                    self.at += 1;
+                    if self.kind(self.at) == Some(Kind::PathSep) {
+                        self.at += 1;
+                        continue;
+                    }
+                    if self.is_ident(self.at, "as") && self.kind(self.at + 1) == Some(Kind::Ident) {
+                        self.at += 2;
+                    }
+                    // `{self, …}` names the prefix module itself.
+                    let leaf =
+                        if prefix.len() > 1 && prefix.last().is_some_and(|last| last == "self") {
+                            &prefix[..prefix.len() - 1]
+                        } else {
+                            &prefix[..]
+                        };
+                    push_leaf(leaves, leaf);
+                    break;
+                }
+                // `$crate` in a macro body is the defining crate.
+                Kind::Punct(b'$') if self.is_ident(self.at + 1, "crate") => {
+                    prefix.push("crate".to_owned());
+                    self.at += 2;
+                    if self.kind(self.at) != Some(Kind::PathSep) {
+                        return None;
+                    }
+                    self.at += 1;
+                }
+                Kind::Punct(b'*') => {
+                    self.at += 1;
+                    push_leaf(leaves, prefix);
+                    break;
+                }
+                Kind::Punct(b'{') => {
+                    self.at += 1;
+                    loop {
+                        if self.is_punct(self.at, b'}') {
+                            self.at += 1;
+                            break;
+                        }
+                        self.use_tree(prefix, leaves, depth + 1)?;
+                        if self.is_punct(self.at, b',') {
+                            self.at += 1;
+                        } else if self.is_punct(self.at, b'}') {
+                            self.at += 1;
+                            break;
+                        } else {
+                            return None;
+                        }
+                    }
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        prefix.truncate(base);
+        Some(())
+    }
+}
+
+fn push_leaf(leaves: &mut Vec<String>, segments: &[String]) {
+    let specifier = segments.join("::");
+    if !specifier.is_empty() && !leaves.contains(&specifier) {
+        leaves.push(specifier);
+    }
+}
+
+/// The common escapes of a `#[path]` string; others are kept as written.
+fn unescape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut chars = value.chars();
+    while let Some(current) = chars.next() {
+        if current == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => {}
+            }
+        } else {
+            out.push(current);
+        }
+    }
+    out
+}
+
+pub(crate) fn extract(text: &str) -> Extracted {
+    let mut parser = Parser {
+        text,
+        tokens: tokenize(text),
+        at: 0,
+        lines: Lines::new(text),
+        imports: Vec::new(),
+    };
+    parser.run();
+    Extracted {
+        imports: parser.imports,
+        package: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Extracts `text` and compares `kind line specifier [detail]` lines.
+    #[track_caller]
+    fn check(text: &str, expected: &[&str]) {
+        let actual: Vec<String> = extract(text)
+            .imports
+            .iter()
+            .map(|import| {
+                let kind = import.kind.as_str();
+                match &import.detail {
+                    Some(detail) => format!("{kind} {} {} {detail}", import.line, import.specifier),
+                    None => format!("{kind} {} {}", import.line, import.specifier),
+                }
+            })
+            .collect();
+        assert_eq!(actual, expected);
+    }
+
+    #[test]
+    fn mod_declarations() {
+        check(
+            "mod a;\npub mod b;\npub(crate) mod c;\nmod inline { mod d; }\nmod e {}\n",
+            &["mod 1 a", "mod 2 b", "mod 3 c", "mod 4 d"],
+        );
+    }
+
+    #[test]
+    fn path_attribute() {
+        check(
+            "#[path = \"x/y.rs\"]\n#[cfg(test)]\npub mod a;\n#[path = r\"z.rs\"] mod b;\n#[path = \"w.rs\"]\nfn f() {}\nmod c;\n",
+            &["mod 3 a x/y.rs", "mod 4 b z.rs", "mod 7 c"],
+        );
+    }
+
+    #[test]
+    fn use_trees() {
+        check(
+            "use crate::a::{b, c::{d, e as f}, self};\npub use super::x;\npub(crate) use self::y::*;\nuse ::serde::Serialize;\nuse std::io::{self as io, Read};\nuse a::{};\n",
+            &[
+                "use 1 crate::a::b",
+                "use 1 crate::a::c::d",
+                "use 1 crate::a::c::e",
+                "use 1 crate::a",
+                "use 2 super::x",
+                "use 3 self::y",
+                "use 4 ::serde::Serialize",
+                "use 5 std::io",
+                "use 5 std::io::Read",
+            ],
+        );
+    }
+
+    #[test]
+    fn multi_line_use() {
+        check(
+            "use crate::{\n    a,\n    b::C,\n};\nuse d as _;\n",
+            &["use 1 crate::a", "use 1 crate::b::C", "use 5 d"],
+        );
+    }
+
+    #[test]
+    fn extern_crate() {
+        check(
+            "extern crate foo;\nextern crate bar as baz;\nextern crate self as me;\n",
+            &["use 1 foo", "use 2 bar"],
+        );
+    }
+
+    #[test]
+    fn comments() {
+        check(
+            "// use a;\n/* mod b; /* nested */ use c; */\n/// use d;\nuse e;\n",
+            &["use 4 e"],
+        );
+    }
+
+    #[test]
+    fn strings() {
+        check(
+            "let s = \"use a; \\\" mod b;\";\nlet r = r#\"use c; \"# ;\nlet q = r##\"x \"# mod d; \"##;\nlet b = br#\"use e;\"#; let c = c\"mod f;\"; let y = b\"use g;\";\nuse h;\n",
+            &["use 5 h"],
+        );
+    }
+
+    #[test]
+    fn chars_and_lifetimes() {
+        check(
+            "fn f<'a>(x: &'a str) -> char { '\"' }\nuse a;\nlet c = '\\'';\nlet d = b'\"';\nuse b;\nlet e = '\\u{1F600}'; let f = 'é';\nuse c;\n",
+            &["use 2 a", "use 5 b", "use 7 c"],
+        );
+    }
+
+    #[test]
+    fn raw_identifiers_and_macros() {
+        check(
+            "let r#use = 1; r#mod; fn r#use() {}\nmacro_rules! m { ($x:path) => { use $x; use $crate::inner::Thing; } }\n",
+            &["use 2 crate::inner::Thing"],
+        );
+    }
+
+    #[test]
+    fn truncated_input() {
+        check("use crate::a::{b", &[]);
+        check("mod", &[]);
+        check("r#\"", &[]);
+        check("/* /* */", &[]);
+        check("'", &[]);
+        check("#[path = \"a.rs\"", &[]);
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let text = format!("use {}a{};", "{".repeat(10_000), "}".repeat(10_000));
+        check(&text, &[]);
+    }
+
+    #[test]
+    fn long_raw_string_is_linear() {
+        let text = format!("r{}\"{}", "#".repeat(100_000), "\"#".repeat(100_000));
+        check(&text, &[]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "\\PC*") {
+            let _ = extract(&s);
+        }
+
+        #[test]
+        fn never_panics_on_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            let _ = extract(&String::from_utf8_lossy(&bytes));
+        }
+    }
+}
