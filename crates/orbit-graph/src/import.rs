@@ -70,13 +70,10 @@ pub(crate) enum Resolution {
     Unresolved,
 }
 
-/// File-name extensions that carry no information for matching imports to
-/// files (see [`import_keys`]).
-const NOISE: &[&str] = &[
-    "", "js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "d", "json", "py", "pyi", "rs", "go",
-    "java", "kt", "kts", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "md", "mdx", "markdown",
-    "crate", "self", "super", "index", "mod", "lib", "main", "__init__", "src",
-];
+/// Words of a specifier that name no file: path steps and Rust's relative
+/// path roots. Everything else is kept, extensions included (a file called
+/// `c.ts` must meet `./c`); over-matching costs only a re-resolution.
+const NOISE: &[&str] = &["", ".", "..", "crate", "self", "super"];
 
 /// Lower-case words of an import's specifier (and detail): a file whose
 /// [`file_keys`] share one of them may change what the import resolves to.
@@ -101,22 +98,22 @@ pub(crate) fn import_keys(import: &RawImport) -> Vec<String> {
 }
 
 /// The words a file is known by for [`import_keys`]: its name up to the
-/// first `.`, and the name of its folder.
+/// first `.`, and the names of its folders (for `x/index.ts`, `x/__init__.py`,
+/// `x/mod.rs` and Go packages, which are imported by their folder's name).
 pub(crate) fn file_keys(path: &str) -> Vec<String> {
     let mut parts = path.rsplit('/');
     let name = parts.next().unwrap_or(path);
-    let stem = name
-        .split('.')
-        .find(|part| !part.is_empty())
-        .unwrap_or(name);
+    let stem = name.split('.').find(|part| !part.is_empty()).unwrap_or(name);
     let mut keys = vec![stem.to_ascii_lowercase()];
-    if let Some(folder) = parts.next() {
+    // Three folders up: a package's entry file (`utils/lib/main.js` for
+    // `import "utils"`) sits a few folders below the name it is imported by.
+    for folder in parts.take(3) {
         let folder = folder.to_ascii_lowercase();
         if !keys.contains(&folder) {
             keys.push(folder);
         }
     }
-    keys.retain(|key| !NOISE.contains(&key.as_str()));
+    keys.retain(|key| !key.is_empty());
     keys
 }
 
@@ -146,6 +143,9 @@ mod tests {
         assert!(meets("crate::graph::hash", "src/graph/hash.rs"));
         assert!(meets("example.com/m/pkg/sub", "pkg/sub/a.go"));
         assert!(meets("foo/bar.h", "include/foo/bar.h"));
+        assert!(meets("./c", "src/c.ts"));
+        assert!(meets("./index", "x/index.ts"));
+        assert!(meets("utils", "packages/utils/lib/main.js"));
         assert!(!meets("./util", "src/other.ts"));
     }
 }

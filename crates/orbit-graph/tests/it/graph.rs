@@ -12,7 +12,8 @@ use crate::support::{build, check, edges, options, workspace, write_fixture};
 /// Sets every file's mtime an hour back, so the cache's racy-write guard
 /// does not keep them out of the cache.
 fn age_files(root: &Path) {
-    let past = SystemTime::now() - Duration::from_secs(3600);
+    // One fixed instant, so that aging again changes no unchanged file.
+    let past = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
     for entry in walk(root) {
         let file = std::fs::File::options().write(true).open(&entry).unwrap();
         file.set_modified(past).unwrap();
