@@ -254,14 +254,16 @@ pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> R
             None => Resolution::Unresolved,
         };
     }
-    let Some(top) = parts.first() else {
+    if parts.is_empty() {
         return Resolution::Unresolved;
-    };
+    }
     let roots = module_roots(ctx, from);
     if let Some(file) = resolve_in(index, &roots, &parts, detail, 1) {
         return Resolution::Files(vec![file]);
     }
-    if roots.iter().any(|root| is_local_top(index, root, top)) {
+    let mut named = parts.clone();
+    named.extend(detail);
+    if roots.iter().any(|root| is_local(index, root, &named)) {
         Resolution::Unresolved
     } else {
         Resolution::External
@@ -341,13 +343,18 @@ fn module_file(index: &FileIndex, root: &str, parts: &[&str]) -> Option<String> 
     candidates.into_iter().find(|candidate| index.contains(candidate))
 }
 
-/// Whether `name` is a top-level module or package of `root`: a `name.py`,
-/// or a `name/` folder holding Python files.
-fn is_local_top(index: &FileIndex, root: &str, name: &str) -> bool {
-    let base = join(root, name);
-    index.contains(&format!("{base}.py"))
-        || index.contains(&format!("{base}.pyi"))
-        || index.files_in(&base).iter().any(|file| is_python_file(file))
+/// Whether some prefix of the dotted name `parts` is a module or a package
+/// of `root`: an `a/b.py`, or an `a/b/` folder holding Python files. (A mere
+/// folder is not enough: a `types/` folder of TypeScript declarations must
+/// not turn `import types` local.)
+fn is_local(index: &FileIndex, root: &str, parts: &[&str]) -> bool {
+    let mut base = root.to_owned();
+    parts.iter().any(|part| {
+        base = join(&base, part);
+        index.contains(&format!("{base}.py"))
+            || index.contains(&format!("{base}.pyi"))
+            || index.files_in(&base).iter().any(|file| is_python_file(file))
+    })
 }
 
 fn is_python_file(path: &str) -> bool {
