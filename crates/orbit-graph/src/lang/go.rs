@@ -84,7 +84,9 @@ impl<'a> Lexer<'a> {
                     let end = skip_quoted(self.bytes, self.pos, byte);
                     self.pos = end;
                     if byte == b'"' && self.bytes.get(end - 1) == Some(&b'"') && end - 1 > start {
-                        self.text.get(start + 1..end - 1).map_or(Token::Other, Token::Str)
+                        self.text
+                            .get(start + 1..end - 1)
+                            .map_or(Token::Other, Token::Str)
                     } else {
                         Token::Other
                     }
@@ -93,7 +95,9 @@ impl<'a> Lexer<'a> {
                     let end = find(self.bytes, self.pos, b"`");
                     self.pos = (end + 1).min(self.bytes.len());
                     if end < self.bytes.len() {
-                        self.text.get(start + 1..end).map_or(Token::Other, Token::Str)
+                        self.text
+                            .get(start + 1..end)
+                            .map_or(Token::Other, Token::Str)
                     } else {
                         Token::Other
                     }
@@ -102,7 +106,11 @@ impl<'a> Lexer<'a> {
                 b')' => Token::Close,
                 b'.' => Token::Dot,
                 _ if is_name_byte(byte) => {
-                    while self.bytes.get(self.pos).is_some_and(|&next| is_name_byte(next)) {
+                    while self
+                        .bytes
+                        .get(self.pos)
+                        .is_some_and(|&next| is_name_byte(next))
+                    {
                         self.pos += 1;
                     }
                     if byte.is_ascii_digit() {
@@ -110,7 +118,9 @@ impl<'a> Lexer<'a> {
                     } else {
                         // Both ends are ASCII bytes or the text's end: char
                         // boundaries.
-                        self.text.get(start..self.pos).map_or(Token::Other, Token::Name)
+                        self.text
+                            .get(start..self.pos)
+                            .map_or(Token::Other, Token::Name)
                     }
                 }
                 _ => Token::Other,
@@ -147,7 +157,11 @@ fn skip_quoted(bytes: &[u8], mut at: usize, quote: u8) -> usize {
 
 pub(crate) fn extract(text: &str) -> Extracted {
     let lines = Lines::new(text);
-    let mut lexer = Lexer { text, bytes: text.as_bytes(), pos: 0 };
+    let mut lexer = Lexer {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+    };
     let mut imports = Vec::new();
     let mut peeked: Option<(Token<'_>, usize)> = None;
     // `import` is a keyword: outside comments and strings it always starts
@@ -195,11 +209,17 @@ pub(crate) fn extract(text: &str) -> Extracted {
             }
         }
     }
-    Extracted { imports, package: None }
+    Extracted {
+        imports,
+        package: None,
+    }
 }
 
 /// The token put back, if any, else the lexer's next one.
-fn pull<'a>(lexer: &mut Lexer<'a>, peeked: &mut Option<(Token<'a>, usize)>) -> Option<(Token<'a>, usize)> {
+fn pull<'a>(
+    lexer: &mut Lexer<'a>,
+    peeked: &mut Option<(Token<'a>, usize)>,
+) -> Option<(Token<'a>, usize)> {
     peeked.take().or_else(|| lexer.next_token())
 }
 
@@ -252,7 +272,11 @@ fn parse_go_mod(folder: &str, text: &str) -> Option<Module> {
             _ => {}
         }
     }
-    Some(Module { folder: folder.to_owned(), path: path?, replaces })
+    Some(Module {
+        folder: folder.to_owned(),
+        path: path?,
+        replaces,
+    })
 }
 
 /// `old [version] => ./local/path` -> (old, folder relative to the root).
@@ -271,7 +295,10 @@ fn unquote(text: &str) -> &str {
     let text = text.trim();
     text.strip_prefix('"')
         .and_then(|inner| inner.strip_suffix('"'))
-        .or_else(|| text.strip_prefix('`').and_then(|inner| inner.strip_suffix('`')))
+        .or_else(|| {
+            text.strip_prefix('`')
+                .and_then(|inner| inner.strip_suffix('`'))
+        })
         .unwrap_or(text)
 }
 
@@ -312,10 +339,24 @@ pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> R
         .index
         .files_in(&folder)
         .iter()
-        .filter(|file| file.ends_with(".go") && !file.ends_with("_test.go"))
+        .filter(|file| is_package_file(file))
         .cloned()
         .collect();
-    if files.is_empty() { Resolution::Unresolved } else { Resolution::Files(files) }
+    if files.is_empty() {
+        Resolution::Unresolved
+    } else {
+        Resolution::Files(files)
+    }
+}
+
+/// Whether `file` belongs to its folder's package as other packages see it:
+/// a `.go` file that is not a test.
+#[expect(
+    clippy::case_sensitive_file_extension_comparisons,
+    reason = "the go tool only reads files ending in exactly `.go`"
+)]
+fn is_package_file(file: &str) -> bool {
+    file.ends_with(".go") && !file.ends_with("_test.go")
 }
 
 /// The rest of the import `path` under the module path `prefix` (`""` for
@@ -331,7 +372,10 @@ fn under<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
 
 /// Whether the file `path` is inside `folder` (`""` holds everything).
 fn contains_path(folder: &str, path: &str) -> bool {
-    folder.is_empty() || path.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/'))
+    folder.is_empty()
+        || path
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn join(folder: &str, rest: &str) -> String {
@@ -349,8 +393,11 @@ mod tests {
     /// Extracts `text` and compares each import as `line path`.
     #[track_caller]
     fn check(text: &str, expected: &[&str]) {
-        let actual: Vec<String> =
-            extract(text).imports.iter().map(|import| format!("{} {}", import.line, import.specifier)).collect();
+        let actual: Vec<String> = extract(text)
+            .imports
+            .iter()
+            .map(|import| format!("{} {}", import.line, import.specifier))
+            .collect();
         assert_eq!(actual, expected);
     }
 
@@ -366,7 +413,15 @@ mod tests {
     fn grouped_imports() {
         check(
             "package main\nimport (\n\t\"fmt\"\n\tstr \"strings\"\n\n\t_ \"net/http/pprof\" // side effects\n\t. \"math\"; \"os\"\n)\nimport (\"a\"; \"b\")\n",
-            &["3 fmt", "4 strings", "6 net/http/pprof", "7 math", "7 os", "9 a", "9 b"],
+            &[
+                "3 fmt",
+                "4 strings",
+                "6 net/http/pprof",
+                "7 math",
+                "7 os",
+                "9 a",
+                "9 b",
+            ],
         );
     }
 
@@ -396,7 +451,10 @@ mod tests {
 
     #[test]
     fn malformed_group_stops() {
-        check("import (\n\t\"a\"\n\nfunc main() { println(\"x\") }\nimport \"b\"\n", &["2 a", "5 b"]);
+        check(
+            "import (\n\t\"a\"\n\nfunc main() { println(\"x\") }\nimport \"b\"\n",
+            &["2 a", "5 b"],
+        );
     }
 
     #[test]
@@ -420,7 +478,32 @@ mod tests {
             })
         );
         assert_eq!(parse_go_mod("", "go 1.21\n"), None);
-        assert_eq!(parse_go_mod("", "module m\n").map(|module| module.path), Some("m".to_owned()));
+        assert_eq!(
+            parse_go_mod("", "module m\n").map(|module| module.path),
+            Some("m".to_owned())
+        );
+    }
+
+    #[test]
+    fn adversarial_input_is_linear() {
+        for unit in [
+            "/* /* ",
+            "import (",
+            "import ( a ",
+            "\"\\",
+            "`",
+            "'",
+            "//\n",
+        ] {
+            let text = unit.repeat(200_000);
+            let started = std::time::Instant::now();
+            let _ = extract(&text);
+            assert!(
+                started.elapsed().as_secs() < 5,
+                "{unit:?} took {:?}",
+                started.elapsed()
+            );
+        }
     }
 
     proptest::proptest! {

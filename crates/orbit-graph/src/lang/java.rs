@@ -31,7 +31,10 @@ pub(crate) struct Config {}
 
 pub(crate) fn extract(text: &str) -> Extracted {
     let lines = Lines::new(text);
-    let mut parser = Parser { lexer: Lexer::new(text), peeked: None };
+    let mut parser = Parser {
+        lexer: Lexer::new(text),
+        peeked: None,
+    };
     let mut imports = Vec::new();
     let mut package: Option<String> = None;
     let mut depth: u32 = 0;
@@ -67,7 +70,10 @@ pub(crate) fn extract(text: &str) -> Extracted {
         }
     }
     // A file without a `package` line is in the default package.
-    Extracted { imports, package: Some(package.unwrap_or_default()) }
+    Extracted {
+        imports,
+        package: Some(package.unwrap_or_default()),
+    }
 }
 
 struct Parser<'a> {
@@ -191,7 +197,8 @@ fn is_workspace_package(index: &FileIndex, from: &str, parts: &[&str]) -> bool {
     if parts.len() < 2 {
         return true;
     }
-    let declared = (1..parts.len()).any(|length| !index.package_files(&parts[..length].join(".")).is_empty());
+    let declared =
+        (1..parts.len()).any(|length| !index.package_files(&parts[..length].join(".")).is_empty());
     if declared {
         return true;
     }
@@ -217,8 +224,11 @@ mod tests {
     #[track_caller]
     fn check(text: &str, package: &str, expected: &[&str]) {
         let extracted = extract(text);
-        let actual: Vec<String> =
-            extracted.imports.iter().map(|import| format!("{} {}", import.line, import.specifier)).collect();
+        let actual: Vec<String> = extracted
+            .imports
+            .iter()
+            .map(|import| format!("{} {}", import.line, import.specifier))
+            .collect();
         assert_eq!(actual, expected);
         assert_eq!(extracted.package.as_deref(), Some(package));
     }
@@ -228,7 +238,13 @@ mod tests {
         check(
             "package a.b;\n\nimport java.util.List;\nimport a.b.*;\nimport static a.b.C.m;\nimport static a.b.C.*;\nimport a . b . D ;\n",
             "a.b",
-            &["3 java.util.List", "4 a.b.*", "5 a.b.C.m", "6 a.b.C.*", "7 a.b.D"],
+            &[
+                "3 java.util.List",
+                "4 a.b.*",
+                "5 a.b.C.m",
+                "6 a.b.C.*",
+                "7 a.b.D",
+            ],
         );
     }
 
@@ -263,7 +279,11 @@ mod tests {
     #[test]
     fn java_comment_with_unbalanced_opener() {
         // Java block comments do not nest: `/*` inside one is plain text.
-        check("/* see a/*.java */\nimport a.A;\n/* x */\nimport b.B;\n", "", &["2 a.A", "4 b.B"]);
+        check(
+            "/* see a/*.java */\nimport a.A;\n/* x */\nimport b.B;\n",
+            "",
+            &["2 a.A", "4 b.B"],
+        );
     }
 
     #[test]
@@ -286,7 +306,11 @@ mod tests {
 
     #[test]
     fn java_text_block_with_escaped_quotes() {
-        check("String s = \"\"\"\n  \\\"\"\"\n  import a.A;\n  \"\"\";\nimport b.B;\n", "", &["5 b.B"]);
+        check(
+            "String s = \"\"\"\n  \\\"\"\"\n  import a.A;\n  \"\"\";\nimport b.B;\n",
+            "",
+            &["5 b.B"],
+        );
     }
 
     #[test]
@@ -300,12 +324,20 @@ mod tests {
 
     #[test]
     fn statements_after_semicolons() {
-        check("package p; import a.A; import b.B;\n", "p", &["1 a.A", "1 b.B"]);
+        check(
+            "package p; import a.A; import b.B;\n",
+            "p",
+            &["1 a.A", "1 b.B"],
+        );
     }
 
     #[test]
     fn unterminated() {
-        check("import a.A\nval s = \"abc\nimport b.B\n/* never closed\nimport c.C\n", "", &["1 a.A", "3 b.B"]);
+        check(
+            "import a.A\nval s = \"abc\nimport b.B\n/* never closed\nimport c.C\n",
+            "",
+            &["1 a.A", "3 b.B"],
+        );
     }
 
     #[test]
@@ -313,6 +345,30 @@ mod tests {
         assert_eq!(stem("src/a/b/C.java"), "C");
         assert_eq!(stem("D.kt"), "D");
         assert_eq!(stem("build.gradle.kts"), "build");
+    }
+
+    #[test]
+    fn adversarial_input_is_linear() {
+        let units = [
+            "/* a /* */ ",
+            "/* /* ",
+            "\"${",
+            "\"\"\"${\"",
+            "{{{",
+            "import a.",
+            "`",
+            "'",
+        ];
+        for unit in units {
+            let text = unit.repeat(200_000);
+            let started = std::time::Instant::now();
+            let _ = extract(&text);
+            assert!(
+                started.elapsed().as_secs() < 5,
+                "{unit:?} took {:?}",
+                started.elapsed()
+            );
+        }
     }
 
     proptest::proptest! {

@@ -38,11 +38,24 @@ struct Project {
     roots: Vec<String>,
 }
 
+/// Python's hard keywords: never a module or imported name, so a statement
+/// reaching one is over (a malformed or truncated line).
+const KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
 const PROJECT_FILES: [&str; 3] = ["pyproject.toml", "setup.py", "setup.cfg"];
 
 pub(crate) fn extract(text: &str) -> Extracted {
     let lines = Lines::new(text);
-    let mut parser = Parser { lexer: Lexer::new(text), peeked: None, imports: Vec::new() };
+    let mut parser = Parser {
+        lexer: Lexer::new(text),
+        peeked: None,
+        imports: Vec::new(),
+    };
     let mut at_statement_start = true;
     while let Some((token, offset)) = parser.next() {
         match token {
@@ -51,12 +64,17 @@ pub(crate) fn extract(text: &str) -> Extracted {
                 continue;
             }
             Token::Name("import") if at_statement_start => parser.import(lines.line_of(offset)),
-            Token::Name("from") if at_statement_start => parser.from_import(lines.line_of(offset)),
+            Token::Name("from") if at_statement_start => {
+                parser.import_from(lines.line_of(offset));
+            }
             _ => {}
         }
         at_statement_start = false;
     }
-    Extracted { imports: parser.imports, package: None }
+    Extracted {
+        imports: parser.imports,
+        package: None,
+    }
 }
 
 /// Reads statements from the token stream. Every method stops, without
@@ -81,7 +99,12 @@ impl<'a> Parser<'a> {
     }
 
     fn push(&mut self, line: u32, specifier: String, detail: Option<String>) {
-        self.imports.push(RawImport { kind: EdgeKind::Import, line, specifier, detail });
+        self.imports.push(RawImport {
+            kind: EdgeKind::Import,
+            line,
+            specifier,
+            detail,
+        });
     }
 
     /// `import a.b.c as d, e` (after `import`).
@@ -97,7 +120,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `from ..a.b import (c, d as e)` or `from x import *` (after `from`).
-    fn from_import(&mut self, line: u32) {
+    fn import_from(&mut self, line: u32) {
         let mut module = String::new();
         while self.peek() == Some(Token::Dot) {
             self.next();
@@ -125,6 +148,9 @@ impl<'a> Parser<'a> {
             _ => {}
         }
         while let Some(Token::Name(name)) = self.peek() {
+            if KEYWORDS.contains(&name) {
+                break;
+            }
             self.next();
             self.push(line, module.clone(), Some(name.to_owned()));
             self.skip_alias();
@@ -140,6 +166,9 @@ impl<'a> Parser<'a> {
         let Some(Token::Name(first)) = self.peek() else {
             return None;
         };
+        if KEYWORDS.contains(&first) {
+            return None;
+        }
         self.next();
         let mut name = first.to_owned();
         while self.peek() == Some(Token::Dot) {
@@ -147,6 +176,9 @@ impl<'a> Parser<'a> {
             let Some(Token::Name(part)) = self.peek() else {
                 break;
             };
+            if KEYWORDS.contains(&part) {
+                break;
+            }
             self.next();
             name.push('.');
             name.push_str(part);
@@ -170,15 +202,21 @@ pub(crate) fn load_config(root: &Path, index: &FileIndex) -> Config {
     for name in PROJECT_FILES {
         for path in index.files_named(name) {
             let folder = parent_of(path);
-            let position = match projects.iter().position(|project| project.folder == folder) {
-                Some(position) => position,
-                None => {
-                    projects.push(Project { folder: folder.to_owned(), roots: Vec::new() });
-                    projects.len() - 1
-                }
+            let position = if let Some(position) =
+                projects.iter().position(|project| project.folder == folder)
+            {
+                position
+            } else {
+                projects.push(Project {
+                    folder: folder.to_owned(),
+                    roots: Vec::new(),
+                });
+                projects.len() - 1
             };
             if name == "pyproject.toml" {
-                let roots = read_config(root, path).map(|text| pyproject_roots(path, &text)).unwrap_or_default();
+                let roots = read_config(root, path)
+                    .map(|text| pyproject_roots(path, &text))
+                    .unwrap_or_default();
                 let project = &mut projects[position];
                 for package_root in roots {
                     let joined = join(folder, &package_root);
@@ -189,7 +227,11 @@ pub(crate) fn load_config(root: &Path, index: &FileIndex) -> Config {
             }
         }
     }
-    projects.sort_by(|a, b| depth(&b.folder).cmp(&depth(&a.folder)).then_with(|| a.folder.cmp(&b.folder)));
+    projects.sort_by(|a, b| {
+        depth(&b.folder)
+            .cmp(&depth(&a.folder))
+            .then_with(|| a.folder.cmp(&b.folder))
+    });
     Config { projects }
 }
 
@@ -212,17 +254,32 @@ fn pyproject_roots(path: &str, text: &str) -> Vec<String> {
     };
     let tool = value.get("tool");
     let setuptools = tool.and_then(|tool| tool.get("setuptools"));
-    if let Some(folder) = setuptools.and_then(|s| s.get("package-dir")).and_then(|d| d.get("")).and_then(toml::Value::as_str) {
+    if let Some(folder) = setuptools
+        .and_then(|s| s.get("package-dir"))
+        .and_then(|d| d.get(""))
+        .and_then(toml::Value::as_str)
+    {
         push(folder);
     }
-    let find = setuptools.and_then(|s| s.get("packages")).and_then(|p| p.get("find"));
-    if let Some(wheres) = find.and_then(|f| f.get("where")).and_then(toml::Value::as_array) {
+    let find = setuptools
+        .and_then(|s| s.get("packages"))
+        .and_then(|p| p.get("find"));
+    if let Some(wheres) = find
+        .and_then(|f| f.get("where"))
+        .and_then(toml::Value::as_array)
+    {
         for folder in wheres.iter().filter_map(toml::Value::as_str) {
             push(folder);
         }
     }
-    let poetry_packages = tool.and_then(|tool| tool.get("poetry")).and_then(|p| p.get("packages"));
-    for package in poetry_packages.and_then(toml::Value::as_array).into_iter().flatten() {
+    let poetry_packages = tool
+        .and_then(|tool| tool.get("poetry"))
+        .and_then(|p| p.get("packages"));
+    for package in poetry_packages
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if let Some(folder) = package.get("from").and_then(toml::Value::as_str) {
             push(folder);
         }
@@ -273,8 +330,9 @@ pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> R
 /// The folders absolute imports are looked up in, in order: the projects
 /// holding the importing file (deepest first, so that in a monorepo each
 /// service finds its own `app` package), the workspace root and its `src/`,
-/// the other projects, and last the importing file's own folder (scripts and
-/// tests run from their folder import their neighbours).
+/// the other projects, and last the importing file's own folder when it is
+/// not a package (scripts and tests run from their folder import their
+/// neighbours).
 fn module_roots(ctx: &ResolveCtx<'_>, from: &str) -> Vec<String> {
     let index = ctx.index;
     let projects = &ctx.config.python.projects;
@@ -301,7 +359,12 @@ fn module_roots(ctx: &ResolveCtx<'_>, from: &str) -> Vec<String> {
     for project in others {
         project_roots(project).into_iter().for_each(&mut push);
     }
-    push(parent_of(from).to_owned());
+    // Python 3 has no implicit relative imports: inside a regular package
+    // (`__init__.py` beside the file) the file's folder is not searched.
+    let folder = parent_of(from);
+    if !index.contains(&join(folder, "__init__.py")) {
+        push(folder.to_owned());
+    }
     roots
 }
 
@@ -321,14 +384,19 @@ fn resolve_in(
     if let Some(name) = detail {
         let mut submodule = parts.to_vec();
         submodule.push(name);
-        if let Some(file) = roots.iter().find_map(|root| module_file(index, root, &submodule)) {
+        if let Some(file) = roots
+            .iter()
+            .find_map(|root| module_file(index, root, &submodule))
+        {
             return Some(file);
         }
     }
     let shortest = shortest.min(parts.len());
-    (shortest..=parts.len())
-        .rev()
-        .find_map(|length| roots.iter().find_map(|root| module_file(index, root, &parts[..length])))
+    (shortest..=parts.len()).rev().find_map(|length| {
+        roots
+            .iter()
+            .find_map(|root| module_file(index, root, &parts[..length]))
+    })
 }
 
 /// The file of module `parts` under `root`: a package's `__init__.py` first
@@ -340,7 +408,9 @@ fn module_file(index: &FileIndex, root: &str, parts: &[&str]) -> Option<String> 
         candidates.push(format!("{base}.py"));
         candidates.push(format!("{base}.pyi"));
     }
-    candidates.into_iter().find(|candidate| index.contains(candidate))
+    candidates
+        .into_iter()
+        .find(|candidate| index.contains(candidate))
 }
 
 /// Whether some prefix of the dotted name `parts` is a module or a package
@@ -353,16 +423,24 @@ fn is_local(index: &FileIndex, root: &str, parts: &[&str]) -> bool {
         base = join(&base, part);
         index.contains(&format!("{base}.py"))
             || index.contains(&format!("{base}.pyi"))
-            || index.files_in(&base).iter().any(|file| is_python_file(file))
+            || index
+                .files_in(&base)
+                .iter()
+                .any(|file| is_python_file(file))
     })
 }
 
+#[expect(
+    clippy::case_sensitive_file_extension_comparisons,
+    reason = "Python's import system only finds modules ending in exactly `.py` or `.pyi`"
+)]
 fn is_python_file(path: &str) -> bool {
     path.ends_with(".py") || path.ends_with(".pyi")
 }
 
 fn is_under(path: &str, folder: &str) -> bool {
-    path.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/'))
+    path.strip_prefix(folder)
+        .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn join(folder: &str, name: &str) -> String {
@@ -374,7 +452,11 @@ fn join(folder: &str, name: &str) -> String {
 }
 
 fn depth(folder: &str) -> usize {
-    if folder.is_empty() { 0 } else { folder.split('/').count() }
+    if folder.is_empty() {
+        0
+    } else {
+        folder.split('/').count()
+    }
 }
 
 #[cfg(test)]
@@ -397,20 +479,34 @@ mod tests {
 
     #[test]
     fn plain_imports() {
-        check("import os\nimport a.b.c as d, e . f\n", &["1 os", "2 a.b.c", "2 e.f"]);
+        check(
+            "import os\nimport a.b.c as d, e . f\n",
+            &["1 os", "2 a.b.c", "2 e.f"],
+        );
     }
 
     #[test]
-    fn from_imports() {
+    fn import_froms() {
         check(
             "from a.b import c, d as e\nfrom . import x\nfrom ..pkg import (x,\n  y,\n)\nfrom .mod import *\nimport z\n",
-            &["1 a.b:c", "1 a.b:d", "2 .:x", "3 ..pkg:x", "3 ..pkg:y", "6 .mod", "7 z"],
+            &[
+                "1 a.b:c",
+                "1 a.b:d",
+                "2 .:x",
+                "3 ..pkg:x",
+                "3 ..pkg:y",
+                "6 .mod",
+                "7 z",
+            ],
         );
     }
 
     #[test]
     fn relative_dots_and_ellipsis() {
-        check("from ... import a\nfrom ...b.c import d\n", &["1 ...:a", "2 ...b.c:d"]);
+        check(
+            "from ... import a\nfrom ...b.c import d\n",
+            &["1 ...:a", "2 ...b.c:d"],
+        );
     }
 
     #[test]
@@ -431,7 +527,10 @@ mod tests {
 
     #[test]
     fn comments() {
-        check("# import a\nimport b # import c\n#from d import e\n", &["2 b"]);
+        check(
+            "# import a\nimport b # import c\n#from d import e\n",
+            &["2 b"],
+        );
     }
 
     #[test]
@@ -460,12 +559,18 @@ mod tests {
 
     #[test]
     fn nested_f_strings() {
-        check("x = f\"{f'{y:>{z}}'} import a\"\nimport b\ny = f'{{import c}}'\n", &["2 b"]);
+        check(
+            "x = f\"{f'{y:>{z}}'} import a\"\nimport b\ny = f'{{import c}}'\n",
+            &["2 b"],
+        );
     }
 
     #[test]
     fn continuations() {
-        check("import a, \\\n    b\nfrom c \\\n  import d\n", &["1 a", "1 b", "3 c:d"]);
+        check(
+            "import a, \\\n    b\nfrom c \\\n  import d\n",
+            &["1 a", "1 b", "3 c:d"],
+        );
     }
 
     #[test]
@@ -490,7 +595,10 @@ mod tests {
 
     #[test]
     fn malformed_statements() {
-        check("import\nfrom\nfrom import x\nfrom a\nfrom . import\nimport a.\n", &["6 a"]);
+        check(
+            "import\nfrom\nfrom import x\nfrom a\nfrom . import\nimport a.\nfrom . import (a, from b import c\n",
+            &["6 a", "7 .:a"],
+        );
     }
 
     #[test]
@@ -498,6 +606,30 @@ mod tests {
         let text = "[tool.setuptools]\npackage-dir = {\"\" = \"lib\"}\n[tool.setuptools.packages.find]\nwhere = [\"src\", \"../x\"]\n";
         assert_eq!(pyproject_roots("pyproject.toml", text), ["lib", "src"]);
         assert!(pyproject_roots("pyproject.toml", "[tool").is_empty());
+    }
+
+    #[test]
+    fn adversarial_input_is_linear() {
+        let units = [
+            "f'{f\"{",
+            "((([{",
+            "'''",
+            "\\\n",
+            "rb'\\",
+            "from . import (a, ",
+            "x = f'{a:{b:{",
+            "f\"\"\"{\n",
+        ];
+        for unit in units {
+            let text = unit.repeat(200_000);
+            let started = std::time::Instant::now();
+            let _ = extract(&text);
+            assert!(
+                started.elapsed().as_secs() < 5,
+                "{unit:?} took {:?}",
+                started.elapsed()
+            );
+        }
     }
 
     proptest::proptest! {

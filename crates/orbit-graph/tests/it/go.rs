@@ -23,7 +23,10 @@ package util
 //- /pkg/util/b.go
 package util
 "#,
-        &["main.go:6 -> pkg/util/a.go import", "main.go:6 -> pkg/util/b.go import"],
+        &[
+            "main.go:6 -> pkg/util/a.go import",
+            "main.go:6 -> pkg/util/b.go import",
+        ],
     );
 }
 
@@ -101,7 +104,11 @@ import (
 )
 import _ "example.com/m/c"
 "#,
-        &["main.go:4 -> a/a.go import", "main.go:5 -> b/b.go import", "main.go:7 -> c/c.go import"],
+        &[
+            "main.go:4 -> a/a.go import",
+            "main.go:5 -> b/b.go import",
+            "main.go:7 -> c/c.go import",
+        ],
     );
 }
 

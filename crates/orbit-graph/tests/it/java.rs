@@ -18,7 +18,9 @@ public class Strings {}
 //- /src/main/java/com/acme/util/Other.java
 package com.acme.util;
 ",
-        &["src/main/java/com/acme/app/Main.java:3 -> src/main/java/com/acme/util/Strings.java import"],
+        &[
+            "src/main/java/com/acme/app/Main.java:3 -> src/main/java/com/acme/util/Strings.java import",
+        ],
     );
 }
 
@@ -48,7 +50,10 @@ import lib.Outer.Inner.Deeper;
 //- /lib/Outer.java
 package lib;
 ",
-        &["app/Main.java:2 -> lib/Outer.java import", "app/Main.java:3 -> lib/Outer.java import"],
+        &[
+            "app/Main.java:2 -> lib/Outer.java import",
+            "app/Main.java:3 -> lib/Outer.java import",
+        ],
     );
 }
 
@@ -65,7 +70,10 @@ package lib;
 //- /lib/Constants.java
 package lib;
 ",
-        &["app/Main.java:2 -> lib/MathUtil.java import", "app/Main.java:3 -> lib/Constants.java import"],
+        &[
+            "app/Main.java:2 -> lib/MathUtil.java import",
+            "app/Main.java:3 -> lib/Constants.java import",
+        ],
     );
 }
 
@@ -83,7 +91,10 @@ package lib
 //- /lib/sub/C.java
 package lib.sub;
 ",
-        &["app/Main.java:2 -> lib/A.java import", "app/Main.java:2 -> lib/B.kt import"],
+        &[
+            "app/Main.java:2 -> lib/A.java import",
+            "app/Main.java:2 -> lib/B.kt import",
+        ],
     );
 }
 
@@ -102,7 +113,10 @@ class Widget
 //- /lib/Gadget.java
 package lib;
 ",
-        &["app/Main.kt:3 -> lib/Widget.kt import", "app/Main.kt:4 -> lib/Gadget.java import"],
+        &[
+            "app/Main.kt:3 -> lib/Widget.kt import",
+            "app/Main.kt:4 -> lib/Gadget.java import",
+        ],
     );
 }
 

@@ -13,7 +13,10 @@ import pkg.sub.deep as d
 //- /pkg/util.py
 //- /pkg/sub/deep.py
 ",
-        &["app/main.py:1 -> pkg/util.py import", "app/main.py:2 -> pkg/sub/deep.py import"],
+        &[
+            "app/main.py:1 -> pkg/util.py import",
+            "app/main.py:2 -> pkg/sub/deep.py import",
+        ],
     );
 }
 
@@ -28,7 +31,10 @@ import pkg.sub
 //- /pkg/sub/__init__.py
 //- /pkg/sub/other.py
 ",
-        &["main.py:1 -> pkg/__init__.py import", "main.py:2 -> pkg/sub/__init__.py import"],
+        &[
+            "main.py:1 -> pkg/__init__.py import",
+            "main.py:2 -> pkg/sub/__init__.py import",
+        ],
     );
 }
 
@@ -146,7 +152,11 @@ from . import not_a_module
 //- /pkg/b.py
 //- /pkg/c.py
 ",
-        &["pkg/a.py:1 -> pkg/b.py import", "pkg/a.py:2 -> pkg/c.py import", "pkg/a.py:3 -> pkg/__init__.py import"],
+        &[
+            "pkg/a.py:1 -> pkg/b.py import",
+            "pkg/a.py:2 -> pkg/c.py import",
+            "pkg/a.py:3 -> pkg/__init__.py import",
+        ],
     );
 }
 
@@ -244,7 +254,10 @@ import pkg.missing
 from pkg import gone
 //- /pkg/__init__.py
 ",
-        &["main.py:1 -> pkg/__init__.py import", "main.py:2 -> pkg/__init__.py import"],
+        &[
+            "main.py:1 -> pkg/__init__.py import",
+            "main.py:2 -> pkg/__init__.py import",
+        ],
     );
 }
 
@@ -259,7 +272,10 @@ from ns import sub
 //- /ns/sub/mod.py
 //- /ns/sub/other.py
 ",
-        &["main.py:1 -> ns/sub/mod.py import", "main.py:2 -> ns/sub/other.py import"],
+        &[
+            "main.py:1 -> ns/sub/mod.py import",
+            "main.py:2 -> ns/sub/other.py import",
+        ],
     );
 }
 
@@ -272,6 +288,20 @@ import helper
 //- /tools/helper.py
 ",
         &["tools/run.py:1 -> tools/helper.py import"],
+    );
+}
+
+#[test]
+fn no_implicit_relative_import_inside_a_package() {
+    check_counts(
+        r"
+//- /pkg/__init__.py
+//- /pkg/a.py
+import b
+//- /pkg/b.py
+",
+        0,
+        1,
     );
 }
 

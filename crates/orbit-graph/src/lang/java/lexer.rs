@@ -35,7 +35,12 @@ pub(super) struct Lexer<'a> {
 
 impl<'a> Lexer<'a> {
     pub(super) fn new(text: &'a str) -> Self {
-        Lexer { text, bytes: text.as_bytes(), pos: 0, nesting: true }
+        Lexer {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            nesting: true,
+        }
     }
 
     pub(super) fn next_token(&mut self) -> Option<Lexed<'a>> {
@@ -51,7 +56,8 @@ impl<'a> Lexer<'a> {
                 }
                 b' ' | b'\t' | b'\r' | 0x0c => continue,
                 b'/' if self.bytes.get(self.pos) == Some(&b'/') => {
-                    self.pos = memchr::memchr(b'\n', &self.bytes[start..]).map_or(self.bytes.len(), |at| start + at);
+                    self.pos = memchr::memchr(b'\n', &self.bytes[start..])
+                        .map_or(self.bytes.len(), |at| start + at);
                     continue;
                 }
                 b'/' if self.bytes.get(self.pos) == Some(&b'*') => {
@@ -68,9 +74,14 @@ impl<'a> Lexer<'a> {
                     Token::Other
                 }
                 b'`' => {
-                    let end = memchr::memchr2(b'`', b'\n', &self.bytes[self.pos..]).map_or(self.bytes.len(), |at| self.pos + at);
+                    let end = memchr::memchr2(b'`', b'\n', &self.bytes[self.pos..])
+                        .map_or(self.bytes.len(), |at| self.pos + at);
                     let name = self.text.get(self.pos..end);
-                    self.pos = if self.bytes.get(end) == Some(&b'`') { end + 1 } else { end };
+                    self.pos = if self.bytes.get(end) == Some(&b'`') {
+                        end + 1
+                    } else {
+                        end
+                    };
                     name.map_or(Token::Other, Token::Name)
                 }
                 b'.' => Token::Dot,
@@ -79,22 +90,36 @@ impl<'a> Lexer<'a> {
                 b'{' => Token::OpenBrace,
                 b'}' => Token::CloseBrace,
                 b'0'..=b'9' => {
-                    while self.bytes.get(self.pos).is_some_and(|&next| is_name_byte(next) || next == b'.') {
+                    while self
+                        .bytes
+                        .get(self.pos)
+                        .is_some_and(|&next| is_name_byte(next) || next == b'.')
+                    {
                         self.pos += 1;
                     }
                     Token::Other
                 }
                 _ if is_name_byte(byte) => {
-                    while self.bytes.get(self.pos).is_some_and(|&next| is_name_byte(next)) {
+                    while self
+                        .bytes
+                        .get(self.pos)
+                        .is_some_and(|&next| is_name_byte(next))
+                    {
                         self.pos += 1;
                     }
                     // Both ends are ASCII bytes or the text's end: char
                     // boundaries, so `get` always succeeds.
-                    self.text.get(start..self.pos).map_or(Token::Other, Token::Name)
+                    self.text
+                        .get(start..self.pos)
+                        .map_or(Token::Other, Token::Name)
                 }
                 _ => Token::Other,
             };
-            return Some(Lexed { token, offset: start, newline_before });
+            return Some(Lexed {
+                token,
+                offset: start,
+                newline_before,
+            });
         }
     }
 

@@ -37,7 +37,12 @@ pub(super) struct Lexer<'a> {
 
 impl<'a> Lexer<'a> {
     pub(super) fn new(text: &'a str) -> Self {
-        Lexer { text, bytes: text.as_bytes(), pos: 0, depth: 0 }
+        Lexer {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            depth: 0,
+        }
     }
 
     /// The next token and the byte offset it starts at.
@@ -59,7 +64,8 @@ impl<'a> Lexer<'a> {
                 }
                 b' ' | b'\t' | b'\r' | 0x0c => continue,
                 b'#' => {
-                    self.pos = memchr::memchr(b'\n', &self.bytes[start..]).map_or(self.bytes.len(), |at| start + at);
+                    self.pos = memchr::memchr(b'\n', &self.bytes[start..])
+                        .map_or(self.bytes.len(), |at| start + at);
                     continue;
                 }
                 // A backslash before a newline joins the lines; elsewhere it
@@ -98,13 +104,21 @@ impl<'a> Lexer<'a> {
                 b'*' => Token::Star,
                 b';' | b':' if self.depth == 0 => Token::End,
                 b'0'..=b'9' => {
-                    while self.bytes.get(self.pos).is_some_and(|&next| is_name_byte(next) || next == b'.') {
+                    while self
+                        .bytes
+                        .get(self.pos)
+                        .is_some_and(|&next| is_name_byte(next) || next == b'.')
+                    {
                         self.pos += 1;
                     }
                     Token::Other
                 }
                 _ if is_name_start(byte) => {
-                    while self.bytes.get(self.pos).is_some_and(|&next| is_name_byte(next)) {
+                    while self
+                        .bytes
+                        .get(self.pos)
+                        .is_some_and(|&next| is_name_byte(next))
+                    {
                         self.pos += 1;
                     }
                     let name = &self.bytes[start..self.pos];
@@ -117,7 +131,10 @@ impl<'a> Lexer<'a> {
                         // The name runs from an ASCII byte or a character
                         // start to an ASCII byte or the end: both are char
                         // boundaries, so `get` always succeeds.
-                        _ => self.text.get(start..self.pos).map_or(Token::Other, Token::Name),
+                        _ => self
+                            .text
+                            .get(start..self.pos)
+                            .map_or(Token::Other, Token::Name),
                     }
                 }
                 _ => Token::Other,
@@ -206,10 +223,19 @@ pub(super) fn skip_string(bytes: &[u8], open: usize, formatted: bool) -> usize {
 /// expression, or a field's format spec.
 #[derive(Clone, Copy)]
 enum Frame {
-    Literal { quote: u8, triple: bool },
+    Literal {
+        quote: u8,
+        triple: bool,
+    },
     /// `depth` counts brackets opened inside the expression.
-    Expression { depth: u32, triple: bool },
-    Spec { quote: u8, triple: bool },
+    Expression {
+        depth: u32,
+        triple: bool,
+    },
+    Spec {
+        quote: u8,
+        triple: bool,
+    },
 }
 
 /// Skips an f-string (or t-string), following replacement fields, nested
@@ -218,7 +244,10 @@ enum Frame {
 /// whole string, which bounds the damage of a malformed one to one line.
 fn skip_formatted(bytes: &[u8], open: usize) -> usize {
     let triple = is_triple(bytes, open);
-    let mut stack = vec![Frame::Literal { quote: bytes[open], triple }];
+    let mut stack = vec![Frame::Literal {
+        quote: bytes[open],
+        triple,
+    }];
     let mut at = open + if triple { 3 } else { 1 };
     while let Some(frame) = stack.last().copied() {
         let Some(&byte) = bytes.get(at) else {
@@ -252,7 +281,8 @@ fn skip_formatted(bytes: &[u8], open: usize) -> usize {
                     b'\n' if !triple => return at,
                     b'\'' | b'"' => at = enter_string(bytes, at, false, &mut stack),
                     b'#' => {
-                        at = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |found| at + found);
+                        at = memchr::memchr(b'\n', &bytes[at..])
+                            .map_or(bytes.len(), |found| at + found);
                     }
                     b'(' | b'[' | b'{' => {
                         set_depth(&mut stack, depth + 1);
@@ -281,10 +311,10 @@ fn skip_formatted(bytes: &[u8], open: usize) -> usize {
                         while bytes.get(at).is_some_and(|&next| is_name_byte(next)) {
                             at += 1;
                         }
-                        if matches!(bytes.get(at), Some(b'\'' | b'"')) {
-                            if let Some(formatted) = string_prefix(&bytes[start..at]) {
-                                at = enter_string(bytes, at, formatted, &mut stack);
-                            }
+                        if matches!(bytes.get(at), Some(b'\'' | b'"'))
+                            && let Some(formatted) = string_prefix(&bytes[start..at])
+                        {
+                            at = enter_string(bytes, at, formatted, &mut stack);
                         }
                     }
                     _ => at += 1,
@@ -334,7 +364,10 @@ fn enclosing_quote(stack: &[Frame]) -> u8 {
 fn enter_string(bytes: &[u8], open: usize, formatted: bool, stack: &mut Vec<Frame>) -> usize {
     if formatted {
         let triple = is_triple(bytes, open);
-        stack.push(Frame::Literal { quote: bytes[open], triple });
+        stack.push(Frame::Literal {
+            quote: bytes[open],
+            triple,
+        });
         open + if triple { 3 } else { 1 }
     } else {
         skip_string(bytes, open, false)
