@@ -306,7 +306,7 @@ pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> R
             }
             base = parent_of(base);
         }
-        return match resolve_in(index, &[base.to_owned()], &parts, detail, 0) {
+        return match resolve_in(index, &[base.to_owned()], &parts, detail) {
             Some(file) => Resolution::Files(vec![file]),
             None => Resolution::Unresolved,
         };
@@ -315,7 +315,7 @@ pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> R
         return Resolution::Unresolved;
     }
     let roots = module_roots(ctx, from);
-    if let Some(file) = resolve_in(index, &roots, &parts, detail, 1) {
+    if let Some(file) = resolve_in(index, &roots, &parts, detail) {
         return Resolution::Files(vec![file]);
     }
     let mut named = parts.clone();
@@ -372,14 +372,13 @@ fn module_roots(ctx: &ResolveCtx<'_>, from: &str) -> Vec<String> {
 /// `from parts import detail` first the submodule `parts.detail`, in the
 /// first root that has it. When the whole name is no module, the longest
 /// prefix that is one is taken (`a.b.c` where `c` is a name in `a/b.py`),
-/// down to `shortest` parts (0 for a relative import, whose package folder
-/// alone may be meant: `from . import x`).
+/// but never the empty one: `from .gone import x` is unresolved, not the
+/// package's `__init__.py` (only `from . import x` names the package).
 fn resolve_in(
     index: &FileIndex,
     roots: &[String],
     parts: &[&str],
     detail: Option<&str>,
-    shortest: usize,
 ) -> Option<String> {
     if let Some(name) = detail {
         let mut submodule = parts.to_vec();
@@ -391,7 +390,7 @@ fn resolve_in(
             return Some(file);
         }
     }
-    let shortest = shortest.min(parts.len());
+    let shortest = usize::from(!parts.is_empty());
     (shortest..=parts.len()).rev().find_map(|length| {
         roots
             .iter()

@@ -200,14 +200,17 @@ from . import *
 }
 
 #[test]
-fn relative_above_root_is_unresolved() {
+fn relative_missing_or_above_root_is_unresolved() {
     check_counts(
         r"
 //- /top.py
 from .. import x
 from .missing import y
+//- /pkg/__init__.py
+//- /pkg/a.py
+from .gone import z
 ",
-        2,
+        3,
         0,
     );
 }
