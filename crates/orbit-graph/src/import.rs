@@ -103,7 +103,10 @@ pub(crate) fn import_keys(import: &RawImport) -> Vec<String> {
 pub(crate) fn file_keys(path: &str) -> Vec<String> {
     let mut parts = path.rsplit('/');
     let name = parts.next().unwrap_or(path);
-    let stem = name.split('.').find(|part| !part.is_empty()).unwrap_or(name);
+    let stem = name
+        .split('.')
+        .find(|part| !part.is_empty())
+        .unwrap_or(name);
     let mut keys = vec![stem.to_ascii_lowercase()];
     // Three folders up: a package's entry file (`utils/lib/main.js` for
     // `import "utils"`) sits a few folders below the name it is imported by.

@@ -20,6 +20,9 @@ pub(crate) struct FileIndex {
     packages: HashMap<String, Vec<String>>,
     /// File -> the package it declares.
     package_of: HashMap<String, String>,
+    /// Every dotted prefix of a declared package (`a`, `a.b` for `a.b`) ->
+    /// how many files declare a package under it.
+    package_prefixes: HashMap<String, usize>,
 }
 
 impl FileIndex {
@@ -56,6 +59,9 @@ impl FileIndex {
                 .or_default()
                 .push(path.to_owned());
             self.package_of.insert(path.to_owned(), package.to_owned());
+            for prefix in package_prefixes(package) {
+                *self.package_prefixes.entry(prefix.to_owned()).or_default() += 1;
+            }
         }
     }
 
@@ -83,6 +89,14 @@ impl FileIndex {
         remove_from(&mut self.by_name, name, path);
         if let Some(package) = self.package_of.remove(path) {
             remove_from(&mut self.packages, &package, path);
+            for prefix in package_prefixes(&package) {
+                if let Some(count) = self.package_prefixes.get_mut(prefix) {
+                    *count -= 1;
+                    if *count == 0 {
+                        self.package_prefixes.remove(prefix);
+                    }
+                }
+            }
         }
     }
 
@@ -111,10 +125,24 @@ impl FileIndex {
         self.packages.get(package).map_or(&[], Vec::as_slice)
     }
 
+    /// Whether some file declares `prefix` or a package under it (`a.b` for
+    /// `a.b.c`).
+    pub(crate) fn has_package_prefix(&self, prefix: &str) -> bool {
+        self.package_prefixes.contains_key(prefix)
+    }
+
     /// Every file, in no particular order.
     pub(crate) fn files(&self) -> impl Iterator<Item = &str> {
         self.files.iter().map(String::as_str)
     }
+}
+
+/// `a`, `a.b`, `a.b.c` for `a.b.c` (nothing for the default package).
+fn package_prefixes(package: &str) -> impl Iterator<Item = &str> {
+    package
+        .match_indices('.')
+        .map(|(index, _)| &package[..index])
+        .chain((!package.is_empty()).then_some(package))
 }
 
 fn remove_from(map: &mut HashMap<String, Vec<String>>, key: &str, path: &str) {
@@ -140,6 +168,11 @@ mod tests {
         assert!(index.folder_exists("src"));
         assert!(index.folder_exists(""));
         assert_eq!(index.package_files("a"), ["src/a/b.java"]);
+        index.insert("src/x/y/Z.java", Some("x.y"));
+        assert!(index.has_package_prefix("x") && index.has_package_prefix("x.y"));
+        assert!(!index.has_package_prefix("x.y.z"));
+        index.remove("src/x/y/Z.java");
+        assert!(!index.has_package_prefix("x"));
         assert_eq!(index.files_named("c.ts"), ["src/c.ts"]);
         index.remove("src/a/b.java");
         assert!(!index.folder_exists("src/a"));

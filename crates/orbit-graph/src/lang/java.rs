@@ -15,8 +15,6 @@
 
 mod lexer;
 
-use std::path::Path;
-
 use orbit_types::EdgeKind;
 
 use crate::import::{Extracted, RawImport, Resolution};
@@ -24,10 +22,6 @@ use crate::index::FileIndex;
 use crate::lang::{Lines, ResolveCtx};
 
 use self::lexer::{Lexer, Token};
-
-/// Java and Kotlin have no project files that change how imports resolve.
-#[derive(Debug, Default)]
-pub(crate) struct Config {}
 
 pub(crate) fn extract(text: &str) -> Extracted {
     let lines = Lines::new(text);
@@ -142,14 +136,6 @@ impl<'a> Parser<'a> {
     }
 }
 
-pub(crate) fn load_config(_root: &Path, _index: &FileIndex) -> Config {
-    Config {}
-}
-
-pub(crate) fn is_config(_name: &str) -> bool {
-    false
-}
-
 pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> Resolution {
     let index = ctx.index;
     let specifier = import.specifier.as_str();
@@ -189,21 +175,20 @@ pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> R
 
 /// Whether the missing name `parts` belongs to the workspace's own packages
 /// (then it is unresolved) rather than to the JDK, Kotlin's library or a
-/// dependency (external). Known: a name in the default package, a name under
-/// a package some file declares, or one whose first two parts are folders
+/// dependency (external). Known: a name in the default package, a name whose
+/// first two parts (one for a two-part name) begin a package some file
+/// declares, or one whose first two parts are folders
 /// of the importing file's path (`com/acme/...` importing `com.acme.x.Y`,
 /// by the convention that folders follow packages).
 fn is_workspace_package(index: &FileIndex, from: &str, parts: &[&str]) -> bool {
     if parts.len() < 2 {
         return true;
     }
-    let declared =
-        (1..parts.len()).any(|length| !index.package_files(&parts[..length].join(".")).is_empty());
-    if declared {
-        return true;
-    }
     let root_length = if parts.len() > 2 { 2 } else { 1 };
     let root = &parts[..root_length];
+    if index.has_package_prefix(&root.join(".")) {
+        return true;
+    }
     let folders: Vec<&str> = from.split('/').collect();
     let folders = &folders[..folders.len().saturating_sub(1)];
     folders.windows(root_length).any(|window| window == root)

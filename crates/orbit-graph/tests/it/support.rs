@@ -21,7 +21,7 @@ pub(crate) fn workspace(fixture: &str) -> TempDir {
 
 pub(crate) fn write_fixture(root: &Path, fixture: &str) {
     let mut current: Option<(String, String)> = None;
-    let mut flush = |entry: Option<(String, String)>| {
+    let flush = |entry: Option<(String, String)>| {
         if let Some((path, content)) = entry {
             let full = root.join(path.trim_start_matches('/'));
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
