@@ -50,8 +50,8 @@ pub fn relative_slash_path(root: &Path, path: &Path) -> Option<String> {
 /// directory `base` (both relative to the same root), folding `.` and `..`.
 /// `None` when the result would climb above the root.
 pub fn join_relative(base: &str, reference: &str) -> Option<String> {
-    let mut parts: Vec<&str> = base.split('/').filter(|part| !part.is_empty()).collect();
-    for part in reference.split('/') {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in base.split('/').chain(reference.split('/')) {
         match part {
             "" | "." => {}
             ".." => {
@@ -113,6 +113,8 @@ mod tests {
         assert_eq!(join_relative("src", "../../x"), None);
         assert_eq!(parent_of("a/b/c.rs"), "a/b");
         assert_eq!(parent_of("c.rs"), "");
+        assert_eq!(join_relative(".", "a").as_deref(), Some("a"));
+        assert_eq!(join_relative("a/../b", "c").as_deref(), Some("b/c"));
     }
 
     proptest::proptest! {
