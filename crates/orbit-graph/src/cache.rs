@@ -94,7 +94,7 @@ impl Cache {
     }
 
     /// Stores `put` and forgets `delete`, in one transaction.
-    pub(crate) fn write(&self, put: &[(String, CachedFile)], delete: &[String]) {
+    pub(crate) fn write(&self, put: &[(String, Vec<u8>)], delete: &[String]) {
         if put.is_empty() && delete.is_empty() {
             return;
         }
@@ -103,8 +103,8 @@ impl Cache {
             let transaction = database.begin_write()?;
             {
                 let mut table = transaction.open_table(FILES)?;
-                for (path, file) in put {
-                    table.insert(path.as_str(), encode(file).as_slice())?;
+                for (path, record) in put {
+                    table.insert(path.as_str(), record.as_slice())?;
                 }
                 for path in delete {
                     table.remove(path.as_str())?;
@@ -152,26 +152,43 @@ fn kind_from_code(code: u8) -> Option<EdgeKind> {
 }
 
 pub(crate) fn encode(file: &CachedFile) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64);
-    out.extend_from_slice(&EXTRACT_VERSION.to_le_bytes());
-    out.extend_from_slice(&file.size.to_le_bytes());
-    out.extend_from_slice(&file.mtime_ns.to_le_bytes());
     match &file.content {
-        CachedContent::Binary => out.push(0),
+        CachedContent::Binary => {
+            let mut out = header(file.size, file.mtime_ns);
+            out.push(0);
+            out
+        }
         CachedContent::Text {
             invalid_utf8,
             extracted,
-        } => {
-            out.push(if *invalid_utf8 { 2 } else { 1 });
-            put_optional(&mut out, extracted.package.as_deref());
-            put_u32(&mut out, extracted.imports.len());
-            for import in &extracted.imports {
-                out.push(kind_code(import.kind));
-                out.extend_from_slice(&import.line.to_le_bytes());
-                put_str(&mut out, &import.specifier);
-                put_optional(&mut out, import.detail.as_deref());
-            }
-        }
+        } => encode_text(file.size, file.mtime_ns, *invalid_utf8, extracted),
+    }
+}
+
+fn header(size: u64, mtime_ns: i64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(&EXTRACT_VERSION.to_le_bytes());
+    out.extend_from_slice(&size.to_le_bytes());
+    out.extend_from_slice(&mtime_ns.to_le_bytes());
+    out
+}
+
+/// The record of a text file, encoded straight from its parse.
+pub(crate) fn encode_text(
+    size: u64,
+    mtime_ns: i64,
+    invalid_utf8: bool,
+    extracted: &Extracted,
+) -> Vec<u8> {
+    let mut out = header(size, mtime_ns);
+    out.push(if invalid_utf8 { 2 } else { 1 });
+    put_optional(&mut out, extracted.package.as_deref());
+    put_u32(&mut out, extracted.imports.len());
+    for import in &extracted.imports {
+        out.push(kind_code(import.kind));
+        out.extend_from_slice(&import.line.to_le_bytes());
+        put_str(&mut out, &import.specifier);
+        put_optional(&mut out, import.detail.as_deref());
     }
     out
 }
@@ -324,7 +341,7 @@ mod tests {
     fn store_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::open(dir.path(), Path::new("/some/root")).unwrap();
-        cache.write(&[("a.ts".into(), sample())], &[]);
+        cache.write(&[("a.ts".into(), encode(&sample()))], &[]);
         let all = cache.load_all();
         let file = sample();
         assert_eq!(

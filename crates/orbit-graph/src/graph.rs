@@ -2,7 +2,9 @@
 
 mod update;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -96,11 +98,13 @@ pub struct Graph {
     index: FileIndex,
     config: ProjectConfig,
     /// Import key -> files with an import that has it (see `import_keys`).
-    importers: HashMap<String, Vec<NodeId>>,
+    /// Built on the first live update (a one-shot build never needs it).
+    importers: Option<HashMap<String, Vec<NodeId>>>,
     hash: HashState,
     skipped: BTreeMap<SkipReason, u64>,
     cache: Option<Cache>,
-    pending_cache: Vec<(String, CachedFile)>,
+    /// Encoded records waiting for [`Graph::flush_cache`].
+    pending_cache: Vec<(String, Vec<u8>)>,
     pending_forget: Vec<String>,
     cache_hits: u64,
     parsed: u64,
@@ -203,11 +207,13 @@ impl Graph {
         progress: Option<Progress<'_>>,
     ) -> Result<Graph> {
         let (given_root, canonical) = check_root(root)?;
+        let mut phase = Phase::start();
         let cache = options
             .cache_dir
             .as_deref()
             .and_then(|dir| Cache::open(dir, &canonical));
         let cached = cache.as_ref().map(Cache::load_all).unwrap_or_default();
+        phase.end("cache loaded");
         let scan_started = SystemTime::now();
         let known = |path: &str, size: u64, mtime_ns: i64| {
             cached
@@ -223,6 +229,7 @@ impl Graph {
             known: &known,
             progress,
         });
+        phase.end("scanned");
         result
             .files
             .sort_unstable_by(|left, right| left.path.cmp(&right.path));
@@ -233,11 +240,14 @@ impl Graph {
             options,
             nodes: Vec::with_capacity(result.files.len()),
             free: Vec::new(),
-            by_path: HashMap::with_capacity(result.files.len()),
+            by_path: HashMap::with_capacity_and_hasher(
+                result.files.len(),
+                rustc_hash::FxBuildHasher,
+            ),
             folders: result.folders.into_iter().collect(),
             index: FileIndex::default(),
             config: ProjectConfig::default(),
-            importers: HashMap::new(),
+            importers: None,
             hash: HashState::default(),
             skipped: result.skipped,
             cache,
@@ -247,42 +257,49 @@ impl Graph {
             parsed: 0,
         };
         let racy_after = mtime_of(scan_started.checked_sub(RACY_WINDOW).unwrap_or(UNIX_EPOCH));
-        let mut seen: HashSet<String> = HashSet::with_capacity(result.files.len());
+        let caching = graph.cache.is_some();
+        let mut seen: HashSet<String> = HashSet::default();
         for (path, size, mtime_ns) in result.binary {
-            if mtime_ns < racy_after {
-                graph.pending_cache.push((
-                    path.clone(),
-                    CachedFile {
+            if caching {
+                if mtime_ns < racy_after {
+                    let record = cache::encode(&CachedFile {
                         size,
                         mtime_ns,
                         content: CachedContent::Binary,
-                    },
-                ));
+                    });
+                    graph.pending_cache.push((path.clone(), record));
+                }
+                seen.insert(path);
             }
-            seen.insert(path);
         }
         for file in result.files {
             if file.reused {
                 graph.cache_hits += 1;
             } else {
                 graph.parsed += 1;
-                if file.mtime_ns < racy_after {
+                if caching && file.mtime_ns < racy_after {
                     graph
                         .pending_cache
-                        .push((file.path.clone(), cached_file(&file)));
+                        .push((file.path.clone(), encode_file(&file)));
                 }
             }
-            seen.insert(file.path.clone());
+            if caching {
+                seen.insert(file.path.clone());
+            }
             graph.insert_node(file);
         }
         graph.pending_forget = cached
             .into_keys()
             .filter(|path| !seen.contains(path))
             .collect();
+        phase.end("nodes inserted");
         graph.config = ProjectConfig::load(&graph.root, &graph.index);
+        phase.end("project files read");
         let all: Vec<NodeId> = graph.by_path.values().copied().collect();
         graph.resolve_nodes(&all, &mut Vec::new());
+        phase.end("resolved");
         graph.flush_cache();
+        phase.end("cache written");
         Ok(graph)
     }
 
@@ -460,12 +477,7 @@ impl Graph {
             self.nodes.push(None);
             NodeId((self.nodes.len() - 1) as u32)
         });
-        for key in node.extracted.imports.iter().flat_map(import_keys) {
-            let importers = self.importers.entry(key).or_default();
-            if importers.last() != Some(&id) {
-                importers.push(id);
-            }
-        }
+        self.add_keys(id, &node.extracted);
         self.by_path.insert(node.path.clone(), id);
         self.nodes[id.index()] = Some(node);
         id
@@ -482,21 +494,61 @@ impl Graph {
         Some(node)
     }
 
-    fn forget_keys(&mut self, id: NodeId, extracted: &Extracted) {
+    fn add_keys(&mut self, id: NodeId, extracted: &Extracted) {
+        let Some(index) = self.importers.as_mut() else {
+            return;
+        };
         for key in extracted.imports.iter().flat_map(import_keys) {
-            if let Some(importers) = self.importers.get_mut(&key) {
+            let importers = index.entry(key).or_default();
+            if !importers.contains(&id) {
+                importers.push(id);
+            }
+        }
+    }
+
+    fn forget_keys(&mut self, id: NodeId, extracted: &Extracted) {
+        let Some(index) = self.importers.as_mut() else {
+            return;
+        };
+        for key in extracted.imports.iter().flat_map(import_keys) {
+            if let Some(importers) = index.get_mut(&key) {
                 importers.retain(|importer| *importer != id);
                 if importers.is_empty() {
-                    self.importers.remove(&key);
+                    index.remove(&key);
                 }
             }
         }
     }
 
-    /// Files whose imports may resolve differently now that `path` came or went.
+    /// Builds the import-key index if it is not there yet.
+    fn ensure_importers(&mut self) {
+        if self.importers.is_some() {
+            return;
+        }
+        let mut index: HashMap<String, Vec<NodeId>> = HashMap::default();
+        for (position, node) in self.nodes.iter().enumerate() {
+            let Some(node) = node else {
+                continue;
+            };
+            let id = NodeId(position as u32);
+            for key in node.extracted.imports.iter().flat_map(import_keys) {
+                let importers = index.entry(key).or_default();
+                if importers.last() != Some(&id) {
+                    importers.push(id);
+                }
+            }
+        }
+        self.importers = Some(index);
+    }
+
+    /// Files whose imports may resolve differently now that `path` came or
+    /// went. Needs [`Graph::ensure_importers`] first.
     fn importers_by_keys(&self, path: &str, into: &mut HashSet<NodeId>) {
+        let Some(index) = &self.importers else {
+            return;
+        };
         for key in file_keys(path) {
-            if let Some(importers) = self.importers.get(&key) {
+            if let Some(importers) = index.get(&key) {
                 into.extend(importers.iter().copied());
             }
         }
@@ -622,14 +674,26 @@ fn node_dto(node: &Node) -> NodeDto {
     }
 }
 
-fn cached_file(file: &ScannedFile) -> CachedFile {
-    CachedFile {
-        size: file.size,
-        mtime_ns: file.mtime_ns,
-        content: CachedContent::Text {
-            invalid_utf8: file.invalid_utf8,
-            extracted: file.extracted.clone(),
-        },
+fn encode_file(file: &ScannedFile) -> Vec<u8> {
+    cache::encode_text(file.size, file.mtime_ns, file.invalid_utf8, &file.extracted)
+}
+
+impl Graph {
+    /// Queues a freshly parsed file for the cache, unless there is no cache
+    /// or it changed too recently to trust its mtime.
+    fn queue_cache(&mut self, file: &ScannedFile) {
+        if self.cache.is_none() {
+            return;
+        }
+        let racy_after = mtime_of(
+            SystemTime::now()
+                .checked_sub(RACY_WINDOW)
+                .unwrap_or(UNIX_EPOCH),
+        );
+        if file.mtime_ns < racy_after {
+            self.pending_cache
+                .push((file.path.clone(), encode_file(file)));
+        }
     }
 }
 
@@ -676,5 +740,19 @@ impl Graph {
     /// on the way to them: relative, `/`-separated, `""` for the root.
     pub fn folders(&self) -> impl Iterator<Item = &str> {
         self.folders.iter().map(String::as_str)
+    }
+}
+
+/// Logs how long each step of a build took (`ORBIT_LOG=orbit_graph=debug`).
+struct Phase(std::time::Instant);
+
+impl Phase {
+    fn start() -> Phase {
+        Phase(std::time::Instant::now())
+    }
+
+    fn end(&mut self, step: &str) {
+        tracing::debug!(elapsed = ?self.0.elapsed(), "{step}");
+        self.0 = std::time::Instant::now();
     }
 }

@@ -1,7 +1,7 @@
 //! The file index resolution asks: which files exist, what each folder holds,
 //! files by name, and Java/Kotlin files by package.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use orbit_common::parent_of;
 
@@ -32,16 +32,15 @@ impl FileIndex {
             self.files.insert(path.to_owned());
         }
         let folder = parent_of(path);
-        self.folder_files
-            .entry(folder.to_owned())
-            .or_default()
-            .push(path.to_owned());
+        push_to(&mut self.folder_files, folder, path);
         let mut ancestor = Some(folder);
         while let Some(current) = ancestor {
-            *self
-                .folder_depth_count
-                .entry(current.to_owned())
-                .or_default() += 1;
+            // Look up before allocating a key: most folders are known.
+            if let Some(count) = self.folder_depth_count.get_mut(current) {
+                *count += 1;
+            } else {
+                self.folder_depth_count.insert(current.to_owned(), 1);
+            }
             ancestor = if current.is_empty() {
                 None
             } else {
@@ -49,10 +48,7 @@ impl FileIndex {
             };
         }
         let name = path.rsplit('/').next().unwrap_or(path);
-        self.by_name
-            .entry(name.to_owned())
-            .or_default()
-            .push(path.to_owned());
+        push_to(&mut self.by_name, name, path);
         if let Some(package) = package {
             self.packages
                 .entry(package.to_owned())
@@ -143,6 +139,14 @@ fn package_prefixes(package: &str) -> impl Iterator<Item = &str> {
         .match_indices('.')
         .map(|(index, _)| &package[..index])
         .chain((!package.is_empty()).then_some(package))
+}
+
+fn push_to(map: &mut HashMap<String, Vec<String>>, key: &str, path: &str) {
+    if let Some(list) = map.get_mut(key) {
+        list.push(path.to_owned());
+    } else {
+        map.insert(key.to_owned(), vec![path.to_owned()]);
+    }
 }
 
 fn remove_from(map: &mut HashMap<String, Vec<String>>, key: &str, path: &str) {

@@ -8,13 +8,13 @@
 //! project file (`tsconfig.json`, `go.mod`, ...) re-resolves everything, and
 //! a change to an ignore file rescans the whole workspace.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::path::{Path, PathBuf};
 
 use orbit_common::{normalize_lexically, parent_of, relative_slash_path};
 use orbit_types::{EdgeDto, GraphDelta, NodeDto};
 
-use super::{Graph, NodeId, cached_file, node_dto};
+use super::{Graph, NodeId, node_dto};
 use crate::cache::CachedContent;
 use crate::lang::{self, ProjectConfig};
 use crate::scan::{self, ScanRequest, ScannedFile};
@@ -29,8 +29,9 @@ impl Graph {
     /// ignored. The delta is empty when nothing of the graph changed.
     pub fn apply_changes(&mut self, paths: &[PathBuf]) -> GraphDelta {
         let previous_hash = self.hash().to_string();
+        self.ensure_importers();
         let targets = self.targets_of(paths);
-        let mut found: HashMap<String, ScannedFile> = HashMap::new();
+        let mut found: HashMap<String, ScannedFile> = HashMap::default();
         let mut stale: Vec<NodeId> = Vec::new();
         for target in &targets {
             self.rescan_target(target, &mut found, &mut stale);
@@ -58,7 +59,7 @@ impl Graph {
             });
 
         // Who must be resolved again.
-        let mut again: HashSet<NodeId> = HashSet::new();
+        let mut again: HashSet<NodeId> = HashSet::default();
         for id in &removed_ids {
             if let Some(node) = self.node_ref(*id) {
                 again.extend(node.incoming.iter().copied());
@@ -104,8 +105,7 @@ impl Graph {
         let mut nodes_added: Vec<NodeDto> = Vec::new();
         for file in added {
             self.parsed += 1;
-            self.pending_cache
-                .push((file.path.clone(), cached_file(&file)));
+            self.queue_cache(&file);
             let id = self.insert_node(file);
             again.insert(id);
             if let Some(node) = self.node_ref(id) {
@@ -311,20 +311,9 @@ impl Graph {
         node.invalid_utf8 = file.invalid_utf8;
         self.forget_keys(id, &old);
         self.parsed += 1;
-        self.pending_cache
-            .push((file.path.clone(), cached_file(&file)));
+        self.queue_cache(&file);
         let package_changed = old.package != file.extracted.package;
-        for key in file
-            .extracted
-            .imports
-            .iter()
-            .flat_map(crate::import::import_keys)
-        {
-            let importers = self.importers.entry(key).or_default();
-            if !importers.contains(&id) {
-                importers.push(id);
-            }
-        }
+        self.add_keys(id, &file.extracted);
         if package_changed {
             self.index
                 .insert(&file.path, file.extracted.package.as_deref());
@@ -343,7 +332,7 @@ struct Changes {
 
 /// Drops the edges that were removed and added again unchanged.
 fn cancel_common(removed: &mut Vec<EdgeDto>, added: &mut Vec<EdgeDto>) {
-    let mut counts: HashMap<EdgeDto, i64> = HashMap::new();
+    let mut counts: HashMap<EdgeDto, i64> = HashMap::default();
     for edge in removed.iter() {
         *counts.entry(edge.clone()).or_default() += 1;
     }

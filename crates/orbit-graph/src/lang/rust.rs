@@ -13,7 +13,7 @@
 
 mod extract;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
 use orbit_common::{join_relative, parent_of};

@@ -6,7 +6,7 @@
 //! paths and workspace packages; cycles are cut). Every `package.json` with a
 //! `name` becomes a [`Package`]. Broken files are logged and skipped.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
 use orbit_common::{join_relative, parent_of};
@@ -165,9 +165,9 @@ pub(crate) fn load_config(root: &Path, index: &FileIndex) -> Config {
         root,
         index,
         packages: &config.packages,
-        done: HashMap::new(),
+        done: HashMap::default(),
     };
-    let mut projects = HashMap::new();
+    let mut projects = HashMap::default();
     for path in index.files() {
         let name = file_name(path);
         if (name != "tsconfig.json" && name != "jsconfig.json") || in_node_modules(path) {
