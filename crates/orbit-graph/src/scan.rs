@@ -233,7 +233,7 @@ fn read_file(
         }
         None => {}
     }
-    let bytes = match read_capped(path, request.max_file_size) {
+    let bytes = match read_capped(path, size, request.max_file_size) {
         Ok(Some(bytes)) => bytes,
         Ok(None) => return Found::Skip(SkipReason::TooLarge),
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
@@ -269,9 +269,12 @@ fn read_file(
 
 /// Reads at most `cap` bytes; `None` when the file is larger (it may have
 /// grown since it was listed).
-fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
+fn read_capped(path: &Path, size_hint: u64, cap: u64) -> io::Result<Option<Vec<u8>>> {
     let file = fs_err::File::open(path)?;
-    let mut bytes = Vec::new();
+    // Sized from the listing (plus one byte to see the end), so the read
+    // does not grow and copy the buffer.
+    let capacity = usize::try_from(size_hint.min(cap).saturating_add(1)).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(capacity);
     file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= cap).then_some(bytes))
 }

@@ -14,6 +14,7 @@ use std::path::Path;
 
 use orbit_common::parent_of;
 use orbit_types::EdgeKind;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::import::{Extracted, RawImport, Resolution};
 use crate::index::FileIndex;
@@ -28,6 +29,11 @@ pub(crate) struct Config {
     /// Every project (a folder with a `pyproject.toml`, `setup.py` or
     /// `setup.cfg`), sorted deepest first.
     projects: Vec<Project>,
+    /// Top-level package name -> the folders holding such a package (a
+    /// folder with `__init__.py` whose parent has none): the roots of
+    /// projects that declare nothing, such as unpacked wheels or several
+    /// projects side by side without a `pyproject.toml`.
+    top_level: HashMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -48,6 +54,9 @@ const KEYWORDS: &[&str] = &[
 ];
 
 const PROJECT_FILES: [&str; 3] = ["pyproject.toml", "setup.py", "setup.cfg"];
+
+/// Package markers: adding or removing one can make a new top-level package.
+const PACKAGE_MARKERS: [&str; 2] = ["__init__.py", "__init__.pyi"];
 
 pub(crate) fn extract(text: &str) -> Extracted {
     let lines = Lines::new(text);
@@ -232,7 +241,38 @@ pub(crate) fn load_config(root: &Path, index: &FileIndex) -> Config {
             .cmp(&depth(&a.folder))
             .then_with(|| a.folder.cmp(&b.folder))
     });
-    Config { projects }
+    Config {
+        projects,
+        top_level: top_level_packages(index),
+    }
+}
+
+fn top_level_packages(index: &FileIndex) -> HashMap<String, Vec<String>> {
+    let mut top_level: HashMap<String, Vec<String>> = HashMap::default();
+    for marker in PACKAGE_MARKERS {
+        for path in index.files_named(marker) {
+            let package = parent_of(path);
+            if package.is_empty() {
+                continue;
+            }
+            let holder = parent_of(package);
+            let nested = PACKAGE_MARKERS
+                .iter()
+                .any(|marker| index.contains(&join(holder, marker)));
+            if nested {
+                continue;
+            }
+            let name = package.rsplit('/').next().unwrap_or(package);
+            let roots = top_level.entry(name.to_owned()).or_default();
+            if !roots.iter().any(|root| root == holder) {
+                roots.push(holder.to_owned());
+            }
+        }
+    }
+    for roots in top_level.values_mut() {
+        roots.sort_by(|a, b| depth(a).cmp(&depth(b)).then_with(|| a.cmp(b)));
+    }
+    top_level
 }
 
 /// The package roots a `pyproject.toml` declares, relative to its folder.
@@ -288,7 +328,7 @@ fn pyproject_roots(path: &str, text: &str) -> Vec<String> {
 }
 
 pub(crate) fn is_config(name: &str) -> bool {
-    PROJECT_FILES.contains(&name)
+    PROJECT_FILES.contains(&name) || PACKAGE_MARKERS.contains(&name)
 }
 
 pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> Resolution {
@@ -314,7 +354,15 @@ pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> R
     if parts.is_empty() {
         return Resolution::Unresolved;
     }
-    let roots = module_roots(ctx, from);
+    let roots = module_roots(ctx, from, parts[0]);
+    // Most absolute imports that miss are the standard library or
+    // third-party packages: when no root has anything called like the first
+    // part, it is external without probing every prefix.
+    if !ctx.config.python.top_level.contains_key(parts[0])
+        && !roots.iter().any(|root| may_hold(index, root, parts[0]))
+    {
+        return Resolution::External;
+    }
     if let Some(file) = resolve_in(index, &roots, &parts, detail) {
         return Resolution::Files(vec![file]);
     }
@@ -333,9 +381,15 @@ pub(crate) fn resolve(ctx: &ResolveCtx<'_>, from: &str, import: &RawImport) -> R
 /// the other projects, and last the importing file's own folder when it is
 /// not a package (scripts and tests run from their folder import their
 /// neighbours).
-fn module_roots(ctx: &ResolveCtx<'_>, from: &str) -> Vec<String> {
+fn module_roots(ctx: &ResolveCtx<'_>, from: &str, top: &str) -> Vec<String> {
     let index = ctx.index;
     let projects = &ctx.config.python.projects;
+    let package_roots: &[String] = ctx
+        .config
+        .python
+        .top_level
+        .get(top)
+        .map_or(&[], Vec::as_slice);
     let mut roots: Vec<String> = Vec::new();
     let mut push = |root: String| {
         if (root.is_empty() || index.folder_exists(&root)) && !roots.contains(&root) {
@@ -354,8 +408,18 @@ fn module_roots(ctx: &ResolveCtx<'_>, from: &str) -> Vec<String> {
     for project in own {
         project_roots(project).into_iter().for_each(&mut push);
     }
+    // A top-level package of that name whose holder also holds the
+    // importing file (the project it belongs to), then the workspace root.
+    for root in package_roots {
+        if root.is_empty() || is_under(from, root) {
+            push(root.clone());
+        }
+    }
     push(String::new());
     push("src".to_owned());
+    for root in package_roots {
+        push(root.clone());
+    }
     for project in others {
         project_roots(project).into_iter().for_each(&mut push);
     }
@@ -410,6 +474,14 @@ fn module_file(index: &FileIndex, root: &str, parts: &[&str]) -> Option<String> 
     candidates
         .into_iter()
         .find(|candidate| index.contains(candidate))
+}
+
+/// Whether `root` has a module, stub or folder called `name`.
+fn may_hold(index: &FileIndex, root: &str, name: &str) -> bool {
+    let base = join(root, name);
+    index.folder_exists(&base)
+        || index.contains(&format!("{base}.py"))
+        || index.contains(&format!("{base}.pyi"))
 }
 
 /// Whether some prefix of the dotted name `parts` is a module or a package

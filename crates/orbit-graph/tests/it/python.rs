@@ -345,3 +345,52 @@ import a
         &[],
     );
 }
+
+#[test]
+fn top_level_packages_side_by_side_without_project_files() {
+    // Two unpacked wheels (no pyproject.toml): each folder holding a
+    // top-level package is a module root.
+    check(
+        r"
+//- /site/django-6/django/__init__.py
+//- /site/django-6/django/db/__init__.py
+from django.db import models
+//- /site/django-6/django/db/models.py
+import django.utils
+//- /site/django-6/django/utils.py
+//- /site/sympy-1/sympy/__init__.py
+from sympy.core import Symbol
+import django
+//- /site/sympy-1/sympy/core.py
+",
+        &[
+            "site/django-6/django/db/__init__.py:1 -> site/django-6/django/db/models.py import",
+            "site/django-6/django/db/models.py:1 -> site/django-6/django/utils.py import",
+            "site/sympy-1/sympy/__init__.py:1 -> site/sympy-1/sympy/core.py import",
+            "site/sympy-1/sympy/__init__.py:2 -> site/django-6/django/__init__.py import",
+        ],
+    );
+}
+
+#[test]
+fn a_new_package_marker_makes_a_new_root_live() {
+    let dir =
+        crate::support::workspace("//- /lib/pkg/mod.py\n\n//- /app/main.py\nimport pkg.mod\n");
+    let mut graph = crate::support::build(dir.path());
+    assert!(crate::support::edges(&graph).is_empty());
+    std::fs::write(dir.path().join("lib/pkg/__init__.py"), "").unwrap();
+    graph.apply_changes(&[dir.path().join("lib/pkg/__init__.py")]);
+    assert_eq!(
+        crate::support::edges(&graph),
+        ["app/main.py:1 -> lib/pkg/mod.py import"]
+    );
+}
+
+#[test]
+fn stdlib_and_third_party_are_external_fast() {
+    check_counts(
+        "//- /pkg/__init__.py\nimport os.path\nfrom collections import abc\nimport numpy as np\nimport pkgx.missing\n//- /pkgx/other.py\n",
+        1,
+        3,
+    );
+}
