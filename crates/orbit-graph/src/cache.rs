@@ -15,8 +15,9 @@ use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 
 use crate::import::{Extracted, RawImport};
 
-/// Bump whenever an extractor's output could change for the same bytes.
-const EXTRACT_VERSION: u32 = 1;
+/// Bump whenever an extractor's output could change for the same bytes, or
+/// the record layout changes.
+const EXTRACT_VERSION: u32 = 2;
 
 const FILES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("files");
 
@@ -34,7 +35,21 @@ pub(crate) enum CachedContent {
     Text {
         invalid_utf8: bool,
         extracted: Extracted,
+        /// What the file's imports resolved to, last time.
+        resolution: Option<CachedResolution>,
     },
+}
+
+/// A file's resolved imports, valid while the workspace's "world" (the set
+/// of files, Java packages and project files; see
+/// `Graph::world_fingerprint`) is the one it was resolved in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CachedResolution {
+    pub(crate) world: [u8; 16],
+    /// (target path, kind, line).
+    pub(crate) edges: Vec<(String, EdgeKind, u32)>,
+    pub(crate) unresolved: u32,
+    pub(crate) external: u32,
 }
 
 /// The store of one workspace. It is opened for each read or write and
@@ -161,7 +176,14 @@ pub(crate) fn encode(file: &CachedFile) -> Vec<u8> {
         CachedContent::Text {
             invalid_utf8,
             extracted,
-        } => encode_text(file.size, file.mtime_ns, *invalid_utf8, extracted),
+            resolution,
+        } => encode_text(
+            file.size,
+            file.mtime_ns,
+            *invalid_utf8,
+            extracted,
+            resolution.as_ref(),
+        ),
     }
 }
 
@@ -179,6 +201,7 @@ pub(crate) fn encode_text(
     mtime_ns: i64,
     invalid_utf8: bool,
     extracted: &Extracted,
+    resolution: Option<&CachedResolution>,
 ) -> Vec<u8> {
     let mut out = header(size, mtime_ns);
     out.push(if invalid_utf8 { 2 } else { 1 });
@@ -189,6 +212,21 @@ pub(crate) fn encode_text(
         out.extend_from_slice(&import.line.to_le_bytes());
         put_str(&mut out, &import.specifier);
         put_optional(&mut out, import.detail.as_deref());
+    }
+    match resolution {
+        None => out.push(0),
+        Some(resolution) => {
+            out.push(1);
+            out.extend_from_slice(&resolution.world);
+            out.extend_from_slice(&resolution.unresolved.to_le_bytes());
+            out.extend_from_slice(&resolution.external.to_le_bytes());
+            put_u32(&mut out, resolution.edges.len());
+            for (target, kind, line) in &resolution.edges {
+                put_str(&mut out, target);
+                out.push(kind_code(*kind));
+                out.extend_from_slice(&line.to_le_bytes());
+            }
+        }
     }
     out
 }
@@ -222,9 +260,33 @@ pub(crate) fn decode_if_fresh(bytes: &[u8], size: u64, mtime_ns: i64) -> Option<
                     detail,
                 });
             }
+            let resolution = match reader.u8()? {
+                0 => None,
+                1 => {
+                    let world: [u8; 16] = reader.take(16)?.try_into().ok()?;
+                    let unresolved = reader.u32()?;
+                    let external = reader.u32()?;
+                    let count = reader.u32()?;
+                    let mut edges =
+                        Vec::with_capacity((count as usize).min(reader.bytes.len() / 9));
+                    for _ in 0..count {
+                        let target = reader.string()?;
+                        let kind = kind_from_code(reader.u8()?)?;
+                        edges.push((target, kind, reader.u32()?));
+                    }
+                    Some(CachedResolution {
+                        world,
+                        edges,
+                        unresolved,
+                        external,
+                    })
+                }
+                _ => return None,
+            };
             CachedContent::Text {
                 invalid_utf8: tag == 2,
                 extracted: Extracted { imports, package },
+                resolution,
             }
         }
         _ => return None,
@@ -318,6 +380,12 @@ mod tests {
                         detail: Some("y".into()),
                     }],
                 },
+                resolution: Some(CachedResolution {
+                    world: [7; 16],
+                    edges: vec![("x.ts".into(), EdgeKind::Reexport, 7)],
+                    unresolved: 1,
+                    external: 2,
+                }),
             },
         }
     }

@@ -14,7 +14,7 @@ use orbit_types::{
 };
 use rayon::prelude::*;
 
-use crate::cache::{self, Cache, CachedContent, CachedFile};
+use crate::cache::{self, Cache, CachedContent, CachedFile, CachedResolution};
 use crate::error::{Error, Result};
 use crate::hash::{GraphHash, HashState};
 use crate::import::{Extracted, Resolution, file_keys, import_keys};
@@ -103,8 +103,13 @@ pub struct Graph {
     hash: HashState,
     skipped: BTreeMap<SkipReason, u64>,
     cache: Option<Cache>,
-    /// Encoded records waiting for [`Graph::flush_cache`].
+    /// Encoded records (of binary files) waiting for [`Graph::flush_cache`].
     pending_cache: Vec<(String, Vec<u8>)>,
+    /// Files parsed or resolved since the last flush: their records are
+    /// encoded at the flush, with their edges.
+    pending_nodes: Vec<NodeId>,
+    /// Files resolved (not taken from the cache) by the build and since.
+    resolved: u64,
     pending_forget: Vec<String>,
     cache_hits: u64,
     parsed: u64,
@@ -255,6 +260,8 @@ impl Graph {
             pending_forget: Vec::new(),
             cache_hits: 0,
             parsed: 0,
+            pending_nodes: Vec::new(),
+            resolved: 0,
         };
         let racy_after = mtime_of(scan_started.checked_sub(RACY_WINDOW).unwrap_or(UNIX_EPOCH));
         let caching = graph.cache.is_some();
@@ -272,21 +279,21 @@ impl Graph {
                 seen.insert(path);
             }
         }
-        for file in result.files {
+        let mut reusable: Vec<(NodeId, CachedResolution)> = Vec::new();
+        for mut file in result.files {
             if file.reused {
                 graph.cache_hits += 1;
             } else {
                 graph.parsed += 1;
-                if caching && file.mtime_ns < racy_after {
-                    graph
-                        .pending_cache
-                        .push((file.path.clone(), encode_file(&file)));
-                }
             }
             if caching {
                 seen.insert(file.path.clone());
             }
-            graph.insert_node(file);
+            let resolution = file.resolution.take();
+            let id = graph.insert_node(file);
+            if let Some(resolution) = resolution {
+                reusable.push((id, resolution));
+            }
         }
         graph.pending_forget = cached
             .into_keys()
@@ -295,8 +302,7 @@ impl Graph {
         phase.end("nodes inserted");
         graph.config = ProjectConfig::load(&graph.root, &graph.index);
         phase.end("project files read");
-        let all: Vec<NodeId> = graph.by_path.values().copied().collect();
-        graph.resolve_nodes(&all, &mut Vec::new());
+        graph.resolve_all(reusable, caching);
         phase.end("resolved");
         graph.flush_cache();
         phase.end("cache written");
@@ -408,6 +414,7 @@ impl Graph {
             hash: self.hash().to_string(),
             skipped: self.skipped.clone(),
             cache_hits: self.cache_hits,
+            resolved: self.resolved,
             parsed: self.parsed,
             ..GraphStats::default()
         };
@@ -434,10 +441,140 @@ impl Graph {
     /// that an update does not wait for the disk.
     pub fn flush_cache(&mut self) {
         if let Some(cache) = &self.cache {
+            let world = self.world_fingerprint();
+            let racy_after = mtime_of(
+                SystemTime::now()
+                    .checked_sub(RACY_WINDOW)
+                    .unwrap_or(UNIX_EPOCH),
+            );
+            let mut pending = std::mem::take(&mut self.pending_nodes);
+            pending.sort_unstable();
+            pending.dedup();
+            for id in pending {
+                let Some(node) = self.node_ref(id) else {
+                    continue;
+                };
+                if node.mtime_ns >= racy_after {
+                    continue;
+                }
+                let edges = node
+                    .out
+                    .iter()
+                    .filter_map(|edge| {
+                        let to = self.node_ref(edge.to)?;
+                        Some((to.path.clone(), edge.kind, edge.line))
+                    })
+                    .collect();
+                let resolution = CachedResolution {
+                    world,
+                    edges,
+                    unresolved: node.unresolved,
+                    external: node.external,
+                };
+                let record = cache::encode_text(
+                    node.size,
+                    node.mtime_ns,
+                    node.invalid_utf8,
+                    &node.extracted,
+                    Some(&resolution),
+                );
+                self.pending_cache.push((node.path.clone(), record));
+            }
             cache.write(&self.pending_cache, &self.pending_forget);
         }
+        self.pending_nodes.clear();
         self.pending_cache.clear();
         self.pending_forget.clear();
+    }
+
+    /// Resolves every node: from the cache where the world a node's edges
+    /// were resolved in is this one, else now.
+    fn resolve_all(&mut self, reusable: Vec<(NodeId, CachedResolution)>, caching: bool) {
+        let world = self.world_fingerprint();
+        let mut done = vec![false; self.nodes.len()];
+        for (id, resolution) in reusable {
+            if resolution.world == world && self.apply_cached(id, &resolution) {
+                done[id.index()] = true;
+            }
+        }
+        let mut again: Vec<NodeId> = self
+            .by_path
+            .values()
+            .copied()
+            .filter(|id| !done[id.index()])
+            .collect();
+        again.sort_unstable();
+        self.resolve_nodes(&again, &mut Vec::new());
+        if caching {
+            self.pending_nodes = again;
+        }
+    }
+
+    /// A digest of everything resolution depends on besides a file's own
+    /// imports: the set of files (paths and languages), the Java/Kotlin
+    /// packages they declare, the project files (by size and mtime) and this
+    /// build of Orbit. Cached edges are reused only under the same world.
+    fn world_fingerprint(&self) -> [u8; 16] {
+        let (node_sum, node_count) = self.hash.node_part();
+        let (mut packages, mut configs) = (0u128, 0u128);
+        for node in self.nodes.iter().flatten() {
+            if let Some(package) = &node.extracted.package {
+                packages = packages.wrapping_add(crate::hash::digest(&[
+                    node.path.as_bytes(),
+                    package.as_bytes(),
+                ]));
+            }
+            if lang::is_config_file(&node.path) {
+                configs = configs.wrapping_add(crate::hash::digest(&[
+                    node.path.as_bytes(),
+                    &node.size.to_le_bytes(),
+                    &node.mtime_ns.to_le_bytes(),
+                ]));
+            }
+        }
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(b"orbit-graph-world/1");
+        hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
+        hasher.update(&node_sum.to_le_bytes());
+        hasher.update(&node_count.to_le_bytes());
+        hasher.update(&packages.to_le_bytes());
+        hasher.update(&configs.to_le_bytes());
+        let mut out = [0; 16];
+        out.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
+        out
+    }
+
+    /// Sets a node's edges from its cached resolution; `false` (and nothing
+    /// set) when a target is no longer a node.
+    fn apply_cached(&mut self, id: NodeId, resolution: &CachedResolution) -> bool {
+        let mut edges = Vec::with_capacity(resolution.edges.len());
+        for (target, kind, line) in &resolution.edges {
+            let Some(to) = self.by_path.get(target).copied() else {
+                return false;
+            };
+            edges.push(Edge {
+                to,
+                kind: *kind,
+                line: *line,
+            });
+        }
+        let Some(from) = node_in(&self.nodes, id).map(|node| node.path.clone()) else {
+            return false;
+        };
+        for edge in &edges {
+            if let Some(to) = node_in(&self.nodes, edge.to) {
+                self.hash.add_edge(&from, &to.path, edge.kind);
+            }
+            if let Some(target) = self.nodes.get_mut(edge.to.index()).and_then(Option::as_mut) {
+                target.incoming.push(id);
+            }
+        }
+        if let Some(node) = self.nodes.get_mut(id.index()).and_then(Option::as_mut) {
+            node.out = edges;
+            node.unresolved = resolution.unresolved;
+            node.external = resolution.external;
+        }
+        true
     }
 
     fn node_ref(&self, id: NodeId) -> Option<&Node> {
@@ -583,6 +720,7 @@ impl Graph {
     /// Resolves the imports of `ids` (whose edges must already be dropped) and
     /// adds the edges, recording them in `added`.
     fn resolve_nodes(&mut self, ids: &[NodeId], added: &mut Vec<EdgeDto>) {
+        self.resolved += ids.len() as u64;
         let ctx = ResolveCtx {
             index: &self.index,
             config: &self.config,
@@ -671,29 +809,6 @@ fn node_dto(node: &Node) -> NodeDto {
         path: node.path.clone(),
         language: node.language,
         size: node.size,
-    }
-}
-
-fn encode_file(file: &ScannedFile) -> Vec<u8> {
-    cache::encode_text(file.size, file.mtime_ns, file.invalid_utf8, &file.extracted)
-}
-
-impl Graph {
-    /// Queues a freshly parsed file for the cache, unless there is no cache
-    /// or it changed too recently to trust its mtime.
-    fn queue_cache(&mut self, file: &ScannedFile) {
-        if self.cache.is_none() {
-            return;
-        }
-        let racy_after = mtime_of(
-            SystemTime::now()
-                .checked_sub(RACY_WINDOW)
-                .unwrap_or(UNIX_EPOCH),
-        );
-        if file.mtime_ns < racy_after {
-            self.pending_cache
-                .push((file.path.clone(), encode_file(file)));
-        }
     }
 }
 

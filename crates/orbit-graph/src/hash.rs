@@ -55,6 +55,11 @@ impl HashState {
         self.edge_count -= 1;
     }
 
+    /// The part that depends on nodes only: which paths, in which languages.
+    pub(crate) fn node_part(&self) -> (u128, u64) {
+        (self.node_sum, self.node_count)
+    }
+
     pub(crate) fn finish(&self) -> GraphHash {
         let mut hasher = blake3::Hasher::new();
         hasher.update(b"orbit-graph-hash/1");
@@ -68,7 +73,7 @@ impl HashState {
     }
 }
 
-fn digest(parts: &[&[u8]]) -> u128 {
+pub(crate) fn digest(parts: &[&[u8]]) -> u128 {
     let mut hasher = blake3::Hasher::new();
     for part in parts {
         hasher.update(&(part.len() as u64).to_le_bytes());

@@ -11,7 +11,7 @@ use ignore::{WalkBuilder, WalkState};
 use orbit_common::relative_slash_path;
 use orbit_types::{Language, SkipReason};
 
-use crate::cache::CachedContent;
+use crate::cache::{CachedContent, CachedResolution};
 use crate::import::{Extracted, extract_text};
 use crate::language::detect_language;
 
@@ -32,6 +32,8 @@ pub(crate) struct ScannedFile {
     pub(crate) extracted: Extracted,
     /// Whether this parse came from the cache (the file was not read).
     pub(crate) reused: bool,
+    /// The cached resolution of its imports, if the cache had one.
+    pub(crate) resolution: Option<CachedResolution>,
 }
 
 /// What a walk found.
@@ -220,6 +222,7 @@ fn read_file(
         Some(CachedContent::Text {
             invalid_utf8,
             extracted,
+            resolution,
         }) => {
             return Found::File(ScannedFile {
                 path: relative,
@@ -229,6 +232,7 @@ fn read_file(
                 invalid_utf8,
                 extracted,
                 reused: true,
+                resolution,
             });
         }
         None => {}
@@ -264,6 +268,7 @@ fn read_file(
         invalid_utf8,
         extracted,
         reused: false,
+        resolution: None,
     })
 }
 

@@ -69,11 +69,12 @@ pub(crate) fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     if args.timings {
         let stats = graph.stats();
         note(&format!(
-            "built in {:.1} ms: {} files ({} parsed, {} from cache), {} edges",
+            "built in {:.1} ms: {} files ({} parsed, {} from cache, {} resolved), {} edges",
             started.elapsed().as_secs_f64() * 1e3,
             stats.files,
             stats.parsed,
             stats.cache_hits,
+            stats.resolved,
             stats.edges
         ));
     }

@@ -105,8 +105,8 @@ impl Graph {
         let mut nodes_added: Vec<NodeDto> = Vec::new();
         for file in added {
             self.parsed += 1;
-            self.queue_cache(&file);
             let id = self.insert_node(file);
+            self.pending_nodes.push(id);
             again.insert(id);
             if let Some(node) = self.node_ref(id) {
                 nodes_added.push(node_dto(node));
@@ -245,6 +245,7 @@ impl Graph {
             (node.size == size && node.mtime_ns == mtime_ns).then(|| CachedContent::Text {
                 invalid_utf8: node.invalid_utf8,
                 extracted: node.extracted.clone(),
+                resolution: None,
             })
         };
         let result = scan::scan(&ScanRequest {
@@ -311,7 +312,7 @@ impl Graph {
         node.invalid_utf8 = file.invalid_utf8;
         self.forget_keys(id, &old);
         self.parsed += 1;
-        self.queue_cache(&file);
+        self.pending_nodes.push(id);
         let package_changed = old.package != file.extracted.package;
         self.add_keys(id, &file.extracted);
         if package_changed {

@@ -250,18 +250,64 @@ fn warm_start_reads_no_unchanged_file() {
         cache_dir: Some(cache.path().to_path_buf()),
         ..options()
     };
+    let counts = |graph: &Graph| {
+        let stats = graph.stats();
+        (stats.parsed, stats.cache_hits, stats.resolved)
+    };
     let cold = Graph::build(dir.path(), cached()).unwrap();
-    assert_eq!((cold.stats().parsed, cold.stats().cache_hits), (2, 0));
+    assert_eq!(counts(&cold), (2, 0, 2));
     let warm = Graph::build(dir.path(), cached()).unwrap();
-    assert_eq!((warm.stats().parsed, warm.stats().cache_hits), (0, 2));
+    assert_eq!(counts(&warm), (0, 2, 0), "nothing parsed or resolved");
     assert_eq!(warm.snapshot(), cold.snapshot());
     assert_eq!(warm.stats().skipped.get(&SkipReason::Binary), Some(&1));
-    // A changed file is parsed again; a stale record is never used.
+    // A changed file is parsed and resolved again; a stale record is never
+    // used.
     std::fs::write(dir.path().join("a.ts"), "import './b';\nimport './c';\n").unwrap();
     age_files(dir.path());
     let after = Graph::build(dir.path(), cached()).unwrap();
-    assert_eq!((after.stats().parsed, after.stats().cache_hits), (1, 1));
+    assert_eq!(counts(&after), (1, 1, 1));
     assert_eq!(after.snapshot(), build(dir.path()).snapshot());
+    // A new file changes what imports can resolve to: every file is
+    // resolved again, and the waiting import finds it.
+    std::fs::write(dir.path().join("c.ts"), "\n").unwrap();
+    age_files(dir.path());
+    let grown = Graph::build(dir.path(), cached()).unwrap();
+    assert_eq!(counts(&grown), (1, 2, 3));
+    assert_eq!(grown.snapshot(), build(dir.path()).snapshot());
+    assert_eq!(grown.snapshot().edges.len(), 2);
+    // So does a project file.
+    std::fs::write(
+        dir.path().join("tsconfig.json"),
+        r#"{"compilerOptions": {"baseUrl": ".", "paths": {"@/*": ["./*"]}}}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("b.ts"), "import '@/c';\n").unwrap();
+    age_files(dir.path());
+    let configured = Graph::build(dir.path(), cached()).unwrap();
+    assert_eq!(configured.snapshot(), build(dir.path()).snapshot());
+    let warm_again = Graph::build(dir.path(), cached()).unwrap();
+    assert_eq!(counts(&warm_again), (0, 4, 0));
+    assert_eq!(warm_again.snapshot(), configured.snapshot());
+}
+
+#[test]
+fn a_watch_session_leaves_a_cache_that_matches_a_fresh_build() {
+    let dir = workspace("//- /a.ts\nimport './b';\n//- /b.ts\n\n");
+    age_files(dir.path());
+    let cache = tempfile::tempdir().unwrap();
+    let cached = || GraphOptions {
+        cache_dir: Some(cache.path().to_path_buf()),
+        ..options()
+    };
+    let mut live = Graph::build(dir.path(), cached()).unwrap();
+    std::fs::write(dir.path().join("c.ts"), "import './a';\n").unwrap();
+    std::fs::write(dir.path().join("a.ts"), "import './c.ts';\n").unwrap();
+    age_files(dir.path());
+    live.apply_changes(&[dir.path().join("c.ts"), dir.path().join("a.ts")]);
+    live.flush_cache();
+    drop(live);
+    let next = Graph::build(dir.path(), cached()).unwrap();
+    assert_eq!(next.snapshot(), build(dir.path()).snapshot());
 }
 
 #[test]
