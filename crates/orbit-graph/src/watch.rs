@@ -39,10 +39,19 @@ impl GraphWatcher {
         let debouncer = new_debouncer(debounce, None, move |result: DebounceEventResult| {
             let paths: Vec<PathBuf> = match result {
                 Ok(events) => {
+                    if events.iter().any(|event| event.need_rescan()) {
+                        // The kernel's queue overflowed: events were lost.
+                        let _ = sender.send(Vec::new());
+                        return;
+                    }
                     let mut paths: Vec<PathBuf> = events
                         .into_iter()
+                        .filter(|event| changes_content(&event.event.kind))
                         .flat_map(|event| event.event.paths)
                         .collect();
+                    if paths.is_empty() {
+                        return;
+                    }
                     paths.sort_unstable();
                     paths.dedup();
                     paths
@@ -116,5 +125,42 @@ impl GraphWatcher {
     /// How many folders could not be watched (the system's watch limit).
     pub fn failed_folders(&self) -> usize {
         self.failed
+    }
+}
+
+/// Whether an event can change the graph. Reads (opening a file or folder,
+/// an access time moving) cannot, and must be dropped: the update's own walk
+/// reads folders, and would otherwise wake the watcher again, for ever.
+fn changes_content(kind: &notify::EventKind) -> bool {
+    use notify::EventKind;
+    use notify::event::{MetadataKind, ModifyKind};
+    match kind {
+        EventKind::Access(_) => false,
+        EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => false,
+        EventKind::Any
+        | EventKind::Create(_)
+        | EventKind::Modify(_)
+        | EventKind::Remove(_)
+        | EventKind::Other => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use notify::EventKind;
+    use notify::event::{AccessKind, CreateKind, MetadataKind, ModifyKind};
+
+    use super::changes_content;
+
+    #[test]
+    fn reads_are_not_changes() {
+        assert!(!changes_content(&EventKind::Access(AccessKind::Any)));
+        assert!(!changes_content(&EventKind::Modify(ModifyKind::Metadata(
+            MetadataKind::AccessTime
+        ))));
+        assert!(changes_content(&EventKind::Create(CreateKind::File)));
+        assert!(changes_content(&EventKind::Modify(ModifyKind::Metadata(
+            MetadataKind::Permissions
+        ))));
     }
 }

@@ -131,6 +131,7 @@ fn build_with_progress(args: &GraphArgs, options: GraphOptions) -> anyhow::Resul
 }
 
 fn watch(mut graph: Graph, timings: bool) -> anyhow::Result<()> {
+    graph.prepare_live_updates();
     let mut watcher = GraphWatcher::new(&graph, DEBOUNCE).context("cannot start watching")?;
     if watcher.failed_folders() > 0 {
         note(&format!(

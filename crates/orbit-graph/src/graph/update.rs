@@ -180,6 +180,13 @@ impl Graph {
         }
     }
 
+    /// Builds what live updates need (an index of every import's words), so
+    /// that the first update does not pay for it. [`Graph::apply_changes`]
+    /// does it on its own when needed.
+    pub fn prepare_live_updates(&mut self) {
+        self.ensure_importers();
+    }
+
     /// Scans the whole workspace again and says what changed.
     pub fn rescan(&mut self) -> GraphDelta {
         let root = self.root.clone();

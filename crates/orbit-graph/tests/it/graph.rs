@@ -556,5 +556,29 @@ fn the_watcher_reports_a_created_file() {
         }
     }
     assert!(graph.node_by_path("src/new/d.ts").is_some());
+
+    // Settle, then make the graph walk and read on its own: its reads must
+    // not wake the watcher (no feedback loop). Each drain is bounded, so a
+    // loop fails the test rather than hanging it.
+    let drain = |graph: &mut Graph, watcher: &orbit_graph::GraphWatcher| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while std::time::Instant::now() < deadline {
+            match watcher.next_batch(Duration::from_millis(300)) {
+                Some(batch) => drop(graph.apply_changes(&batch)),
+                None => return,
+            }
+        }
+    };
+    drain(&mut graph, &watcher);
+    watcher.sync_folders(&graph);
+    std::fs::write(root.join("src/new/d.ts"), "import './c';\n").unwrap();
+    let _ = graph.apply_changes(&[root.join("src/new"), root.join("src/new/d.ts")]);
+    drain(&mut graph, &watcher);
+    let _ = graph.rescan();
+    assert_eq!(
+        watcher.next_batch(Duration::from_millis(600)),
+        None,
+        "reads woke the watcher"
+    );
     write_fixture(root, "");
 }
