@@ -10,7 +10,7 @@
 use orbit_types::EdgeKind;
 
 use crate::import::{Extracted, RawImport};
-use crate::lang::Lines;
+use crate::lang::LineCounter;
 
 /// Use-trees nested deeper than this are dropped rather than recursed into
 /// (no real code nests braces that deep; hostile input must not overflow the
@@ -43,96 +43,180 @@ fn is_ident_start(byte: u8) -> bool {
     byte.is_ascii_alphabetic() || byte == b'_' || byte >= 0x80
 }
 
-fn is_ident_continue(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80
+/// Byte classes of the lexer's fast path ([`Lexer::skip_plain`]).
+const SPACE: u8 = 0;
+const PUNCT: u8 = 1;
+const IDENT: u8 = 2;
+const DIGIT: u8 = 3;
+/// `/`, `"`, `'`, `#` and `:`: each needs a look of its own.
+const SPECIAL: u8 = 4;
+
+/// The class of every byte, so the hot loops do one table load per byte.
+static CLASS: [u8; 256] = {
+    let mut table = [PUNCT; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let value = byte as u8;
+        table[byte] = match value {
+            b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' => SPACE,
+            b'0'..=b'9' => DIGIT,
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | 0x80..=0xFF => IDENT,
+            b'/' | b'"' | b'\'' | b'#' | b':' => SPECIAL,
+            _ => PUNCT,
+        };
+        byte += 1;
+    }
+    table
+};
+
+/// The end of the run of identifier bytes from `at`.
+fn ident_end(bytes: &[u8], mut at: usize) -> usize {
+    while at < bytes.len() && matches!(CLASS[usize::from(bytes[at])], IDENT | DIGIT) {
+        at += 1;
+    }
+    at
 }
 
-/// Splits `text` into tokens, dropping whitespace and comments. Linear: every
-/// byte is looked at a bounded number of times.
-fn tokenize(text: &str) -> Vec<Token> {
-    let bytes = text.as_bytes();
-    let mut tokens = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let byte = bytes[at];
-        let start = at;
-        match byte {
-            b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' => at += 1,
-            b'/' if bytes.get(at + 1) == Some(&b'/') => {
-                at = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |index| at + index);
-            }
-            b'/' if bytes.get(at + 1) == Some(&b'*') => at = skip_block_comment(bytes, at),
-            b'"' => {
-                let (content_end, end) = skip_quoted(bytes, at + 1);
-                tokens.push(Token {
-                    kind: Kind::Str { raw: false },
-                    start: at + 1,
-                    end: content_end,
-                });
-                at = end;
-            }
-            b'\'' => {
-                at = skip_char_or_lifetime(bytes, at);
-                tokens.push(Token {
-                    kind: Kind::Other,
-                    start,
-                    end: at,
-                });
-            }
-            b'0'..=b'9' => {
-                at += 1;
-                while at < bytes.len() && is_ident_continue(bytes[at]) {
-                    at += 1;
-                }
-                tokens.push(Token {
-                    kind: Kind::Other,
-                    start,
-                    end: at,
-                });
-            }
-            b':' if bytes.get(at + 1) == Some(&b':') => {
-                at += 2;
-                tokens.push(Token {
-                    kind: Kind::PathSep,
-                    start,
-                    end: at,
-                });
-            }
-            _ if is_ident_start(byte) => {
-                if let Some((token, end)) = prefixed_literal(bytes, at) {
-                    tokens.push(token);
-                    at = end;
+/// Splits the text into tokens on demand, dropping whitespace and comments.
+/// Linear: every byte is looked at a bounded number of times.
+struct Lexer<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Lexer<'_> {
+    /// The next token, or `None` at the end of the text.
+    fn next_token(&mut self) -> Option<Token> {
+        let bytes = self.bytes;
+        loop {
+            let at = self.pos;
+            let byte = *bytes.get(at)?;
+            let (token, end) = match byte {
+                b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' => {
+                    self.pos += 1;
                     continue;
                 }
-                // A raw identifier `r#name` stays one identifier, so that
-                // `r#use` is never the keyword.
-                if byte == b'r'
-                    && bytes.get(at + 1) == Some(&b'#')
-                    && bytes.get(at + 2).is_some_and(|next| is_ident_start(*next))
-                {
-                    at += 2;
+                b'/' if bytes.get(at + 1) == Some(&b'/') => {
+                    self.pos = line_end(bytes, at);
+                    continue;
                 }
-                at += 1;
-                while at < bytes.len() && is_ident_continue(bytes[at]) {
-                    at += 1;
+                b'/' if bytes.get(at + 1) == Some(&b'*') => {
+                    self.pos = skip_block_comment(bytes, at);
+                    continue;
                 }
-                tokens.push(Token {
-                    kind: Kind::Ident,
-                    start,
-                    end: at,
-                });
-            }
-            _ => {
-                at += 1;
-                tokens.push(Token {
-                    kind: Kind::Punct(byte),
-                    start,
-                    end: at,
-                });
-            }
+                b'"' => {
+                    let (content_end, end) = skip_quoted(bytes, at + 1);
+                    let token = Token {
+                        kind: Kind::Str { raw: false },
+                        start: at + 1,
+                        end: content_end,
+                    };
+                    (token, end)
+                }
+                b'\'' => {
+                    let end = skip_char_or_lifetime(bytes, at);
+                    (token(Kind::Other, at, end), end)
+                }
+                b'0'..=b'9' => {
+                    let end = ident_end(bytes, at + 1);
+                    (token(Kind::Other, at, end), end)
+                }
+                b':' if bytes.get(at + 1) == Some(&b':') => (token(Kind::PathSep, at, at + 2), at + 2),
+                _ if is_ident_start(byte) => {
+                    if let Some(found) = prefixed_literal(bytes, at) {
+                        found
+                    } else {
+                        let end = ident_end(bytes, raw_ident_start(bytes, at) + 1);
+                        (token(Kind::Ident, at, end), end)
+                    }
+                }
+                _ => (token(Kind::Punct(byte), at, at + 1), at + 1),
+            };
+            self.pos = end;
+            return Some(token);
         }
     }
-    tokens
+
+    /// Moves past every token that cannot start an item, stopping on the
+    /// next `#`, `pub`, `mod`, `use` or `extern` (or the end). The same
+    /// lexing as [`Lexer::next_token`], without making tokens: most of a
+    /// file goes through here. Returns whether it passed any token.
+    fn skip_plain(&mut self) -> bool {
+        let bytes = self.bytes;
+        let mut at = self.pos;
+        let mut passed = false;
+        while let Some(&byte) = bytes.get(at) {
+            match CLASS[usize::from(byte)] {
+                SPACE => at += 1,
+                PUNCT => {
+                    at += 1;
+                    passed = true;
+                }
+                DIGIT => {
+                    at = ident_end(bytes, at + 1);
+                    passed = true;
+                }
+                IDENT => {
+                    if matches!(byte, b'b' | b'c' | b'r')
+                        && let Some((_, end)) = prefixed_literal(bytes, at)
+                    {
+                        at = end;
+                    } else {
+                        let end = ident_end(bytes, raw_ident_start(bytes, at) + 1);
+                        if matches!(&bytes[at..end], b"pub" | b"mod" | b"use" | b"extern") {
+                            break;
+                        }
+                        at = end;
+                    }
+                    passed = true;
+                }
+                _ => match byte {
+                    b'#' => break,
+                    b'/' if bytes.get(at + 1) == Some(&b'/') => at = line_end(bytes, at),
+                    b'/' if bytes.get(at + 1) == Some(&b'*') => at = skip_block_comment(bytes, at),
+                    b'"' => {
+                        at = skip_quoted(bytes, at + 1).1;
+                        passed = true;
+                    }
+                    b'\'' => {
+                        at = skip_char_or_lifetime(bytes, at);
+                        passed = true;
+                    }
+                    // `/` alone, `:` or `::`: one punctuation token or two,
+                    // plain either way.
+                    _ => {
+                        at += 1;
+                        passed = true;
+                    }
+                },
+            }
+        }
+        self.pos = at;
+        passed
+    }
+}
+
+fn token(kind: Kind, start: usize, end: usize) -> Token {
+    Token { kind, start, end }
+}
+
+/// Where the name of an identifier starting at `at` starts: a raw
+/// identifier `r#name` stays one identifier, so that `r#use` is never the
+/// keyword.
+fn raw_ident_start(bytes: &[u8], at: usize) -> usize {
+    if bytes[at] == b'r'
+        && bytes.get(at + 1) == Some(&b'#')
+        && bytes.get(at + 2).is_some_and(|next| is_ident_start(*next))
+    {
+        at + 2
+    } else {
+        at
+    }
+}
+
+/// The offset of the line break ending the line at `from` (or the end).
+fn line_end(bytes: &[u8], from: usize) -> usize {
+    memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |index| from + index)
 }
 
 /// Skips a (nested) block comment starting at `at` (on its `/*`), returning
@@ -161,11 +245,11 @@ fn skip_block_comment(bytes: &[u8], mut at: usize) -> usize {
 /// Skips an escaped string whose content starts at `at`: returns the end of
 /// its content and the offset after the closing quote.
 fn skip_quoted(bytes: &[u8], mut at: usize) -> (usize, usize) {
-    while at < bytes.len() {
-        match bytes[at] {
-            b'\\' => at += 2,
-            b'"' => return (at, at + 1),
-            _ => at += 1,
+    while let Some(rest) = bytes.get(at..) {
+        match memchr::memchr2(b'"', b'\\', rest) {
+            Some(index) if rest[index] == b'"' => return (at + index, at + index + 1),
+            Some(index) => at += index + 2,
+            None => break,
         }
     }
     (bytes.len(), bytes.len())
@@ -269,11 +353,7 @@ fn skip_char_or_lifetime(bytes: &[u8], at: usize) -> usize {
             if bytes.get(next + width) == Some(&b'\'') {
                 next + width + 1
             } else if is_ident_start(*first) {
-                let mut end = next + 1;
-                while end < bytes.len() && is_ident_continue(bytes[end]) {
-                    end += 1;
-                }
-                end
+                ident_end(bytes, next + 1)
             } else {
                 next
             }
@@ -291,33 +371,47 @@ fn utf8_width(first: u8) -> usize {
 }
 
 /// Walks the tokens for items.
+///
+/// Tokens are lexed into `tokens` only from an item's first token on, and
+/// dropped once the walk is past them: the runs between items go through
+/// [`Lexer::skip_plain`] and are never materialised.
 struct Parser<'a> {
     text: &'a str,
+    lexer: Lexer<'a>,
+    /// The tokens lexed since the walk last caught up with the lexer;
+    /// indices (`at`, and those the methods take) are into it.
     tokens: Vec<Token>,
     at: usize,
-    lines: Lines,
+    lines: LineCounter<'a>,
     imports: Vec<RawImport>,
 }
 
-impl Parser<'_> {
-    fn text_of(&self, token: Token) -> &str {
+impl<'a> Parser<'a> {
+    fn text_of(&self, token: Token) -> &'a str {
         self.text.get(token.start..token.end).unwrap_or("")
     }
 
-    fn is_ident(&self, index: usize, word: &str) -> bool {
-        self.tokens
-            .get(index)
-            .is_some_and(|token| token.kind == Kind::Ident && self.text_of(*token) == word)
+    /// The token at `index`, lexing up to it.
+    fn token(&mut self, index: usize) -> Option<Token> {
+        while self.tokens.len() <= index {
+            let token = self.lexer.next_token()?;
+            self.tokens.push(token);
+        }
+        self.tokens.get(index).copied()
     }
 
-    fn is_punct(&self, index: usize, byte: u8) -> bool {
-        self.tokens
-            .get(index)
+    fn is_ident(&mut self, index: usize, word: &str) -> bool {
+        self.token(index)
+            .is_some_and(|token| token.kind == Kind::Ident && self.text_of(token) == word)
+    }
+
+    fn is_punct(&mut self, index: usize, byte: u8) -> bool {
+        self.token(index)
             .is_some_and(|token| token.kind == Kind::Punct(byte))
     }
 
-    fn kind(&self, index: usize) -> Option<Kind> {
-        self.tokens.get(index).map(|token| token.kind)
+    fn kind(&mut self, index: usize) -> Option<Kind> {
+        self.token(index).map(|token| token.kind)
     }
 
     fn push(&mut self, kind: EdgeKind, keyword: usize, specifier: String, detail: Option<String>) {
@@ -335,7 +429,18 @@ impl Parser<'_> {
         // The `#[path = "…"]` seen since the last token that was neither an
         // attribute nor a visibility.
         let mut path_attribute: Option<String> = None;
-        while self.at < self.tokens.len() {
+        loop {
+            if self.at >= self.tokens.len() {
+                // Caught up: skip to the next token that may start an item.
+                self.tokens.clear();
+                self.at = 0;
+                if self.lexer.skip_plain() {
+                    path_attribute = None;
+                }
+                if self.token(0).is_none() {
+                    break;
+                }
+            }
             let here = self.at;
             if self.is_punct(here, b'#') {
                 let attribute = self.attribute();
@@ -414,7 +519,7 @@ impl Parser<'_> {
     /// up to after its matching `close` (or the end of the tokens).
     fn skip_group(&mut self, open: u8, close: u8) {
         let mut depth = 0_usize;
-        while let Some(token) = self.tokens.get(self.at) {
+        while let Some(token) = self.token(self.at) {
             self.at += 1;
             if token.kind == Kind::Punct(open) {
                 depth += 1;
@@ -461,7 +566,7 @@ impl Parser<'_> {
             self.at += 1;
         }
         loop {
-            let token = *self.tokens.get(self.at)?;
+            let token = self.token(self.at)?;
             match token.kind {
                 Kind::Ident => {
                     prefix.push(self.text_of(token).to_owned());
@@ -553,9 +658,13 @@ fn unescape(value: &str) -> String {
 pub(crate) fn extract(text: &str) -> Extracted {
     let mut parser = Parser {
         text,
-        tokens: tokenize(text),
+        lexer: Lexer {
+            bytes: text.as_bytes(),
+            pos: 0,
+        },
+        tokens: Vec::new(),
         at: 0,
-        lines: Lines::new(text),
+        lines: LineCounter::new(text),
         imports: Vec::new(),
     };
     parser.run();
