@@ -55,7 +55,7 @@ impl<'a> Lexer<'a> {
                 b'\n' => {
                     if self.depth == 0 {
                         Token::End
-                    } else if self.line_starts_with_keyword() {
+                    } else if line_starts_with_keyword(&self.bytes[self.pos..]) {
                         self.depth = 0;
                         Token::End
                     } else {
@@ -143,14 +143,111 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// Whether the line starting at `self.pos` starts, at column 0, with one
-    /// of [`LINE_KEYWORDS`] followed by a blank.
-    fn line_starts_with_keyword(&self) -> bool {
-        let rest = &self.bytes[self.pos..];
-        LINE_KEYWORDS.iter().any(|keyword| {
-            rest.starts_with(keyword) && matches!(rest.get(keyword.len()), Some(b' ' | b'\t'))
-        })
+    /// Moves past the rest of the statement: every token up to and with the
+    /// next [`Token::End`], which is what `next_token` would do, without
+    /// making the tokens. Returns `false` when the text ends first.
+    pub(super) fn skip_statement(&mut self) -> bool {
+        let bytes = self.bytes;
+        let mut at = self.pos;
+        while let Some(&byte) = bytes.get(at) {
+            at += 1;
+            match CLASS[usize::from(byte)] {
+                OTHER => {}
+                NAME => {
+                    let start = at - 1;
+                    at = name_end(bytes, at);
+                    if matches!(bytes.get(at), Some(b'\'' | b'"'))
+                        && let Some(formatted) = string_prefix(&bytes[start..at])
+                    {
+                        at = skip_string(bytes, at, formatted);
+                    }
+                }
+                DIGIT => {
+                    while bytes
+                        .get(at)
+                        .is_some_and(|&next| is_name_byte(next) || next == b'.')
+                    {
+                        at += 1;
+                    }
+                }
+                _ => match byte {
+                    b'\n' => {
+                        if self.depth == 0 {
+                            self.pos = at;
+                            return true;
+                        }
+                        if line_starts_with_keyword(&bytes[at..]) {
+                            self.depth = 0;
+                            self.pos = at;
+                            return true;
+                        }
+                    }
+                    b'#' => at = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |found| at + found),
+                    b'\\' => {
+                        if bytes.get(at) == Some(&b'\r') {
+                            at += 1;
+                        }
+                        if bytes.get(at) == Some(&b'\n') {
+                            at += 1;
+                        }
+                    }
+                    b'\'' | b'"' => at = skip_string(bytes, at - 1, false),
+                    b'(' | b'[' | b'{' => self.depth += 1,
+                    b')' | b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                    // `;` or `:`.
+                    _ => {
+                        if self.depth == 0 {
+                            self.pos = at;
+                            return true;
+                        }
+                    }
+                },
+            }
+        }
+        self.pos = at;
+        false
     }
+}
+
+/// Byte classes of [`Lexer::skip_statement`]'s loop.
+const OTHER: u8 = 0;
+const NAME: u8 = 1;
+const DIGIT: u8 = 2;
+/// Newlines, comments, backslashes, quotes, brackets, `;` and `:`.
+const SPECIAL: u8 = 3;
+
+/// The class of every byte, so the hot loop does one table load per byte.
+static CLASS: [u8; 256] = {
+    let mut table = [OTHER; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let value = byte as u8;
+        table[byte] = match value {
+            b'0'..=b'9' => DIGIT,
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | 0x80..=0xFF => NAME,
+            b'\n' | b'#' | b'\\' | b'\'' | b'"' | b'(' | b'[' | b'{' | b')' | b']' | b'}' | b';'
+            | b':' => SPECIAL,
+            _ => OTHER,
+        };
+        byte += 1;
+    }
+    table
+};
+
+/// The end of the run of name bytes from `at`.
+fn name_end(bytes: &[u8], mut at: usize) -> usize {
+    while at < bytes.len() && matches!(CLASS[usize::from(bytes[at])], NAME | DIGIT) {
+        at += 1;
+    }
+    at
+}
+
+/// Whether the line `rest` starts, at column 0, with one of
+/// [`LINE_KEYWORDS`] followed by a blank.
+fn line_starts_with_keyword(rest: &[u8]) -> bool {
+    LINE_KEYWORDS.iter().any(|keyword| {
+        rest.starts_with(keyword) && matches!(rest.get(keyword.len()), Some(b' ' | b'\t'))
+    })
 }
 
 fn is_name_start(byte: u8) -> bool {
@@ -164,13 +261,14 @@ fn is_name_byte(byte: u8) -> bool {
 /// Whether `name` is a string prefix: `Some(true)` for formatted strings
 /// (f-strings and 3.14 t-strings), `Some(false)` for the others.
 fn string_prefix(name: &[u8]) -> Option<bool> {
-    if name.is_empty() || name.len() > 2 {
-        return None;
-    }
-    let lower: Vec<u8> = name.iter().map(u8::to_ascii_lowercase).collect();
-    match lower.as_slice() {
-        b"r" | b"u" | b"b" | b"br" | b"rb" => Some(false),
-        b"f" | b"t" | b"fr" | b"rf" | b"tr" | b"rt" => Some(true),
+    let lower = match *name {
+        [first] => [first.to_ascii_lowercase(), 0],
+        [first, second] => [first.to_ascii_lowercase(), second.to_ascii_lowercase()],
+        _ => return None,
+    };
+    match &lower {
+        b"r\0" | b"u\0" | b"b\0" | b"br" | b"rb" => Some(false),
+        b"f\0" | b"t\0" | b"fr" | b"rf" | b"tr" | b"rt" => Some(true),
         _ => None,
     }
 }
@@ -203,11 +301,20 @@ pub(super) fn skip_string(bytes: &[u8], open: usize, formatted: bool) -> usize {
     let quote = bytes[open];
     let triple = is_triple(bytes, open);
     let mut at = open + if triple { 3 } else { 1 };
-    while at < bytes.len() {
+    while let Some(rest) = bytes.get(at..) {
+        let found = if triple {
+            memchr::memchr2(quote, b'\\', rest)
+        } else {
+            memchr::memchr3(quote, b'\\', b'\n', rest)
+        };
+        let Some(index) = found else {
+            break;
+        };
+        at += index;
         match bytes[at] {
             // Even in raw strings a backslash keeps the next quote inside.
             b'\\' => at += 2,
-            b'\n' if !triple => return at,
+            b'\n' => return at,
             _ => {
                 if let Some(length) = closing_at(bytes, at, quote, triple) {
                     return at + length;

@@ -146,50 +146,64 @@ impl Lexer<'_> {
         let mut at = self.pos;
         let mut passed = false;
         while let Some(&byte) = bytes.get(at) {
-            match CLASS[usize::from(byte)] {
-                SPACE => at += 1,
-                PUNCT => {
-                    at += 1;
-                    passed = true;
-                }
-                DIGIT => {
-                    at = ident_end(bytes, at + 1);
-                    passed = true;
-                }
-                IDENT => {
-                    if matches!(byte, b'b' | b'c' | b'r')
-                        && let Some((_, end)) = prefixed_literal(bytes, at)
-                    {
-                        at = end;
-                    } else {
-                        let end = ident_end(bytes, raw_ident_start(bytes, at) + 1);
-                        if matches!(&bytes[at..end], b"pub" | b"mod" | b"use" | b"extern") {
-                            break;
-                        }
-                        at = end;
+            let class = CLASS[usize::from(byte)];
+            // The common classes first, each run in a tight loop.
+            if class == IDENT {
+                let end = ident_end(bytes, at + 1);
+                // A literal prefix (`b"`, `br#"`, `b'`, …) or a raw
+                // identifier (`r#x`) is at most two bytes and followed by a
+                // quote or `#`: only then is the exact path needed.
+                if end - at <= 2 && matches!(bytes.get(end), Some(b'"' | b'\'' | b'#')) {
+                    if let Some((_, literal_end)) = prefixed_literal(bytes, at) {
+                        at = literal_end;
+                        passed = true;
+                        continue;
                     }
-                    passed = true;
+                    let end = ident_end(bytes, raw_ident_start(bytes, at) + 1);
+                    if matches!(&bytes[at..end], b"pub" | b"mod" | b"use" | b"extern") {
+                        break;
+                    }
+                    at = end;
+                } else if matches!(&bytes[at..end], b"pub" | b"mod" | b"use" | b"extern") {
+                    break;
+                } else {
+                    at = end;
                 }
+                passed = true;
+                continue;
+            }
+            if class == SPACE {
+                at += 1;
+                while bytes
+                    .get(at)
+                    .is_some_and(|&next| CLASS[usize::from(next)] == SPACE)
+                {
+                    at += 1;
+                }
+                continue;
+            }
+            match class {
+                PUNCT => at += 1,
+                DIGIT => at = ident_end(bytes, at + 1),
                 _ => match byte {
                     b'#' => break,
-                    b'/' if bytes.get(at + 1) == Some(&b'/') => at = line_end(bytes, at),
-                    b'/' if bytes.get(at + 1) == Some(&b'*') => at = skip_block_comment(bytes, at),
-                    b'"' => {
-                        at = skip_quoted(bytes, at + 1).1;
-                        passed = true;
+                    // Comments are not tokens.
+                    b'/' if bytes.get(at + 1) == Some(&b'/') => {
+                        at = line_end(bytes, at);
+                        continue;
                     }
-                    b'\'' => {
-                        at = skip_char_or_lifetime(bytes, at);
-                        passed = true;
+                    b'/' if bytes.get(at + 1) == Some(&b'*') => {
+                        at = skip_block_comment(bytes, at);
+                        continue;
                     }
+                    b'"' => at = skip_quoted(bytes, at + 1).1,
+                    b'\'' => at = skip_char_or_lifetime(bytes, at),
                     // `/` alone, `:` or `::`: one punctuation token or two,
                     // plain either way.
-                    _ => {
-                        at += 1;
-                        passed = true;
-                    }
+                    _ => at += 1,
                 },
             }
+            passed = true;
         }
         self.pos = at;
         passed
@@ -223,14 +237,16 @@ fn line_end(bytes: &[u8], from: usize) -> usize {
 /// the offset after it (the end of the text when it never closes).
 fn skip_block_comment(bytes: &[u8], mut at: usize) -> usize {
     let mut depth = 0_usize;
-    while at < bytes.len() {
+    // Only a `/` or a `*` can open or close a comment: jump between them.
+    while let Some(index) = bytes.get(at..).and_then(|rest| memchr::memchr2(b'/', b'*', rest)) {
+        at += index;
         match (bytes[at], bytes.get(at + 1)) {
             (b'/', Some(b'*')) => {
                 depth += 1;
                 at += 2;
             }
             (b'*', Some(b'/')) => {
-                depth -= 1;
+                depth = depth.saturating_sub(1);
                 at += 2;
                 if depth == 0 {
                     return at;
