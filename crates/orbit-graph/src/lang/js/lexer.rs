@@ -51,24 +51,28 @@ pub(super) struct Lexed {
     pub(super) end: usize,
 }
 
-/// Keywords after which an expression (and so a regex) may start.
-const BEFORE_EXPRESSION: &[&[u8]] = &[
-    b"return",
-    b"typeof",
-    b"instanceof",
-    b"in",
-    b"of",
-    b"new",
-    b"delete",
-    b"void",
-    b"throw",
-    b"case",
-    b"do",
-    b"else",
-    b"yield",
-    b"await",
-    b"default",
-];
+/// Whether an expression (and so a regex) may start after the keyword
+/// `word`.
+fn before_expression(word: &[u8]) -> bool {
+    matches!(
+        word,
+        b"return"
+            | b"typeof"
+            | b"instanceof"
+            | b"in"
+            | b"of"
+            | b"new"
+            | b"delete"
+            | b"void"
+            | b"throw"
+            | b"case"
+            | b"do"
+            | b"else"
+            | b"yield"
+            | b"await"
+            | b"default"
+    )
+}
 
 pub(super) struct Lexer<'a> {
     bytes: &'a [u8],
@@ -313,6 +317,47 @@ impl<'a> Lexer<'a> {
         if !self.skip_trivia() {
             return None;
         }
+        Some(self.scan_token())
+    }
+
+    /// Whether the last token was `.` (or `?.`): a keyword after it is a
+    /// property name.
+    pub(super) fn after_dot(&self) -> bool {
+        self.after_dot
+    }
+
+    /// Moves past every token that cannot start an import, with the state
+    /// changes [`Lexer::scan`] makes, up to the next `import`, `export` or
+    /// `require` not after a `.` (or the end). Names, the most common
+    /// tokens, take a short path; the rest go through `scan_token`.
+    pub(super) fn skip_idle(&mut self) {
+        while self.skip_trivia() {
+            let start = self.pos;
+            let byte = self.bytes[start];
+            if (is_ident_byte(byte) && !byte.is_ascii_digit()) || byte == b'\\' {
+                let mut end = start + 1;
+                while self
+                    .bytes
+                    .get(end)
+                    .is_some_and(|&next| is_ident_byte(next) || next == b'\\')
+                {
+                    end += 1;
+                }
+                let word = &self.bytes[start..end];
+                if !self.after_dot && matches!(word, b"import" | b"export" | b"require") {
+                    return;
+                }
+                self.regex_allowed = !self.after_dot && before_expression(word);
+                self.after_dot = false;
+                self.pos = end;
+            } else {
+                self.scan_token();
+            }
+        }
+    }
+
+    /// The token at `self.pos`, past any trivia (there is one).
+    fn scan_token(&mut self) -> Lexed {
         let start = self.pos;
         let byte = self.bytes[start];
         let next = self.byte(start + 1);
@@ -358,7 +403,7 @@ impl<'a> Lexer<'a> {
         };
         self.regex_allowed = match lexed.token {
             Token::Ident => {
-                !self.after_dot && BEFORE_EXPRESSION.contains(&&self.bytes[lexed.start..lexed.end])
+                !self.after_dot && before_expression(&self.bytes[lexed.start..lexed.end])
             }
             Token::Str { .. } | Token::Number | Token::Regex | Token::Step => false,
             // Set by `template` itself: after a `${` an expression starts.
@@ -367,7 +412,7 @@ impl<'a> Lexer<'a> {
             Token::Ellipsis => true,
         };
         self.after_dot = lexed.token == Token::Punct(b'.');
-        Some(lexed)
+        lexed
     }
 }
 
@@ -383,8 +428,20 @@ impl Iterator for Lexer<'_> {
 /// non-ASCII char (so names in any script stay whole, and a name always ends
 /// on a char boundary).
 fn is_ident_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte >= 0x80
+    IDENT_BYTES[usize::from(byte)]
 }
+
+/// [`is_ident_byte`] as a table: one load per byte in the hot loops.
+static IDENT_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let value = byte as u8;
+        table[byte] = value.is_ascii_alphanumeric() || value == b'_' || value == b'$' || value >= 0x80;
+        byte += 1;
+    }
+    table
+};
 
 /// The offset of the line break ending the line at `from` (or the end).
 fn line_end(bytes: &[u8], from: usize) -> usize {
