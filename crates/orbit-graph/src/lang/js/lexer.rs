@@ -115,7 +115,17 @@ impl<'a> Lexer<'a> {
                 return false;
             };
             match byte {
-                b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => self.pos += 1,
+                b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
+                    self.pos += 1;
+                    // Indentation comes in runs.
+                    while self
+                        .bytes
+                        .get(self.pos)
+                        .is_some_and(|&next| matches!(next, b' ' | b'\t'))
+                    {
+                        self.pos += 1;
+                    }
+                }
                 b'/' if self.byte(self.pos + 1) == b'/' => {
                     self.pos = line_end(self.bytes, self.pos);
                 }
@@ -334,24 +344,33 @@ impl<'a> Lexer<'a> {
         while self.skip_trivia() {
             let start = self.pos;
             let byte = self.bytes[start];
-            if (is_ident_byte(byte) && !byte.is_ascii_digit()) || byte == b'\\' {
-                let mut end = start + 1;
-                while self
-                    .bytes
-                    .get(end)
-                    .is_some_and(|&next| is_ident_byte(next) || next == b'\\')
-                {
-                    end += 1;
+            match IDLE_CLASS[usize::from(byte)] {
+                NAME_START => {
+                    let mut end = start + 1;
+                    while self
+                        .bytes
+                        .get(end)
+                        .is_some_and(|&next| is_ident_byte(next) || next == b'\\')
+                    {
+                        end += 1;
+                    }
+                    let word = &self.bytes[start..end];
+                    if !self.after_dot && matches!(word, b"import" | b"export" | b"require") {
+                        return;
+                    }
+                    self.regex_allowed = !self.after_dot && before_expression(word);
+                    self.after_dot = false;
+                    self.pos = end;
                 }
-                let word = &self.bytes[start..end];
-                if !self.after_dot && matches!(word, b"import" | b"export" | b"require") {
-                    return;
+                // What `scan_token` makes a one-byte punctuator, always.
+                PLAIN_PUNCT => {
+                    self.pos += 1;
+                    self.regex_allowed = !matches!(byte, b')' | b']');
+                    self.after_dot = false;
                 }
-                self.regex_allowed = !self.after_dot && before_expression(word);
-                self.after_dot = false;
-                self.pos = end;
-            } else {
-                self.scan_token();
+                _ => {
+                    self.scan_token();
+                }
             }
         }
     }
@@ -430,6 +449,27 @@ impl Iterator for Lexer<'_> {
 fn is_ident_byte(byte: u8) -> bool {
     IDENT_BYTES[usize::from(byte)]
 }
+
+/// Classes of [`Lexer::skip_idle`]: a byte that starts a name (not a
+/// number), a byte that is always a one-byte punctuator, anything else.
+const NAME_START: u8 = 1;
+const PLAIN_PUNCT: u8 = 2;
+
+static IDLE_CLASS: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let value = byte as u8;
+        table[byte] = match value {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | b'\\' | 0x80..=0xFF => NAME_START,
+            b'(' | b')' | b'[' | b']' | b';' | b',' | b'=' | b':' | b'<' | b'>' | b'!' | b'&'
+            | b'|' | b'^' | b'~' | b'*' | b'%' | b'@' => PLAIN_PUNCT,
+            _ => 0,
+        };
+        byte += 1;
+    }
+    table
+};
 
 /// [`is_ident_byte`] as a table: one load per byte in the hot loops.
 static IDENT_BYTES: [bool; 256] = {
