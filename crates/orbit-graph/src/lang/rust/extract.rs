@@ -7,6 +7,9 @@
 //! what a file-to-file graph wants (the module it names is the same file in
 //! nearly every case).
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use orbit_types::EdgeKind;
 
 use crate::import::{Extracted, RawImport};
@@ -37,6 +40,10 @@ struct Token {
     kind: Kind,
     start: usize,
     end: usize,
+}
+
+fn is_ident_continue(byte: u8) -> bool {
+    matches!(CLASS[usize::from(byte)], IDENT | DIGIT)
 }
 
 fn is_ident_start(byte: u8) -> bool {
@@ -82,9 +89,134 @@ fn ident_end(bytes: &[u8], mut at: usize) -> usize {
 struct Lexer<'a> {
     bytes: &'a [u8],
     pos: usize,
+    /// Where [`Lexer::skip_fast`]'s searches got to.
+    ahead: Ahead,
 }
 
-impl Lexer<'_> {
+/// The next occurrence (at or after the lexer's position when it was
+/// searched for; the end of the text when there is none) of each byte or
+/// word [`Lexer::skip_fast`] looks for. Each is searched again only once the
+/// lexer is past it, so every byte is searched at most once per needle.
+struct Ahead {
+    /// `"`, `'` or `/`.
+    quote_or_slash: usize,
+    hash: usize,
+    /// One per word of [`KEYWORDS`].
+    keywords: [usize; 4],
+}
+
+/// The words that may start an item, besides `#`.
+const KEYWORDS: [&[u8]; 4] = [b"use", b"mod", b"pub", b"extern"];
+
+static KEYWORD_FINDERS: LazyLock<[Finder<'static>; 4]> =
+    LazyLock::new(|| KEYWORDS.map(|keyword| Finder::new(keyword)));
+
+impl<'a> Lexer<'a> {
+    fn new(text: &'a str) -> Self {
+        let bytes = text.as_bytes();
+        let len = bytes.len();
+        let ahead = Ahead {
+            quote_or_slash: memchr::memchr3(b'"', b'\'', b'/', bytes).unwrap_or(len),
+            hash: memchr::memchr(b'#', bytes).unwrap_or(len),
+            keywords: [0, 1, 2, 3].map(|index| KEYWORD_FINDERS[index].find(bytes).unwrap_or(len)),
+        };
+        Lexer {
+            bytes,
+            pos: 0,
+            ahead,
+        }
+    }
+
+    /// [`Lexer::skip_plain`] when whether a token was passed does not
+    /// matter, and much faster: it jumps (with `memchr` and `memmem`)
+    /// between the bytes that can start a string, a comment, a char or
+    /// lifetime, or a `#`, and the item keywords. Between two such bytes
+    /// there are only identifiers, numbers, punctuation and blanks, where
+    /// a keyword is a token exactly when no identifier byte touches it.
+    /// Stops where `skip_plain` would.
+    fn skip_fast(&mut self) {
+        let bytes = self.bytes;
+        let len = bytes.len();
+        let mut at = self.pos;
+        loop {
+            if self.ahead.quote_or_slash < at {
+                self.ahead.quote_or_slash =
+                    memchr::memchr3(b'"', b'\'', b'/', &bytes[at..]).map_or(len, |index| at + index);
+            }
+            if self.ahead.hash < at {
+                self.ahead.hash = memchr::memchr(b'#', &bytes[at..]).map_or(len, |index| at + index);
+            }
+            let special = self.ahead.quote_or_slash.min(self.ahead.hash);
+            // The first keyword before `special` that is a whole token.
+            loop {
+                let mut first = (len, 0);
+                for index in 0..KEYWORDS.len() {
+                    if self.ahead.keywords[index] < at {
+                        self.ahead.keywords[index] = KEYWORD_FINDERS[index]
+                            .find(&bytes[at..])
+                            .map_or(len, |found| at + found);
+                    }
+                    if self.ahead.keywords[index] < first.0 {
+                        first = (self.ahead.keywords[index], index);
+                    }
+                }
+                let (position, index) = first;
+                if position >= special {
+                    break;
+                }
+                let end = position + KEYWORDS[index].len();
+                let starts = position == at || !is_ident_continue(bytes[position - 1]);
+                if starts && bytes.get(end).is_none_or(|&next| !is_ident_continue(next)) {
+                    self.pos = position;
+                    return;
+                }
+                // Part of a longer identifier: search that word again
+                // past it.
+                self.ahead.keywords[index] = KEYWORD_FINDERS[index]
+                    .find(&bytes[position + 1..])
+                    .map_or(len, |found| position + 1 + found);
+            }
+            if special >= len {
+                self.pos = len;
+                return;
+            }
+            // The identifier just before `special`: a literal's prefix?
+            let mut prefix_start = special;
+            while prefix_start > at && is_ident_continue(bytes[prefix_start - 1]) {
+                prefix_start -= 1;
+            }
+            let raw = matches!(&bytes[prefix_start..special], b"r" | b"br" | b"cr");
+            at = match bytes[special] {
+                b'/' => match bytes.get(special + 1) {
+                    Some(b'/') => line_end(bytes, special),
+                    Some(b'*') => skip_block_comment(bytes, special),
+                    _ => special + 1,
+                },
+                b'\'' => skip_char_or_lifetime(bytes, special),
+                b'"' if raw => skip_raw(bytes, special + 1, 0).1,
+                b'"' => skip_quoted(bytes, special + 1).1,
+                // `#`: a raw string's opening, a raw identifier's, or a
+                // token of its own (where an attribute may start).
+                _ => {
+                    let mut quote = special;
+                    while bytes.get(quote) == Some(&b'#') {
+                        quote += 1;
+                    }
+                    if raw && bytes.get(quote) == Some(&b'"') {
+                        skip_raw(bytes, quote + 1, quote - special).1
+                    } else if &bytes[prefix_start..special] == b"r"
+                        && bytes.get(special + 1).is_some_and(|&next| is_ident_start(next))
+                    {
+                        ident_end(bytes, special + 2)
+                    } else {
+                        self.pos = special;
+                        return;
+                    }
+                }
+            };
+        }
+    }
+
     /// The next token, or `None` at the end of the text.
     fn next_token(&mut self) -> Option<Token> {
         let bytes = self.bytes;
@@ -450,7 +582,9 @@ impl<'a> Parser<'a> {
                 // Caught up: skip to the next token that may start an item.
                 self.tokens.clear();
                 self.at = 0;
-                if self.lexer.skip_plain() {
+                if path_attribute.is_none() {
+                    self.lexer.skip_fast();
+                } else if self.lexer.skip_plain() {
                     path_attribute = None;
                 }
                 if self.token(0).is_none() {
@@ -674,10 +808,7 @@ fn unescape(value: &str) -> String {
 pub(crate) fn extract(text: &str) -> Extracted {
     let mut parser = Parser {
         text,
-        lexer: Lexer {
-            bytes: text.as_bytes(),
-            pos: 0,
-        },
+        lexer: Lexer::new(text),
         tokens: Vec::new(),
         at: 0,
         lines: LineCounter::new(text),
