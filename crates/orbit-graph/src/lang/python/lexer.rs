@@ -62,7 +62,13 @@ impl<'a> Lexer<'a> {
                         continue;
                     }
                 }
-                b' ' | b'\t' | b'\r' | 0x0c => continue,
+                b' ' | b'\t' | b'\r' | 0x0c => {
+                    // Indentation comes in runs.
+                    while matches!(self.bytes.get(self.pos), Some(b' ' | b'\t')) {
+                        self.pos += 1;
+                    }
+                    continue;
+                }
                 b'#' => {
                     self.pos = memchr::memchr(b'\n', &self.bytes[start..])
                         .map_or(self.bytes.len(), |at| start + at);
@@ -114,13 +120,7 @@ impl<'a> Lexer<'a> {
                     Token::Other
                 }
                 _ if is_name_start(byte) => {
-                    while self
-                        .bytes
-                        .get(self.pos)
-                        .is_some_and(|&next| is_name_byte(next))
-                    {
-                        self.pos += 1;
-                    }
+                    self.pos = name_end(self.bytes, self.pos);
                     let name = &self.bytes[start..self.pos];
                     match self.bytes.get(self.pos) {
                         Some(b'\'' | b'"') if string_prefix(name).is_some() => {
@@ -149,59 +149,56 @@ impl<'a> Lexer<'a> {
     pub(super) fn skip_statement(&mut self) -> bool {
         let bytes = self.bytes;
         let mut at = self.pos;
-        while let Some(&byte) = bytes.get(at) {
+        loop {
+            // Names, numbers, blanks and operators change nothing: pass
+            // them in one tight loop. `run` is where they start.
+            let run = at;
+            while bytes
+                .get(at)
+                .is_some_and(|&next| CLASS[usize::from(next)] != SPECIAL)
+            {
+                at += 1;
+            }
+            let Some(&byte) = bytes.get(at) else {
+                break;
+            };
             at += 1;
-            match CLASS[usize::from(byte)] {
-                OTHER => {}
-                NAME => {
-                    let start = at - 1;
-                    at = name_end(bytes, at);
-                    if matches!(bytes.get(at), Some(b'\'' | b'"'))
-                        && let Some(formatted) = string_prefix(&bytes[start..at])
-                    {
-                        at = skip_string(bytes, at, formatted);
+            match byte {
+                b'\n' => {
+                    if self.depth == 0 {
+                        self.pos = at;
+                        return true;
+                    }
+                    if line_starts_with_keyword(&bytes[at..]) {
+                        self.depth = 0;
+                        self.pos = at;
+                        return true;
                     }
                 }
-                DIGIT => {
-                    while bytes
-                        .get(at)
-                        .is_some_and(|&next| is_name_byte(next) || next == b'.')
-                    {
+                b'#' => {
+                    at = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |found| at + found);
+                }
+                b'\\' => {
+                    if bytes.get(at) == Some(&b'\r') {
+                        at += 1;
+                    }
+                    if bytes.get(at) == Some(&b'\n') {
                         at += 1;
                     }
                 }
-                _ => match byte {
-                    b'\n' => {
-                        if self.depth == 0 {
-                            self.pos = at;
-                            return true;
-                        }
-                        if line_starts_with_keyword(&bytes[at..]) {
-                            self.depth = 0;
-                            self.pos = at;
-                            return true;
-                        }
+                b'\'' | b'"' => {
+                    let formatted = formatted_prefix(bytes, run, at - 1);
+                    at = skip_string(bytes, at - 1, formatted);
+                }
+                b'(' | b'[' | b'{' => self.depth += 1,
+                b')' | b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                // `;` or `:`.
+                _ => {
+                    if self.depth == 0 {
+                        self.pos = at;
+                        return true;
                     }
-                    b'#' => at = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |found| at + found),
-                    b'\\' => {
-                        if bytes.get(at) == Some(&b'\r') {
-                            at += 1;
-                        }
-                        if bytes.get(at) == Some(&b'\n') {
-                            at += 1;
-                        }
-                    }
-                    b'\'' | b'"' => at = skip_string(bytes, at - 1, false),
-                    b'(' | b'[' | b'{' => self.depth += 1,
-                    b')' | b']' | b'}' => self.depth = self.depth.saturating_sub(1),
-                    // `;` or `:`.
-                    _ => {
-                        if self.depth == 0 {
-                            self.pos = at;
-                            return true;
-                        }
-                    }
-                },
+                }
             }
         }
         self.pos = at;
@@ -209,7 +206,38 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// Byte classes of [`Lexer::skip_statement`]'s loop.
+/// Whether the quote at `quote` opens a formatted string: whether the token
+/// just before it is a name that is an f-string (or t-string) prefix. Only
+/// names, numbers, dots and the like lie between `run` (a token boundary)
+/// and the quote; the names, dots and numbers touching the quote are
+/// re-read from their start, since a number swallows the names and dots
+/// after it (`1.f"…"` is a number and a plain string).
+fn formatted_prefix(bytes: &[u8], run: usize, quote: usize) -> bool {
+    let mut start = quote;
+    while start > run && (is_name_byte(bytes[start - 1]) || bytes[start - 1] == b'.') {
+        start -= 1;
+    }
+    let mut at = start;
+    let mut last_name = None;
+    while at < quote {
+        let byte = bytes[at];
+        if byte == b'.' {
+            at += 1;
+            last_name = None;
+        } else if byte.is_ascii_digit() {
+            // A number runs to the quote.
+            at = quote;
+            last_name = None;
+        } else {
+            last_name = Some(at);
+            at = name_end(bytes, at + 1);
+        }
+    }
+    last_name.is_some_and(|name| string_prefix(&bytes[name..quote]) == Some(true))
+}
+
+/// Byte classes: names and numbers are told apart from the rest of the
+/// bytes that change nothing, which [`Lexer::skip_statement`] passes over.
 const OTHER: u8 = 0;
 const NAME: u8 = 1;
 const DIGIT: u8 = 2;
