@@ -341,10 +341,10 @@ impl<'a> Lexer<'a> {
     /// `require` not after a `.` (or the end). Names, the most common
     /// tokens, take a short path; the rest go through `scan_token`.
     pub(super) fn skip_idle(&mut self) {
-        while self.skip_trivia() {
+        while let Some(&byte) = self.bytes.get(self.pos) {
             let start = self.pos;
-            let byte = self.bytes[start];
             match IDLE_CLASS[usize::from(byte)] {
+                BLANK => self.pos += 1,
                 NAME_START => {
                     let mut end = start + 1;
                     while self
@@ -368,8 +368,14 @@ impl<'a> Lexer<'a> {
                     self.regex_allowed = !matches!(byte, b')' | b']');
                     self.after_dot = false;
                 }
+                // A comment, or a token that needs `scan_token`.
                 _ => {
-                    self.scan_token();
+                    if !self.skip_trivia() {
+                        return;
+                    }
+                    if self.pos == start {
+                        self.scan_token();
+                    }
                 }
             }
         }
@@ -450,10 +456,12 @@ fn is_ident_byte(byte: u8) -> bool {
     IDENT_BYTES[usize::from(byte)]
 }
 
-/// Classes of [`Lexer::skip_idle`]: a byte that starts a name (not a
-/// number), a byte that is always a one-byte punctuator, anything else.
-const NAME_START: u8 = 1;
-const PLAIN_PUNCT: u8 = 2;
+/// Classes of [`Lexer::skip_idle`]: white space, a byte that starts a name
+/// (not a number), a byte that is always a one-byte punctuator (`<` is not:
+/// it may open an HTML-like comment), anything else.
+const BLANK: u8 = 1;
+const NAME_START: u8 = 2;
+const PLAIN_PUNCT: u8 = 3;
 
 static IDLE_CLASS: [u8; 256] = {
     let mut table = [0; 256];
@@ -462,8 +470,9 @@ static IDLE_CLASS: [u8; 256] = {
         let value = byte as u8;
         table[byte] = match value {
             b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | b'\\' | 0x80..=0xFF => NAME_START,
-            b'(' | b')' | b'[' | b']' | b';' | b',' | b'=' | b':' | b'<' | b'>' | b'!' | b'&'
-            | b'|' | b'^' | b'~' | b'*' | b'%' | b'@' => PLAIN_PUNCT,
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => BLANK,
+            b'(' | b')' | b'[' | b']' | b';' | b',' | b'=' | b':' | b'>' | b'!' | b'&' | b'|'
+            | b'^' | b'~' | b'*' | b'%' | b'@' => PLAIN_PUNCT,
             _ => 0,
         };
         byte += 1;
