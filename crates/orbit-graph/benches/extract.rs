@@ -6,6 +6,10 @@
 //! Rust from the cargo registry's unpacked sources, Python and JavaScript
 //! from the benchmark corpus under `~/.cache/orbit-bench/corpus/`. A missing
 //! folder skips its language with a note.
+#![expect(
+    clippy::print_stderr,
+    reason = "a benchmark tells on stderr which inputs it skipped"
+)]
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -26,7 +30,9 @@ fn files_under(root: &Path, extension: &str, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs_err::read_dir(root) else {
         return;
     };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .collect();
     paths.sort();
     for path in paths {
         let Ok(metadata) = fs_err::symlink_metadata(&path) else {
@@ -64,7 +70,10 @@ fn input(name: &str, roots: &[PathBuf], extension: &str) -> Option<Vec<Vec<u8>>>
         }
     }
     if files.is_empty() {
-        eprintln!("note: no .{extension} files under {}: skipping {name}", root.display());
+        eprintln!(
+            "note: no .{extension} files under {}: skipping {name}",
+            root.display()
+        );
         return None;
     }
     Some(files)
@@ -75,8 +84,9 @@ fn bench_extract(criterion: &mut Criterion) {
     let corpus = home.join(".cache/orbit-bench/corpus");
     let registry: Vec<PathBuf> = fs_err::read_dir(home.join(".cargo/registry/src"))
         .map(|entries| {
-            let mut found: Vec<PathBuf> =
-                entries.filter_map(|entry| Some(entry.ok()?.path())).collect();
+            let mut found: Vec<PathBuf> = entries
+                .filter_map(|entry| Some(entry.ok()?.path()))
+                .collect();
             found.sort();
             found
         })

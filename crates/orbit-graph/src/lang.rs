@@ -179,7 +179,11 @@ mod tests {
         let lines = Lines::new(text);
         let mut counter = LineCounter::new(text);
         for offset in (0..12).chain((0..12).rev()).chain([3, 9, 0, 11]) {
-            assert_eq!(counter.line_of(offset), lines.line_of(offset), "offset {offset}");
+            assert_eq!(
+                counter.line_of(offset),
+                lines.line_of(offset),
+                "offset {offset}"
+            );
         }
     }
 }

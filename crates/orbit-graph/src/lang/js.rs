@@ -119,14 +119,14 @@ pub(crate) fn extract(text: &str) -> Extracted {
         }
     };
     let mut state = State::Idle;
-    let mut lexer = Lexer::new(text);
+    let mut tokens = Lexer::new(text);
     loop {
         if matches!(state, State::Idle) {
             // Outside a statement, only these keywords matter.
-            lexer.skip_idle();
+            tokens.skip_idle();
         }
-        let after_dot = lexer.after_dot();
-        let Some(lexed) = lexer.next() else {
+        let after_dot = tokens.after_dot();
+        let Some(lexed) = tokens.next() else {
             break;
         };
         let word = match lexed.token {

@@ -575,6 +575,17 @@ mod tests {
     }
 
     #[test]
+    fn string_prefix_after_dot_or_number() {
+        // `x.f"…"` is an f-string whose field holds a string; in `1.f"…"`
+        // the number swallows the `f` and the string is plain, so its `#`
+        // starts a comment.
+        check(
+            "s = x.f\"{\"#\"}\"; import a\ns = 1.f\"{\"#\"}\"; import b\nt = rb\"#\"; import c\n",
+            &["1 a", "3 c"],
+        );
+    }
+
+    #[test]
     fn relative_dots_and_ellipsis() {
         check(
             "from ... import a\nfrom ...b.c import d\n",

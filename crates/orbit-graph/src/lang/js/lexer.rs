@@ -486,7 +486,8 @@ static IDENT_BYTES: [bool; 256] = {
     let mut byte = 0;
     while byte < 256 {
         let value = byte as u8;
-        table[byte] = value.is_ascii_alphanumeric() || value == b'_' || value == b'$' || value >= 0x80;
+        table[byte] =
+            value.is_ascii_alphanumeric() || value == b'_' || value == b'$' || value >= 0x80;
         byte += 1;
     }
     table

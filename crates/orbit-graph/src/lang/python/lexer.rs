@@ -176,7 +176,8 @@ impl<'a> Lexer<'a> {
                     }
                 }
                 b'#' => {
-                    at = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |found| at + found);
+                    at =
+                        memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |found| at + found);
                 }
                 b'\\' => {
                     if bytes.get(at) == Some(&b'\r') {
@@ -253,8 +254,8 @@ static CLASS: [u8; 256] = {
         table[byte] = match value {
             b'0'..=b'9' => DIGIT,
             b'a'..=b'z' | b'A'..=b'Z' | b'_' | 0x80..=0xFF => NAME,
-            b'\n' | b'#' | b'\\' | b'\'' | b'"' | b'(' | b'[' | b'{' | b')' | b']' | b'}' | b';'
-            | b':' => SPECIAL,
+            b'\n' | b'#' | b'\\' | b'\'' | b'"' | b'(' | b'[' | b'{' | b')' | b']' | b'}'
+            | b';' | b':' => SPECIAL,
             _ => OTHER,
         };
         byte += 1;

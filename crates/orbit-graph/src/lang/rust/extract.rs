@@ -109,7 +109,7 @@ struct Ahead {
 const KEYWORDS: [&[u8]; 4] = [b"use", b"mod", b"pub", b"extern"];
 
 static KEYWORD_FINDERS: LazyLock<[Finder<'static>; 4]> =
-    LazyLock::new(|| KEYWORDS.map(|keyword| Finder::new(keyword)));
+    LazyLock::new(|| KEYWORDS.map(Finder::new));
 
 impl<'a> Lexer<'a> {
     fn new(text: &'a str) -> Self {
@@ -140,11 +140,12 @@ impl<'a> Lexer<'a> {
         let mut at = self.pos;
         loop {
             if self.ahead.quote_or_slash < at {
-                self.ahead.quote_or_slash =
-                    memchr::memchr3(b'"', b'\'', b'/', &bytes[at..]).map_or(len, |index| at + index);
+                self.ahead.quote_or_slash = memchr::memchr3(b'"', b'\'', b'/', &bytes[at..])
+                    .map_or(len, |index| at + index);
             }
             if self.ahead.hash < at {
-                self.ahead.hash = memchr::memchr(b'#', &bytes[at..]).map_or(len, |index| at + index);
+                self.ahead.hash =
+                    memchr::memchr(b'#', &bytes[at..]).map_or(len, |index| at + index);
             }
             let special = self.ahead.quote_or_slash.min(self.ahead.hash);
             // The first keyword before `special` that is a whole token.
@@ -205,7 +206,9 @@ impl<'a> Lexer<'a> {
                     if raw && bytes.get(quote) == Some(&b'"') {
                         skip_raw(bytes, quote + 1, quote - special).1
                     } else if &bytes[prefix_start..special] == b"r"
-                        && bytes.get(special + 1).is_some_and(|&next| is_ident_start(next))
+                        && bytes
+                            .get(special + 1)
+                            .is_some_and(|&next| is_ident_start(next))
                     {
                         ident_end(bytes, special + 2)
                     } else {
@@ -253,7 +256,9 @@ impl<'a> Lexer<'a> {
                     let end = ident_end(bytes, at + 1);
                     (token(Kind::Other, at, end), end)
                 }
-                b':' if bytes.get(at + 1) == Some(&b':') => (token(Kind::PathSep, at, at + 2), at + 2),
+                b':' if bytes.get(at + 1) == Some(&b':') => {
+                    (token(Kind::PathSep, at, at + 2), at + 2)
+                }
                 _ if is_ident_start(byte) => {
                     if let Some(found) = prefixed_literal(bytes, at) {
                         found
@@ -370,7 +375,10 @@ fn line_end(bytes: &[u8], from: usize) -> usize {
 fn skip_block_comment(bytes: &[u8], mut at: usize) -> usize {
     let mut depth = 0_usize;
     // Only a `/` or a `*` can open or close a comment: jump between them.
-    while let Some(index) = bytes.get(at..).and_then(|rest| memchr::memchr2(b'/', b'*', rest)) {
+    while let Some(index) = bytes
+        .get(at..)
+        .and_then(|rest| memchr::memchr2(b'/', b'*', rest))
+    {
         at += index;
         match (bytes[at], bytes.get(at + 1)) {
             (b'/', Some(b'*')) => {
@@ -921,6 +929,25 @@ mod tests {
         check(
             "let r#use = 1; r#mod; fn r#use() {}\nmacro_rules! m { ($x:path) => { use $x; use $crate::inner::Thing; } }\n",
             &["use 2 crate::inner::Thing"],
+        );
+    }
+
+    #[test]
+    fn keywords_only_as_whole_tokens() {
+        // The fast skip finds `use`/`mod`/`pub`/`extern` by searching for the
+        // words: inside identifiers, numbers, lifetimes, raw identifiers and
+        // literals they are not items.
+        check(
+            "let user = reuse; fn unused_mod() {} let x = 1use; fn f<'use>() {}\nlet r#use = 2; let s = br#\"use a;\"#; let t = r\"mod b;\"; let u = b'u';\nuse c;\nx.r#mod; let c = cr\"pub use d;\"; /* use e; */ // mod f;\nmod g; extern crate h;\n",
+            &["use 3 c", "mod 5 g", "use 5 h"],
+        );
+    }
+
+    #[test]
+    fn attributes_and_visibility_between_items() {
+        check(
+            "#[derive(Debug)] #[path = \"p.rs\"] pub(in crate::a) mod a;\n#![allow(x)]\n#[path = \"q.rs\"] /* c */ pub mod b;\n#[path = \"r.rs\"] struct S; mod c;\n",
+            &["mod 1 a p.rs", "mod 3 b q.rs", "mod 4 c"],
         );
     }
 
