@@ -368,6 +368,19 @@ impl<'a> Lexer<'a> {
                     self.regex_allowed = !matches!(byte, b')' | b']');
                     self.after_dot = false;
                 }
+                // Member access, as `scan_token` reads a `.` that starts
+                // neither a number nor `...`.
+                _ if byte == b'.' && !matches!(self.byte(start + 1), b'0'..=b'9' | b'.') => {
+                    self.pos += 1;
+                    self.regex_allowed = true;
+                    self.after_dot = true;
+                }
+                _ if byte == b'{' => {
+                    self.braces.push(false);
+                    self.pos += 1;
+                    self.regex_allowed = true;
+                    self.after_dot = false;
+                }
                 // A comment, or a token that needs `scan_token`.
                 _ => {
                     if !self.skip_trivia() {
