@@ -125,6 +125,40 @@ impl Lines {
     }
 }
 
+/// Maps byte offsets to 1-based lines by counting line breaks from the
+/// offset asked before: extraction asks in source order, so a file is
+/// counted at most once, and nothing past its last import is looked at
+/// (where [`Lines`] indexes every line up front).
+pub(crate) struct LineCounter<'a> {
+    bytes: &'a [u8],
+    offset: usize,
+    line: usize,
+}
+
+impl<'a> LineCounter<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        LineCounter {
+            bytes: text.as_bytes(),
+            offset: 0,
+            line: 1,
+        }
+    }
+
+    /// The 1-based line holding byte `offset` (the same as
+    /// [`Lines::line_of`]). An offset before the previous one counts back
+    /// from there, so any order stays correct.
+    pub(crate) fn line_of(&mut self, offset: usize) -> u32 {
+        let offset = offset.min(self.bytes.len());
+        if offset >= self.offset {
+            self.line += memchr::memchr_iter(b'\n', &self.bytes[self.offset..offset]).count();
+        } else {
+            self.line -= memchr::memchr_iter(b'\n', &self.bytes[offset..self.offset]).count();
+        }
+        self.offset = offset;
+        u32::try_from(self.line).unwrap_or(u32::MAX)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +171,19 @@ mod tests {
         assert_eq!(lines.line_of(2), 2);
         assert_eq!(lines.line_of(5), 3);
         assert_eq!(lines.line_of(6), 4);
+    }
+
+    #[test]
+    fn line_counter_agrees_with_lines() {
+        let text = "a\nbc\n\nd\n";
+        let lines = Lines::new(text);
+        let mut counter = LineCounter::new(text);
+        for offset in (0..12).chain((0..12).rev()).chain([3, 9, 0, 11]) {
+            assert_eq!(
+                counter.line_of(offset),
+                lines.line_of(offset),
+                "offset {offset}"
+            );
+        }
     }
 }

@@ -31,7 +31,7 @@ pub(crate) use self::config::{Config, is_config, load_config};
 use self::lexer::{Lexed, Lexer, Token};
 pub(crate) use self::resolve::resolve;
 use crate::import::{Extracted, RawImport};
-use crate::lang::Lines;
+use crate::lang::LineCounter;
 
 /// Where the import finder is in a statement. `at` is the byte offset of the
 /// keyword that started it.
@@ -105,7 +105,7 @@ enum State {
 
 /// Every import of a JavaScript or TypeScript file, in source order.
 pub(crate) fn extract(text: &str) -> Extracted {
-    let lines = Lines::new(text);
+    let mut lines = LineCounter::new(text);
     let mut imports = Vec::new();
     let mut emit = |at: usize, kind: EdgeKind, specifier: Lexed| {
         let specifier = specifier_text(text, specifier);
@@ -119,19 +119,31 @@ pub(crate) fn extract(text: &str) -> Extracted {
         }
     };
     let mut state = State::Idle;
-    let mut after_dot = false;
-    for lexed in Lexer::new(text) {
+    let mut tokens = Lexer::new(text);
+    loop {
+        if matches!(state, State::Idle) {
+            // Outside a statement, only these keywords matter.
+            tokens.skip_idle();
+        }
+        let after_dot = tokens.after_dot();
+        let Some(lexed) = tokens.next() else {
+            break;
+        };
         let word = match lexed.token {
             Token::Ident => &text[lexed.start..lexed.end],
             _ => "",
         };
-        state = match step(state, lexed, word, &mut emit) {
-            Some(next) => next,
-            // The statement is not an import after all: this token may
-            // start one.
-            None => idle(lexed, word, after_dot),
+        state = match state {
+            // Outside a statement (most tokens): `step` would only fall
+            // back to `idle`.
+            State::Idle => idle(lexed, word, after_dot),
+            _ => match step(state, lexed, word, &mut emit) {
+                Some(next) => next,
+                // The statement is not an import after all: this token may
+                // start one.
+                None => idle(lexed, word, after_dot),
+            },
         };
-        after_dot = lexed.token == Token::Punct(b'.');
     }
     Extracted {
         imports,

@@ -18,7 +18,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::import::{Extracted, RawImport, Resolution};
 use crate::index::FileIndex;
-use crate::lang::{Lines, ResolveCtx, read_config};
+use crate::lang::{LineCounter, ResolveCtx, read_config};
 
 use self::lexer::{Lexer, Token};
 
@@ -59,7 +59,7 @@ const PROJECT_FILES: [&str; 3] = ["pyproject.toml", "setup.py", "setup.cfg"];
 const PACKAGE_MARKERS: [&str; 2] = ["__init__.py", "__init__.pyi"];
 
 pub(crate) fn extract(text: &str) -> Extracted {
-    let lines = Lines::new(text);
+    let mut lines = LineCounter::new(text);
     let mut parser = Parser {
         lexer: Lexer::new(text),
         peeked: None,
@@ -78,7 +78,9 @@ pub(crate) fn extract(text: &str) -> Extracted {
             }
             _ => {}
         }
-        at_statement_start = false;
+        // The rest of the statement cannot hold an import: skip it whole
+        // (unless a token of it is already peeked).
+        at_statement_start = parser.peeked.is_none() && parser.lexer.skip_statement();
     }
     Extracted {
         imports: parser.imports,
@@ -569,6 +571,17 @@ mod tests {
                 "6 .mod",
                 "7 z",
             ],
+        );
+    }
+
+    #[test]
+    fn string_prefix_after_dot_or_number() {
+        // `x.f"…"` is an f-string whose field holds a string; in `1.f"…"`
+        // the number swallows the `f` and the string is plain, so its `#`
+        // starts a comment.
+        check(
+            "s = x.f\"{\"#\"}\"; import a\ns = 1.f\"{\"#\"}\"; import b\nt = rb\"#\"; import c\n",
+            &["1 a", "3 c"],
         );
     }
 

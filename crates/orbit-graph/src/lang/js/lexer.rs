@@ -51,24 +51,28 @@ pub(super) struct Lexed {
     pub(super) end: usize,
 }
 
-/// Keywords after which an expression (and so a regex) may start.
-const BEFORE_EXPRESSION: &[&[u8]] = &[
-    b"return",
-    b"typeof",
-    b"instanceof",
-    b"in",
-    b"of",
-    b"new",
-    b"delete",
-    b"void",
-    b"throw",
-    b"case",
-    b"do",
-    b"else",
-    b"yield",
-    b"await",
-    b"default",
-];
+/// Whether an expression (and so a regex) may start after the keyword
+/// `word`.
+fn before_expression(word: &[u8]) -> bool {
+    matches!(
+        word,
+        b"return"
+            | b"typeof"
+            | b"instanceof"
+            | b"in"
+            | b"of"
+            | b"new"
+            | b"delete"
+            | b"void"
+            | b"throw"
+            | b"case"
+            | b"do"
+            | b"else"
+            | b"yield"
+            | b"await"
+            | b"default"
+    )
+}
 
 pub(super) struct Lexer<'a> {
     bytes: &'a [u8],
@@ -111,7 +115,17 @@ impl<'a> Lexer<'a> {
                 return false;
             };
             match byte {
-                b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => self.pos += 1,
+                b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
+                    self.pos += 1;
+                    // Indentation comes in runs.
+                    while self
+                        .bytes
+                        .get(self.pos)
+                        .is_some_and(|&next| matches!(next, b' ' | b'\t'))
+                    {
+                        self.pos += 1;
+                    }
+                }
                 b'/' if self.byte(self.pos + 1) == b'/' => {
                     self.pos = line_end(self.bytes, self.pos);
                 }
@@ -313,6 +327,75 @@ impl<'a> Lexer<'a> {
         if !self.skip_trivia() {
             return None;
         }
+        Some(self.scan_token())
+    }
+
+    /// Whether the last token was `.` (or `?.`): a keyword after it is a
+    /// property name.
+    pub(super) fn after_dot(&self) -> bool {
+        self.after_dot
+    }
+
+    /// Moves past every token that cannot start an import, with the state
+    /// changes [`Lexer::scan`] makes, up to the next `import`, `export` or
+    /// `require` not after a `.` (or the end). Names, the most common
+    /// tokens, take a short path; the rest go through `scan_token`.
+    pub(super) fn skip_idle(&mut self) {
+        while let Some(&byte) = self.bytes.get(self.pos) {
+            let start = self.pos;
+            match IDLE_CLASS[usize::from(byte)] {
+                BLANK => self.pos += 1,
+                NAME_START => {
+                    let mut end = start + 1;
+                    while self
+                        .bytes
+                        .get(end)
+                        .is_some_and(|&next| is_ident_byte(next) || next == b'\\')
+                    {
+                        end += 1;
+                    }
+                    let word = &self.bytes[start..end];
+                    if !self.after_dot && matches!(word, b"import" | b"export" | b"require") {
+                        return;
+                    }
+                    self.regex_allowed = !self.after_dot && before_expression(word);
+                    self.after_dot = false;
+                    self.pos = end;
+                }
+                // What `scan_token` makes a one-byte punctuator, always.
+                PLAIN_PUNCT => {
+                    self.pos += 1;
+                    self.regex_allowed = !matches!(byte, b')' | b']');
+                    self.after_dot = false;
+                }
+                // Member access, as `scan_token` reads a `.` that starts
+                // neither a number nor `...`.
+                _ if byte == b'.' && !matches!(self.byte(start + 1), b'0'..=b'9' | b'.') => {
+                    self.pos += 1;
+                    self.regex_allowed = true;
+                    self.after_dot = true;
+                }
+                _ if byte == b'{' => {
+                    self.braces.push(false);
+                    self.pos += 1;
+                    self.regex_allowed = true;
+                    self.after_dot = false;
+                }
+                // A comment, or a token that needs `scan_token`.
+                _ => {
+                    if !self.skip_trivia() {
+                        return;
+                    }
+                    if self.pos == start {
+                        self.scan_token();
+                    }
+                }
+            }
+        }
+    }
+
+    /// The token at `self.pos`, past any trivia (there is one).
+    fn scan_token(&mut self) -> Lexed {
         let start = self.pos;
         let byte = self.bytes[start];
         let next = self.byte(start + 1);
@@ -358,7 +441,7 @@ impl<'a> Lexer<'a> {
         };
         self.regex_allowed = match lexed.token {
             Token::Ident => {
-                !self.after_dot && BEFORE_EXPRESSION.contains(&&self.bytes[lexed.start..lexed.end])
+                !self.after_dot && before_expression(&self.bytes[lexed.start..lexed.end])
             }
             Token::Str { .. } | Token::Number | Token::Regex | Token::Step => false,
             // Set by `template` itself: after a `${` an expression starts.
@@ -367,7 +450,7 @@ impl<'a> Lexer<'a> {
             Token::Ellipsis => true,
         };
         self.after_dot = lexed.token == Token::Punct(b'.');
-        Some(lexed)
+        lexed
     }
 }
 
@@ -383,8 +466,45 @@ impl Iterator for Lexer<'_> {
 /// non-ASCII char (so names in any script stay whole, and a name always ends
 /// on a char boundary).
 fn is_ident_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'$' || byte >= 0x80
+    IDENT_BYTES[usize::from(byte)]
 }
+
+/// Classes of [`Lexer::skip_idle`]: white space, a byte that starts a name
+/// (not a number), a byte that is always a one-byte punctuator (`<` is not:
+/// it may open an HTML-like comment), anything else.
+const BLANK: u8 = 1;
+const NAME_START: u8 = 2;
+const PLAIN_PUNCT: u8 = 3;
+
+static IDLE_CLASS: [u8; 256] = {
+    let mut table = [0; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let value = byte as u8;
+        table[byte] = match value {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | b'$' | b'\\' | 0x80..=0xFF => NAME_START,
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => BLANK,
+            b'(' | b')' | b'[' | b']' | b';' | b',' | b'=' | b':' | b'>' | b'!' | b'&' | b'|'
+            | b'^' | b'~' | b'*' | b'%' | b'@' => PLAIN_PUNCT,
+            _ => 0,
+        };
+        byte += 1;
+    }
+    table
+};
+
+/// [`is_ident_byte`] as a table: one load per byte in the hot loops.
+static IDENT_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let value = byte as u8;
+        table[byte] =
+            value.is_ascii_alphanumeric() || value == b'_' || value == b'$' || value >= 0x80;
+        byte += 1;
+    }
+    table
+};
 
 /// The offset of the line break ending the line at `from` (or the end).
 fn line_end(bytes: &[u8], from: usize) -> usize {

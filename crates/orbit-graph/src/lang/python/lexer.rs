@@ -55,14 +55,20 @@ impl<'a> Lexer<'a> {
                 b'\n' => {
                     if self.depth == 0 {
                         Token::End
-                    } else if self.line_starts_with_keyword() {
+                    } else if line_starts_with_keyword(&self.bytes[self.pos..]) {
                         self.depth = 0;
                         Token::End
                     } else {
                         continue;
                     }
                 }
-                b' ' | b'\t' | b'\r' | 0x0c => continue,
+                b' ' | b'\t' | b'\r' | 0x0c => {
+                    // Indentation comes in runs.
+                    while matches!(self.bytes.get(self.pos), Some(b' ' | b'\t')) {
+                        self.pos += 1;
+                    }
+                    continue;
+                }
                 b'#' => {
                     self.pos = memchr::memchr(b'\n', &self.bytes[start..])
                         .map_or(self.bytes.len(), |at| start + at);
@@ -114,13 +120,7 @@ impl<'a> Lexer<'a> {
                     Token::Other
                 }
                 _ if is_name_start(byte) => {
-                    while self
-                        .bytes
-                        .get(self.pos)
-                        .is_some_and(|&next| is_name_byte(next))
-                    {
-                        self.pos += 1;
-                    }
+                    self.pos = name_end(self.bytes, self.pos);
                     let name = &self.bytes[start..self.pos];
                     match self.bytes.get(self.pos) {
                         Some(b'\'' | b'"') if string_prefix(name).is_some() => {
@@ -143,14 +143,140 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    /// Whether the line starting at `self.pos` starts, at column 0, with one
-    /// of [`LINE_KEYWORDS`] followed by a blank.
-    fn line_starts_with_keyword(&self) -> bool {
-        let rest = &self.bytes[self.pos..];
-        LINE_KEYWORDS.iter().any(|keyword| {
-            rest.starts_with(keyword) && matches!(rest.get(keyword.len()), Some(b' ' | b'\t'))
-        })
+    /// Moves past the rest of the statement: every token up to and with the
+    /// next [`Token::End`], which is what `next_token` would do, without
+    /// making the tokens. Returns `false` when the text ends first.
+    pub(super) fn skip_statement(&mut self) -> bool {
+        let bytes = self.bytes;
+        let mut at = self.pos;
+        loop {
+            // Names, numbers, blanks and operators change nothing: pass
+            // them in one tight loop. `run` is where they start.
+            let run = at;
+            while bytes
+                .get(at)
+                .is_some_and(|&next| CLASS[usize::from(next)] != SPECIAL)
+            {
+                at += 1;
+            }
+            let Some(&byte) = bytes.get(at) else {
+                break;
+            };
+            at += 1;
+            match byte {
+                b'\n' => {
+                    if self.depth == 0 {
+                        self.pos = at;
+                        return true;
+                    }
+                    if line_starts_with_keyword(&bytes[at..]) {
+                        self.depth = 0;
+                        self.pos = at;
+                        return true;
+                    }
+                }
+                b'#' => {
+                    at =
+                        memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |found| at + found);
+                }
+                b'\\' => {
+                    if bytes.get(at) == Some(&b'\r') {
+                        at += 1;
+                    }
+                    if bytes.get(at) == Some(&b'\n') {
+                        at += 1;
+                    }
+                }
+                b'\'' | b'"' => {
+                    let formatted = formatted_prefix(bytes, run, at - 1);
+                    at = skip_string(bytes, at - 1, formatted);
+                }
+                b'(' | b'[' | b'{' => self.depth += 1,
+                b')' | b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                // `;` or `:`.
+                _ => {
+                    if self.depth == 0 {
+                        self.pos = at;
+                        return true;
+                    }
+                }
+            }
+        }
+        self.pos = at;
+        false
     }
+}
+
+/// Whether the quote at `quote` opens a formatted string: whether the token
+/// just before it is a name that is an f-string (or t-string) prefix. Only
+/// names, numbers, dots and the like lie between `run` (a token boundary)
+/// and the quote; the names, dots and numbers touching the quote are
+/// re-read from their start, since a number swallows the names and dots
+/// after it (`1.f"…"` is a number and a plain string).
+fn formatted_prefix(bytes: &[u8], run: usize, quote: usize) -> bool {
+    let mut start = quote;
+    while start > run && (is_name_byte(bytes[start - 1]) || bytes[start - 1] == b'.') {
+        start -= 1;
+    }
+    let mut at = start;
+    let mut last_name = None;
+    while at < quote {
+        let byte = bytes[at];
+        if byte == b'.' {
+            at += 1;
+            last_name = None;
+        } else if byte.is_ascii_digit() {
+            // A number runs to the quote.
+            at = quote;
+            last_name = None;
+        } else {
+            last_name = Some(at);
+            at = name_end(bytes, at + 1);
+        }
+    }
+    last_name.is_some_and(|name| string_prefix(&bytes[name..quote]) == Some(true))
+}
+
+/// Byte classes: names and numbers are told apart from the rest of the
+/// bytes that change nothing, which [`Lexer::skip_statement`] passes over.
+const OTHER: u8 = 0;
+const NAME: u8 = 1;
+const DIGIT: u8 = 2;
+/// Newlines, comments, backslashes, quotes, brackets, `;` and `:`.
+const SPECIAL: u8 = 3;
+
+/// The class of every byte, so the hot loop does one table load per byte.
+static CLASS: [u8; 256] = {
+    let mut table = [OTHER; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let value = byte as u8;
+        table[byte] = match value {
+            b'0'..=b'9' => DIGIT,
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | 0x80..=0xFF => NAME,
+            b'\n' | b'#' | b'\\' | b'\'' | b'"' | b'(' | b'[' | b'{' | b')' | b']' | b'}'
+            | b';' | b':' => SPECIAL,
+            _ => OTHER,
+        };
+        byte += 1;
+    }
+    table
+};
+
+/// The end of the run of name bytes from `at`.
+fn name_end(bytes: &[u8], mut at: usize) -> usize {
+    while at < bytes.len() && matches!(CLASS[usize::from(bytes[at])], NAME | DIGIT) {
+        at += 1;
+    }
+    at
+}
+
+/// Whether the line `rest` starts, at column 0, with one of
+/// [`LINE_KEYWORDS`] followed by a blank.
+fn line_starts_with_keyword(rest: &[u8]) -> bool {
+    LINE_KEYWORDS.iter().any(|keyword| {
+        rest.starts_with(keyword) && matches!(rest.get(keyword.len()), Some(b' ' | b'\t'))
+    })
 }
 
 fn is_name_start(byte: u8) -> bool {
@@ -164,13 +290,14 @@ fn is_name_byte(byte: u8) -> bool {
 /// Whether `name` is a string prefix: `Some(true)` for formatted strings
 /// (f-strings and 3.14 t-strings), `Some(false)` for the others.
 fn string_prefix(name: &[u8]) -> Option<bool> {
-    if name.is_empty() || name.len() > 2 {
-        return None;
-    }
-    let lower: Vec<u8> = name.iter().map(u8::to_ascii_lowercase).collect();
-    match lower.as_slice() {
-        b"r" | b"u" | b"b" | b"br" | b"rb" => Some(false),
-        b"f" | b"t" | b"fr" | b"rf" | b"tr" | b"rt" => Some(true),
+    let lower = match *name {
+        [first] => [first.to_ascii_lowercase(), 0],
+        [first, second] => [first.to_ascii_lowercase(), second.to_ascii_lowercase()],
+        _ => return None,
+    };
+    match &lower {
+        b"r\0" | b"u\0" | b"b\0" | b"br" | b"rb" => Some(false),
+        b"f\0" | b"t\0" | b"fr" | b"rf" | b"tr" | b"rt" => Some(true),
         _ => None,
     }
 }
@@ -203,11 +330,20 @@ pub(super) fn skip_string(bytes: &[u8], open: usize, formatted: bool) -> usize {
     let quote = bytes[open];
     let triple = is_triple(bytes, open);
     let mut at = open + if triple { 3 } else { 1 };
-    while at < bytes.len() {
+    while let Some(rest) = bytes.get(at..) {
+        let found = if triple {
+            memchr::memchr2(quote, b'\\', rest)
+        } else {
+            memchr::memchr3(quote, b'\\', b'\n', rest)
+        };
+        let Some(index) = found else {
+            break;
+        };
+        at += index;
         match bytes[at] {
             // Even in raw strings a backslash keeps the next quote inside.
             b'\\' => at += 2,
-            b'\n' if !triple => return at,
+            b'\n' => return at,
             _ => {
                 if let Some(length) = closing_at(bytes, at, quote, triple) {
                     return at + length;

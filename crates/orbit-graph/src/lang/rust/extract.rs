@@ -7,10 +7,13 @@
 //! what a file-to-file graph wants (the module it names is the same file in
 //! nearly every case).
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use orbit_types::EdgeKind;
 
 use crate::import::{Extracted, RawImport};
-use crate::lang::Lines;
+use crate::lang::LineCounter;
 
 /// Use-trees nested deeper than this are dropped rather than recursed into
 /// (no real code nests braces that deep; hostile input must not overflow the
@@ -39,114 +42,351 @@ struct Token {
     end: usize,
 }
 
+fn is_ident_continue(byte: u8) -> bool {
+    matches!(CLASS[usize::from(byte)], IDENT | DIGIT)
+}
+
 fn is_ident_start(byte: u8) -> bool {
     byte.is_ascii_alphabetic() || byte == b'_' || byte >= 0x80
 }
 
-fn is_ident_continue(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80
+/// Byte classes of the lexer's fast path ([`Lexer::skip_plain`]).
+const SPACE: u8 = 0;
+const PUNCT: u8 = 1;
+const IDENT: u8 = 2;
+const DIGIT: u8 = 3;
+/// `/`, `"`, `'`, `#` and `:`: each needs a look of its own.
+const SPECIAL: u8 = 4;
+
+/// The class of every byte, so the hot loops do one table load per byte.
+static CLASS: [u8; 256] = {
+    let mut table = [PUNCT; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let value = byte as u8;
+        table[byte] = match value {
+            b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' => SPACE,
+            b'0'..=b'9' => DIGIT,
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' | 0x80..=0xFF => IDENT,
+            b'/' | b'"' | b'\'' | b'#' | b':' => SPECIAL,
+            _ => PUNCT,
+        };
+        byte += 1;
+    }
+    table
+};
+
+/// The end of the run of identifier bytes from `at`.
+fn ident_end(bytes: &[u8], mut at: usize) -> usize {
+    while at < bytes.len() && matches!(CLASS[usize::from(bytes[at])], IDENT | DIGIT) {
+        at += 1;
+    }
+    at
 }
 
-/// Splits `text` into tokens, dropping whitespace and comments. Linear: every
-/// byte is looked at a bounded number of times.
-fn tokenize(text: &str) -> Vec<Token> {
-    let bytes = text.as_bytes();
-    let mut tokens = Vec::new();
-    let mut at = 0;
-    while at < bytes.len() {
-        let byte = bytes[at];
-        let start = at;
-        match byte {
-            b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' => at += 1,
-            b'/' if bytes.get(at + 1) == Some(&b'/') => {
-                at = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |index| at + index);
-            }
-            b'/' if bytes.get(at + 1) == Some(&b'*') => at = skip_block_comment(bytes, at),
-            b'"' => {
-                let (content_end, end) = skip_quoted(bytes, at + 1);
-                tokens.push(Token {
-                    kind: Kind::Str { raw: false },
-                    start: at + 1,
-                    end: content_end,
-                });
-                at = end;
-            }
-            b'\'' => {
-                at = skip_char_or_lifetime(bytes, at);
-                tokens.push(Token {
-                    kind: Kind::Other,
-                    start,
-                    end: at,
-                });
-            }
-            b'0'..=b'9' => {
-                at += 1;
-                while at < bytes.len() && is_ident_continue(bytes[at]) {
-                    at += 1;
-                }
-                tokens.push(Token {
-                    kind: Kind::Other,
-                    start,
-                    end: at,
-                });
-            }
-            b':' if bytes.get(at + 1) == Some(&b':') => {
-                at += 2;
-                tokens.push(Token {
-                    kind: Kind::PathSep,
-                    start,
-                    end: at,
-                });
-            }
-            _ if is_ident_start(byte) => {
-                if let Some((token, end)) = prefixed_literal(bytes, at) {
-                    tokens.push(token);
-                    at = end;
-                    continue;
-                }
-                // A raw identifier `r#name` stays one identifier, so that
-                // `r#use` is never the keyword.
-                if byte == b'r'
-                    && bytes.get(at + 1) == Some(&b'#')
-                    && bytes.get(at + 2).is_some_and(|next| is_ident_start(*next))
-                {
-                    at += 2;
-                }
-                at += 1;
-                while at < bytes.len() && is_ident_continue(bytes[at]) {
-                    at += 1;
-                }
-                tokens.push(Token {
-                    kind: Kind::Ident,
-                    start,
-                    end: at,
-                });
-            }
-            _ => {
-                at += 1;
-                tokens.push(Token {
-                    kind: Kind::Punct(byte),
-                    start,
-                    end: at,
-                });
-            }
+/// Splits the text into tokens on demand, dropping whitespace and comments.
+/// Linear: every byte is looked at a bounded number of times.
+struct Lexer<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    /// Where [`Lexer::skip_fast`]'s searches got to.
+    ahead: Ahead,
+}
+
+/// The next occurrence (at or after the lexer's position when it was
+/// searched for; the end of the text when there is none) of each byte or
+/// word [`Lexer::skip_fast`] looks for. Each is searched again only once the
+/// lexer is past it, so every byte is searched at most once per needle.
+struct Ahead {
+    /// `"`, `'` or `/`.
+    quote_or_slash: usize,
+    hash: usize,
+    /// One per word of [`KEYWORDS`].
+    keywords: [usize; 4],
+}
+
+/// The words that may start an item, besides `#`.
+const KEYWORDS: [&[u8]; 4] = [b"use", b"mod", b"pub", b"extern"];
+
+static KEYWORD_FINDERS: LazyLock<[Finder<'static>; 4]> =
+    LazyLock::new(|| KEYWORDS.map(Finder::new));
+
+impl<'a> Lexer<'a> {
+    fn new(text: &'a str) -> Self {
+        let bytes = text.as_bytes();
+        let len = bytes.len();
+        let ahead = Ahead {
+            quote_or_slash: memchr::memchr3(b'"', b'\'', b'/', bytes).unwrap_or(len),
+            hash: memchr::memchr(b'#', bytes).unwrap_or(len),
+            keywords: [0, 1, 2, 3].map(|index| KEYWORD_FINDERS[index].find(bytes).unwrap_or(len)),
+        };
+        Lexer {
+            bytes,
+            pos: 0,
+            ahead,
         }
     }
-    tokens
+
+    /// [`Lexer::skip_plain`] when whether a token was passed does not
+    /// matter, and much faster: it jumps (with `memchr` and `memmem`)
+    /// between the bytes that can start a string, a comment, a char or
+    /// lifetime, or a `#`, and the item keywords. Between two such bytes
+    /// there are only identifiers, numbers, punctuation and blanks, where
+    /// a keyword is a token exactly when no identifier byte touches it.
+    /// Stops where `skip_plain` would.
+    fn skip_fast(&mut self) {
+        let bytes = self.bytes;
+        let len = bytes.len();
+        let mut at = self.pos;
+        loop {
+            if self.ahead.quote_or_slash < at {
+                self.ahead.quote_or_slash = memchr::memchr3(b'"', b'\'', b'/', &bytes[at..])
+                    .map_or(len, |index| at + index);
+            }
+            if self.ahead.hash < at {
+                self.ahead.hash =
+                    memchr::memchr(b'#', &bytes[at..]).map_or(len, |index| at + index);
+            }
+            let special = self.ahead.quote_or_slash.min(self.ahead.hash);
+            // The first keyword before `special` that is a whole token.
+            loop {
+                let mut first = (len, 0);
+                for index in 0..KEYWORDS.len() {
+                    if self.ahead.keywords[index] < at {
+                        self.ahead.keywords[index] = KEYWORD_FINDERS[index]
+                            .find(&bytes[at..])
+                            .map_or(len, |found| at + found);
+                    }
+                    if self.ahead.keywords[index] < first.0 {
+                        first = (self.ahead.keywords[index], index);
+                    }
+                }
+                let (position, index) = first;
+                if position >= special {
+                    break;
+                }
+                let end = position + KEYWORDS[index].len();
+                let starts = position == at || !is_ident_continue(bytes[position - 1]);
+                if starts && bytes.get(end).is_none_or(|&next| !is_ident_continue(next)) {
+                    self.pos = position;
+                    return;
+                }
+                // Part of a longer identifier: search that word again
+                // past it.
+                self.ahead.keywords[index] = KEYWORD_FINDERS[index]
+                    .find(&bytes[position + 1..])
+                    .map_or(len, |found| position + 1 + found);
+            }
+            if special >= len {
+                self.pos = len;
+                return;
+            }
+            // The identifier just before `special`: a literal's prefix?
+            let mut prefix_start = special;
+            while prefix_start > at && is_ident_continue(bytes[prefix_start - 1]) {
+                prefix_start -= 1;
+            }
+            let raw = matches!(&bytes[prefix_start..special], b"r" | b"br" | b"cr");
+            at = match bytes[special] {
+                b'/' => match bytes.get(special + 1) {
+                    Some(b'/') => line_end(bytes, special),
+                    Some(b'*') => skip_block_comment(bytes, special),
+                    _ => special + 1,
+                },
+                b'\'' => skip_char_or_lifetime(bytes, special),
+                b'"' if raw => skip_raw(bytes, special + 1, 0).1,
+                b'"' => skip_quoted(bytes, special + 1).1,
+                // `#`: a raw string's opening, a raw identifier's, or a
+                // token of its own (where an attribute may start).
+                _ => {
+                    let mut quote = special;
+                    while bytes.get(quote) == Some(&b'#') {
+                        quote += 1;
+                    }
+                    if raw && bytes.get(quote) == Some(&b'"') {
+                        skip_raw(bytes, quote + 1, quote - special).1
+                    } else if &bytes[prefix_start..special] == b"r"
+                        && bytes
+                            .get(special + 1)
+                            .is_some_and(|&next| is_ident_start(next))
+                    {
+                        ident_end(bytes, special + 2)
+                    } else {
+                        self.pos = special;
+                        return;
+                    }
+                }
+            };
+        }
+    }
+
+    /// The next token, or `None` at the end of the text.
+    fn next_token(&mut self) -> Option<Token> {
+        let bytes = self.bytes;
+        loop {
+            let at = self.pos;
+            let byte = *bytes.get(at)?;
+            let (token, end) = match byte {
+                b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' => {
+                    self.pos += 1;
+                    continue;
+                }
+                b'/' if bytes.get(at + 1) == Some(&b'/') => {
+                    self.pos = line_end(bytes, at);
+                    continue;
+                }
+                b'/' if bytes.get(at + 1) == Some(&b'*') => {
+                    self.pos = skip_block_comment(bytes, at);
+                    continue;
+                }
+                b'"' => {
+                    let (content_end, end) = skip_quoted(bytes, at + 1);
+                    let token = Token {
+                        kind: Kind::Str { raw: false },
+                        start: at + 1,
+                        end: content_end,
+                    };
+                    (token, end)
+                }
+                b'\'' => {
+                    let end = skip_char_or_lifetime(bytes, at);
+                    (token(Kind::Other, at, end), end)
+                }
+                b'0'..=b'9' => {
+                    let end = ident_end(bytes, at + 1);
+                    (token(Kind::Other, at, end), end)
+                }
+                b':' if bytes.get(at + 1) == Some(&b':') => {
+                    (token(Kind::PathSep, at, at + 2), at + 2)
+                }
+                _ if is_ident_start(byte) => {
+                    if let Some(found) = prefixed_literal(bytes, at) {
+                        found
+                    } else {
+                        let end = ident_end(bytes, raw_ident_start(bytes, at) + 1);
+                        (token(Kind::Ident, at, end), end)
+                    }
+                }
+                _ => (token(Kind::Punct(byte), at, at + 1), at + 1),
+            };
+            self.pos = end;
+            return Some(token);
+        }
+    }
+
+    /// Moves past every token that cannot start an item, stopping on the
+    /// next `#`, `pub`, `mod`, `use` or `extern` (or the end). The same
+    /// lexing as [`Lexer::next_token`], without making tokens: most of a
+    /// file goes through here. Returns whether it passed any token.
+    fn skip_plain(&mut self) -> bool {
+        let bytes = self.bytes;
+        let mut at = self.pos;
+        let mut passed = false;
+        while let Some(&byte) = bytes.get(at) {
+            let class = CLASS[usize::from(byte)];
+            // The common classes first, each run in a tight loop.
+            if class == IDENT {
+                let end = ident_end(bytes, at + 1);
+                // A literal prefix (`b"`, `br#"`, `b'`, …) or a raw
+                // identifier (`r#x`) is at most two bytes and followed by a
+                // quote or `#`: only then is the exact path needed.
+                if end - at <= 2 && matches!(bytes.get(end), Some(b'"' | b'\'' | b'#')) {
+                    if let Some((_, literal_end)) = prefixed_literal(bytes, at) {
+                        at = literal_end;
+                        passed = true;
+                        continue;
+                    }
+                    let end = ident_end(bytes, raw_ident_start(bytes, at) + 1);
+                    if matches!(&bytes[at..end], b"pub" | b"mod" | b"use" | b"extern") {
+                        break;
+                    }
+                    at = end;
+                } else if matches!(&bytes[at..end], b"pub" | b"mod" | b"use" | b"extern") {
+                    break;
+                } else {
+                    at = end;
+                }
+                passed = true;
+                continue;
+            }
+            if class == SPACE {
+                at += 1;
+                while bytes
+                    .get(at)
+                    .is_some_and(|&next| CLASS[usize::from(next)] == SPACE)
+                {
+                    at += 1;
+                }
+                continue;
+            }
+            match class {
+                PUNCT => at += 1,
+                DIGIT => at = ident_end(bytes, at + 1),
+                _ => match byte {
+                    b'#' => break,
+                    // Comments are not tokens.
+                    b'/' if bytes.get(at + 1) == Some(&b'/') => {
+                        at = line_end(bytes, at);
+                        continue;
+                    }
+                    b'/' if bytes.get(at + 1) == Some(&b'*') => {
+                        at = skip_block_comment(bytes, at);
+                        continue;
+                    }
+                    b'"' => at = skip_quoted(bytes, at + 1).1,
+                    b'\'' => at = skip_char_or_lifetime(bytes, at),
+                    // `/` alone, `:` or `::`: one punctuation token or two,
+                    // plain either way.
+                    _ => at += 1,
+                },
+            }
+            passed = true;
+        }
+        self.pos = at;
+        passed
+    }
+}
+
+fn token(kind: Kind, start: usize, end: usize) -> Token {
+    Token { kind, start, end }
+}
+
+/// Where the name of an identifier starting at `at` starts: a raw
+/// identifier `r#name` stays one identifier, so that `r#use` is never the
+/// keyword.
+fn raw_ident_start(bytes: &[u8], at: usize) -> usize {
+    if bytes[at] == b'r'
+        && bytes.get(at + 1) == Some(&b'#')
+        && bytes.get(at + 2).is_some_and(|next| is_ident_start(*next))
+    {
+        at + 2
+    } else {
+        at
+    }
+}
+
+/// The offset of the line break ending the line at `from` (or the end).
+fn line_end(bytes: &[u8], from: usize) -> usize {
+    memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |index| from + index)
 }
 
 /// Skips a (nested) block comment starting at `at` (on its `/*`), returning
 /// the offset after it (the end of the text when it never closes).
 fn skip_block_comment(bytes: &[u8], mut at: usize) -> usize {
     let mut depth = 0_usize;
-    while at < bytes.len() {
+    // Only a `/` or a `*` can open or close a comment: jump between them.
+    while let Some(index) = bytes
+        .get(at..)
+        .and_then(|rest| memchr::memchr2(b'/', b'*', rest))
+    {
+        at += index;
         match (bytes[at], bytes.get(at + 1)) {
             (b'/', Some(b'*')) => {
                 depth += 1;
                 at += 2;
             }
             (b'*', Some(b'/')) => {
-                depth -= 1;
+                depth = depth.saturating_sub(1);
                 at += 2;
                 if depth == 0 {
                     return at;
@@ -161,11 +401,11 @@ fn skip_block_comment(bytes: &[u8], mut at: usize) -> usize {
 /// Skips an escaped string whose content starts at `at`: returns the end of
 /// its content and the offset after the closing quote.
 fn skip_quoted(bytes: &[u8], mut at: usize) -> (usize, usize) {
-    while at < bytes.len() {
-        match bytes[at] {
-            b'\\' => at += 2,
-            b'"' => return (at, at + 1),
-            _ => at += 1,
+    while let Some(rest) = bytes.get(at..) {
+        match memchr::memchr2(b'"', b'\\', rest) {
+            Some(index) if rest[index] == b'"' => return (at + index, at + index + 1),
+            Some(index) => at += index + 2,
+            None => break,
         }
     }
     (bytes.len(), bytes.len())
@@ -269,11 +509,7 @@ fn skip_char_or_lifetime(bytes: &[u8], at: usize) -> usize {
             if bytes.get(next + width) == Some(&b'\'') {
                 next + width + 1
             } else if is_ident_start(*first) {
-                let mut end = next + 1;
-                while end < bytes.len() && is_ident_continue(bytes[end]) {
-                    end += 1;
-                }
-                end
+                ident_end(bytes, next + 1)
             } else {
                 next
             }
@@ -291,33 +527,47 @@ fn utf8_width(first: u8) -> usize {
 }
 
 /// Walks the tokens for items.
+///
+/// Tokens are lexed into `tokens` only from an item's first token on, and
+/// dropped once the walk is past them: the runs between items go through
+/// [`Lexer::skip_plain`] and are never materialised.
 struct Parser<'a> {
     text: &'a str,
+    lexer: Lexer<'a>,
+    /// The tokens lexed since the walk last caught up with the lexer;
+    /// indices (`at`, and those the methods take) are into it.
     tokens: Vec<Token>,
     at: usize,
-    lines: Lines,
+    lines: LineCounter<'a>,
     imports: Vec<RawImport>,
 }
 
-impl Parser<'_> {
-    fn text_of(&self, token: Token) -> &str {
+impl<'a> Parser<'a> {
+    fn text_of(&self, token: Token) -> &'a str {
         self.text.get(token.start..token.end).unwrap_or("")
     }
 
-    fn is_ident(&self, index: usize, word: &str) -> bool {
-        self.tokens
-            .get(index)
-            .is_some_and(|token| token.kind == Kind::Ident && self.text_of(*token) == word)
+    /// The token at `index`, lexing up to it.
+    fn token(&mut self, index: usize) -> Option<Token> {
+        while self.tokens.len() <= index {
+            let token = self.lexer.next_token()?;
+            self.tokens.push(token);
+        }
+        self.tokens.get(index).copied()
     }
 
-    fn is_punct(&self, index: usize, byte: u8) -> bool {
-        self.tokens
-            .get(index)
+    fn is_ident(&mut self, index: usize, word: &str) -> bool {
+        self.token(index)
+            .is_some_and(|token| token.kind == Kind::Ident && self.text_of(token) == word)
+    }
+
+    fn is_punct(&mut self, index: usize, byte: u8) -> bool {
+        self.token(index)
             .is_some_and(|token| token.kind == Kind::Punct(byte))
     }
 
-    fn kind(&self, index: usize) -> Option<Kind> {
-        self.tokens.get(index).map(|token| token.kind)
+    fn kind(&mut self, index: usize) -> Option<Kind> {
+        self.token(index).map(|token| token.kind)
     }
 
     fn push(&mut self, kind: EdgeKind, keyword: usize, specifier: String, detail: Option<String>) {
@@ -335,7 +585,20 @@ impl Parser<'_> {
         // The `#[path = "…"]` seen since the last token that was neither an
         // attribute nor a visibility.
         let mut path_attribute: Option<String> = None;
-        while self.at < self.tokens.len() {
+        loop {
+            if self.at >= self.tokens.len() {
+                // Caught up: skip to the next token that may start an item.
+                self.tokens.clear();
+                self.at = 0;
+                if path_attribute.is_none() {
+                    self.lexer.skip_fast();
+                } else if self.lexer.skip_plain() {
+                    path_attribute = None;
+                }
+                if self.token(0).is_none() {
+                    break;
+                }
+            }
             let here = self.at;
             if self.is_punct(here, b'#') {
                 let attribute = self.attribute();
@@ -414,7 +677,7 @@ impl Parser<'_> {
     /// up to after its matching `close` (or the end of the tokens).
     fn skip_group(&mut self, open: u8, close: u8) {
         let mut depth = 0_usize;
-        while let Some(token) = self.tokens.get(self.at) {
+        while let Some(token) = self.token(self.at) {
             self.at += 1;
             if token.kind == Kind::Punct(open) {
                 depth += 1;
@@ -461,7 +724,7 @@ impl Parser<'_> {
             self.at += 1;
         }
         loop {
-            let token = *self.tokens.get(self.at)?;
+            let token = self.token(self.at)?;
             match token.kind {
                 Kind::Ident => {
                     prefix.push(self.text_of(token).to_owned());
@@ -553,9 +816,10 @@ fn unescape(value: &str) -> String {
 pub(crate) fn extract(text: &str) -> Extracted {
     let mut parser = Parser {
         text,
-        tokens: tokenize(text),
+        lexer: Lexer::new(text),
+        tokens: Vec::new(),
         at: 0,
-        lines: Lines::new(text),
+        lines: LineCounter::new(text),
         imports: Vec::new(),
     };
     parser.run();
@@ -665,6 +929,25 @@ mod tests {
         check(
             "let r#use = 1; r#mod; fn r#use() {}\nmacro_rules! m { ($x:path) => { use $x; use $crate::inner::Thing; } }\n",
             &["use 2 crate::inner::Thing"],
+        );
+    }
+
+    #[test]
+    fn keywords_only_as_whole_tokens() {
+        // The fast skip finds `use`/`mod`/`pub`/`extern` by searching for the
+        // words: inside identifiers, numbers, lifetimes, raw identifiers and
+        // literals they are not items.
+        check(
+            "let user = reuse; fn unused_mod() {} let x = 1use; fn f<'use>() {}\nlet r#use = 2; let s = br#\"use a;\"#; let t = r\"mod b;\"; let u = b'u';\nuse c;\nx.r#mod; let c = cr\"pub use d;\"; /* use e; */ // mod f;\nmod g; extern crate h;\n",
+            &["use 3 c", "mod 5 g", "use 5 h"],
+        );
+    }
+
+    #[test]
+    fn attributes_and_visibility_between_items() {
+        check(
+            "#[derive(Debug)] #[path = \"p.rs\"] pub(in crate::a) mod a;\n#![allow(x)]\n#[path = \"q.rs\"] /* c */ pub mod b;\n#[path = \"r.rs\"] struct S; mod c;\n",
+            &["mod 1 a p.rs", "mod 3 b q.rs", "mod 4 c"],
         );
     }
 
