@@ -39,7 +39,8 @@ GOAL_UPDATE_MS = 10.0  # a one-file update under 10 ms
 
 JS_EXTENSIONS = "js,mjs,cjs,jsx,ts,tsx,mts,cts"
 
-# Corpus layout (made by bench/run): ROOT/corpus/{js,py,rust}, ROOT/side/<package>.
+# Corpus layout (made by bench/run): ROOT/corpus/{js,py,rust}, ROOT/side/<package>
+# (JS) and ROOT/side/py-<name>-<version> (Python), one package per root.
 FULL_JS_PACKAGES = ["three", "rxjs", "webpack", "monaco-editor"]
 QUICK_JS_PACKAGES = ["rxjs"]
 FULL_PY_PACKAGES = ["django", "sympy"]
@@ -137,25 +138,27 @@ class Orbit:
         target.unlink()
         return run, stats
 
-    def cold_warm(self, root: Path, runs: int) -> dict:
-        """Best of `runs` cold builds (each with a new empty cache dir) and of
-        `runs` warm starts (the same cache dir again), plus a cache-less build."""
-        cold, warm, nocache = [], [], []
+    def cold_warm(self, root: Path, runs: int, baseline=None) -> dict:
+        """Best of `runs` cold builds (each with a new empty cache dir), warm
+        starts (a cache dir filled before) and cache-less builds, interleaved
+        with runs of `baseline()` (which returns seconds) so that all see the
+        same machine load."""
+        cold, warm, nocache, base = [], [], [], []
         warm_stats = cold_stats = None
+        warm_cache = self.fresh_cache()
+        self.stats(root, warm_cache)  # fill it
         for _ in range(runs):
+            if baseline:
+                base.append(baseline())
             cache = self.fresh_cache()
             run, cold_stats = self.stats(root, cache)
             cold.append(run)
             shutil.rmtree(cache, ignore_errors=True)
-        cache = self.fresh_cache()
-        self.stats(root, cache)  # fill it
-        for _ in range(runs):
-            run, warm_stats = self.stats(root, cache)
+            run, warm_stats = self.stats(root, warm_cache)
             warm.append(run)
-        shutil.rmtree(cache, ignore_errors=True)
-        for _ in range(runs):
             run, _stats = self.stats(root, None)
             nocache.append(run)
+        shutil.rmtree(warm_cache, ignore_errors=True)
         return {
             "cold_s": best(cold),
             "cold_runs_s": [r.seconds for r in cold],
@@ -164,8 +167,10 @@ class Orbit:
             "warm_runs_s": [r.seconds for r in warm],
             "warm_max_rss_kib": max(r.max_rss_kib for r in warm),
             "no_cache_s": best(nocache),
+            "no_cache_runs_s": [r.seconds for r in nocache],
             "cold_stats": cold_stats,
             "warm_stats": warm_stats,
+            "baseline_runs_s": base,
         }
 
 
@@ -190,37 +195,43 @@ def chunks(paths: list[str], budget: int = 512 * 1024):
         yield chunk
 
 
-def ripgrep(root: Path, paths: list[str], runs: int) -> dict:
+class Ripgrep:
     """`rg --count-matches import` over exactly these files (relative to root,
-    given as arguments in chunks), best of `runs`; the page cache is warmed
-    by the caller."""
-    command = ["rg", "--no-config", "--count-matches", "import", "--"]
-    groups = list(chunks(paths))
-    times = []
-    for _ in range(runs):
+    given as arguments in chunks run one after the other); the page cache is
+    warmed by the caller."""
+
+    COMMAND = ["rg", "--no-config", "--count-matches", "import", "--"]
+
+    def __init__(self, root: Path, paths: list[str]):
+        self.root = root
+        self.groups = list(chunks(paths))
+
+    def once(self) -> float:
         start = time.perf_counter()
-        for group in groups:
-            subprocess.run(command + group, cwd=root, stdout=subprocess.DEVNULL,
+        for group in self.groups:
+            subprocess.run(self.COMMAND + group, cwd=self.root, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, check=False)
-        times.append(time.perf_counter() - start)
-    # Once more for what it found (not timed).
-    matches = files_matching = 0
-    for group in groups:
-        done = subprocess.run(command + group, cwd=root, capture_output=True, check=False)
-        for line in done.stdout.decode("utf-8", "replace").splitlines():
-            head, _, count = line.rpartition(":")
-            if head and count.isdigit():
-                matches += int(count)
-                files_matching += 1
-    return {
-        "seconds": min(times),
-        "runs_s": times,
-        "invocations": len(groups),
-        "matches": matches,
-        "files_matching": files_matching,
-        "version": subprocess.run(["rg", "--version"], capture_output=True, text=True)
-        .stdout.splitlines()[0],
-    }
+        return time.perf_counter() - start
+
+    def summary(self, times: list[float]) -> dict:
+        # Once more for what it found (not timed).
+        matches = files_matching = 0
+        for group in self.groups:
+            done = subprocess.run(self.COMMAND + group, cwd=self.root, capture_output=True, check=False)
+            for line in done.stdout.decode("utf-8", "replace").splitlines():
+                head, _, count = line.rpartition(":")
+                if head and count.isdigit():
+                    matches += int(count)
+                    files_matching += 1
+        return {
+            "seconds": min(times),
+            "runs_s": times,
+            "invocations": len(self.groups),
+            "matches": matches,
+            "files_matching": files_matching,
+            "version": subprocess.run(["rg", "--version"], capture_output=True, text=True)
+            .stdout.splitlines()[0],
+        }
 
 
 def warm_page_cache(root: Path, paths: list[str]) -> None:
@@ -245,8 +256,10 @@ def measure_corpus(name: str, root: Path, orbit: Orbit, runs: int) -> dict:
     }
     del graph
     warm_page_cache(root, paths)
-    result["ripgrep"] = ripgrep(root, paths, runs)
-    result["orbit"] = orbit.cold_warm(root, runs)
+    rg = Ripgrep(root, paths)
+    rg.once()
+    result["orbit"] = orbit.cold_warm(root, runs, baseline=rg.once)
+    result["ripgrep"] = rg.summary(result["orbit"].pop("baseline_runs_s"))
     stats = result["orbit"]["cold_stats"]
     result["stats"] = stats
     rg = result["ripgrep"]["seconds"]
@@ -374,13 +387,13 @@ def grimp(venv_python: str, root: Path, package: str, runs: int, timeout: int) -
 
 
 def orbit_on(orbit: Orbit, root: Path, runs: int) -> dict:
+    graph = orbit.graph_json(root)  # also warms the page cache
     cold = []
     for _ in range(runs):
         cache = orbit.fresh_cache()
         run, stats = orbit.stats(root, cache)
         cold.append(run)
         shutil.rmtree(cache, ignore_errors=True)
-    graph = orbit.graph_json(root)
     return {
         "cold_s": best(cold),
         "cold_runs_s": [r.seconds for r in cold],
@@ -426,11 +439,11 @@ def side_js(args, orbit: Orbit, packages: list[str]) -> list[dict]:
 
 def side_py(args, orbit: Orbit, packages: list[str]) -> list[dict]:
     results = []
-    py_root = args.corpus / "corpus" / "py"
+    side = args.corpus / "side"
     for package in packages:
-        roots = sorted(p for p in py_root.glob(f"{package}-*") if (p / package).is_dir())
+        roots = sorted(p for p in side.glob(f"py-{package}-*") if (p / package).is_dir())
         if not roots:
-            log(f"grimp: {package} missing under {py_root}, skipped")
+            log(f"grimp: {package} missing under {side}, skipped")
             continue
         root = roots[-1]
         log(f"side by side {package}: orbit")
@@ -456,18 +469,30 @@ BUILT = re.compile(r"built in ([0-9.]+) ms")
 
 
 def pick_target(graph: dict, suffixes: tuple[str, ...]):
-    """A file with an import edge to a file of the same folder, for the edits."""
-    for edge in graph["edges"]:
-        source, target = edge["from"], edge["to"]
-        if (source.endswith(suffixes) and target.endswith(suffixes)
-                and source.rpartition("/")[0] == target.rpartition("/")[0] and source != target):
-            return source, target
-    return None
+    """A typical source file (0.5 to 32 KiB) and a file of the same folder it
+    imports (or, without such an edge, any file of that folder)."""
+    sizes = {node["path"]: node.get("size", 0) for node in graph["nodes"]}
+
+    def typical(path: str) -> bool:
+        return path.endswith(suffixes) and not path.endswith(".d.ts") and 512 <= sizes.get(path, 0) <= 32768
+
+    pairs = sorted({(edge["from"], edge["to"]) for edge in graph["edges"]
+                    if typical(edge["from"]) and edge["to"].endswith(suffixes)
+                    and edge["from"].rpartition("/")[0] == edge["to"].rpartition("/")[0]
+                    and edge["from"] != edge["to"]})
+    if not pairs:
+        by_folder: dict[str, list[str]] = {}
+        for path in sorted(sizes):
+            if typical(path):
+                by_folder.setdefault(path.rpartition("/")[0], []).append(path)
+        pairs = [(files[1], files[0]) for files in by_folder.values() if len(files) > 1]
+    return pairs[len(pairs) // 2] if pairs else None
 
 
 def update_test(args, orbit: Orbit, source: Path, edits: int) -> dict:
     """Starts `orbit graph COPY --watch --timings`, makes one-file changes and
-    times each from just before the write to the delta line on stdout."""
+    times each from just before the write to its delta line on stdout; the
+    apply time is the `--timings` note orbit prints right after that delta."""
     copy = args.corpus / "watch" / source.name
     if copy.exists():
         shutil.rmtree(copy)
@@ -475,14 +500,16 @@ def update_test(args, orbit: Orbit, source: Path, edits: int) -> dict:
     log(f"update: copying {source} to {copy}")
     shutil.copytree(source, copy, symlinks=True)
     graph = orbit.graph_json(copy)
-    is_python = any(n["path"].endswith(".py") for n in graph["nodes"][:2000]) and not any(
-        n["path"].endswith((".js", ".ts")) for n in graph["nodes"][:2000])
+    js_files = sum(1 for n in graph["nodes"] if n["path"].endswith((".js", ".ts", ".mjs")))
+    py_files = sum(1 for n in graph["nodes"] if n["path"].endswith(".py"))
+    is_python = py_files > js_files
     suffixes = (".py",) if is_python else (".js", ".ts", ".mjs")
     picked = pick_target(graph, suffixes)
     files = len(graph["nodes"])
     del graph
     if picked is None:
-        return {"error": "no file with a same-folder import to edit"}
+        shutil.rmtree(copy, ignore_errors=True)
+        return {"error": "no file to edit"}
     edited, sibling = picked
     folder = edited.rpartition("/")[0]
     sibling_stem = sibling.rpartition("/")[2].rsplit(".", 1)[0]
@@ -501,7 +528,8 @@ def update_test(args, orbit: Orbit, source: Path, edits: int) -> dict:
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, env=orbit.env, start_new_session=True)
     deltas: queue.Queue = queue.Queue()
-    applied: queue.Queue = queue.Queue()
+    applied: list[tuple[float, float, int]] = []  # (seen at, ms, paths in the batch)
+    lock = threading.Lock()
     ready = threading.Event()
     notes: list[str] = []
 
@@ -517,13 +545,31 @@ def update_test(args, orbit: Orbit, source: Path, edits: int) -> dict:
 
     def read_stderr():
         for raw in process.stderr:
+            now = time.perf_counter()
             line = raw.decode("utf-8", "replace").strip()
-            notes.append(line)
             if "watching" in line:
                 ready.set()
             match = APPLIED.search(line)
             if match:
-                applied.put(float(match.group(1)))
+                paths = re.search(r"update of (\d+) path", line)
+                with lock:
+                    applied.append((now, float(match.group(1)), int(paths.group(1)) if paths else 0))
+            else:
+                notes.append(line)
+
+    def batches_between(start: float, end: float) -> int:
+        with lock:
+            return sum(1 for seen, _, _ in applied if start <= seen < end)
+
+    def apply_after(moment: float, wait: float = 1.0):
+        deadline = time.perf_counter() + wait
+        while time.perf_counter() < deadline:
+            with lock:
+                for seen, ms, paths in applied:
+                    if seen >= moment:
+                        return ms, paths
+            time.sleep(0.002)
+        return None, None
 
     threads = [threading.Thread(target=read_stdout, daemon=True),
                threading.Thread(target=read_stderr, daemon=True)]
@@ -537,12 +583,9 @@ def update_test(args, orbit: Orbit, source: Path, edits: int) -> dict:
             result["error"] = "orbit --watch did not say it was watching within 600 s"
             return result
         result["ready_after_s"] = time.perf_counter() - started
-        time.sleep(0.5)
-        # Drain anything from startup.
-        while not deltas.empty():
-            deltas.get_nowait()
-        while not applied.empty():
-            applied.get_nowait()
+        idle_start = time.perf_counter()
+        time.sleep(1.0)
+        result["idle_batches_before_edits_per_s"] = batches_between(idle_start, time.perf_counter())
         samples = []
         for i in range(edits):
             kind = ["append comment", "append import", "create file", "delete file"][i % 4]
@@ -558,44 +601,57 @@ def update_test(args, orbit: Orbit, source: Path, edits: int) -> dict:
                     handle.write(import_line.format(i=i))
             else:
                 os.unlink(copy / new_file)
-            try:
-                seen, delta = deltas.get(timeout=10)
-            except queue.Empty:
-                samples.append({"kind": kind, "error": "no delta within 10 s"})
-                continue
-            try:
-                apply_ms = applied.get(timeout=2)
-            except queue.Empty:
-                apply_ms = None
-            samples.append({
-                "kind": kind,
-                "end_to_end_ms": (seen - start) * 1e3,
-                "apply_ms": apply_ms,
-                "delta": {k: len(v) if isinstance(v, list) else v for k, v in delta.items()},
-            })
-            time.sleep(0.3)
-            # Late extra batches (e.g. a second event of the same write).
-            while not deltas.empty():
-                deltas.get_nowait()
-            while not applied.empty():
-                applied.get_nowait()
+            target = new_file if kind.endswith("file") else edited
+            deadline = start + 10
+            sample: dict = {"kind": kind}
+            while True:
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    sample["error"] = "no delta naming the file within 10 s"
+                    break
+                try:
+                    seen, delta = deltas.get(timeout=remaining)
+                except queue.Empty:
+                    continue
+                if seen < start or target not in json.dumps(delta):
+                    continue  # an earlier edit's late delta
+                apply_ms, paths = apply_after(seen)
+                sample.update({
+                    "end_to_end_ms": (seen - start) * 1e3,
+                    "apply_ms": apply_ms,
+                    "batch_paths": paths,
+                    "delta": {k: len(v) if isinstance(v, list) else v for k, v in delta.items()},
+                })
+                break
+            samples.append(sample)
+            time.sleep(0.5)
+        idle_start = time.perf_counter()
+        time.sleep(2.0)
+        result["idle_batches_after_edits_per_s"] = batches_between(idle_start, time.perf_counter()) / 2
         result["samples"] = samples
         end_to_end = [s["end_to_end_ms"] for s in samples if "end_to_end_ms" in s]
         apply = [s["apply_ms"] for s in samples if s.get("apply_ms") is not None]
         result["end_to_end_median_ms"] = statistics.median(end_to_end) if end_to_end else None
         result["apply_median_ms"] = statistics.median(apply) if apply else None
         result["apply_max_ms"] = max(apply) if apply else None
-        result["debounce_note"] = ("end to end includes the watcher's debounce window "
-                                   "(50 ms in orbit's CLI) and inotify latency; apply is "
-                                   "orbit's own --timings figure for applying the batch")
+        first = samples[0] if samples else {}
+        result["first_edit_apply_ms"] = first.get("apply_ms")
+        result["first_edit_end_to_end_ms"] = first.get("end_to_end_ms")
+        result["note"] = ("end to end includes the watcher's debounce window (50 ms in orbit's "
+                          "CLI) and inotify latency; apply is orbit's own --timings figure for "
+                          "the batch that printed the delta")
         return result
     finally:
         try:
             os.killpg(process.pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-        process.wait(timeout=10)
-        result["stderr_tail"] = notes[-5:]
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        result["stderr_notes"] = notes[-5:]
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(copy, ignore_errors=True)
 
@@ -686,6 +742,14 @@ def build_rows(results: dict) -> list[tuple[str, str, str, str]]:
             e2e = update.get("end_to_end_median_ms")
             rows.append(("one-file update, write to delta line (incl. 50 ms debounce)",
                          "n/a" if e2e is None else f"{e2e:.1f} ms", "(info)", ""))
+            first = update.get("first_edit_apply_ms")
+            if first is not None:
+                rows.append(("one-file update, first edit (watcher idle): applied / end to end",
+                             f"{first:.2f} / {update['first_edit_end_to_end_ms']:.1f} ms", "(info)", ""))
+            idle = update.get("idle_batches_after_edits_per_s")
+            if idle:
+                rows.append(("watcher: updates/s with no edits (after the edits)",
+                             f"{idle:g}", "0 (info)", ""))
     return rows
 
 
@@ -717,6 +781,7 @@ def machine() -> dict:
     except OSError:
         pass
     return {"cpus": os.cpu_count(), "cpu": model, "memory_mib": memory,
+            "load_average_at_start": list(os.getloadavg()),
             "kernel": platform.release(), "python": platform.python_version()}
 
 
@@ -731,7 +796,7 @@ def main() -> int:
     parser.add_argument("--venv-python", required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--runs", type=int, default=3, help="best of N for orbit and ripgrep")
+    parser.add_argument("--runs", type=int, default=5, help="best of N for orbit and ripgrep")
     parser.add_argument("--baseline-timeout", type=int, default=1800)
     parser.add_argument("--edits", type=int, default=12)
     parser.add_argument("--only", default="corpora,js,py,update",
@@ -761,7 +826,7 @@ def main() -> int:
         if "corpora" in parts:
             if args.quick:
                 todo = [("js (rxjs)", args.corpus / "side" / "rxjs"),
-                        ("py (django)", next(iter(sorted((corpus / "py").glob("django-*"))), None)),
+                        ("py (django)", next(iter(sorted((args.corpus / "side").glob("py-django-*"))), None)),
                         ("rust", corpus / "rust")]
             else:
                 todo = [("js", corpus / "js"), ("py", corpus / "py"), ("rust", corpus / "rust"),
@@ -782,18 +847,25 @@ def main() -> int:
             results["update"] = update_test(args, orbit, source, args.edits)
     finally:
         shutil.rmtree(args.scratch, ignore_errors=True)
+        results["machine"]["load_average_at_end"] = list(os.getloadavg())
         rows = build_rows(results)
         results["table"] = [list(row) for row in rows]
         results["summary"] = {
             "pass": sum(1 for row in rows if row[3] == "PASS"),
             "miss": sum(1 for row in rows if row[3] == "MISS"),
         }
-        with open(args.out / "results.json", "w", encoding="utf-8") as handle:
-            json.dump(results, handle, indent=2)
-            handle.write("\n")
+        for name in ("results.json", f"results-{results['mode']}.json"):
+            with open(args.out / name, "w", encoding="utf-8") as handle:
+                json.dump(results, handle, indent=2)
+                handle.write("\n")
         print()
         print(f"Orbit benchmark, {results['mode']}, {results['date']}, "
               f"{results['machine']['cpus']} cores ({results['machine']['cpu']}), best of {args.runs}")
+        load = max(results["machine"]["load_average_at_start"][0],
+                   results["machine"]["load_average_at_end"][0])
+        if load > 0.5:
+            print(f"warning: the machine was busy (1-minute load average up to {load:.1f} on "
+                  f"{results['machine']['cpus']} cores): absolute times are noisy, ratios less so")
         print()
         print_table(rows)
         print()

@@ -17,7 +17,7 @@ use crate::import::{Extracted, RawImport};
 
 /// Bump whenever an extractor's output could change for the same bytes, or
 /// the record layout changes.
-const EXTRACT_VERSION: u32 = 2;
+const EXTRACT_VERSION: u32 = 3;
 
 const FILES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("files");
 

@@ -43,6 +43,9 @@ pub fn extract_imports(language: Language, source: &[u8]) -> Extracted {
 }
 
 pub(crate) fn extract_text(language: Language, text: &str) -> Extracted {
+    // A byte-order mark is no token of any language; left in, it glues onto
+    // the first word (`\u{feff}import`). It is on line 1 either way.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match language {
         Language::TypeScript | Language::JavaScript => lang::js::extract(text),
         Language::Python => lang::python::extract(text),
@@ -135,6 +138,16 @@ mod tests {
             specifier: specifier.to_owned(),
             detail: None,
         }
+    }
+
+    #[test]
+    fn a_byte_order_mark_hides_no_import() {
+        let extracted =
+            extract_imports(Language::JavaScript, b"\xef\xbb\xbfimport a from './a';\n");
+        assert_eq!(extracted.imports.len(), 1);
+        assert_eq!(extracted.imports[0].line, 1);
+        let extracted = extract_imports(Language::Python, b"\xef\xbb\xbfimport os\n");
+        assert_eq!(extracted.imports.len(), 1);
     }
 
     #[test]

@@ -46,7 +46,7 @@ impl GraphWatcher {
                     }
                     let mut paths: Vec<PathBuf> = events
                         .into_iter()
-                        .filter(|event| changes_content(&event.event.kind))
+                        .filter(|event| changes_content(event.event.kind))
                         .flat_map(|event| event.event.paths)
                         .collect();
                     if paths.is_empty() {
@@ -131,18 +131,13 @@ impl GraphWatcher {
 /// Whether an event can change the graph. Reads (opening a file or folder,
 /// an access time moving) cannot, and must be dropped: the update's own walk
 /// reads folders, and would otherwise wake the watcher again, for ever.
-fn changes_content(kind: &notify::EventKind) -> bool {
+fn changes_content(kind: notify::EventKind) -> bool {
     use notify::EventKind;
     use notify::event::{MetadataKind, ModifyKind};
-    match kind {
-        EventKind::Access(_) => false,
-        EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)) => false,
-        EventKind::Any
-        | EventKind::Create(_)
-        | EventKind::Modify(_)
-        | EventKind::Remove(_)
-        | EventKind::Other => true,
-    }
+    !matches!(
+        kind,
+        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime))
+    )
 }
 
 #[cfg(test)]
@@ -154,12 +149,12 @@ mod tests {
 
     #[test]
     fn reads_are_not_changes() {
-        assert!(!changes_content(&EventKind::Access(AccessKind::Any)));
-        assert!(!changes_content(&EventKind::Modify(ModifyKind::Metadata(
+        assert!(!changes_content(EventKind::Access(AccessKind::Any)));
+        assert!(!changes_content(EventKind::Modify(ModifyKind::Metadata(
             MetadataKind::AccessTime
         ))));
-        assert!(changes_content(&EventKind::Create(CreateKind::File)));
-        assert!(changes_content(&EventKind::Modify(ModifyKind::Metadata(
+        assert!(changes_content(EventKind::Create(CreateKind::File)));
+        assert!(changes_content(EventKind::Modify(ModifyKind::Metadata(
             MetadataKind::Permissions
         ))));
     }

@@ -1,6 +1,7 @@
 //! Imports for JavaScript and TypeScript: ESM `import`/`export ... from`,
-//! dynamic `import()`, `CommonJS` `require()` and TypeScript's
-//! `import x = require()`, resolved the way `tsc` and Node resolve them in a
+//! dynamic `import()`, `CommonJS` `require()`, TypeScript's
+//! `import x = require()` and AMD's `define([...deps], …)` /
+//! `require([...deps], …)` (as `require` edges), resolved the way `tsc` and Node resolve them in a
 //! workspace.
 //!
 //! Extraction runs one linear lexer ([`lexer`]) and a small state machine
@@ -94,6 +95,24 @@ enum State {
         at: usize,
         kind: EdgeKind,
     },
+    /// AMD `define`; `(` should follow.
+    DefineOpen {
+        at: usize,
+    },
+    /// AMD `define(` or `require(`: an optional module id string, then the
+    /// dependency array.
+    AmdOpen {
+        at: usize,
+        named: bool,
+    },
+    /// AMD `define("id",`: the dependency array should follow.
+    AmdNamed {
+        at: usize,
+    },
+    /// Inside an AMD dependency array: strings and commas until `]`.
+    AmdDeps {
+        at: usize,
+    },
     /// The call's specifier; `)` (or `,` before import attributes) should
     /// follow.
     CallClose {
@@ -109,7 +128,11 @@ pub(crate) fn extract(text: &str) -> Extracted {
     let mut imports = Vec::new();
     let mut emit = |at: usize, kind: EdgeKind, specifier: Lexed| {
         let specifier = specifier_text(text, specifier);
-        if !specifier.is_empty() {
+        // AMD's pseudo-dependencies (`define(["require", "exports"], …)`)
+        // name no module; Node's `require("module")` is lost with them.
+        let pseudo = kind == EdgeKind::Require
+            && matches!(specifier.as_str(), "require" | "exports" | "module");
+        if !specifier.is_empty() && !pseudo {
             imports.push(RawImport {
                 kind,
                 line: lines.line_of(at),
@@ -165,6 +188,7 @@ fn idle(lexed: Lexed, word: &str, after_dot: bool) -> State {
             at,
             kind: EdgeKind::Require,
         },
+        "define" => State::DefineOpen { at },
         _ => State::Idle,
     }
 }
@@ -182,7 +206,8 @@ fn step(
     let is_string = matches!(token, Token::Str { closed: true, .. });
     // Names that may appear in a clause; these keywords start a statement
     // instead.
-    let is_name = token == Token::Ident && !matches!(word, "import" | "export" | "require");
+    let is_name =
+        token == Token::Ident && !matches!(word, "import" | "export" | "require" | "define");
     let next = match state {
         State::ImportStart { at } => match token {
             Token::Punct(b'(') => State::CallArg {
@@ -236,7 +261,23 @@ fn step(
         }
         // `import from from 'm'` imports a default export named `from`.
         State::From { kind: Import, .. } if word == "from" => state,
+        State::DefineOpen { at } if token == Token::Punct(b'(') => {
+            State::AmdOpen { at, named: false }
+        }
         State::CallOpen { at, kind } if token == Token::Punct(b'(') => State::CallArg { at, kind },
+        // `require([...], callback)`: AMD's asynchronous require.
+        State::CallArg { at, kind: Require } if token == Token::Punct(b'[') => {
+            State::AmdDeps { at }
+        }
+        State::AmdOpen { at, named: false } if is_string => State::AmdNamed { at },
+        State::AmdOpen { at, .. } if token == Token::Punct(b'[') => State::AmdDeps { at },
+        State::AmdNamed { at } if token == Token::Punct(b',') => State::AmdOpen { at, named: true },
+        State::AmdDeps { at } if is_string => {
+            emit(at, Require, lexed);
+            state
+        }
+        State::AmdDeps { .. } if token == Token::Punct(b',') => state,
+        State::AmdDeps { .. } if token == Token::Punct(b']') => State::Idle,
         State::CallArg { at, kind } if is_string || matches!(token, Token::Template { .. }) => {
             State::CallClose {
                 at,
@@ -415,6 +456,25 @@ mod tests {
                 "5 require e",
                 "6 require f",
                 "9 require i",
+            ],
+        );
+    }
+
+    #[test]
+    fn amd_dependencies() {
+        check(
+            "define(\"vs/a\", [\"exports\", \"require\", \"./b\", \"../c\"], function (e) {});\n\
+             define(['./d'], f);\n\
+             require(['./e', 'f'], function () {});\n\
+             obj.define(['./no']);\n\
+             define('./no2');\n\
+             define([x, './g']);\n",
+            &[
+                "1 require ./b",
+                "1 require ../c",
+                "2 require ./d",
+                "3 require ./e",
+                "3 require f",
             ],
         );
     }

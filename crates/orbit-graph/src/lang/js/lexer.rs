@@ -355,7 +355,9 @@ impl<'a> Lexer<'a> {
                         end += 1;
                     }
                     let word = &self.bytes[start..end];
-                    if !self.after_dot && matches!(word, b"import" | b"export" | b"require") {
+                    if !self.after_dot
+                        && matches!(word, b"import" | b"export" | b"require" | b"define")
+                    {
                         return;
                     }
                     self.regex_allowed = !self.after_dot && before_expression(word);

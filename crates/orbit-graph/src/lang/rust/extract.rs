@@ -702,7 +702,11 @@ impl<'a> Parser<'a> {
                 self.push(EdgeKind::Use, keyword, leaf, None);
             }
         } else {
-            self.at = keyword + 1;
+            // Go on from where the tree stopped, not from the keyword: what
+            // it consumed was a tree's inside (names, commas, braces), and
+            // scanning it again for every `use` in it would be quadratic
+            // (`use a::{use, use, use, …` never closed).
+            self.at = self.at.max(keyword + 1);
         }
     }
 
@@ -882,6 +886,20 @@ mod tests {
                 "use 5 std::io::Read",
             ],
         );
+    }
+
+    #[test]
+    fn unclosed_use_trees_stay_linear() {
+        for tail in ["", "$x}", ";"] {
+            let text = format!("use a::{{{}{tail}\nuse b;\n", "use, ".repeat(200_000));
+            let started = std::time::Instant::now();
+            let _ = extract(&text);
+            // Quadratic behaviour takes minutes here; linear takes milliseconds.
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(20),
+                "{tail:?}"
+            );
+        }
     }
 
     #[test]
