@@ -7,4 +7,4 @@
 
 mod paths;
 
-pub use paths::{join_relative, normalize_lexically, parent_of, relative_slash_path};
+pub use paths::{join_relative, join_slash, normalize_lexically, parent_of, relative_slash_path};

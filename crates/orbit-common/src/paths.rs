@@ -63,6 +63,16 @@ pub fn join_relative(base: &str, reference: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// `folder/name` for `/`-separated relative paths, where `""` is the root
+/// (`join_slash("", "a")` is `a`, `join_slash("a", "")` is `a`).
+pub fn join_slash(folder: &str, name: &str) -> String {
+    match (folder.is_empty(), name.is_empty()) {
+        (true, _) => name.to_owned(),
+        (_, true) => folder.to_owned(),
+        _ => format!("{folder}/{name}"),
+    }
+}
+
 /// The `/`-separated parent directory of a relative path (`""` at the top).
 pub fn parent_of(path: &str) -> &str {
     match path.rfind('/') {
@@ -114,6 +124,9 @@ mod tests {
         assert_eq!(parent_of("a/b/c.rs"), "a/b");
         assert_eq!(parent_of("c.rs"), "");
         assert_eq!(join_relative(".", "a").as_deref(), Some("a"));
+        assert_eq!(join_slash("", "a"), "a");
+        assert_eq!(join_slash("a", ""), "a");
+        assert_eq!(join_slash("a/b", "c.rs"), "a/b/c.rs");
         assert_eq!(join_relative("a/../b", "c").as_deref(), Some("b/c"));
     }
 

@@ -440,6 +440,14 @@ impl Graph {
     /// live updates leave it to the caller (a watcher flushes when idle), so
     /// that an update does not wait for the disk.
     pub fn flush_cache(&mut self) {
+        let idle = self.pending_nodes.is_empty()
+            && self.pending_cache.is_empty()
+            && self.pending_forget.is_empty();
+        if idle {
+            // A watcher flushes after every batch: nothing to write costs
+            // nothing (no world digest, no store opened).
+            return;
+        }
         if let Some(cache) = &self.cache {
             let world = self.world_fingerprint();
             let racy_after = mtime_of(

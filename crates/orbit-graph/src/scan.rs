@@ -19,7 +19,7 @@ use crate::language::detect_language;
 const BINARY_PROBE: usize = 8 * 1024;
 
 /// Folders of version-control systems, never part of the graph.
-const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj", ".sl"];
+pub(crate) const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj", ".sl"];
 
 /// One file that is a node.
 #[derive(Debug, Clone)]

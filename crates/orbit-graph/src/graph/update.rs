@@ -17,10 +17,9 @@ use orbit_types::{EdgeDto, GraphDelta, NodeDto};
 use super::{Graph, NodeId, node_dto};
 use crate::cache::CachedContent;
 use crate::lang::{self, ProjectConfig};
-use crate::scan::{self, ScanRequest, ScannedFile};
+use crate::scan::{self, ScanRequest, ScannedFile, VCS_DIRS};
 
 const IGNORE_FILES: &[&str] = &[".gitignore", ".ignore"];
-const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj", ".sl"];
 
 impl Graph {
     /// Brings the graph up to date with the file system at `paths` (absolute,

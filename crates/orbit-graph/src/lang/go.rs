@@ -12,7 +12,7 @@
 
 use std::path::Path;
 
-use orbit_common::{join_relative, parent_of};
+use orbit_common::{join_relative, join_slash as join, parent_of};
 use orbit_types::EdgeKind;
 
 use crate::import::{Extracted, RawImport, Resolution};
@@ -376,14 +376,6 @@ fn contains_path(folder: &str, path: &str) -> bool {
         || path
             .strip_prefix(folder)
             .is_some_and(|rest| rest.starts_with('/'))
-}
-
-fn join(folder: &str, rest: &str) -> String {
-    match (folder.is_empty(), rest.is_empty()) {
-        (true, _) => rest.to_owned(),
-        (_, true) => folder.to_owned(),
-        _ => format!("{folder}/{rest}"),
-    }
 }
 
 #[cfg(test)]

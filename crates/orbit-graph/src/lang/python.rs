@@ -12,7 +12,7 @@ mod lexer;
 
 use std::path::Path;
 
-use orbit_common::parent_of;
+use orbit_common::{join_slash as join, parent_of};
 use orbit_types::EdgeKind;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -514,14 +514,6 @@ fn is_python_file(path: &str) -> bool {
 fn is_under(path: &str, folder: &str) -> bool {
     path.strip_prefix(folder)
         .is_some_and(|rest| rest.starts_with('/'))
-}
-
-fn join(folder: &str, name: &str) -> String {
-    match (folder.is_empty(), name.is_empty()) {
-        (true, _) => name.to_owned(),
-        (_, true) => folder.to_owned(),
-        _ => format!("{folder}/{name}"),
-    }
 }
 
 fn depth(folder: &str) -> usize {

@@ -16,7 +16,7 @@ mod extract;
 use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
-use orbit_common::{join_relative, parent_of};
+use orbit_common::{join_relative, join_slash as join, parent_of};
 use orbit_types::EdgeKind;
 
 use crate::import::{RawImport, Resolution};
@@ -424,14 +424,5 @@ impl Resolver<'_> {
             file: Some(root),
             folder,
         })
-    }
-}
-
-/// `folder/name`, or `name` at the root.
-fn join(folder: &str, name: &str) -> String {
-    if folder.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{folder}/{name}")
     }
 }

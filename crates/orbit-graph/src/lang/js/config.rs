@@ -9,7 +9,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
-use orbit_common::{join_relative, parent_of};
+use orbit_common::{join_relative, join_slash as join, parent_of};
 use serde_json::Value;
 
 use crate::index::FileIndex;
@@ -442,15 +442,6 @@ fn in_node_modules(path: &str) -> bool {
 
 fn depth(path: &str) -> usize {
     path.bytes().filter(|&byte| byte == b'/').count()
-}
-
-/// `folder/name`, or `name` at the root.
-pub(super) fn join(folder: &str, name: &str) -> String {
-    if folder.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{folder}/{name}")
-    }
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@
 //! unresolved rather than external: it names local code. The catch-all `*`
 //! pattern does not, since npm packages match it too.
 
-use orbit_common::{join_relative, parent_of};
+use orbit_common::{join_relative, join_slash as join, parent_of};
 
-use super::config::{Config, Package, Project, join, match_pattern, split_package};
+use super::config::{Config, Package, Project, match_pattern, split_package};
 use crate::import::{RawImport, Resolution};
 use crate::index::FileIndex;
 use crate::lang::ResolveCtx;
