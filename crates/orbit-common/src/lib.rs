@@ -1,10 +1,19 @@
-//! Small helpers shared by every Orbit crate: lexical path normalisation and
-//! `/`-separated workspace-relative paths.
+//! Small helpers shared by every Orbit crate: lexical path normalisation,
+//! `/`-separated workspace-relative paths, where Orbit keeps things
+//! ([`Locations`]), the user's [`Settings`], and Orbit's own private files.
 //!
-//! It depends on no other Orbit crate and does no I/O. Main items:
-//! [`normalize_lexically`], [`relative_slash_path`], [`join_relative`].
+//! It depends on no other Orbit crate. Its only I/O is Orbit's own small
+//! files (settings, private files written 0600 in 0700 directories). Main
+//! items: [`normalize_lexically`], [`relative_slash_path`], [`join_relative`],
+//! [`Locations`], [`Settings`], [`write_private_file`].
 #![warn(missing_docs)]
 
+mod locations;
 mod paths;
+mod private_fs;
+mod settings;
 
+pub use locations::{CONFIG_DIR_ENV, Locations};
 pub use paths::{join_relative, join_slash, normalize_lexically, parent_of, relative_slash_path};
+pub use private_fs::{ensure_private_dir, write_private_file};
+pub use settings::{Settings, SettingsError};

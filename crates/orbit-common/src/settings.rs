@@ -1,0 +1,192 @@
+//! The user's `settings.json` in Orbit's config directory.
+//!
+//! Keys are written as VS Code writes them, flat and dotted
+//! (`"claude.model": "opus"`); the nested form (`{"claude": {"model":
+//! "opus"}}`) is read too. Comments and trailing commas are allowed (the file
+//! is JSONC, like VS Code's). A value of the wrong type is ignored with a
+//! warning naming the key; unknown keys are left alone (other tools may share
+//! the file). A missing file is the defaults.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+/// Errors reading the settings file.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The file exists but could not be read.
+    #[error("cannot read settings")]
+    Read(#[source] std::io::Error),
+    /// The file is not JSON (nor JSONC).
+    #[error("`{path}` is not valid JSON: {message}")]
+    Parse {
+        /// The settings file.
+        path: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// The top level is not an object.
+    #[error("`{path}` must hold a JSON object")]
+    NotAnObject {
+        /// The settings file.
+        path: String,
+    },
+}
+
+/// The settings Orbit reads. Every field is optional; `None` / empty means
+/// "not set".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// `claude.path`: the executable; empty searches `PATH` and the usual
+    /// locations.
+    pub claude_path: Option<String>,
+    /// `claude.model`.
+    pub claude_model: Option<String>,
+    /// `claude.effort`.
+    pub claude_effort: Option<String>,
+    /// `claude.permissionMode`.
+    pub claude_permission_mode: Option<String>,
+    /// `claude.extraArgs`, appended to every invocation.
+    pub claude_extra_args: Vec<String>,
+    /// `hub.adapterApi`: whether the keypad's adapter API listens (off by
+    /// default).
+    pub hub_adapter_api: bool,
+    /// One line per ignored value (wrong type), naming the key.
+    pub warnings: Vec<String>,
+}
+
+impl Settings {
+    /// Reads `path`; a missing file gives the defaults.
+    pub fn load(path: &Path) -> Result<Self, SettingsError> {
+        match fs_err::read_to_string(path) {
+            Ok(text) => Self::parse(&text, &path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(SettingsError::Read(e)),
+        }
+    }
+
+    /// Parses the text of a settings file; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, SettingsError> {
+        if text.trim().is_empty() {
+            return Ok(Self::default());
+        }
+        let value: Value = json5::from_str(text).map_err(|e| SettingsError::Parse {
+            path: origin.to_owned(),
+            message: e.to_string(),
+        })?;
+        let Value::Object(_) = value else {
+            return Err(SettingsError::NotAnObject {
+                path: origin.to_owned(),
+            });
+        };
+        let mut s = Self::default();
+        s.claude_path = string(&value, "claude.path", &mut s.warnings);
+        s.claude_model = string(&value, "claude.model", &mut s.warnings);
+        s.claude_effort = string(&value, "claude.effort", &mut s.warnings);
+        s.claude_permission_mode = string(&value, "claude.permissionMode", &mut s.warnings);
+        s.claude_extra_args = match lookup(&value, "claude.extraArgs") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            Some(_) => {
+                s.warnings.push(
+                    "settings: `claude.extraArgs` must be an array of strings; ignored".to_owned(),
+                );
+                Vec::new()
+            }
+        };
+        s.hub_adapter_api = match lookup(&value, "hub.adapterApi") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                s.warnings
+                    .push("settings: `hub.adapterApi` must be true or false; ignored".to_owned());
+                false
+            }
+        };
+        Ok(s)
+    }
+}
+
+/// The value at a dotted key: the flat form first, then the nested one.
+fn lookup<'a>(root: &'a Value, key: &str) -> Option<&'a Value> {
+    if let Some(v) = root.get(key) {
+        return Some(v);
+    }
+    let mut cur = root;
+    for part in key.split('.') {
+        cur = cur.get(part)?;
+    }
+    Some(cur)
+}
+
+fn string(root: &Value, key: &str, warnings: &mut Vec<String>) -> Option<String> {
+    match lookup(root, key) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(Value::String(s)) => Some(s.trim().to_owned()),
+        Some(_) => {
+            warnings.push(format!("settings: `{key}` must be a string; ignored"));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_nested_comments_and_defaults() {
+        let s = Settings::parse(
+            r#"{
+              // JSONC, as VS Code writes it
+              "claude.model": "opus",
+              "claude": {"effort": "high", "extraArgs": ["--add-dir", "../shared"]},
+              "hub.adapterApi": true,
+              "other.tool": 3,
+            }"#,
+            "s.json",
+        )
+        .unwrap();
+        assert_eq!(s.claude_model.as_deref(), Some("opus"));
+        assert_eq!(s.claude_effort.as_deref(), Some("high"));
+        assert_eq!(s.claude_extra_args, ["--add-dir", "../shared"]);
+        assert!(s.hub_adapter_api);
+        assert_eq!(s.claude_path, None);
+        assert!(s.warnings.is_empty());
+        assert_eq!(Settings::parse("  ", "s").unwrap(), Settings::default());
+    }
+
+    #[test]
+    fn wrong_types_warn_and_bad_files_fail() {
+        let s = Settings::parse(
+            r#"{"claude.model": 3, "claude.extraArgs": "x", "hub.adapterApi": "yes", "claude.path": ""}"#,
+            "s",
+        )
+        .unwrap();
+        assert_eq!(s.claude_model, None);
+        assert_eq!(s.claude_path, None);
+        assert_eq!(s.warnings.len(), 3, "{:?}", s.warnings);
+        assert!(s.warnings[0].contains("claude.model"));
+        assert!(matches!(
+            Settings::parse("{", "s"),
+            Err(SettingsError::Parse { .. })
+        ));
+        assert!(matches!(
+            Settings::parse("[1]", "s"),
+            Err(SettingsError::NotAnObject { .. })
+        ));
+    }
+
+    #[test]
+    fn missing_file_is_defaults() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(
+            Settings::load(&tmp.path().join("none.json")).unwrap(),
+            Settings::default()
+        );
+    }
+}
