@@ -22,6 +22,7 @@ mod index;
 mod lang;
 mod language;
 mod scan;
+mod snapshot;
 mod watch;
 
 pub use error::{Error, Result};

@@ -21,6 +21,26 @@ const BINARY_PROBE: usize = 8 * 1024;
 /// Folders of version-control systems, never part of the graph.
 pub(crate) const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj", ".sl"];
 
+/// What a file's or folder's metadata says about its content: a changed
+/// stamp is a changed entry. `ctime` catches what `size` and `mtime` do not
+/// (a permission change, a file put back with an old mtime).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Stamp {
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
+    pub(crate) ctime_ns: i64,
+}
+
+impl Stamp {
+    pub(crate) fn of(metadata: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            size: metadata.len(),
+            mtime_ns: mtime_ns(metadata),
+            ctime_ns: ctime_ns(metadata),
+        }
+    }
+}
+
 /// One file that is a node.
 #[derive(Debug, Clone)]
 pub(crate) struct ScannedFile {
@@ -28,6 +48,7 @@ pub(crate) struct ScannedFile {
     pub(crate) language: Language,
     pub(crate) size: u64,
     pub(crate) mtime_ns: i64,
+    pub(crate) ctime_ns: i64,
     pub(crate) invalid_utf8: bool,
     pub(crate) extracted: Extracted,
     /// Whether this parse came from the cache (the file was not read).
@@ -43,8 +64,22 @@ pub(crate) struct ScanResult {
     /// Every folder walked (relative), the walk's root included.
     pub(crate) folders: Vec<String>,
     pub(crate) skipped: BTreeMap<SkipReason, u64>,
-    /// Binary files found by reading them (worth caching).
-    pub(crate) binary: Vec<(String, u64, i64)>,
+    /// Binary files (path, stamp).
+    pub(crate) binary: Vec<(String, Stamp)>,
+    /// What a warm snapshot needs to tell that nothing changed (see
+    /// `snapshot`): every folder walked and every regular file that is no
+    /// node (too large), with their stamps.
+    pub(crate) stamps: WalkStamps,
+}
+
+/// The stamps of a walk, beyond those of its nodes and binary files.
+#[derive(Debug, Default)]
+pub(crate) struct WalkStamps {
+    pub(crate) folders: Vec<(String, Stamp)>,
+    pub(crate) too_large: Vec<(String, Stamp)>,
+    /// Whether every entry was seen whole: no walk error, no unreadable,
+    /// vanished or unnameable entry, no folder without a stamp.
+    pub(crate) complete: bool,
 }
 
 /// Looks up what is already known of a file of that size and mtime.
@@ -63,8 +98,9 @@ pub(crate) struct ScanRequest<'a> {
 
 enum Found {
     File(ScannedFile),
-    Binary(String, u64, i64),
-    Folder(String),
+    Binary(String, Stamp),
+    Folder(String, Option<Stamp>),
+    TooLarge(String, Stamp),
     Skip(SkipReason),
 }
 
@@ -140,15 +176,31 @@ pub(crate) fn scan(request: &ScanRequest<'_>) -> ScanResult {
     drop(sender);
 
     let mut result = ScanResult::default();
+    result.stamps.complete = true;
     for found in receiver {
         match found {
             Found::File(file) => result.files.push(file),
-            Found::Binary(path, size, mtime) => {
+            Found::Binary(path, stamp) => {
                 *result.skipped.entry(SkipReason::Binary).or_default() += 1;
-                result.binary.push((path, size, mtime));
+                result.binary.push((path, stamp));
             }
-            Found::Folder(folder) => result.folders.push(folder),
-            Found::Skip(reason) => *result.skipped.entry(reason).or_default() += 1,
+            Found::Folder(folder, stamp) => {
+                match stamp {
+                    Some(stamp) => result.stamps.folders.push((folder.clone(), stamp)),
+                    None => result.stamps.complete = false,
+                }
+                result.folders.push(folder);
+            }
+            Found::TooLarge(path, stamp) => {
+                *result.skipped.entry(SkipReason::TooLarge).or_default() += 1;
+                result.stamps.too_large.push((path, stamp));
+            }
+            Found::Skip(reason) => {
+                if !matches!(reason, SkipReason::Symlink | SkipReason::Special) {
+                    result.stamps.complete = false;
+                }
+                *result.skipped.entry(reason).or_default() += 1;
+            }
         }
     }
     if let Some(progress) = request.progress {
@@ -169,7 +221,8 @@ fn visit(request: &ScanRequest<'_>, entry: &ignore::DirEntry) -> Found {
         return Found::Skip(SkipReason::Symlink);
     }
     if kind.is_dir() {
-        return Found::Folder(relative);
+        let stamp = entry.metadata().ok().map(|metadata| Stamp::of(&metadata));
+        return Found::Folder(relative, stamp);
     }
     if !kind.is_file() {
         return Found::Skip(SkipReason::Special);
@@ -178,19 +231,31 @@ fn visit(request: &ScanRequest<'_>, entry: &ignore::DirEntry) -> Found {
         Ok(metadata) => metadata,
         Err(error) => return Found::Skip(skip_for_walk_error(&error)),
     };
-    read_file(
-        request,
-        entry.path(),
-        relative,
-        metadata.len(),
-        mtime_ns(&metadata),
-    )
+    read_file(request, entry.path(), relative, Stamp::of(&metadata))
 }
 
 fn skip_for_walk_error(error: &ignore::Error) -> SkipReason {
     match error.io_error().map(io::Error::kind) {
         Some(io::ErrorKind::NotFound) => SkipReason::Vanished,
         _ => SkipReason::Unreadable,
+    }
+}
+
+/// The inode change time, in nanoseconds since the epoch (0 where the
+/// platform has none).
+pub(crate) fn ctime_ns(metadata: &std::fs::Metadata) -> i64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        metadata
+            .ctime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(metadata.ctime_nsec())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        0
     }
 }
 
@@ -204,20 +269,19 @@ pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
         })
 }
 
-fn read_file(
-    request: &ScanRequest<'_>,
-    path: &Path,
-    relative: String,
-    size: u64,
-    mtime_ns: i64,
-) -> Found {
+fn read_file(request: &ScanRequest<'_>, path: &Path, relative: String, stamp: Stamp) -> Found {
+    let Stamp {
+        size,
+        mtime_ns,
+        ctime_ns,
+    } = stamp;
     if size > request.max_file_size {
-        return Found::Skip(SkipReason::TooLarge);
+        return Found::TooLarge(relative, stamp);
     }
     let language = detect_language(&relative);
     match (request.known)(&relative, size, mtime_ns) {
         Some(CachedContent::Binary) => {
-            return Found::Binary(relative, size, mtime_ns);
+            return Found::Binary(relative, stamp);
         }
         Some(CachedContent::Text {
             invalid_utf8,
@@ -229,6 +293,7 @@ fn read_file(
                 language,
                 size,
                 mtime_ns,
+                ctime_ns,
                 invalid_utf8,
                 extracted,
                 reused: true,
@@ -239,6 +304,8 @@ fn read_file(
     }
     let bytes = match read_capped(path, size, request.max_file_size) {
         Ok(Some(bytes)) => bytes,
+        // It grew past the cap since it was listed: its stamp is stale, so
+        // it does not count as seen whole.
         Ok(None) => return Found::Skip(SkipReason::TooLarge),
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
             return Found::Skip(SkipReason::Vanished);
@@ -249,7 +316,7 @@ fn read_file(
         }
     };
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
-        return Found::Binary(relative, size, mtime_ns);
+        return Found::Binary(relative, stamp);
     }
     let size = bytes.len() as u64;
     let (text, invalid_utf8) = match String::from_utf8(bytes) {
@@ -265,6 +332,7 @@ fn read_file(
         language,
         size,
         mtime_ns,
+        ctime_ns,
         invalid_utf8,
         extracted,
         reused: false,
