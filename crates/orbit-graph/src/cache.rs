@@ -21,10 +21,6 @@ pub(crate) const EXTRACT_VERSION: u32 = 3;
 
 const FILES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("files");
 
-/// The warm snapshot of the whole graph (see `snapshot`), under one key.
-const SNAPSHOT: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("snapshot");
-const SNAPSHOT_KEY: &str = "graph";
-
 /// What the cache knows of one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CachedFile {
@@ -94,48 +90,36 @@ impl Cache {
         self.path.exists()
     }
 
-    /// The warm snapshot, still encoded, if the store has one.
-    pub(crate) fn load_snapshot(&self) -> Option<Vec<u8>> {
-        if !self.exists() {
-            return None;
-        }
-        let result = (|| -> Result<Option<Vec<u8>>, redb::Error> {
-            let database = self.database()?;
-            let transaction = database.begin_read()?;
-            let table = match transaction.open_table(SNAPSHOT) {
-                Ok(table) => table,
-                Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
-                Err(error) => return Err(error.into()),
-            };
-            Ok(table.get(SNAPSHOT_KEY)?.map(|value| value.value().to_vec()))
-        })();
-        result.unwrap_or_else(|error| {
-            tracing::warn!(path = %self.path.display(), %error, "graph cache unreadable");
-            None
-        })
+    fn snapshot_path(&self) -> PathBuf {
+        self.path.with_extension("snapshot")
     }
 
-    /// Stores a new warm snapshot and forgets the per-file records `delete`
-    /// (the snapshot holds what they held), in one transaction.
-    pub(crate) fn write_snapshot(&self, snapshot: &[u8], delete: &[String]) {
-        let result = (|| -> Result<(), redb::Error> {
-            let database = self.database()?;
-            let transaction = database.begin_write()?;
-            {
-                let mut table = transaction.open_table(SNAPSHOT)?;
-                table.insert(SNAPSHOT_KEY, snapshot)?;
+    /// The warm snapshot, still encoded, if there is one. It is a plain file
+    /// beside the store: it is read whole, in one go.
+    pub(crate) fn load_snapshot(&self) -> Option<Vec<u8>> {
+        match fs_err::read(self.snapshot_path()) {
+            Ok(bytes) => Some(bytes),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+            Err(error) => {
+                tracing::warn!(%error, "graph snapshot unreadable");
+                None
             }
-            if !delete.is_empty() {
-                let mut table = transaction.open_table(FILES)?;
-                for path in delete {
-                    table.remove(path.as_str())?;
-                }
-            }
-            transaction.commit()?;
-            Ok(())
-        })();
+        }
+    }
+
+    /// Replaces the warm snapshot, atomically (a temporary file renamed over
+    /// it: a reader sees the old one or the new one). Not synced: a snapshot
+    /// cut short by a crash fails its checksum and is a miss.
+    pub(crate) fn write_snapshot(&self, snapshot: &[u8]) {
+        let path = self.snapshot_path();
+        let temporary = self
+            .path
+            .with_extension(format!("snapshot.{}.tmp", std::process::id()));
+        let result =
+            fs_err::write(&temporary, snapshot).and_then(|()| fs_err::rename(&temporary, &path));
         if let Err(error) = result {
-            tracing::warn!(path = %self.path.display(), %error, "graph cache not written");
+            let _ = fs_err::remove_file(&temporary);
+            tracing::warn!(%error, "graph snapshot not written");
         }
     }
 

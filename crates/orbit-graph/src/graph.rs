@@ -226,19 +226,27 @@ impl Graph {
             .cache_dir
             .as_deref()
             .and_then(|dir| Cache::open(dir, &canonical));
-        let snapshot = cache
-            .as_ref()
-            .and_then(Cache::load_snapshot)
-            .and_then(|bytes| snapshot::decode(&bytes));
-        phase.end("snapshot loaded");
+        let bytes = cache.as_ref().and_then(Cache::load_snapshot);
+        phase.end("snapshot read");
+        let snapshot = bytes.as_deref().and_then(|bytes| {
+            let (mut snapshot, body) = snapshot::decode_head(bytes)?;
+            // The stamps are checked while the rest is decoded.
+            let (current, bodies) = rayon::join(
+                || snapshot.is_current(&canonical, options.max_file_size),
+                || snapshot::decode_bodies(bytes, body, snapshot.nodes.len()),
+            );
+            snapshot::attach(&mut snapshot, bodies?);
+            Some((snapshot, current))
+        });
+        drop(bytes);
+        phase.end("snapshot checked");
         let snapshot = match snapshot {
-            Some(snapshot) if snapshot.is_current(&canonical, options.max_file_size) => {
-                phase.end("snapshot current");
+            Some((snapshot, true)) => {
                 let graph = Graph::from_snapshot(given_root, canonical, options, cache, snapshot);
                 phase.end("graph loaded");
                 return Ok(graph);
             }
-            other => other,
+            other => other.map(|(snapshot, _)| snapshot),
         };
         phase.end("snapshot checked");
         let cached = cache.as_ref().map(Cache::load_all).unwrap_or_default();
@@ -317,9 +325,11 @@ impl Graph {
             let snapshot = graph.snapshot_of(result.stamps, result.binary, racy_after);
             phase.end("snapshot made");
             let encoded = snapshot::encode(&snapshot);
-            let forget: Vec<String> = cached.into_keys().collect();
             if let Some(cache) = &graph.cache {
-                cache.write_snapshot(&encoded, &forget);
+                cache.write_snapshot(&encoded);
+                // The snapshot holds what the per-file records held.
+                let forget: Vec<String> = cached.into_keys().collect();
+                cache.write(&[], &forget);
             }
             phase.end("cache written");
         }

@@ -34,6 +34,8 @@ use crate::scan::Stamp;
 /// Bump whenever the layout changes.
 const SNAPSHOT_VERSION: u32 = 1;
 const MAGIC: &[u8] = b"orbit-graph-snapshot";
+/// The length of the BLAKE3 checksum that ends a snapshot.
+const CHECKSUM: usize = 16;
 
 /// The ignore files the walk reads in every folder.
 const IGNORE_FILES: [&str; 2] = [".gitignore", ".ignore"];
@@ -401,6 +403,8 @@ pub(crate) fn encode(snapshot: &Snapshot) -> Vec<u8> {
             out.extend_from_slice(&line.to_le_bytes());
         }
     }
+    let checksum = blake3::hash(&out);
+    out.extend_from_slice(&checksum.as_bytes()[..CHECKSUM]);
     out
 }
 
@@ -424,8 +428,30 @@ fn capacity(count: u32, reader: &Reader<'_>, min_size: usize) -> usize {
 
 /// Decodes a snapshot of this version of Orbit; `None` when it is of
 /// another or corrupt.
+#[cfg(test)]
 pub(crate) fn decode(bytes: &[u8]) -> Option<Snapshot> {
-    let mut reader = Reader { bytes };
+    let (mut snapshot, body) = decode_head(bytes)?;
+    let bodies = decode_bodies(bytes, body, snapshot.nodes.len())?;
+    attach(&mut snapshot, bodies);
+    Some(snapshot)
+}
+
+/// What a snapshot holds of one node besides its path and stamp.
+pub(crate) struct Body {
+    reusable: bool,
+    invalid_utf8: bool,
+    extracted: Extracted,
+    unresolved: u32,
+    external: u32,
+    edges: Vec<(u32, EdgeKind, u32)>,
+}
+
+/// Everything up to the nodes' bodies (what a warm start checks), and where
+/// the bodies start. The nodes have paths and stamps only.
+pub(crate) fn decode_head(bytes: &[u8]) -> Option<(Snapshot, usize)> {
+    let mut reader = Reader {
+        bytes: bytes.get(..bytes.len().checked_sub(CHECKSUM)?)?,
+    };
     if reader.take(MAGIC.len())? != MAGIC
         || reader.u32()? != SNAPSHOT_VERSION
         || reader.u32()? != EXTRACT_VERSION
@@ -496,42 +522,8 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Snapshot> {
             edges: Vec::new(),
         });
     }
-    let node_count = u32::try_from(nodes.len()).ok()?;
-    for node in &mut nodes {
-        let flags = reader.u8()?;
-        node.reusable = flags & 1 != 0;
-        node.invalid_utf8 = flags & 2 != 0;
-        node.unresolved = reader.u32()?;
-        node.external = reader.u32()?;
-        node.extracted.package = reader.optional().ok()?;
-        let count = reader.u32()?;
-        let mut imports = Vec::with_capacity(capacity(count, &reader, 10));
-        for _ in 0..count {
-            let kind = kind_from_code(reader.u8()?)?;
-            let line = reader.u32()?;
-            let specifier = reader.string()?;
-            let detail = reader.optional().ok()?;
-            imports.push(RawImport {
-                kind,
-                line,
-                specifier,
-                detail,
-            });
-        }
-        node.extracted.imports = imports;
-        let count = reader.u32()?;
-        let mut edges = Vec::with_capacity(capacity(count, &reader, 9));
-        for _ in 0..count {
-            let target = reader.u32()?;
-            if target >= node_count {
-                return None;
-            }
-            let kind = kind_from_code(reader.u8()?)?;
-            edges.push((target, kind, reader.u32()?));
-        }
-        node.edges = edges;
-    }
-    reader.bytes.is_empty().then_some(Snapshot {
+    let body = bytes.len() - CHECKSUM - reader.bytes.len();
+    let snapshot = Snapshot {
         complete,
         max_file_size,
         environment,
@@ -543,7 +535,73 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<Snapshot> {
         too_large,
         probes,
         nodes,
-    })
+    };
+    Some((snapshot, body))
+}
+
+/// The bodies of `count` nodes from `start`, once the checksum of the
+/// whole snapshot is checked.
+pub(crate) fn decode_bodies(bytes: &[u8], start: usize, count: usize) -> Option<Vec<Body>> {
+    let content = bytes.get(..bytes.len().checked_sub(CHECKSUM)?)?;
+    if blake3::hash(content).as_bytes()[..CHECKSUM] != bytes[content.len()..] {
+        return None;
+    }
+    let node_count = u32::try_from(count).ok()?;
+    let mut reader = Reader {
+        bytes: content.get(start..)?,
+    };
+    let mut bodies = Vec::with_capacity(capacity(node_count, &reader, 14));
+    for _ in 0..count {
+        let flags = reader.u8()?;
+        let unresolved = reader.u32()?;
+        let external = reader.u32()?;
+        let package = reader.optional().ok()?;
+        let imports_count = reader.u32()?;
+        let mut imports = Vec::with_capacity(capacity(imports_count, &reader, 10));
+        for _ in 0..imports_count {
+            let kind = kind_from_code(reader.u8()?)?;
+            let line = reader.u32()?;
+            let specifier = reader.string()?;
+            let detail = reader.optional().ok()?;
+            imports.push(RawImport {
+                kind,
+                line,
+                specifier,
+                detail,
+            });
+        }
+        let edges_count = reader.u32()?;
+        let mut edges = Vec::with_capacity(capacity(edges_count, &reader, 9));
+        for _ in 0..edges_count {
+            let target = reader.u32()?;
+            if target >= node_count {
+                return None;
+            }
+            let kind = kind_from_code(reader.u8()?)?;
+            edges.push((target, kind, reader.u32()?));
+        }
+        bodies.push(Body {
+            reusable: flags & 1 != 0,
+            invalid_utf8: flags & 2 != 0,
+            extracted: Extracted { imports, package },
+            unresolved,
+            external,
+            edges,
+        });
+    }
+    reader.bytes.is_empty().then_some(bodies)
+}
+
+/// Puts the bodies [`decode_bodies`] gave on the nodes of the head.
+pub(crate) fn attach(snapshot: &mut Snapshot, bodies: Vec<Body>) {
+    for (node, body) in snapshot.nodes.iter_mut().zip(bodies) {
+        node.reusable = body.reusable;
+        node.invalid_utf8 = body.invalid_utf8;
+        node.extracted = body.extracted;
+        node.unresolved = body.unresolved;
+        node.external = body.external;
+        node.edges = body.edges;
+    }
 }
 
 #[cfg(unix)]
