@@ -22,7 +22,7 @@ use crate::index::FileIndex;
 use crate::lang::{self, ProjectConfig, ResolveCtx};
 use crate::language::detect_language;
 use crate::scan::{self, ScanRequest, ScannedFile, Stamp, WalkStamps};
-use crate::snapshot::{self, SnapNode, Snapshot};
+use crate::snapshot::{self, NodeOut, SnapNode, Snapshot};
 
 /// Files parsed more recently than this before a scan began are not cached:
 /// a write within the file system's timestamp granularity could leave the
@@ -239,7 +239,6 @@ impl Graph {
             Some((snapshot, current))
         });
         drop(bytes);
-        phase.end("snapshot checked");
         let snapshot = match snapshot {
             Some((snapshot, true)) => {
                 let graph = Graph::from_snapshot(given_root, canonical, options, cache, snapshot);
@@ -322,9 +321,8 @@ impl Graph {
         graph.resolve_all(reusable);
         phase.end("resolved");
         if caching {
-            let snapshot = graph.snapshot_of(result.stamps, result.binary, racy_after);
+            let encoded = graph.encoded_snapshot(result.stamps, result.binary, racy_after);
             phase.end("snapshot made");
-            let encoded = snapshot::encode(&snapshot);
             if let Some(cache) = &graph.cache {
                 cache.write_snapshot(&encoded);
                 // The snapshot holds what the per-file records held.
@@ -423,13 +421,13 @@ impl Graph {
         self.resolvable = true;
     }
 
-    /// The snapshot of a graph just built by a walk.
-    fn snapshot_of(
+    /// The snapshot of a graph just built by a walk, encoded.
+    fn encoded_snapshot(
         &self,
         stamps: WalkStamps,
         binary: Vec<(String, Stamp)>,
         racy_after: i64,
-    ) -> Snapshot {
+    ) -> Vec<u8> {
         let mut ids: Vec<NodeId> = self.by_path.values().copied().collect();
         ids.sort_unstable_by(|left, right| {
             let path = |id: &NodeId| self.node_ref(*id).map(|node| node.path.as_str());
@@ -439,11 +437,11 @@ impl Graph {
         for (index, id) in ids.iter().enumerate() {
             position[id.index()] = index as u32;
         }
-        let nodes: Vec<SnapNode> = ids
+        let nodes: Vec<NodeOut<'_>> = ids
             .iter()
             .filter_map(|id| self.node_ref(*id))
-            .map(|node| SnapNode {
-                path: node.path.clone(),
+            .map(|node| NodeOut {
+                path: &node.path,
                 stamp: Stamp {
                     size: node.size,
                     mtime_ns: node.mtime_ns,
@@ -451,7 +449,7 @@ impl Graph {
                 },
                 reusable: node.mtime_ns < racy_after,
                 invalid_utf8: node.invalid_utf8,
-                extracted: node.extracted.clone(),
+                extracted: &node.extracted,
                 unresolved: node.unresolved,
                 external: node.external,
                 edges: node
@@ -461,15 +459,19 @@ impl Graph {
                     .collect(),
             })
             .collect();
+        tracing::debug!("t nodes");
         let by_path = &self.by_path;
         let probes = snapshot::probes(&self.root, &stamps.folders, &|path: &str| {
             by_path.contains_key(path)
         });
+        tracing::debug!("t probes");
+        let world = self.world_fingerprint();
+        tracing::debug!("t world");
         let mut snapshot = Snapshot {
             complete: false,
             max_file_size: self.options.max_file_size,
             environment: snapshot::environment_digest(),
-            world: self.world_fingerprint(),
+            world,
             hash: self.hash.parts(),
             skipped: self.skipped.clone(),
             folders: stamps.folders,
@@ -482,10 +484,13 @@ impl Graph {
                 .collect(),
             too_large: stamps.too_large,
             probes,
-            nodes,
+            nodes: Vec::new(),
         };
-        snapshot.complete = stamps.complete && !snapshot::any_racy(&snapshot, racy_after);
-        snapshot
+        snapshot.complete = stamps.complete
+            && nodes.iter().all(|node| node.reusable)
+            && !snapshot::any_racy(&snapshot, racy_after);
+        tracing::debug!("t racy");
+        snapshot::encode(&snapshot, &nodes)
     }
 
     /// The canonical workspace root.
