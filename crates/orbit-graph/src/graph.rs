@@ -103,6 +103,8 @@ pub struct Graph {
     /// Whether `index` and `config` are built (a warm start from a snapshot
     /// builds them only when something must be resolved).
     resolvable: bool,
+    /// Whether the build was the warm snapshot.
+    from_snapshot: bool,
     /// Import key -> files with an import that has it (see `import_keys`).
     /// Built on the first live update (a one-shot build never needs it).
     importers: Option<HashMap<String, Vec<NodeId>>>,
@@ -290,6 +292,7 @@ impl Graph {
             index: FileIndex::default(),
             config: ProjectConfig::default(),
             resolvable: true,
+            from_snapshot: false,
             importers: None,
             hash: HashState::default(),
             skipped: result.skipped,
@@ -394,6 +397,7 @@ impl Graph {
             index: FileIndex::default(),
             config: ProjectConfig::default(),
             resolvable: false,
+            from_snapshot: true,
             importers: None,
             hash: HashState::from_parts(snapshot.hash),
             skipped: snapshot.skipped,
@@ -459,14 +463,11 @@ impl Graph {
                     .collect(),
             })
             .collect();
-        tracing::debug!("t nodes");
         let by_path = &self.by_path;
         let probes = snapshot::probes(&self.root, &stamps.folders, &|path: &str| {
             by_path.contains_key(path)
         });
-        tracing::debug!("t probes");
         let world = self.world_fingerprint();
-        tracing::debug!("t world");
         let mut snapshot = Snapshot {
             complete: false,
             max_file_size: self.options.max_file_size,
@@ -489,8 +490,14 @@ impl Graph {
         snapshot.complete = stamps.complete
             && nodes.iter().all(|node| node.reusable)
             && !snapshot::any_racy(&snapshot, racy_after);
-        tracing::debug!("t racy");
         snapshot::encode(&snapshot, &nodes)
+    }
+
+    /// Whether this graph is the cache's warm snapshot, taken whole (nothing
+    /// walked, read or resolved) because no file, folder or ignore setting
+    /// had changed since it was built.
+    pub fn is_from_warm_snapshot(&self) -> bool {
+        self.from_snapshot
     }
 
     /// The canonical workspace root.

@@ -235,12 +235,10 @@ pub(crate) fn probes(
     if let Some(path) = ignore::gitignore::gitconfig_excludes_path() {
         global.push(path);
     }
-    tracing::debug!("p global paths");
     for path in global {
         let state = ProbeState::of(&path);
         out.push((path, state));
     }
-    tracing::debug!("p global");
     // The root's ancestors: every probe, absent ones too (nothing else
     // would notice one appear).
     for ancestor in root.ancestors().skip(1) {
@@ -251,7 +249,6 @@ pub(crate) fn probes(
         }
         git_probes(ancestor, &mut out);
     }
-    tracing::debug!("p ancestors");
     // Walked folders: an entry that appears changes the folder's stamp, so
     // only present ones are kept.
     let walked: Vec<Vec<(PathBuf, ProbeState)>> = folders
