@@ -228,19 +228,10 @@ impl Graph {
             .cache_dir
             .as_deref()
             .and_then(|dir| Cache::open(dir, &canonical));
-        let bytes = cache.as_ref().and_then(Cache::load_snapshot);
-        phase.end("snapshot read");
-        let snapshot = bytes.as_deref().and_then(|bytes| {
-            let (mut snapshot, body) = snapshot::decode_head(bytes)?;
-            // The stamps are checked while the rest is decoded.
-            let (current, bodies) = rayon::join(
-                || snapshot.is_current(&canonical, options.max_file_size),
-                || snapshot::decode_bodies(bytes, body, snapshot.nodes.len()),
-            );
-            snapshot::attach(&mut snapshot, bodies?);
-            Some((snapshot, current))
-        });
-        drop(bytes);
+        let snapshot = cache
+            .as_ref()
+            .and_then(|cache| read_snapshot(cache, &canonical, options.max_file_size));
+        phase.end("snapshot read and checked");
         let snapshot = match snapshot {
             Some((snapshot, true)) => {
                 let graph = Graph::from_snapshot(given_root, canonical, options, cache, snapshot);
@@ -249,7 +240,6 @@ impl Graph {
             }
             other => other.map(|(snapshot, _)| snapshot),
         };
-        phase.end("snapshot checked");
         let cached = cache.as_ref().map(Cache::load_all).unwrap_or_default();
         phase.end("cache loaded");
         let scan_started = SystemTime::now();
@@ -304,7 +294,6 @@ impl Graph {
             resolved: 0,
         };
         let racy_after = mtime_of(scan_started.checked_sub(RACY_WINDOW).unwrap_or(UNIX_EPOCH));
-        let caching = graph.cache.is_some();
         let mut reusable: Vec<(NodeId, CachedResolution)> = Vec::new();
         for mut file in result.files {
             if file.reused {
@@ -323,16 +312,13 @@ impl Graph {
         phase.end("project files read");
         graph.resolve_all(reusable);
         phase.end("resolved");
-        if caching {
+        if let Some(cache) = &graph.cache {
             let encoded = graph.encoded_snapshot(result.stamps, result.binary, racy_after);
-            phase.end("snapshot made");
-            if let Some(cache) = &graph.cache {
-                cache.write_snapshot(&encoded);
-                // The snapshot holds what the per-file records held.
-                let forget: Vec<String> = cached.into_keys().collect();
-                cache.write(&[], &forget);
-            }
-            phase.end("cache written");
+            cache.write_snapshot(&encoded);
+            // The snapshot holds what the per-file records held.
+            let forget: Vec<String> = cached.into_keys().collect();
+            cache.write(&[], &forget);
+            phase.end("snapshot written");
         }
         Ok(graph)
     }
@@ -957,6 +943,19 @@ impl Graph {
             }
         }
     }
+}
+
+/// The cache's snapshot, and whether it is current: its stamps are checked
+/// while the rest of it is decoded.
+fn read_snapshot(cache: &Cache, root: &Path, max_file_size: u64) -> Option<(Snapshot, bool)> {
+    let bytes = cache.load_snapshot()?;
+    let (mut snapshot, body) = snapshot::decode_head(&bytes)?;
+    let (current, bodies) = rayon::join(
+        || snapshot.is_current(root, max_file_size),
+        || snapshot::decode_bodies(&bytes, body, snapshot.nodes.len()),
+    );
+    snapshot::attach(&mut snapshot, bodies?);
+    Some((snapshot, current))
 }
 
 fn resolve_one(

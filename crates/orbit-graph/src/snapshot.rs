@@ -411,7 +411,7 @@ pub(crate) fn encode(snapshot: &Snapshot, nodes: &[NodeOut<'_>]) -> Vec<u8> {
     }
     put_u32(&mut out, nodes.len());
     for node in nodes {
-        put_str(&mut out, &node.path);
+        put_str(&mut out, node.path);
         put_stamp(&mut out, &node.stamp);
     }
     for node in nodes {
@@ -635,6 +635,10 @@ pub(crate) fn attach(snapshot: &mut Snapshot, bodies: Vec<Body>) {
 }
 
 #[cfg(unix)]
+#[expect(
+    clippy::unnecessary_wraps,
+    reason = "the signature of other platforms, where bytes may be no path"
+)]
 fn path_from_bytes(bytes: &[u8]) -> Option<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     Some(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)))

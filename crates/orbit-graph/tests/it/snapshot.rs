@@ -208,7 +208,7 @@ fn a_changed_mtime_alone() {
         .write(true)
         .open(fixture.path("src/b.ts"))
         .unwrap();
-    file.set_modified(past() + Duration::from_secs(60)).unwrap();
+    file.set_modified(past() + Duration::from_mins(1)).unwrap();
     let seen = fixture.build();
     assert!(!seen.is_from_warm_snapshot());
     assert_same(&seen, &build(&fixture.root));
