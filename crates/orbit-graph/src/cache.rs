@@ -2,7 +2,9 @@
 //! its size and mtime, what the last parse found. It lives in a redb store
 //! under the user's cache directory (`$ORBIT_CACHE_DIR`, else the platform's
 //! cache directory, then `orbit/graph/`), one store per workspace, so a warm
-//! start reads no unchanged file.
+//! start reads no unchanged file. Beside it, a plain file holds the
+//! workspace's warm snapshot (see `snapshot`); builds write that, watchers
+//! flush per-file records.
 //!
 //! The cache is an optimisation only: any failure (an unopenable store,
 //! another Orbit holding it, a corrupt record) is logged and read as a miss.
