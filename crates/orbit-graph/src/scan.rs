@@ -302,37 +302,54 @@ fn read_file(request: &ScanRequest<'_>, path: &Path, relative: String, stamp: St
         }
         None => {}
     }
-    let bytes = match read_capped(path, size, request.max_file_size) {
-        Ok(Some(bytes)) => bytes,
-        // It grew past the cap since it was listed: its stamp is stale, so
-        // it does not count as seen whole.
-        Ok(None) => return Found::Skip(SkipReason::TooLarge),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
-            return Found::Skip(SkipReason::Vanished);
+    // One buffer per walker thread, reused: a file's bytes are needed only
+    // while its imports are extracted.
+    READ_BUFFER.with_borrow_mut(|bytes| {
+        let read = read_capped(path, size, request.max_file_size, bytes);
+        let found = match read {
+            Ok(true) => extract_file(relative, language, stamp, bytes),
+            // It grew past the cap since it was listed: its stamp is stale,
+            // so it does not count as seen whole.
+            Ok(false) => Found::Skip(SkipReason::TooLarge),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                Found::Skip(SkipReason::Vanished)
+            }
+            Err(error) => {
+                tracing::debug!(path = %relative, %error, "unreadable");
+                Found::Skip(SkipReason::Unreadable)
+            }
+        };
+        if bytes.capacity() > KEEP_BUFFER {
+            *bytes = Vec::new();
         }
-        Err(error) => {
-            tracing::debug!(path = %relative, %error, "unreadable");
-            return Found::Skip(SkipReason::Unreadable);
-        }
-    };
+        found
+    })
+}
+
+thread_local! {
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A read buffer grown past this (by a rare large file) is let go.
+const KEEP_BUFFER: usize = 4 * 1024 * 1024;
+
+fn extract_file(relative: String, language: Language, stamp: Stamp, bytes: &[u8]) -> Found {
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
         return Found::Binary(relative, stamp);
     }
-    let size = bytes.len() as u64;
-    let (text, invalid_utf8) = match String::from_utf8(bytes) {
-        Ok(text) => (std::borrow::Cow::Owned(text), false),
-        Err(error) => (
-            std::borrow::Cow::Owned(String::from_utf8_lossy(error.as_bytes()).into_owned()),
+    let (extracted, invalid_utf8) = match std::str::from_utf8(bytes) {
+        Ok(text) => (extract_text(language, text), false),
+        Err(_) => (
+            extract_text(language, &String::from_utf8_lossy(bytes)),
             true,
         ),
     };
-    let extracted = extract_text(language, &text);
     Found::File(ScannedFile {
         path: relative,
         language,
-        size,
-        mtime_ns,
-        ctime_ns,
+        size: bytes.len() as u64,
+        mtime_ns: stamp.mtime_ns,
+        ctime_ns: stamp.ctime_ns,
         invalid_utf8,
         extracted,
         reused: false,
@@ -340,14 +357,15 @@ fn read_file(request: &ScanRequest<'_>, path: &Path, relative: String, stamp: St
     })
 }
 
-/// Reads at most `cap` bytes; `None` when the file is larger (it may have
-/// grown since it was listed).
-fn read_capped(path: &Path, size_hint: u64, cap: u64) -> io::Result<Option<Vec<u8>>> {
+/// Reads at most `cap` bytes into `into` (emptied first); `false` when the
+/// file is larger (it may have grown since it was listed).
+fn read_capped(path: &Path, size_hint: u64, cap: u64, into: &mut Vec<u8>) -> io::Result<bool> {
+    into.clear();
     let file = fs_err::File::open(path)?;
     // Sized from the listing (plus one byte to see the end), so the read
     // does not grow and copy the buffer.
-    let capacity = usize::try_from(size_hint.min(cap).saturating_add(1)).unwrap_or(0);
-    let mut bytes = Vec::with_capacity(capacity);
-    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= cap).then_some(bytes))
+    let wanted = usize::try_from(size_hint.min(cap).saturating_add(1)).unwrap_or(0);
+    into.reserve(wanted);
+    file.take(cap.saturating_add(1)).read_to_end(into)?;
+    Ok(into.len() as u64 <= cap)
 }
