@@ -111,8 +111,9 @@ impl Cache {
 
     /// Replaces the warm snapshot, atomically (a temporary file renamed over
     /// it: a reader sees the old one or the new one). Not synced: a snapshot
-    /// cut short by a crash fails its checksum and is a miss.
-    pub(crate) fn write_snapshot(&self, snapshot: &[u8]) {
+    /// cut short by a crash fails its checksum and is a miss. Whether it was
+    /// written.
+    pub(crate) fn write_snapshot(&self, snapshot: &[u8]) -> bool {
         let path = self.snapshot_path();
         let temporary = self
             .path
@@ -122,7 +123,9 @@ impl Cache {
         if let Err(error) = result {
             let _ = fs_err::remove_file(&temporary);
             tracing::warn!(%error, "graph snapshot not written");
+            return false;
         }
+        true
     }
 
     /// Every record, still encoded: workers decode only what they look up.

@@ -314,10 +314,11 @@ impl Graph {
         phase.end("resolved");
         if let Some(cache) = &graph.cache {
             let encoded = graph.encoded_snapshot(result.stamps, result.binary, racy_after);
-            cache.write_snapshot(&encoded);
-            // The snapshot holds what the per-file records held.
-            let forget: Vec<String> = cached.into_keys().collect();
-            cache.write(&[], &forget);
+            if cache.write_snapshot(&encoded) {
+                // The snapshot holds what the per-file records held.
+                let forget: Vec<String> = cached.into_keys().collect();
+                cache.write(&[], &forget);
+            }
             phase.end("snapshot written");
         }
         Ok(graph)
