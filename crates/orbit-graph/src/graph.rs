@@ -259,6 +259,7 @@ impl Graph {
             max_file_size: options.max_file_size,
             threads: options.threads,
             known: &known,
+            nothing_known: cached.is_empty() && earlier.is_none(),
             progress,
         });
         drop(earlier);

@@ -93,6 +93,9 @@ pub(crate) struct ScanRequest<'a> {
     pub(crate) max_file_size: u64,
     pub(crate) threads: usize,
     pub(crate) known: Known<'a>,
+    /// Nothing is known of any file (a first build): each file is opened
+    /// first and stat'ed through its handle, one path lookup instead of two.
+    pub(crate) nothing_known: bool,
     pub(crate) progress: Option<&'a (dyn Fn(u64) + Sync)>,
 }
 
@@ -227,6 +230,9 @@ fn visit(request: &ScanRequest<'_>, entry: &ignore::DirEntry) -> Found {
     if !kind.is_file() {
         return Found::Skip(SkipReason::Special);
     }
+    if request.nothing_known {
+        return read_new_file(request, entry.path(), relative);
+    }
     let metadata = match entry.metadata() {
         Ok(metadata) => metadata,
         Err(error) => return Found::Skip(skip_for_walk_error(&error)),
@@ -326,6 +332,48 @@ fn read_file(request: &ScanRequest<'_>, path: &Path, relative: String, stamp: St
     })
 }
 
+/// [`read_file`] for a file nothing is known of: opened, then stat'ed
+/// through the handle.
+fn read_new_file(request: &ScanRequest<'_>, path: &Path, relative: String) -> Found {
+    let opened = fs_err::File::open(path).and_then(|file| {
+        let metadata = file.metadata()?;
+        Ok((file, metadata))
+    });
+    let (file, metadata) = match opened {
+        Ok(opened) => opened,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            return Found::Skip(SkipReason::Vanished);
+        }
+        Err(error) => {
+            tracing::debug!(path = %relative, %error, "unreadable");
+            return Found::Skip(SkipReason::Unreadable);
+        }
+    };
+    if !metadata.is_file() {
+        // Replaced by something else since it was listed.
+        return Found::Skip(SkipReason::Special);
+    }
+    let stamp = Stamp::of(&metadata);
+    if stamp.size > request.max_file_size {
+        return Found::TooLarge(relative, stamp);
+    }
+    let language = detect_language(&relative);
+    READ_BUFFER.with_borrow_mut(|bytes| {
+        let found = match read_open(file, stamp.size, request.max_file_size, bytes) {
+            Ok(true) => extract_file(relative, language, stamp, bytes),
+            Ok(false) => Found::Skip(SkipReason::TooLarge),
+            Err(error) => {
+                tracing::debug!(path = %relative, %error, "unreadable");
+                Found::Skip(SkipReason::Unreadable)
+            }
+        };
+        if bytes.capacity() > KEEP_BUFFER {
+            *bytes = Vec::new();
+        }
+        found
+    })
+}
+
 thread_local! {
     static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -360,8 +408,12 @@ fn extract_file(relative: String, language: Language, stamp: Stamp, bytes: &[u8]
 /// Reads at most `cap` bytes into `into` (emptied first); `false` when the
 /// file is larger (it may have grown since it was listed).
 fn read_capped(path: &Path, size_hint: u64, cap: u64, into: &mut Vec<u8>) -> io::Result<bool> {
+    read_open(fs_err::File::open(path)?, size_hint, cap, into)
+}
+
+/// [`read_capped`] of a file already open.
+fn read_open(file: fs_err::File, size_hint: u64, cap: u64, into: &mut Vec<u8>) -> io::Result<bool> {
     into.clear();
-    let file = fs_err::File::open(path)?;
     // Sized from the listing (plus one byte to see the end), so the read
     // does not grow and copy the buffer.
     let wanted = usize::try_from(size_hint.min(cap).saturating_add(1)).unwrap_or(0);

@@ -266,6 +266,7 @@ impl Graph {
                 1
             },
             known: &known,
+            nothing_known: false,
             progress: None,
         });
         let under = |path: &str| {
