@@ -240,21 +240,21 @@ impl Resolver<'_> {
             return None;
         }
         let child_folder = join(folder, name);
-        let flat = format!("{child_folder}.rs");
-        if self.index.contains(&flat) {
-            return Some(Module {
-                file: Some(flat),
-                folder: child_folder,
-            });
+        // One buffer for both candidates, `x.rs` then `x/mod.rs`.
+        let mut file = String::with_capacity(child_folder.len() + "/mod.rs".len());
+        file.push_str(&child_folder);
+        file.push_str(".rs");
+        if !self.index.contains(&file) {
+            file.truncate(child_folder.len());
+            file.push_str("/mod.rs");
+            if !self.index.contains(&file) {
+                return None;
+            }
         }
-        let nested = format!("{child_folder}/mod.rs");
-        if self.index.contains(&nested) {
-            return Some(Module {
-                file: Some(nested),
-                folder: child_folder,
-            });
-        }
-        None
+        Some(Module {
+            file: Some(file),
+            folder: child_folder,
+        })
     }
 
     /// The module a file defines, with the folder of its children.
