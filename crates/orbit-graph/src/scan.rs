@@ -406,7 +406,8 @@ fn extract_file(relative: String, language: Language, stamp: Stamp, bytes: &[u8]
 }
 
 /// Reads at most `cap` bytes into `into` (emptied first); `false` when the
-/// file is larger (it may have grown since it was listed).
+/// file is larger (it may have grown since it was listed). A binary file is
+/// read only as far as the binary check looks.
 fn read_capped(path: &Path, size_hint: u64, cap: u64, into: &mut Vec<u8>) -> io::Result<bool> {
     read_open(fs_err::File::open(path)?, size_hint, cap, into)
 }
@@ -418,6 +419,15 @@ fn read_open(file: fs_err::File, size_hint: u64, cap: u64, into: &mut Vec<u8>) -
     // does not grow and copy the buffer.
     let wanted = usize::try_from(size_hint.min(cap).saturating_add(1)).unwrap_or(0);
     into.reserve(wanted);
-    file.take(cap.saturating_add(1)).read_to_end(into)?;
+    let mut file = file.take(cap.saturating_add(1));
+    if size_hint > BINARY_PROBE as u64 {
+        // The bytes the binary check looks at come first: a binary file
+        // (a NUL among them) is read no further.
+        (&mut file).take(BINARY_PROBE as u64).read_to_end(into)?;
+        if memchr::memchr(0, into).is_some() {
+            return Ok(true);
+        }
+    }
+    file.read_to_end(into)?;
     Ok(into.len() as u64 <= cap)
 }
