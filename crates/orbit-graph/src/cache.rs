@@ -2,7 +2,9 @@
 //! its size and mtime, what the last parse found. It lives in a redb store
 //! under the user's cache directory (`$ORBIT_CACHE_DIR`, else the platform's
 //! cache directory, then `orbit/graph/`), one store per workspace, so a warm
-//! start reads no unchanged file.
+//! start reads no unchanged file. Beside it, a plain file holds the
+//! workspace's warm snapshot (see `snapshot`); builds write that, watchers
+//! flush per-file records.
 //!
 //! The cache is an optimisation only: any failure (an unopenable store,
 //! another Orbit holding it, a corrupt record) is logged and read as a miss.
@@ -17,7 +19,7 @@ use crate::import::{Extracted, RawImport};
 
 /// Bump whenever an extractor's output could change for the same bytes, or
 /// the record layout changes.
-const EXTRACT_VERSION: u32 = 3;
+pub(crate) const EXTRACT_VERSION: u32 = 3;
 
 const FILES: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("files");
 
@@ -84,9 +86,54 @@ impl Cache {
         Ok(redb::Database::create(&self.path)?)
     }
 
+    /// Whether the store exists: a first build does not create it only to
+    /// find it empty.
+    fn exists(&self) -> bool {
+        self.path.exists()
+    }
+
+    fn snapshot_path(&self) -> PathBuf {
+        self.path.with_extension("snapshot")
+    }
+
+    /// The warm snapshot, still encoded, if there is one. It is a plain file
+    /// beside the store: it is read whole, in one go.
+    pub(crate) fn load_snapshot(&self) -> Option<Vec<u8>> {
+        match fs_err::read(self.snapshot_path()) {
+            Ok(bytes) => Some(bytes),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+            Err(error) => {
+                tracing::warn!(%error, "graph snapshot unreadable");
+                None
+            }
+        }
+    }
+
+    /// Replaces the warm snapshot, atomically (a temporary file renamed over
+    /// it: a reader sees the old one or the new one). Not synced: a snapshot
+    /// cut short by a crash fails its checksum and is a miss. Whether it was
+    /// written.
+    pub(crate) fn write_snapshot(&self, snapshot: &[u8]) -> bool {
+        let path = self.snapshot_path();
+        let temporary = self
+            .path
+            .with_extension(format!("snapshot.{}.tmp", std::process::id()));
+        let result =
+            fs_err::write(&temporary, snapshot).and_then(|()| fs_err::rename(&temporary, &path));
+        if let Err(error) = result {
+            let _ = fs_err::remove_file(&temporary);
+            tracing::warn!(%error, "graph snapshot not written");
+            return false;
+        }
+        true
+    }
+
     /// Every record, still encoded: workers decode only what they look up.
     pub(crate) fn load_all(&self) -> HashMap<String, Vec<u8>> {
         let mut out = HashMap::new();
+        if !self.exists() {
+            return out;
+        }
         let result = (|| -> Result<(), redb::Error> {
             let database = self.database()?;
             let transaction = database.begin_read()?;
@@ -149,7 +196,7 @@ fn create_private_dir(folder: &Path) -> std::io::Result<()> {
     }
 }
 
-fn kind_code(kind: EdgeKind) -> u8 {
+pub(crate) fn kind_code(kind: EdgeKind) -> u8 {
     match kind {
         EdgeKind::Import => 0,
         EdgeKind::Reexport => 1,
@@ -162,10 +209,11 @@ fn kind_code(kind: EdgeKind) -> u8 {
     }
 }
 
-fn kind_from_code(code: u8) -> Option<EdgeKind> {
+pub(crate) fn kind_from_code(code: u8) -> Option<EdgeKind> {
     EdgeKind::ALL.get(usize::from(code)).copied()
 }
 
+#[cfg(test)]
 pub(crate) fn encode(file: &CachedFile) -> Vec<u8> {
     match &file.content {
         CachedContent::Binary => {
@@ -298,16 +346,16 @@ pub(crate) fn decode_if_fresh(bytes: &[u8], size: u64, mtime_ns: i64) -> Option<
     })
 }
 
-fn put_u32(out: &mut Vec<u8>, value: usize) {
+pub(crate) fn put_u32(out: &mut Vec<u8>, value: usize) {
     out.extend_from_slice(&u32::try_from(value).unwrap_or(u32::MAX).to_le_bytes());
 }
 
-fn put_str(out: &mut Vec<u8>, text: &str) {
+pub(crate) fn put_str(out: &mut Vec<u8>, text: &str) {
     put_u32(out, text.len());
     out.extend_from_slice(text.as_bytes());
 }
 
-fn put_optional(out: &mut Vec<u8>, text: Option<&str>) {
+pub(crate) fn put_optional(out: &mut Vec<u8>, text: Option<&str>) {
     match text {
         None => out.push(0),
         Some(text) => {
@@ -318,14 +366,14 @@ fn put_optional(out: &mut Vec<u8>, text: Option<&str>) {
 }
 
 /// A record that does not decode.
-struct Corrupt;
+pub(crate) struct Corrupt;
 
-struct Reader<'a> {
-    bytes: &'a [u8],
+pub(crate) struct Reader<'a> {
+    pub(crate) bytes: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, count: usize) -> Option<&'a [u8]> {
+    pub(crate) fn take(&mut self, count: usize) -> Option<&'a [u8]> {
         if self.bytes.len() < count {
             return None;
         }
@@ -334,25 +382,25 @@ impl<'a> Reader<'a> {
         Some(head)
     }
 
-    fn u8(&mut self) -> Option<u8> {
+    pub(crate) fn u8(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
     }
 
-    fn u32(&mut self) -> Option<u32> {
+    pub(crate) fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
 
-    fn u64(&mut self) -> Option<u64> {
+    pub(crate) fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
 
-    fn string(&mut self) -> Option<String> {
+    pub(crate) fn string(&mut self) -> Option<String> {
         let length = self.u32()? as usize;
         String::from_utf8(self.take(length)?.to_vec()).ok()
     }
 
     /// An optional string; a corrupt tag or string fails the whole record.
-    fn optional(&mut self) -> Result<Option<String>, Corrupt> {
+    pub(crate) fn optional(&mut self) -> Result<Option<String>, Corrupt> {
         match self.u8().ok_or(Corrupt)? {
             0 => Ok(None),
             1 => Ok(Some(self.string().ok_or(Corrupt)?)),

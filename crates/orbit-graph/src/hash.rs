@@ -55,6 +55,27 @@ impl HashState {
         self.edge_count -= 1;
     }
 
+    /// The state as numbers, to store in a warm snapshot.
+    pub(crate) fn parts(&self) -> (u128, u128, u64, u64) {
+        (
+            self.node_sum,
+            self.edge_sum,
+            self.node_count,
+            self.edge_count,
+        )
+    }
+
+    /// The state [`HashState::parts`] gave.
+    pub(crate) fn from_parts(parts: (u128, u128, u64, u64)) -> HashState {
+        let (node_sum, edge_sum, node_count, edge_count) = parts;
+        HashState {
+            node_sum,
+            edge_sum,
+            node_count,
+            edge_count,
+        }
+    }
+
     /// The part that depends on nodes only: which paths, in which languages.
     pub(crate) fn node_part(&self) -> (u128, u64) {
         (self.node_sum, self.node_count)

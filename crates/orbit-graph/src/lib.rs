@@ -10,7 +10,8 @@
 //! through [`extract_imports`]; resolution uses a [`Graph`]-wide file index and
 //! each language's project configuration (`tsconfig.json`, `go.mod`,
 //! `Cargo.toml`, ...). Parse results are cached per file (path, size, mtime)
-//! in a redb store under the user's cache directory.
+//! under the user's cache directory, and the whole built graph with them (a
+//! warm snapshot, taken whole when no file, folder or ignore setting changed).
 #![warn(missing_docs)]
 
 mod cache;
@@ -22,6 +23,7 @@ mod index;
 mod lang;
 mod language;
 mod scan;
+mod snapshot;
 mod watch;
 
 pub use error::{Error, Result};

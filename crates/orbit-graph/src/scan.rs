@@ -21,6 +21,26 @@ const BINARY_PROBE: usize = 8 * 1024;
 /// Folders of version-control systems, never part of the graph.
 pub(crate) const VCS_DIRS: &[&str] = &[".git", ".hg", ".svn", ".jj", ".sl"];
 
+/// What a file's or folder's metadata says about its content: a changed
+/// stamp is a changed entry. `ctime` catches what `size` and `mtime` do not
+/// (a permission change, a file put back with an old mtime).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Stamp {
+    pub(crate) size: u64,
+    pub(crate) mtime_ns: i64,
+    pub(crate) ctime_ns: i64,
+}
+
+impl Stamp {
+    pub(crate) fn of(metadata: &std::fs::Metadata) -> Stamp {
+        Stamp {
+            size: metadata.len(),
+            mtime_ns: mtime_ns(metadata),
+            ctime_ns: ctime_ns(metadata),
+        }
+    }
+}
+
 /// One file that is a node.
 #[derive(Debug, Clone)]
 pub(crate) struct ScannedFile {
@@ -28,6 +48,7 @@ pub(crate) struct ScannedFile {
     pub(crate) language: Language,
     pub(crate) size: u64,
     pub(crate) mtime_ns: i64,
+    pub(crate) ctime_ns: i64,
     pub(crate) invalid_utf8: bool,
     pub(crate) extracted: Extracted,
     /// Whether this parse came from the cache (the file was not read).
@@ -43,8 +64,22 @@ pub(crate) struct ScanResult {
     /// Every folder walked (relative), the walk's root included.
     pub(crate) folders: Vec<String>,
     pub(crate) skipped: BTreeMap<SkipReason, u64>,
-    /// Binary files found by reading them (worth caching).
-    pub(crate) binary: Vec<(String, u64, i64)>,
+    /// Binary files (path, stamp).
+    pub(crate) binary: Vec<(String, Stamp)>,
+    /// What a warm snapshot needs to tell that nothing changed (see
+    /// `snapshot`): every folder walked and every regular file that is no
+    /// node (too large), with their stamps.
+    pub(crate) stamps: WalkStamps,
+}
+
+/// The stamps of a walk, beyond those of its nodes and binary files.
+#[derive(Debug, Default)]
+pub(crate) struct WalkStamps {
+    pub(crate) folders: Vec<(String, Stamp)>,
+    pub(crate) too_large: Vec<(String, Stamp)>,
+    /// Whether every entry was seen whole: no walk error, no unreadable,
+    /// vanished or unnameable entry, no folder without a stamp.
+    pub(crate) complete: bool,
 }
 
 /// Looks up what is already known of a file of that size and mtime.
@@ -58,13 +93,17 @@ pub(crate) struct ScanRequest<'a> {
     pub(crate) max_file_size: u64,
     pub(crate) threads: usize,
     pub(crate) known: Known<'a>,
+    /// Nothing is known of any file (a first build): each file is opened
+    /// first and stat'ed through its handle, one path lookup instead of two.
+    pub(crate) nothing_known: bool,
     pub(crate) progress: Option<&'a (dyn Fn(u64) + Sync)>,
 }
 
 enum Found {
     File(ScannedFile),
-    Binary(String, u64, i64),
-    Folder(String),
+    Binary(String, Stamp),
+    Folder(String, Option<Stamp>),
+    TooLarge(String, Stamp),
     Skip(SkipReason),
 }
 
@@ -140,15 +179,31 @@ pub(crate) fn scan(request: &ScanRequest<'_>) -> ScanResult {
     drop(sender);
 
     let mut result = ScanResult::default();
+    result.stamps.complete = true;
     for found in receiver {
         match found {
             Found::File(file) => result.files.push(file),
-            Found::Binary(path, size, mtime) => {
+            Found::Binary(path, stamp) => {
                 *result.skipped.entry(SkipReason::Binary).or_default() += 1;
-                result.binary.push((path, size, mtime));
+                result.binary.push((path, stamp));
             }
-            Found::Folder(folder) => result.folders.push(folder),
-            Found::Skip(reason) => *result.skipped.entry(reason).or_default() += 1,
+            Found::Folder(folder, stamp) => {
+                match stamp {
+                    Some(stamp) => result.stamps.folders.push((folder.clone(), stamp)),
+                    None => result.stamps.complete = false,
+                }
+                result.folders.push(folder);
+            }
+            Found::TooLarge(path, stamp) => {
+                *result.skipped.entry(SkipReason::TooLarge).or_default() += 1;
+                result.stamps.too_large.push((path, stamp));
+            }
+            Found::Skip(reason) => {
+                if !matches!(reason, SkipReason::Symlink | SkipReason::Special) {
+                    result.stamps.complete = false;
+                }
+                *result.skipped.entry(reason).or_default() += 1;
+            }
         }
     }
     if let Some(progress) = request.progress {
@@ -169,28 +224,44 @@ fn visit(request: &ScanRequest<'_>, entry: &ignore::DirEntry) -> Found {
         return Found::Skip(SkipReason::Symlink);
     }
     if kind.is_dir() {
-        return Found::Folder(relative);
+        let stamp = entry.metadata().ok().map(|metadata| Stamp::of(&metadata));
+        return Found::Folder(relative, stamp);
     }
     if !kind.is_file() {
         return Found::Skip(SkipReason::Special);
+    }
+    if request.nothing_known {
+        return read_new_file(request, entry.path(), relative);
     }
     let metadata = match entry.metadata() {
         Ok(metadata) => metadata,
         Err(error) => return Found::Skip(skip_for_walk_error(&error)),
     };
-    read_file(
-        request,
-        entry.path(),
-        relative,
-        metadata.len(),
-        mtime_ns(&metadata),
-    )
+    read_file(request, entry.path(), relative, Stamp::of(&metadata))
 }
 
 fn skip_for_walk_error(error: &ignore::Error) -> SkipReason {
     match error.io_error().map(io::Error::kind) {
         Some(io::ErrorKind::NotFound) => SkipReason::Vanished,
         _ => SkipReason::Unreadable,
+    }
+}
+
+/// The inode change time, in nanoseconds since the epoch (0 where the
+/// platform has none).
+pub(crate) fn ctime_ns(metadata: &std::fs::Metadata) -> i64 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        metadata
+            .ctime()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(metadata.ctime_nsec())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = metadata;
+        0
     }
 }
 
@@ -204,20 +275,19 @@ pub(crate) fn mtime_ns(metadata: &std::fs::Metadata) -> i64 {
         })
 }
 
-fn read_file(
-    request: &ScanRequest<'_>,
-    path: &Path,
-    relative: String,
-    size: u64,
-    mtime_ns: i64,
-) -> Found {
+fn read_file(request: &ScanRequest<'_>, path: &Path, relative: String, stamp: Stamp) -> Found {
+    let Stamp {
+        size,
+        mtime_ns,
+        ctime_ns,
+    } = stamp;
     if size > request.max_file_size {
-        return Found::Skip(SkipReason::TooLarge);
+        return Found::TooLarge(relative, stamp);
     }
     let language = detect_language(&relative);
     match (request.known)(&relative, size, mtime_ns) {
         Some(CachedContent::Binary) => {
-            return Found::Binary(relative, size, mtime_ns);
+            return Found::Binary(relative, stamp);
         }
         Some(CachedContent::Text {
             invalid_utf8,
@@ -229,6 +299,7 @@ fn read_file(
                 language,
                 size,
                 mtime_ns,
+                ctime_ns,
                 invalid_utf8,
                 extracted,
                 reused: true,
@@ -237,9 +308,39 @@ fn read_file(
         }
         None => {}
     }
-    let bytes = match read_capped(path, size, request.max_file_size) {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => return Found::Skip(SkipReason::TooLarge),
+    // One buffer per walker thread, reused: a file's bytes are needed only
+    // while its imports are extracted.
+    READ_BUFFER.with_borrow_mut(|bytes| {
+        let read = read_capped(path, size, request.max_file_size, bytes);
+        let found = match read {
+            Ok(true) => extract_file(relative, language, stamp, bytes),
+            // It grew past the cap since it was listed: its stamp is stale,
+            // so it does not count as seen whole.
+            Ok(false) => Found::Skip(SkipReason::TooLarge),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                Found::Skip(SkipReason::Vanished)
+            }
+            Err(error) => {
+                tracing::debug!(path = %relative, %error, "unreadable");
+                Found::Skip(SkipReason::Unreadable)
+            }
+        };
+        if bytes.capacity() > KEEP_BUFFER {
+            *bytes = Vec::new();
+        }
+        found
+    })
+}
+
+/// [`read_file`] for a file nothing is known of: opened, then stat'ed
+/// through the handle.
+fn read_new_file(request: &ScanRequest<'_>, path: &Path, relative: String) -> Found {
+    let opened = fs_err::File::open(path).and_then(|file| {
+        let metadata = file.metadata()?;
+        Ok((file, metadata))
+    });
+    let (file, metadata) = match opened {
+        Ok(opened) => opened,
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
             return Found::Skip(SkipReason::Vanished);
         }
@@ -248,23 +349,55 @@ fn read_file(
             return Found::Skip(SkipReason::Unreadable);
         }
     };
-    if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
-        return Found::Binary(relative, size, mtime_ns);
+    if !metadata.is_file() {
+        // Replaced by something else since it was listed.
+        return Found::Skip(SkipReason::Special);
     }
-    let size = bytes.len() as u64;
-    let (text, invalid_utf8) = match String::from_utf8(bytes) {
-        Ok(text) => (std::borrow::Cow::Owned(text), false),
-        Err(error) => (
-            std::borrow::Cow::Owned(String::from_utf8_lossy(error.as_bytes()).into_owned()),
+    let stamp = Stamp::of(&metadata);
+    if stamp.size > request.max_file_size {
+        return Found::TooLarge(relative, stamp);
+    }
+    let language = detect_language(&relative);
+    READ_BUFFER.with_borrow_mut(|bytes| {
+        let found = match read_open(file, stamp.size, request.max_file_size, bytes) {
+            Ok(true) => extract_file(relative, language, stamp, bytes),
+            Ok(false) => Found::Skip(SkipReason::TooLarge),
+            Err(error) => {
+                tracing::debug!(path = %relative, %error, "unreadable");
+                Found::Skip(SkipReason::Unreadable)
+            }
+        };
+        if bytes.capacity() > KEEP_BUFFER {
+            *bytes = Vec::new();
+        }
+        found
+    })
+}
+
+thread_local! {
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A read buffer grown past this (by a rare large file) is let go.
+const KEEP_BUFFER: usize = 4 * 1024 * 1024;
+
+fn extract_file(relative: String, language: Language, stamp: Stamp, bytes: &[u8]) -> Found {
+    if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
+        return Found::Binary(relative, stamp);
+    }
+    let (extracted, invalid_utf8) = match std::str::from_utf8(bytes) {
+        Ok(text) => (extract_text(language, text), false),
+        Err(_) => (
+            extract_text(language, &String::from_utf8_lossy(bytes)),
             true,
         ),
     };
-    let extracted = extract_text(language, &text);
     Found::File(ScannedFile {
         path: relative,
         language,
-        size,
-        mtime_ns,
+        size: bytes.len() as u64,
+        mtime_ns: stamp.mtime_ns,
+        ctime_ns: stamp.ctime_ns,
         invalid_utf8,
         extracted,
         reused: false,
@@ -272,14 +405,29 @@ fn read_file(
     })
 }
 
-/// Reads at most `cap` bytes; `None` when the file is larger (it may have
-/// grown since it was listed).
-fn read_capped(path: &Path, size_hint: u64, cap: u64) -> io::Result<Option<Vec<u8>>> {
-    let file = fs_err::File::open(path)?;
+/// Reads at most `cap` bytes into `into` (emptied first); `false` when the
+/// file is larger (it may have grown since it was listed). A binary file is
+/// read only as far as the binary check looks.
+fn read_capped(path: &Path, size_hint: u64, cap: u64, into: &mut Vec<u8>) -> io::Result<bool> {
+    read_open(fs_err::File::open(path)?, size_hint, cap, into)
+}
+
+/// [`read_capped`] of a file already open.
+fn read_open(file: fs_err::File, size_hint: u64, cap: u64, into: &mut Vec<u8>) -> io::Result<bool> {
+    into.clear();
     // Sized from the listing (plus one byte to see the end), so the read
     // does not grow and copy the buffer.
-    let capacity = usize::try_from(size_hint.min(cap).saturating_add(1)).unwrap_or(0);
-    let mut bytes = Vec::with_capacity(capacity);
-    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= cap).then_some(bytes))
+    let wanted = usize::try_from(size_hint.min(cap).saturating_add(1)).unwrap_or(0);
+    into.reserve(wanted);
+    let mut file = file.take(cap.saturating_add(1));
+    if size_hint > BINARY_PROBE as u64 {
+        // The bytes the binary check looks at come first: a binary file
+        // (a NUL among them) is read no further.
+        (&mut file).take(BINARY_PROBE as u64).read_to_end(into)?;
+        if memchr::memchr(0, into).is_some() {
+            return Ok(true);
+        }
+    }
+    file.read_to_end(into)?;
+    Ok(into.len() as u64 <= cap)
 }

@@ -94,6 +94,10 @@ pub(crate) fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     drop(stdout);
     if args.watch {
         watch(graph, args.timings)?;
+    } else {
+        // The process ends here: freeing every node, edge and string one by
+        // one would only delay the exit.
+        std::mem::forget(graph);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -28,6 +28,7 @@ impl Graph {
     /// ignored. The delta is empty when nothing of the graph changed.
     pub fn apply_changes(&mut self, paths: &[PathBuf]) -> GraphDelta {
         let previous_hash = self.hash().to_string();
+        self.ensure_resolvable();
         self.ensure_importers();
         let targets = self.targets_of(paths);
         let mut found: HashMap<String, ScannedFile> = HashMap::default();
@@ -183,6 +184,7 @@ impl Graph {
     /// that the first update does not pay for it. [`Graph::apply_changes`]
     /// does it on its own when needed.
     pub fn prepare_live_updates(&mut self) {
+        self.ensure_resolvable();
         self.ensure_importers();
     }
 
@@ -264,6 +266,7 @@ impl Graph {
                 1
             },
             known: &known,
+            nothing_known: false,
             progress: None,
         });
         let under = |path: &str| {
@@ -315,6 +318,7 @@ impl Graph {
         let old = std::mem::take(&mut node.extracted);
         node.size = file.size;
         node.mtime_ns = file.mtime_ns;
+        node.ctime_ns = file.ctime_ns;
         node.invalid_utf8 = file.invalid_utf8;
         self.forget_keys(id, &old);
         self.parsed += 1;

@@ -13,6 +13,7 @@
 
 mod extract;
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
@@ -60,16 +61,23 @@ pub(crate) fn load_config(root: &Path, index: &FileIndex) -> Config {
     // Sorted, so that two crates claiming one name resolve the same way on
     // every build.
     manifests.sort();
-    for manifest in manifests {
-        let Some(text) = crate::lang::read_config(root, manifest) else {
-            continue;
-        };
-        let table: toml::Table = match toml::from_str(&text) {
-            Ok(table) => table,
-            Err(error) => {
-                tracing::warn!(path = %manifest, %error, "cannot parse Cargo.toml");
-                continue;
+    // Read and parsed in parallel (a registry has hundreds), used in order.
+    let tables: Vec<Option<toml::Table>> = manifests
+        .par_iter()
+        .map(|manifest| {
+            let text = crate::lang::read_config(root, manifest)?;
+            match toml::from_str(&text) {
+                Ok(table) => Some(table),
+                Err(error) => {
+                    tracing::warn!(path = %manifest, %error, "cannot parse Cargo.toml");
+                    None
+                }
             }
+        })
+        .collect();
+    for (manifest, table) in manifests.into_iter().zip(tables) {
+        let Some(table) = table else {
+            continue;
         };
         let Some(package) = table.get("package").and_then(toml::Value::as_table) else {
             continue;
@@ -232,21 +240,21 @@ impl Resolver<'_> {
             return None;
         }
         let child_folder = join(folder, name);
-        let flat = format!("{child_folder}.rs");
-        if self.index.contains(&flat) {
-            return Some(Module {
-                file: Some(flat),
-                folder: child_folder,
-            });
+        // One buffer for both candidates, `x.rs` then `x/mod.rs`.
+        let mut file = String::with_capacity(child_folder.len() + "/mod.rs".len());
+        file.push_str(&child_folder);
+        file.push_str(".rs");
+        if !self.index.contains(&file) {
+            file.truncate(child_folder.len());
+            file.push_str("/mod.rs");
+            if !self.index.contains(&file) {
+                return None;
+            }
         }
-        let nested = format!("{child_folder}/mod.rs");
-        if self.index.contains(&nested) {
-            return Some(Module {
-                file: Some(nested),
-                folder: child_folder,
-            });
-        }
-        None
+        Some(Module {
+            file: Some(file),
+            folder: child_folder,
+        })
     }
 
     /// The module a file defines, with the folder of its children.

@@ -15,4 +15,5 @@ mod js;
 mod markdown;
 mod python;
 mod rust_lang;
+mod snapshot;
 mod support;

@@ -102,13 +102,14 @@ struct Ahead {
     quote_or_slash: usize,
     hash: usize,
     /// One per word of [`KEYWORDS`].
-    keywords: [usize; 4],
+    keywords: [usize; 3],
 }
 
-/// The words that may start an item, besides `#`.
-const KEYWORDS: [&[u8]; 4] = [b"use", b"mod", b"pub", b"extern"];
+/// The words that may start an item, besides `#` (and `pub`, which
+/// [`Lexer::skip_fast`] need not stop on: see there).
+const KEYWORDS: [&[u8]; 3] = [b"use", b"mod", b"extern"];
 
-static KEYWORD_FINDERS: LazyLock<[Finder<'static>; 4]> =
+static KEYWORD_FINDERS: LazyLock<[Finder<'static>; 3]> =
     LazyLock::new(|| KEYWORDS.map(Finder::new));
 
 impl<'a> Lexer<'a> {
@@ -118,7 +119,7 @@ impl<'a> Lexer<'a> {
         let ahead = Ahead {
             quote_or_slash: memchr::memchr3(b'"', b'\'', b'/', bytes).unwrap_or(len),
             hash: memchr::memchr(b'#', bytes).unwrap_or(len),
-            keywords: [0, 1, 2, 3].map(|index| KEYWORD_FINDERS[index].find(bytes).unwrap_or(len)),
+            keywords: [0, 1, 2].map(|index| KEYWORD_FINDERS[index].find(bytes).unwrap_or(len)),
         };
         Lexer {
             bytes,
@@ -133,7 +134,10 @@ impl<'a> Lexer<'a> {
     /// lifetime, or a `#`, and the item keywords. Between two such bytes
     /// there are only identifiers, numbers, punctuation and blanks, where
     /// a keyword is a token exactly when no identifier byte touches it.
-    /// Stops where `skip_plain` would.
+    /// Stops where `skip_plain` would, except on `pub`: a visibility matters
+    /// only between a `#[path]` and its `mod`, where `skip_plain` runs
+    /// instead (and `pub use`, `pub mod`, `pub extern` stop on their second
+    /// word all the same).
     fn skip_fast(&mut self) {
         let bytes = self.bytes;
         let len = bytes.len();
@@ -218,6 +222,65 @@ impl<'a> Lexer<'a> {
                 }
             };
         }
+    }
+
+    /// Whether the next token is the identifier `word` (nothing consumed).
+    fn peek_ident(&mut self, word: &str) -> bool {
+        let saved = self.pos;
+        let token = self.next_token();
+        self.pos = saved;
+        token.is_some_and(|token| {
+            token.kind == Kind::Ident
+                && self.bytes.get(token.start..token.end) == Some(word.as_bytes())
+        })
+    }
+
+    /// Moves past the `]` closing a bracket whose `[` was the last token
+    /// lexed (or to the end): the same lexing as [`Lexer::next_token`],
+    /// counting `[` and `]` without making tokens. Most attributes
+    /// (`#[derive(…)]`, `#[cfg(…)]`, `#[repr(C)]`) go through here.
+    fn skip_brackets(&mut self) {
+        let bytes = self.bytes;
+        let mut at = self.pos;
+        let mut depth = 1_usize;
+        while let Some(&byte) = bytes.get(at) {
+            match CLASS[usize::from(byte)] {
+                IDENT => {
+                    let end = ident_end(bytes, at + 1);
+                    if end - at <= 2 && matches!(bytes.get(end), Some(b'"' | b'\'' | b'#')) {
+                        if let Some((_, literal_end)) = prefixed_literal(bytes, at) {
+                            at = literal_end;
+                            continue;
+                        }
+                        at = ident_end(bytes, raw_ident_start(bytes, at) + 1);
+                    } else {
+                        at = end;
+                    }
+                }
+                DIGIT => at = ident_end(bytes, at + 1),
+                _ => match byte {
+                    b'[' => {
+                        depth += 1;
+                        at += 1;
+                    }
+                    b']' => {
+                        at += 1;
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    b'/' if bytes.get(at + 1) == Some(&b'/') => at = line_end(bytes, at),
+                    b'/' if bytes.get(at + 1) == Some(&b'*') => {
+                        at = skip_block_comment(bytes, at);
+                    }
+                    b'"' => at = skip_quoted(bytes, at + 1).1,
+                    b'\'' => at = skip_char_or_lifetime(bytes, at),
+                    _ => at += 1,
+                },
+            }
+        }
+        self.pos = at;
     }
 
     /// The next token, or `None` at the end of the text.
@@ -654,6 +717,16 @@ impl<'a> Parser<'a> {
         }
         self.at = open;
         let body = open + 1;
+        // Only an outer `#[path = …]` matters: any other attribute is
+        // skipped without making tokens, when the lexer is just past its
+        // `[`.
+        if self.tokens.len() == body
+            && (self.tokens[open - 1].kind != Kind::Punct(b'#') || !self.lexer.peek_ident("path"))
+        {
+            self.lexer.skip_brackets();
+            self.at = body;
+            return None;
+        }
         self.skip_group(b'[', b']');
         let is_path = self.at == body + 4
             && self.tokens[open - 1].kind == Kind::Punct(b'#')
@@ -967,6 +1040,29 @@ mod tests {
             "#[derive(Debug)] #[path = \"p.rs\"] pub(in crate::a) mod a;\n#![allow(x)]\n#[path = \"q.rs\"] /* c */ pub mod b;\n#[path = \"r.rs\"] struct S; mod c;\n",
             &["mod 1 a p.rs", "mod 3 b q.rs", "mod 4 c"],
         );
+    }
+
+    #[test]
+    fn attributes_are_skipped_whole() {
+        // Brackets, quotes and comments inside attributes do not end them
+        // early, or late.
+        check(
+            "#[doc = \"] use x;\"] mod a;\n#[a = ']'] mod b;\n#[x = r#\"]\"#] use c;\n#[a[b[c]]] #[cfg(all(x, any(y)))] mod d;\n#[a /* ] */] mod e;\n#![allow(x)] use f;\n#[path = \"p.rs\"] #[cfg(test)] mod g;\n#[b\"]\"] mod h;\n#[r#use] use i;\n",
+            &[
+                "mod 1 a",
+                "mod 2 b",
+                "use 3 c",
+                "mod 4 d",
+                "mod 5 e",
+                "use 6 f",
+                "mod 7 g p.rs",
+                "mod 8 h",
+                "use 9 i",
+            ],
+        );
+        check("#[a = \"", &[]);
+        check("#[a [", &[]);
+        check("#[cfg(x)]", &[]);
     }
 
     #[test]
