@@ -2,6 +2,7 @@
 //! argument parsing, logging, output formats and exit codes.
 
 mod graph_cmd;
+mod hub_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ struct Cli {
 enum Command {
     /// Build the workspace's code graph (files and resolved imports) and print it.
     Graph(graph_cmd::GraphArgs),
+    /// The keypad hub: serve the Orbtile Adapter Protocol v1, or command a running hub.
+    Hub(hub_cmd::HubArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
+        Command::Hub(args) => hub_cmd::run(&args),
     }
 }
 
