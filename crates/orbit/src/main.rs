@@ -1,6 +1,7 @@
 //! `orbit`: the command line. It only wires the library crates together:
 //! argument parsing, logging, output formats and exit codes.
 
+mod adapter_cmd;
 mod graph_cmd;
 mod hub_cmd;
 
@@ -23,6 +24,8 @@ enum Command {
     Graph(graph_cmd::GraphArgs),
     /// The keypad hub: serve the Orbtile Adapter Protocol v1, or command a running hub.
     Hub(hub_cmd::HubArgs),
+    /// Adapters built on the SDK: `adapter run -- COMMAND` shows a command as a keypad session.
+    Adapter(adapter_cmd::AdapterArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
+        Command::Adapter(args) => adapter_cmd::run(&args),
         Command::Hub(args) => hub_cmd::run(&args),
     }
 }

@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 mod clean;
+mod client;
 mod clock;
 mod color;
 mod control;
@@ -22,6 +23,10 @@ mod server;
 mod settings_edit;
 mod validate;
 
+pub use client::{
+    API_FILE_ENV, AdapterClient, Backoff, ClientError, ClientResult, HEARTBEAT_EVERY, Registered,
+    default_api_file,
+};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use control::{ControlServer, MAX_LINE, call};
 pub use error::{ApiError, Error, Result};
