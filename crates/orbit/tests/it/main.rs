@@ -9,4 +9,5 @@
 mod adapter_run;
 mod cli;
 mod dep_boundary;
+mod reference_adapters;
 mod tidy;
