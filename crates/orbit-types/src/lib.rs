@@ -1,5 +1,6 @@
 //! Orbit's wire types: every shape that crosses a process boundary (the
-//! `orbit graph` JSON, graph deltas, and later the page protocol) is declared
+//! `orbit graph` JSON, graph deltas, the hub's status and keypad, the control
+//! socket, and later the page protocol) is declared
 //! here with serde, and nowhere else.
 //!
 //! This crate knows no logic and does no I/O; other crates convert their
@@ -7,9 +8,16 @@
 //! [`GraphDelta`], [`GraphStats`], [`Language`], [`EdgeKind`].
 #![warn(missing_docs)]
 
+mod control;
 mod graph;
+mod keypad;
 
+pub use control::{ControlError, ControlRequest, ControlResponse};
 pub use graph::{
     EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, Language, LanguageStats, NodeDto,
     SkipReason,
+};
+pub use keypad::{
+    HubAdapterStatus, HubSessionStatus, HubStatus, KeyColors, KeypadBanner, KeypadKey,
+    KeypadMessage, KeypadState, KeypadTapResult,
 };

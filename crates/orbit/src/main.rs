@@ -1,7 +1,9 @@
 //! `orbit`: the command line. It only wires the library crates together:
 //! argument parsing, logging, output formats and exit codes.
 
+mod adapter_cmd;
 mod graph_cmd;
+mod hub_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -20,6 +22,10 @@ struct Cli {
 enum Command {
     /// Build the workspace's code graph (files and resolved imports) and print it.
     Graph(graph_cmd::GraphArgs),
+    /// The keypad hub: serve the Orbtile Adapter Protocol v1, or command a running hub.
+    Hub(hub_cmd::HubArgs),
+    /// Adapters built on the SDK: `adapter run -- COMMAND` shows a command as a keypad session.
+    Adapter(adapter_cmd::AdapterArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +48,8 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
+        Command::Adapter(args) => adapter_cmd::run(&args),
+        Command::Hub(args) => hub_cmd::run(&args),
     }
 }
 

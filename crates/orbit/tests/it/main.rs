@@ -6,6 +6,8 @@
     reason = "test helpers fail loudly, use std::fs directly and run real processes"
 )]
 
+mod adapter_run;
 mod cli;
 mod dep_boundary;
+mod reference_adapters;
 mod tidy;

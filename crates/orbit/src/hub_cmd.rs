@@ -1,0 +1,197 @@
+//! `orbit hub ...`: run the keypad hub in the foreground (`serve`), and the
+//! user's commands to a running hub over Orbit's control socket (`on`,
+//! `off`, `allow`, `deny`, `regenerate-token`, `status`).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use orbit_common::Locations;
+use orbit_types::HubStatus;
+use serde_json::{Value, json};
+
+/// The environment variable that moves the discovery file (§2).
+pub(crate) const API_FILE_ENV: &str = "ORBTILE_API_FILE";
+
+#[derive(Debug, Args)]
+pub(crate) struct HubArgs {
+    #[command(subcommand)]
+    command: HubCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HubCommand {
+    /// Run the hub in the foreground with the adapter API on (Ctrl-C stops it).
+    Serve,
+    /// Turn the adapter API on (a new token) and remember it in settings.
+    On,
+    /// Turn the adapter API off and remember it in settings.
+    Off,
+    /// Allow an adapter to show its sessions.
+    Allow {
+        /// The adapter id (`dev.aider`).
+        id: String,
+    },
+    /// Deny an adapter.
+    Deny {
+        /// The adapter id.
+        id: String,
+    },
+    /// Give the adapter API a new token; every registration ends.
+    RegenerateToken,
+    /// Adapters and sessions of the running hub.
+    Status {
+        /// Print the JSON object (`{"adapters": [...], "sessions": [...]}`).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub(crate) fn locations() -> anyhow::Result<Locations> {
+    Locations::from_env().context("no home directory: set ORBIT_CONFIG_DIR")
+}
+
+pub(crate) fn run(args: &HubArgs) -> anyhow::Result<ExitCode> {
+    let locations = locations()?;
+    let socket = locations.control_socket();
+    let call = |method: &str, params: Value| {
+        orbtile::call(&socket, method, params).with_context(|| format!("`{method}` failed"))
+    };
+    match &args.command {
+        HubCommand::Serve => serve(&locations),
+        HubCommand::On | HubCommand::Off => {
+            let method = if matches!(args.command, HubCommand::On) {
+                "hub.on"
+            } else {
+                "hub.off"
+            };
+            call(method, Value::Null)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        HubCommand::Allow { id } => {
+            call("hub.allow", json!({ "id": id }))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        HubCommand::Deny { id } => {
+            call("hub.deny", json!({ "id": id }))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        HubCommand::RegenerateToken => {
+            call("hub.regenerateToken", Value::Null)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        HubCommand::Status { json } => {
+            let value = call("hub.status", Value::Null)?;
+            let mut out = std::io::stdout().lock();
+            if *json {
+                writeln!(out, "{value}")?;
+            } else {
+                let status: HubStatus =
+                    serde_json::from_value(value).context("bad `hub.status` answer")?;
+                print_status(&mut out, &status)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn print_status(out: &mut impl std::io::Write, status: &HubStatus) -> std::io::Result<()> {
+    writeln!(out, "adapters:")?;
+    if status.adapters.is_empty() {
+        writeln!(out, "  (none)")?;
+    }
+    for a in &status.adapters {
+        let state = if a.enabled { "allowed" } else { "not shown" };
+        let reason = a
+            .reason
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        writeln!(out, "  {}  {}  {state}{reason}", a.id, a.name)?;
+    }
+    writeln!(out, "sessions:")?;
+    if status.sessions.is_empty() {
+        writeln!(out, "  (none)")?;
+    }
+    for s in &status.sessions {
+        let hidden = if s.visible { "" } else { "  [hidden]" };
+        writeln!(
+            out,
+            "  {} {}@{}  {}  {}{hidden}",
+            s.adapter_id, s.session_id, s.host, s.activity, s.title
+        )?;
+    }
+    Ok(())
+}
+
+fn serve(locations: &Locations) -> anyhow::Result<ExitCode> {
+    let discovery_file = std::env::var_os(API_FILE_ENV)
+        .filter(|v| !v.is_empty())
+        .map_or_else(
+            || locations.config_dir().join("adapter-api.json"),
+            PathBuf::from,
+        );
+    let options = orbtile::ServeOptions {
+        runtime_dir: locations.runtime_dir().to_owned(),
+        discovery_file,
+        settings_file: Some(locations.settings_file()),
+        api_on: true,
+        hub: orbtile::HubOptions {
+            clock: Arc::new(orbtile::SystemClock::new()),
+            remembered_file: Some(locations.config_dir().join("hub-adapters.json")),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            pid_check: None,
+        },
+        temp_dir: std::env::temp_dir(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let running = orbtile::Running::start(options).await?;
+        let control =
+            orbtile::ControlServer::start(locations.control_socket(), Arc::clone(running.shared()))
+                .await;
+        let control = match control {
+            Ok(control) => control,
+            Err(error) => {
+                running.shutdown().await;
+                return Err(error.into());
+            }
+        };
+        {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(
+                err,
+                "orbit: hub listening on {} (discovery file {}); Ctrl-C stops it",
+                running.shared().socket_path().display(),
+                running.shared().discovery_file().display()
+            );
+        }
+        wait_for_stop().await;
+        control.shutdown().await;
+        running.shutdown().await;
+        Ok::<_, anyhow::Error>(ExitCode::SUCCESS)
+    })
+}
+
+async fn wait_for_stop() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let terminated = async {
+        match term.as_mut() {
+            Some(term) => {
+                term.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminated => {}
+    }
+}

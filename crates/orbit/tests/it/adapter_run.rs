@@ -1,0 +1,137 @@
+//! `orbit adapter run` end to end: against a real `orbit hub serve`, and
+//! with no hub at all. The command's bytes and exit status always pass
+//! through unchanged.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+#[expect(clippy::disallowed_methods, reason = "tests run the real binary")]
+fn orbit(config: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
+    command
+        .env("ORBIT_CONFIG_DIR", config)
+        .env_remove("ORBTILE_API_FILE")
+        .env_remove("ORBIT_LOG");
+    command
+}
+
+struct Hub(Child);
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn status(config: &Path) -> Value {
+    let out = orbit(config)
+        .args(["hub", "status", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_command_becomes_a_session_and_passes_through_unchanged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("cfg");
+    let hub = Hub(orbit(&config)
+        .args(["hub", "serve"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap());
+    wait_for("the discovery file", || {
+        config.join("adapter-api.json").exists()
+    });
+
+    let run = orbit(&config)
+        .args(["adapter", "run", "--title", "nightly build", "--"])
+        .args([
+            "sh",
+            "-c",
+            "echo one; sleep 2; printf 'two\\n'; echo err >&2; exit 3",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the adapter to register", || {
+        status(&config)["adapters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["id"] == "dev.orbit.run")
+    });
+    let allow = orbit(&config)
+        .args(["hub", "allow", "dev.orbit.run"])
+        .output()
+        .unwrap();
+    assert!(allow.status.success(), "{allow:?}");
+
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.stdout, b"one\ntwo\n");
+    assert_eq!(out.stderr, b"err\n");
+
+    let doc = status(&config);
+    let session = doc["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["adapterId"] == "dev.orbit.run")
+        .cloned()
+        .unwrap_or_else(|| panic!("no session in {doc}"));
+    assert_eq!(session["title"], "nightly build");
+    assert_eq!(session["activity"], "error");
+    assert_eq!(session["visible"], true);
+    drop(hub);
+}
+
+#[test]
+fn without_a_hub_the_command_just_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let out = orbit(&tmp.path().join("cfg"))
+        .args([
+            "adapter",
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "printf 'a\\000b\\r\\n'; exit 7",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(out.stdout, b"a\0b\r\n");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+
+    let out = orbit(&tmp.path().join("cfg"))
+        .args(["adapter", "run", "--", "/no/such/program"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("/no/such/program"), "{stderr}");
+}

@@ -1,0 +1,70 @@
+//! Display text cleaning (§3 "Strict values"): control characters become
+//! spaces (message text keeps newlines and tabs), bidi overrides, isolates
+//! and marks are dropped. Lengths are counted after cleaning.
+
+/// Bidi formatting characters: marks (LRM, RLM, ALM), embeddings and
+/// overrides (LRE..RLO), isolates (LRI..PDI).
+fn is_bidi(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
+/// Cleans display text. `keep_lines` keeps `\n` and `\t` (message text);
+/// `\r\n` and a lone `\r` become `\n` there.
+pub(crate) fn clean(text: &str, keep_lines: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if is_bidi(c) {
+            continue;
+        }
+        if keep_lines && c == '\r' {
+            if chars.peek() == Some(&'\n') {
+                continue;
+            }
+            out.push('\n');
+        } else if keep_lines && (c == '\n' || c == '\t') {
+            out.push(c);
+        } else if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+            out.push(' ');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether cleaned text is empty for a required field: nothing but blanks.
+pub(crate) fn is_blank(text: &str) -> bool {
+    text.chars().all(char::is_whitespace)
+}
+
+/// The last `max` bytes of `text`, cut on a character boundary.
+pub(crate) fn keep_tail(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_bidi_and_tails() {
+        assert_eq!(clean("a\u{0}b\nc\td", false), "a b c d");
+        assert_eq!(clean("a\r\nb\rc\td\u{7}", true), "a\nb\nc\td ");
+        assert_eq!(clean("\u{202E}abc\u{2066}\u{200F}", false), "abc");
+        assert!(is_blank(&clean("\u{202E}\u{2069}", false)));
+        assert!(is_blank(&clean("\u{1}\u{2} \t", false)));
+        assert_eq!(keep_tail("héllo", 4), "llo");
+        assert_eq!(keep_tail("ab", 4), "ab");
+    }
+}

@@ -1,0 +1,216 @@
+//! Orbit's control socket (`docs/control-socket.md`): newline-delimited JSON
+//! on a 0600 socket in Orbit's 0700 runtime directory, the peer's uid
+//! checked. The server answers `orbit.ping`, the `hub.*` methods and the
+//! keypad's `keypad.*` methods; [`call`] is a small blocking client.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use orbit_types::{ControlError, ControlRequest, ControlResponse, KeypadMessage};
+use serde_json::{Value, json};
+use tokio::io::{
+    AsyncBufReadExt as _, AsyncReadExt, AsyncWriteExt as _, BufReader as AsyncBufReader,
+};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::task::JoinHandle;
+
+use crate::error::{Error, Result};
+use crate::server::Shared;
+
+/// The longest request line.
+pub const MAX_LINE: usize = 1024 * 1024;
+
+/// A running control socket server.
+#[derive(Debug)]
+pub struct ControlServer {
+    path: PathBuf,
+    task: JoinHandle<()>,
+}
+
+impl ControlServer {
+    /// Listens on `path` (its directory made 0700).
+    pub async fn start(path: PathBuf, shared: Arc<Shared>) -> Result<Self> {
+        if let Some(dir) = path.parent() {
+            orbit_common::ensure_private_dir(dir).map_err(|source| Error::Io {
+                what: "cannot create the runtime directory",
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+        let listener = crate::server::bind_private(&path).await?;
+        let task = tokio::spawn(accept_loop(listener, shared));
+        Ok(Self { path, task })
+    }
+
+    /// Stops and removes the socket.
+    pub async fn shutdown(self) {
+        self.task.abort();
+        let _ = self.task.await;
+        let _ = fs_err::remove_file(&self.path);
+    }
+}
+
+async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
+    let uid = crate::server::own_uid();
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        if !stream.peer_cred().is_ok_and(|c| c.uid() == uid) {
+            tracing::warn!("control connection from another user refused");
+            continue;
+        }
+        let shared = Arc::clone(&shared);
+        tokio::spawn(async move { serve(stream, &shared).await });
+    }
+}
+
+async fn serve(stream: UnixStream, shared: &Shared) {
+    let (read, mut write) = stream.into_split();
+    let mut lines = AsyncBufReader::new(read);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match AsyncReadExt::take(&mut lines, MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if line.len() > MAX_LINE {
+            let answer = error_answer(Value::Null, "bad_request", "line over 1 MiB");
+            let _ = write.write_all(&answer).await;
+            return;
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let answer = answer_line(&line, shared);
+        if write.write_all(&answer).await.is_err() {
+            return;
+        }
+    }
+}
+
+fn error_answer(id: Value, code: &str, message: &str) -> Vec<u8> {
+    encode(&ControlResponse {
+        id,
+        result: None,
+        error: Some(ControlError {
+            code: code.to_owned(),
+            message: message.to_owned(),
+        }),
+    })
+}
+
+fn encode(response: &ControlResponse) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(response).unwrap_or_else(|_| b"{}".to_vec());
+    bytes.push(b'\n');
+    bytes
+}
+
+fn answer_line(line: &[u8], shared: &Shared) -> Vec<u8> {
+    let request: ControlRequest = match serde_json::from_slice(line) {
+        Ok(request) => request,
+        Err(e) => return error_answer(Value::Null, "bad_request", &format!("not a request: {e}")),
+    };
+    match dispatch(&request.method, &request.params, shared) {
+        Ok(result) => encode(&ControlResponse {
+            id: request.id,
+            result: Some(result),
+            error: None,
+        }),
+        Err((code, message)) => error_answer(request.id, code, &message),
+    }
+}
+
+type Failure = (&'static str, String);
+
+fn string_param(params: &Value, name: &str) -> Result<String, Failure> {
+    params
+        .get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| ("invalid_params", format!("`{name}`: a string is required")))
+}
+
+fn internal(e: &Error) -> Failure {
+    ("internal", e.to_string())
+}
+
+fn dispatch(method: &str, params: &Value, shared: &Shared) -> Result<Value, Failure> {
+    let to_value = |v: serde_json::Result<Value>| v.map_err(|e| ("internal", e.to_string()));
+    match method {
+        "orbit.ping" => {
+            Ok(json!({"version": env!("CARGO_PKG_VERSION"), "pid": std::process::id()}))
+        }
+        "hub.status" => to_value(serde_json::to_value(shared.hub().status())),
+        "hub.on" | "hub.off" => {
+            let on = method == "hub.on";
+            shared.set_api(on).map_err(|e| internal(&e))?;
+            Ok(json!({"adapterApi": on}))
+        }
+        "hub.allow" | "hub.deny" => {
+            let id = string_param(params, "id")?;
+            shared
+                .hub()
+                .decide(&id, method == "hub.allow")
+                .map_err(|e| ("not_found", e.0))?;
+            Ok(json!({}))
+        }
+        "hub.regenerateToken" => {
+            if shared.regenerate_token().map_err(|e| internal(&e))? {
+                Ok(json!({}))
+            } else {
+                Err((
+                    "unavailable",
+                    "the adapter API is off; turn it on with `orbit hub on`".to_owned(),
+                ))
+            }
+        }
+        "keypad.state" => to_value(serde_json::to_value(KeypadMessage::State(
+            shared.hub().keypad(),
+        ))),
+        "keypad.tap" => {
+            let uid = string_param(params, "uid")?;
+            let result = shared.hub().tap(&uid).map_err(|e| ("not_found", e.0))?;
+            to_value(serde_json::to_value(result))
+        }
+        _ => Err(("unknown_method", format!("no method `{method}`"))),
+    }
+}
+
+/// Calls one method on the control socket at `path` (blocking).
+pub fn call(path: &Path, method: &str, params: Value) -> Result<Value> {
+    let not_running = || Error::NotRunning {
+        path: path.to_owned(),
+    };
+    let stream = std::os::unix::net::UnixStream::connect(path).map_err(|_| not_running())?;
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let request = ControlRequest {
+        id: json!(1),
+        method: method.to_owned(),
+        params,
+    };
+    let mut line = serde_json::to_vec(&request).map_err(|e| Error::BadAnswer(e.to_string()))?;
+    line.push(b'\n');
+    (&stream).write_all(&line).map_err(|_| not_running())?;
+    let mut answer = String::new();
+    BufReader::new(&stream)
+        .read_line(&mut answer)
+        .map_err(|e| Error::BadAnswer(e.to_string()))?;
+    let response: ControlResponse =
+        serde_json::from_str(&answer).map_err(|e| Error::BadAnswer(e.to_string()))?;
+    match (response.result, response.error) {
+        (_, Some(error)) => Err(Error::Control {
+            code: error.code,
+            message: error.message,
+        }),
+        (Some(result), None) => Ok(result),
+        (None, None) => Err(Error::BadAnswer("neither result nor error".to_owned())),
+    }
+}

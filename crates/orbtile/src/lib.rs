@@ -1,0 +1,37 @@
+//! The keypad hub: the server side of the Orbtile Adapter Protocol v1
+//! (HTTP/1.1 on a private Unix socket, discovery file, bearer token, every
+//! endpoint, error and limit of the spec), the hub's state (registrations,
+//! the user's Allow, sessions, the silence and TTL rules on an injectable
+//! [`Clock`]), the palette generator, and Orbit's control socket through
+//! which the user's commands and the keypad reach a running hub.
+//!
+//! It knows nothing of Orbit's other parts; session fields never touch disk
+//! or logs. Main types: [`Hub`], [`Running`], [`ControlServer`], [`call`].
+#![warn(missing_docs)]
+
+mod clean;
+mod client;
+mod clock;
+mod color;
+mod control;
+mod error;
+mod http;
+mod hub;
+mod limit;
+mod remembered;
+mod server;
+mod settings_edit;
+mod validate;
+
+pub use client::{
+    API_FILE_ENV, AdapterClient, Backoff, ClientError, ClientResult, HEARTBEAT_EVERY, Registered,
+    default_api_file,
+};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use control::{ControlServer, MAX_LINE, call};
+pub use error::{ApiError, Error, Result};
+pub use http::{Head, MAX_HEAD, check_head, parse_head, response_bytes};
+pub use hub::view::NotFound;
+pub use hub::{ApiRequest, ApiResponse, Hub, HubOptions, limits, process_of_user, proof};
+pub use server::{MAX_SOCKET_PATH, Running, ServeOptions, Shared, own_uid, write_discovery};
+pub use validate::{ACTIVITIES, REFUSED_SCHEMES, TOOL_KINDS};

@@ -1,0 +1,383 @@
+//! The running hub: the adapter socket (HTTP/1.1, one request per
+//! connection, at most 8 connections, a queue of 256), the discovery file,
+//! and the switches the control socket drives. Runs on tokio.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
+
+use crate::error::{ApiError, Error, Result};
+use crate::http::{self, MAX_HEAD};
+use crate::hub::{ApiRequest, ApiResponse, Hub, HubOptions, limits};
+
+/// The longest socket path the hub uses in place (macOS allows 104 bytes).
+pub const MAX_SOCKET_PATH: usize = 103;
+/// How long a client may take to send its head and body.
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How to start the hub.
+#[derive(Debug)]
+pub struct ServeOptions {
+    /// Orbit's runtime directory (the sockets go there).
+    pub runtime_dir: PathBuf,
+    /// The discovery file (`ORBTILE_API_FILE` or the default).
+    pub discovery_file: PathBuf,
+    /// Where `hub.on` / `hub.off` persist `hub.adapterApi`; `None` leaves
+    /// the settings alone.
+    pub settings_file: Option<PathBuf>,
+    /// Whether the API starts on.
+    pub api_on: bool,
+    /// The hub's own options.
+    pub hub: HubOptions,
+    /// Where a too-long socket path falls back to (`$TMPDIR`).
+    pub temp_dir: PathBuf,
+}
+
+/// State shared by the connections and the control socket.
+#[derive(Debug)]
+pub struct Shared {
+    hub: Mutex<Hub>,
+    queue: Semaphore,
+    connections: Arc<Semaphore>,
+    discovery_file: PathBuf,
+    socket_path: PathBuf,
+    settings_file: Option<PathBuf>,
+    uid: u32,
+}
+
+impl Shared {
+    /// The hub, locked (briefly: never across an await).
+    pub fn hub(&self) -> MutexGuard<'_, Hub> {
+        self.hub.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The adapter socket's path.
+    pub fn socket_path(&self) -> &Path {
+        &self.socket_path
+    }
+
+    /// The discovery file's path.
+    pub fn discovery_file(&self) -> &Path {
+        &self.discovery_file
+    }
+
+    /// Turns the API on or off: a new token and discovery file, or none;
+    /// persists `hub.adapterApi` when a settings file is set.
+    pub fn set_api(&self, on: bool) -> Result<()> {
+        let token = {
+            let mut hub = self.hub();
+            hub.set_api(on);
+            hub.token().map(str::to_owned)
+        };
+        self.sync_discovery(token.as_deref())?;
+        if let Some(path) = &self.settings_file {
+            crate::settings_edit::set_adapter_api(path, on)?;
+        }
+        Ok(())
+    }
+
+    /// A new token; every registration ends.
+    pub fn regenerate_token(&self) -> Result<bool> {
+        let token = {
+            let mut hub = self.hub();
+            hub.regenerate_token();
+            hub.token().map(str::to_owned)
+        };
+        self.sync_discovery(token.as_deref())?;
+        Ok(token.is_some())
+    }
+
+    fn sync_discovery(&self, token: Option<&str>) -> Result<()> {
+        match token {
+            Some(token) => write_discovery(&self.discovery_file, &self.socket_path, token),
+            None => {
+                remove_quietly(&self.discovery_file);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A running hub. Dropping it does not clean up: call [`Running::shutdown`].
+#[derive(Debug)]
+pub struct Running {
+    shared: Arc<Shared>,
+    accept: JoinHandle<()>,
+    fallback_dir: Option<PathBuf>,
+}
+
+fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Error + 'a {
+    move |source| Error::Io {
+        what,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// The socket path: `<runtime>/hooks.sock`, or a fresh private directory
+/// under the temp dir (then `/tmp`) when that would be too long.
+fn socket_location(
+    runtime_dir: &Path,
+    temp_dir: &Path,
+    uid: u32,
+) -> Result<(PathBuf, Option<PathBuf>)> {
+    let normal = runtime_dir.join("hooks.sock");
+    orbit_common::ensure_private_dir(runtime_dir)
+        .map_err(io_err("cannot create the runtime directory", runtime_dir))?;
+    if normal.as_os_str().len() <= MAX_SOCKET_PATH {
+        return Ok((normal, None));
+    }
+    for base in [temp_dir, Path::new("/tmp")] {
+        let mut random = [0u8; 6];
+        let _ = getrandom::fill(&mut random);
+        let suffix: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let dir = base.join(format!("orbit-{uid}-{suffix}"));
+        let path = dir.join("hooks.sock");
+        if path.as_os_str().len() > MAX_SOCKET_PATH {
+            continue;
+        }
+        // create_dir fails when the name exists: nobody else's directory is used.
+        fs_err::create_dir(&dir).map_err(io_err("cannot create the socket directory", &dir))?;
+        orbit_common::ensure_private_dir(&dir)
+            .map_err(io_err("cannot create the socket directory", &dir))?;
+        return Ok((path, Some(dir)));
+    }
+    Err(Error::Io {
+        what: "no short enough directory for the socket",
+        path: normal,
+        source: std::io::Error::other("socket path too long"),
+    })
+}
+
+/// Writes the discovery file (0600; its directory is created 0700).
+pub fn write_discovery(file: &Path, socket: &Path, token: &str) -> Result<()> {
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        orbit_common::ensure_private_dir(dir)
+            .map_err(io_err("cannot create the discovery file's directory", dir))?;
+    }
+    let body = serde_json::json!({
+        "api": 1,
+        "socketPath": socket.to_string_lossy(),
+        "basePath": "/a/v1",
+        "token": token,
+        "pid": std::process::id(),
+    });
+    orbit_common::write_private_file(file, format!("{body:#}\n").as_bytes())
+        .map_err(io_err("cannot write the discovery file", file))
+}
+
+fn remove_quietly(path: &Path) {
+    match fs_err::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => tracing::warn!(%error, "cannot remove a hub file"),
+    }
+}
+
+/// Binds a Unix socket 0600, replacing a stale file but never a live socket.
+pub(crate) async fn bind_private(path: &Path) -> Result<UnixListener> {
+    if path.exists() {
+        if UnixStream::connect(path).await.is_ok() {
+            return Err(Error::Io {
+                what: "another hub is already listening on",
+                path: path.to_owned(),
+                source: std::io::Error::from(std::io::ErrorKind::AddrInUse),
+            });
+        }
+        remove_quietly(path);
+    }
+    let listener = UnixListener::bind(path).map_err(io_err("cannot listen on", path))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(io_err("cannot make the socket private", path))?;
+    }
+    Ok(listener)
+}
+
+/// The uid this process runs as.
+pub fn own_uid() -> u32 {
+    rustix::process::getuid().as_raw()
+}
+
+impl Running {
+    /// Binds the adapter socket and starts serving; writes the discovery file
+    /// when the API starts on.
+    pub async fn start(options: ServeOptions) -> Result<Self> {
+        let uid = own_uid();
+        let (socket_path, fallback_dir) =
+            socket_location(&options.runtime_dir, &options.temp_dir, uid)?;
+        let listener = bind_private(&socket_path).await?;
+        let shared = Arc::new(Shared {
+            hub: Mutex::new(Hub::new(options.hub)),
+            queue: Semaphore::new(limits::QUEUE),
+            connections: Arc::new(Semaphore::new(limits::CONNECTIONS)),
+            discovery_file: options.discovery_file,
+            socket_path,
+            settings_file: options.settings_file,
+            uid,
+        });
+        if options.api_on {
+            let token = {
+                let mut hub = shared.hub();
+                hub.set_api(true);
+                hub.token().map(str::to_owned)
+            };
+            shared.sync_discovery(token.as_deref())?;
+        }
+        tracing::info!(socket = %shared.socket_path.display(), "hub listening");
+        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
+        Ok(Self {
+            shared,
+            accept,
+            fallback_dir,
+        })
+    }
+
+    /// The shared state (for the control socket and tests).
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Stops listening and removes the discovery file and the socket.
+    pub async fn shutdown(self) {
+        self.accept.abort();
+        let _ = self.accept.await;
+        remove_quietly(&self.shared.discovery_file);
+        remove_quietly(&self.shared.socket_path);
+        if let Some(dir) = &self.fallback_dir {
+            let _ = fs_err::remove_dir(dir);
+        }
+        tracing::info!("hub stopped");
+    }
+}
+
+async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                tracing::warn!(%error, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let peer_ok = stream.peer_cred().is_ok_and(|c| c.uid() == shared.uid);
+        if !peer_ok {
+            tracing::warn!("connection from another user refused");
+            continue;
+        }
+        match Arc::clone(&shared.connections).try_acquire_owned() {
+            Ok(permit) => {
+                let shared = Arc::clone(&shared);
+                tokio::spawn(async move {
+                    let peer_uid = shared.uid;
+                    serve_connection(&shared, stream, peer_uid, permit).await;
+                });
+            }
+            Err(_) => {
+                tokio::spawn(async move {
+                    let error = ApiError::busy("more than 8 adapter connections are open");
+                    finish(stream, &error.into(), None).await;
+                });
+            }
+        }
+    }
+}
+
+/// Reads one request, answers it and closes the connection.
+async fn serve_connection(
+    shared: &Shared,
+    mut stream: UnixStream,
+    peer_uid: u32,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let response =
+        match tokio::time::timeout(READ_TIMEOUT, read_and_handle(shared, &mut stream, peer_uid))
+            .await
+        {
+            Ok(Some(response)) => response,
+            Ok(None) => return,
+            Err(_) => ApiError::bad_request("request not complete within 10 s").into(),
+        };
+    finish(stream, &response, Some(permit)).await;
+}
+
+async fn read_and_handle(
+    shared: &Shared,
+    stream: &mut UnixStream,
+    peer_uid: u32,
+) -> Option<ApiResponse> {
+    let mut buf = Vec::with_capacity(2048);
+    let mut chunk = [0u8; 4096];
+    let (mut head, head_len) = loop {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        match http::parse_head(&buf) {
+            Ok(Some(parsed)) => break parsed,
+            Ok(None) if buf.len() < MAX_HEAD => {}
+            Ok(None) => return Some(ApiError::bad_request("request head over 16 KB").into()),
+            Err(error) => return Some(error.into()),
+        }
+    };
+    if let Err(error) = http::check_head(&mut head) {
+        return Some(error.into());
+    }
+    let want = usize::try_from(head.content_length).unwrap_or(usize::MAX);
+    let mut body = buf.split_off(head_len);
+    while body.len() < want {
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return Some(ApiError::bad_request("body shorter than Content-Length").into());
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    body.truncate(want);
+    let Ok(_queued) = shared.queue.try_acquire() else {
+        return Some(ApiError::busy("the adapter API's queue is full").into());
+    };
+    let request = ApiRequest {
+        method: &head.method,
+        target: &head.target,
+        authorization: head.authorization.as_deref(),
+        nonce: head.nonce.as_deref(),
+        body: &body,
+        peer_uid,
+    };
+    Some(shared.hub().handle(&request))
+}
+
+/// Writes the answer, closes our side, and drains what the client still
+/// sends (so an early 411/413 is not lost to a reset).
+async fn finish(
+    mut stream: UnixStream,
+    response: &ApiResponse,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) {
+    let bytes = http::response_bytes(response);
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.write_all(&bytes)).await;
+    let _ = stream.shutdown().await;
+    drop(permit);
+    let mut sink = [0u8; 8192];
+    let mut drained = 0usize;
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        while let Ok(n) = stream.read(&mut sink).await {
+            drained += n;
+            if n == 0 || drained > 256 * 1024 {
+                break;
+            }
+        }
+    })
+    .await;
+}
