@@ -93,12 +93,11 @@ impl Shared {
     }
 
     fn sync_discovery(&self, token: Option<&str>) -> Result<()> {
-        match token {
-            Some(token) => write_discovery(&self.discovery_file, &self.socket_path, token),
-            None => {
-                remove_quietly(&self.discovery_file);
-                Ok(())
-            }
+        if let Some(token) = token {
+            write_discovery(&self.discovery_file, &self.socket_path, token)
+        } else {
+            remove_quietly(&self.discovery_file);
+            Ok(())
         }
     }
 }
@@ -135,7 +134,7 @@ fn socket_location(
     for base in [temp_dir, Path::new("/tmp")] {
         let mut random = [0u8; 6];
         let _ = getrandom::fill(&mut random);
-        let suffix: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let suffix = crate::hex(&random);
         let dir = base.join(format!("orbit-{uid}-{suffix}"));
         let path = dir.join("hooks.sock");
         if path.as_os_str().len() > MAX_SOCKET_PATH {
