@@ -3,6 +3,7 @@
 
 mod graph_cmd;
 mod hub_cmd;
+mod keypad_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -23,6 +24,8 @@ enum Command {
     Graph(graph_cmd::GraphArgs),
     /// The keypad hub: serve the Orbtile Adapter Protocol v1, or command a running hub.
     Hub(hub_cmd::HubArgs),
+    /// The keypad in the terminal: every visible session of the running hub as a key.
+    Keypad(keypad_cmd::KeypadArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +49,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Hub(args) => hub_cmd::run(&args),
+        Command::Keypad(args) => keypad_cmd::run(&args),
     }
 }
 
