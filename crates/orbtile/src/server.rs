@@ -365,9 +365,11 @@ async fn finish(
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
 ) {
     let bytes = http::response_bytes(response);
+    // The request is done: free the connection slot before the client can
+    // see the answer, so a client that reconnects at once always finds it.
+    drop(permit);
     let _ = tokio::time::timeout(Duration::from_secs(5), stream.write_all(&bytes)).await;
     let _ = stream.shutdown().await;
-    drop(permit);
     let mut sink = [0u8; 8192];
     let mut drained = 0usize;
     let _ = tokio::time::timeout(Duration::from_secs(1), async {
