@@ -59,11 +59,11 @@ pub(crate) fn run(_args: &KeypadArgs) -> anyhow::Result<ExitCode> {
     };
     let mut terminal = ratatui::init();
     let result = (|| -> anyhow::Result<()> {
-        let mut last_poll = Instant::now() - Duration::from_secs(1);
+        let mut last_poll: Option<Instant> = None;
         loop {
-            if last_poll.elapsed() >= Duration::from_millis(100) {
+            if last_poll.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) {
                 app.refresh();
-                last_poll = Instant::now();
+                last_poll = Some(Instant::now());
             }
             terminal.draw(|frame| app.draw(frame))?;
             if event::poll(Duration::from_millis(50))?
@@ -345,7 +345,7 @@ impl App {
             })
             .border_style(border)
             .title(Span::styled(
-                format!(" {}{host} ", name),
+                format!(" {name}{host} "),
                 Style::new().fg(color),
             ));
         if key.background {
@@ -382,7 +382,10 @@ impl App {
         .join(" · ");
         let typed = key.message_text.as_deref().map(|text| {
             let shown = self.typewriters.get(&key.uid).map_or(usize::MAX, |t| {
-                (t.started.elapsed().as_secs_f64() * TYPE_RATE) as usize
+                let typed = t.started.elapsed().as_secs_f64() * TYPE_RATE;
+                #[expect(clippy::cast_sign_loss, reason = "elapsed time is never negative")]
+                let typed = typed as usize;
+                typed
             });
             let visible: String = text.chars().take(shown).collect();
             // The last line or two of what is typed so far.

@@ -14,6 +14,13 @@ fn is_bidi(c: char) -> bool {
 /// Cleans display text. `keep_lines` keeps `\n` and `\t` (message text);
 /// `\r\n` and a lone `\r` become `\n` there.
 pub(crate) fn clean(text: &str, keep_lines: bool) -> String {
+    // Fast path: printable ASCII (and, in message text, newlines and tabs)
+    // needs no change; every character the rules touch is outside it.
+    let untouched =
+        |b: &u8| (0x20..0x7f).contains(b) || (keep_lines && (*b == b'\n' || *b == b'\t'));
+    if text.as_bytes().iter().all(untouched) {
+        return text.to_owned();
+    }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {

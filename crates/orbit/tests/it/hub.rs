@@ -228,6 +228,7 @@ impl Tmux {
 }
 
 #[test]
+#[expect(clippy::too_many_lines, reason = "one terminal session, step by step")]
 fn the_keypad_in_a_real_terminal() {
     let hub = Hub::start();
     assert_eq!(
@@ -237,21 +238,21 @@ fn the_keypad_in_a_real_terminal() {
     );
     let name = format!("orbit-keypad-{}", std::process::id());
     let opened = hub.dir.path().join("opened.txt");
-    let opener = hub.dir.path().join("opener.sh");
+    let opener_script = hub.dir.path().join("opener.sh");
     std::fs::write(
-        &opener,
+        &opener_script,
         format!("#!/bin/sh\necho \"$1\" > {}\n", opened.display()),
     )
     .unwrap();
-    std::os::unix::fs::PermissionsExt::set_mode(
-        &mut std::fs::metadata(&opener).unwrap().permissions(),
-        0o755,
-    );
-    std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(
+        &opener_script,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     let command = format!(
         "env ORBIT_CONFIG_DIR={} ORBIT_URL_OPENER={} {} keypad",
         hub.dir.path().join("cfg").display(),
-        opener.display(),
+        opener_script.display(),
         env!("CARGO_BIN_EXE_orbit")
     );
     let status = Command::new("tmux")
