@@ -62,7 +62,22 @@ pub(crate) fn keep_tail(text: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        #[test]
+        fn cleaned_text_is_clean_and_stable(text in "\\PC*|[\\x00-\\x7f\u{200E}\u{202A}-\u{202E}\u{2066}-\u{2069}]*", keep in any::<bool>()) {
+            let once = clean(&text, keep);
+            prop_assert!(!once.chars().any(is_bidi));
+            prop_assert!(once.chars().all(|c| !c.is_control() || (keep && (c == '\n' || c == '\t'))));
+            prop_assert_eq!(clean(&once, keep), once.clone());
+            let kept = keep_tail(&once, 64);
+            prop_assert!(kept.len() <= 64 && once.ends_with(kept));
+            prop_assert!(kept.len() + 4 > 64.min(once.len()));
+        }
+    }
 
     #[test]
     fn controls_bidi_and_tails() {
