@@ -10,6 +10,7 @@
 mod control;
 mod load;
 mod protocol;
+mod python;
 mod sessions;
 mod support;
 mod timing;
