@@ -57,7 +57,7 @@ pub(crate) fn run(_args: &KeypadArgs) -> anyhow::Result<ExitCode> {
         started: Instant::now(),
         connected: false,
     };
-    let mut terminal = ratatui::init();
+    let mut terminal = ratatui::try_init().context("`orbit keypad` needs a terminal")?;
     let result = (|| -> anyhow::Result<()> {
         let mut last_poll: Option<Instant> = None;
         loop {
