@@ -8,6 +8,7 @@
 )]
 
 mod control;
+mod errors;
 mod load;
 mod protocol;
 mod python;
