@@ -8,6 +8,10 @@ use serde_json::json;
 use crate::support::{TestHub, raw};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one request per error, in §4's order"
+)]
 async fn error_bodies() {
     let hub = TestHub::start().await;
     let socket = hub.socket();
@@ -111,9 +115,8 @@ async fn error_bodies() {
         "new session",
         &hub.post("dev.x", "s1", json!({"activity": "idle"})).await,
     );
-    for i in 0..57 {
+    for _ in 0..57 {
         hub.call("POST", "/adapters/dev.x/heartbeat", None).await;
-        let _ = i;
     }
     record(
         "rate limited",
