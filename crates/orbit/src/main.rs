@@ -4,6 +4,7 @@
 mod adapter_cmd;
 mod graph_cmd;
 mod hub_cmd;
+mod keypad_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -26,6 +27,8 @@ enum Command {
     Hub(hub_cmd::HubArgs),
     /// Adapters built on the SDK: `adapter run -- COMMAND` shows a command as a keypad session.
     Adapter(adapter_cmd::AdapterArgs),
+    /// The keypad in the terminal: every visible session of the running hub as a key.
+    Keypad(keypad_cmd::KeypadArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +53,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Adapter(args) => adapter_cmd::run(&args),
         Command::Hub(args) => hub_cmd::run(&args),
+        Command::Keypad(args) => keypad_cmd::run(&args),
     }
 }
 

@@ -14,6 +14,13 @@ fn is_bidi(c: char) -> bool {
 /// Cleans display text. `keep_lines` keeps `\n` and `\t` (message text);
 /// `\r\n` and a lone `\r` become `\n` there.
 pub(crate) fn clean(text: &str, keep_lines: bool) -> String {
+    // Fast path: printable ASCII (and, in message text, newlines and tabs)
+    // needs no change; every character the rules touch is outside it.
+    let untouched =
+        |b: &u8| (0x20..0x7f).contains(b) || (keep_lines && (*b == b'\n' || *b == b'\t'));
+    if text.as_bytes().iter().all(untouched) {
+        return text.to_owned();
+    }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -55,7 +62,22 @@ pub(crate) fn keep_tail(text: &str, max: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        #[test]
+        fn cleaned_text_is_clean_and_stable(text in "\\PC*|[\\x00-\\x7f\u{200E}\u{202A}-\u{202E}\u{2066}-\u{2069}]*", keep in any::<bool>()) {
+            let once = clean(&text, keep);
+            prop_assert!(!once.chars().any(is_bidi));
+            prop_assert!(once.chars().all(|c| !c.is_control() || (keep && (c == '\n' || c == '\t'))));
+            prop_assert_eq!(clean(&once, keep), once.clone());
+            let kept = keep_tail(&once, 64);
+            prop_assert!(kept.len() <= 64 && once.ends_with(kept));
+            prop_assert!(kept.len() + 4 > 64.min(once.len()));
+        }
+    }
 
     #[test]
     fn controls_bidi_and_tails() {

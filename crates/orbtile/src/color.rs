@@ -116,8 +116,11 @@ fn srgb(l: f32, c: f32, h: f64) -> Srgb<f32> {
 }
 
 fn hex(color: Srgb<f32>) -> String {
-    let [r, g, b] =
-        [color.red, color.green, color.blue].map(|v| (v.clamp(0.0, 1.0) * 255.0).round() as u8);
+    let [r, g, b] = [color.red, color.green, color.blue].map(|v| {
+        #[expect(clippy::cast_sign_loss, reason = "clamped to 0..=255 first")]
+        let byte = (v.clamp(0.0, 1.0) * 255.0).round() as u8;
+        byte
+    });
     format!("#{r:02x}{g:02x}{b:02x}")
 }
 
@@ -193,6 +196,7 @@ pub(crate) fn resolve(
     }
     let chroma = request.chroma.unwrap_or(1.0);
     let lightness = request.lightness.unwrap_or(0.0);
+    #[expect(clippy::single_match_else, reason = "two cases read better as a match")]
     let (attention_hue, derived) = match request.attention_hue {
         Some(hue) => match out_of_arc(hue, RESERVED_ATTENTION) {
             Some(moved) => {
@@ -325,7 +329,7 @@ mod tests {
     fn high_chroma_is_clipped_into_gamut() {
         let mut warnings = Vec::new();
         let p = PaletteRequest {
-            base_hue: 150.0,
+            base_hue: 200.0,
             chroma: Some(1.3),
             lightness: Some(0.05),
             attention_hue: Some(330.0),

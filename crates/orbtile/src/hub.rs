@@ -46,9 +46,9 @@ pub mod limits {
     /// Silence after which an adapter's sessions show `offline` (strictly more).
     pub const OFFLINE_AFTER: Duration = Duration::from_secs(15);
     /// Silence after which a registration and its sessions are gone.
-    pub const GONE_AFTER: Duration = Duration::from_secs(60);
+    pub const GONE_AFTER: Duration = Duration::from_mins(1);
     /// How long an offline (TTL) session stays before it is removed.
-    pub const REMOVE_AFTER: Duration = Duration::from_secs(600);
+    pub const REMOVE_AFTER: Duration = Duration::from_mins(10);
     /// The default `ttlSeconds`.
     pub const DEFAULT_TTL: u32 = 120;
 }
@@ -207,16 +207,11 @@ pub(crate) fn new_token() -> String {
 
 /// `hex(HMAC-SHA256(key: token, message: nonce))`.
 pub fn proof(token: &str, nonce: &str) -> String {
-    let mut mac = match Hmac::<Sha256>::new_from_slice(token.as_bytes()) {
-        Ok(mac) => mac,
-        Err(_) => unreachable!("HMAC takes keys of any length"),
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(token.as_bytes()) else {
+        unreachable!("HMAC takes keys of any length")
     };
     mac.update(nonce.as_bytes());
-    mac.finalize()
-        .into_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::hex(&mac.finalize().into_bytes())
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -310,6 +305,16 @@ fn with_warnings(mut body: Value, warnings: Vec<String>) -> Value {
         map.insert("warnings".into(), warnings.into());
     }
     body
+}
+
+/// Seconds to wait, rounded up (at least 1).
+fn whole_seconds(wait: f64) -> u64 {
+    #[expect(
+        clippy::cast_sign_loss,
+        reason = "a wait is never negative; max(1.0) first"
+    )]
+    let seconds = wait.ceil().max(1.0) as u64;
+    seconds
 }
 
 fn unix_now() -> u64 {
@@ -460,7 +465,7 @@ impl Hub {
         }
         if let Err(wait) = self.global.take(now) {
             return Err(ApiError::rate_limited(
-                wait.ceil() as u64,
+                whole_seconds(wait),
                 "more than 100 requests/s for all adapters together",
             ));
         }
@@ -478,7 +483,7 @@ impl Hub {
             .or_insert_with(|| Bucket::new(limits::ADAPTER_RATE, limits::ADAPTER_BURST, now));
         if let Err(wait) = bucket.take(now) {
             return Err(ApiError::rate_limited(
-                wait.ceil() as u64,
+                whole_seconds(wait),
                 "more than 20 requests/s (burst 60) for this adapter",
             ));
         }
@@ -536,6 +541,10 @@ impl Hub {
         ApiResponse::json(200, &body)
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "limits, the remembered identity, the palette, the reply: one sequence"
+    )]
     fn register(&mut self, id: &str, body: &[u8], now: Duration) -> Result<ApiResponse, ApiError> {
         let map = validate::object(body)?;
         let mut warnings = Vec::new();
@@ -550,6 +559,10 @@ impl Hub {
         }
         let identity = Identity::of(&reg);
         let mut changed = false;
+        #[expect(
+            clippy::single_match_else,
+            reason = "known and new adapters side by side"
+        )]
         match self.remembered.get_mut(id) {
             Some(known) => {
                 if known.identity != identity {
@@ -653,7 +666,9 @@ impl Hub {
             .values()
             .flat_map(|a| a.sessions.values().map(|s| s.slot))
             .collect();
-        (0..).find(|slot| !used.contains(slot)).unwrap_or(0)
+        (0..=u32::MAX)
+            .find(|slot| !used.contains(slot))
+            .unwrap_or(0)
     }
 
     fn new_uid(&mut self) -> String {
@@ -753,6 +768,10 @@ impl Hub {
         }
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "validate all, then apply: one sequence"
+    )]
     fn replace_sessions(
         &mut self,
         id: &str,
@@ -840,6 +859,10 @@ impl Hub {
             }
         }
         for (key, update) in updates {
+            #[expect(
+                clippy::single_match_else,
+                reason = "kept and new sessions side by side"
+            )]
             let mut session = match old.remove(&key) {
                 Some(previous) => {
                     let mut fresh = blank_session(previous.uid, previous.slot);
@@ -848,7 +871,7 @@ impl Hub {
                     fresh
                 }
                 None => {
-                    let slot = (0..).find(|s| !used.contains(s)).unwrap_or(0);
+                    let slot = (0..=u32::MAX).find(|s| !used.contains(s)).unwrap_or(0);
                     used.insert(slot);
                     let uid = self.new_uid();
                     blank_session(uid, slot)

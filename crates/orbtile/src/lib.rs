@@ -35,3 +35,14 @@ pub use hub::view::NotFound;
 pub use hub::{ApiRequest, ApiResponse, Hub, HubOptions, limits, process_of_user, proof};
 pub use server::{MAX_SOCKET_PATH, Running, ServeOptions, Shared, own_uid, write_discovery};
 pub use validate::{ACTIVITIES, REFUSED_SCHEMES, TOOL_KINDS};
+
+/// Lowercase hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
+}

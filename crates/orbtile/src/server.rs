@@ -93,12 +93,11 @@ impl Shared {
     }
 
     fn sync_discovery(&self, token: Option<&str>) -> Result<()> {
-        match token {
-            Some(token) => write_discovery(&self.discovery_file, &self.socket_path, token),
-            None => {
-                remove_quietly(&self.discovery_file);
-                Ok(())
-            }
+        if let Some(token) = token {
+            write_discovery(&self.discovery_file, &self.socket_path, token)
+        } else {
+            remove_quietly(&self.discovery_file);
+            Ok(())
         }
     }
 }
@@ -135,7 +134,7 @@ fn socket_location(
     for base in [temp_dir, Path::new("/tmp")] {
         let mut random = [0u8; 6];
         let _ = getrandom::fill(&mut random);
-        let suffix: String = random.iter().map(|b| format!("{b:02x}")).collect();
+        let suffix = crate::hex(&random);
         let dir = base.join(format!("orbit-{uid}-{suffix}"));
         let path = dir.join("hooks.sock");
         if path.as_os_str().len() > MAX_SOCKET_PATH {
@@ -366,9 +365,11 @@ async fn finish(
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
 ) {
     let bytes = http::response_bytes(response);
+    // The request is done: free the connection slot before the client can
+    // see the answer, so a client that reconnects at once always finds it.
+    drop(permit);
     let _ = tokio::time::timeout(Duration::from_secs(5), stream.write_all(&bytes)).await;
     let _ = stream.shutdown().await;
-    drop(permit);
     let mut sink = [0u8; 8192];
     let mut drained = 0usize;
     let _ = tokio::time::timeout(Duration::from_secs(1), async {

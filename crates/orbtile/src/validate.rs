@@ -231,6 +231,10 @@ pub(crate) fn scheme_of(url: &str) -> Option<String> {
 }
 
 /// Validates an `AdapterRegistration`.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one field after the other, in the spec's order"
+)]
 pub(crate) fn registration(
     map: &Map<String, Value>,
     warnings: &mut Vec<String>,
@@ -437,6 +441,10 @@ fn patch<T>(
 
 /// Validates a `SessionUpdate`; `prefix` names the entry in `PUT sessions`
 /// (`sessions[2]`), `extra` lists keys the caller handles (`sessionId`).
+#[expect(
+    clippy::too_many_lines,
+    reason = "one field after the other, in the spec's order"
+)]
 pub(crate) fn session_update(
     map: &Map<String, Value>,
     prefix: &str,
@@ -624,9 +632,9 @@ pub(crate) fn session_update(
 /// Validates an adapter id from the path: `Err` is 409 `reserved_id` or 422.
 pub(crate) fn adapter_id(id: &str) -> Result<(), ApiError> {
     if !id.contains('.') {
-        return Err(ApiError::reserved_id(format!(
-            "adapter ids without a dot belong to the built-in adapters; use reverse-DNS"
-        )));
+        return Err(ApiError::reserved_id(
+            "adapter ids without a dot belong to the built-in adapters; use reverse-DNS",
+        ));
     }
     if id == "com.orbtile" || id.starts_with("com.orbtile.") {
         return Err(ApiError::reserved_id("`com.orbtile.*` is reserved"));

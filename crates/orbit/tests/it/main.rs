@@ -9,5 +9,6 @@
 mod adapter_run;
 mod cli;
 mod dep_boundary;
+mod hub;
 mod reference_adapters;
 mod tidy;

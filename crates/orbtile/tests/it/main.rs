@@ -1,8 +1,18 @@
-//! orbtile's integration tests.
+//! orbtile's black-box tests: a real hub on a real Unix socket, spoken to
+//! over raw HTTP/1.1, one test per rule of the Adapter Protocol v1; the
+//! hub's clock is a `ManualClock` unless a test says it runs in real time.
 #![expect(
     clippy::unwrap_used,
     clippy::disallowed_methods,
-    reason = "tests: a panic is a failure"
+    reason = "test helpers fail loudly, use std::fs directly and run real processes"
 )]
 
 mod client;
+mod control;
+mod errors;
+mod load;
+mod protocol;
+mod python;
+mod sessions;
+mod support;
+mod timing;

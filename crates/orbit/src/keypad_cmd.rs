@@ -1,0 +1,429 @@
+//! `orbit keypad`: the keypad in a terminal (ratatui). Every visible session
+//! is a key in its adapter's colour: the activity (waiting states in the
+//! attention hue, offline dimmed), the tool motion per `toolKind`, the
+//! message typed out, model and title. Enter taps the selected key (opens
+//! its `openURL`, or turns a `done` key idle); `a` / `d` answer the Allow
+//! banner. The state comes from the running hub's control socket
+//! (`keypad.state`), polled ten times a second.
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use clap::Args;
+use orbit_types::{KeypadKey, KeypadMessage, KeypadState};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
+use serde_json::{Value, json};
+
+/// The environment variable naming the program that opens a key's URL
+/// (default `xdg-open`, `open` on macOS).
+const OPENER_ENV: &str = "ORBIT_URL_OPENER";
+const KEY_WIDTH: u16 = 30;
+const KEY_HEIGHT: u16 = 8;
+/// Typewriter speed, characters per second.
+const TYPE_RATE: f64 = 80.0;
+
+#[derive(Debug, Args)]
+pub(crate) struct KeypadArgs {}
+
+struct Typewriter {
+    message_id: String,
+    started: Instant,
+}
+
+struct App {
+    socket: std::path::PathBuf,
+    state: KeypadState,
+    selected: usize,
+    status: String,
+    typewriters: HashMap<String, Typewriter>,
+    started: Instant,
+    connected: bool,
+}
+
+pub(crate) fn run(_args: &KeypadArgs) -> anyhow::Result<ExitCode> {
+    let locations = crate::hub_cmd::locations()?;
+    let mut app = App {
+        socket: locations.control_socket(),
+        state: KeypadState::default(),
+        selected: 0,
+        status: String::new(),
+        typewriters: HashMap::new(),
+        started: Instant::now(),
+        connected: false,
+    };
+    let mut terminal = ratatui::try_init().context("`orbit keypad` needs a terminal")?;
+    let result = (|| -> anyhow::Result<()> {
+        let mut last_poll: Option<Instant> = None;
+        loop {
+            if last_poll.is_none_or(|t| t.elapsed() >= Duration::from_millis(100)) {
+                app.refresh();
+                last_poll = Some(Instant::now());
+            }
+            terminal.draw(|frame| app.draw(frame))?;
+            if event::poll(Duration::from_millis(50))?
+                && let Event::Key(key) = event::read()?
+                && key.kind == KeyEventKind::Press
+                && !app.on_key(key.code)
+            {
+                return Ok(());
+            }
+        }
+    })();
+    ratatui::restore();
+    result.context("keypad")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn rgb(hex: &str) -> Color {
+    let channel = |i: usize| {
+        hex.get(i..i + 2)
+            .and_then(|h| u8::from_str_radix(h, 16).ok())
+            .unwrap_or(128)
+    };
+    Color::Rgb(channel(1), channel(3), channel(5))
+}
+
+fn label(activity: &str) -> &'static str {
+    match activity {
+        "starting" => "starting",
+        "idle" => "idle",
+        "thinking" => "thinking",
+        "tool" => "tool",
+        "streaming" => "streaming",
+        "waitingPermission" => "needs permission",
+        "waitingQuestion" => "has a question",
+        "done" => "done",
+        "error" => "error",
+        "compacting" => "compacting",
+        "offline" => "offline",
+        _ => "?",
+    }
+}
+
+/// The tool motion: frames per `toolKind`.
+fn motion(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "shell" => &["$ ▏", "$ ▎", "$ ▍", "$ ▌", "$ ▋"],
+        "edit" => &["✎·  ", "✎·· ", "✎···"],
+        "read" => &["◐", "◓", "◑", "◒"],
+        "web" => &["◴", "◷", "◶", "◵"],
+        "delegate" => &["⇢  ", " ⇢ ", "  ⇢"],
+        "plan" => &["☰", "☷"],
+        "integration" => &["⇄", "⇆"],
+        _ => &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"],
+    }
+}
+
+fn glyph(activity: &str, frame: usize) -> &'static str {
+    const THINK: [&str; 4] = ["·  ", "·· ", "···", " ··"];
+    match activity {
+        "starting" => "○",
+        "idle" => "●",
+        "thinking" => THINK[frame % THINK.len()],
+        "streaming" => ["▖", "▘", "▝", "▗"][frame % 4],
+        "waitingPermission" => "⚠",
+        "waitingQuestion" => "?",
+        "done" => "✓",
+        "error" => "✗",
+        "compacting" => ["⣀", "⣤", "⣶", "⣿"][frame % 4],
+        "offline" => "◌",
+        _ => "·",
+    }
+}
+
+impl App {
+    fn refresh(&mut self) {
+        match orbtile::call(&self.socket, "keypad.state", Value::Null)
+            .ok()
+            .and_then(|v| serde_json::from_value::<KeypadMessage>(v).ok())
+        {
+            Some(KeypadMessage::State(state)) => {
+                self.connected = true;
+                for key in &state.keys {
+                    let id = key.message_id.clone().unwrap_or_default();
+                    let restart = self
+                        .typewriters
+                        .get(&key.uid)
+                        .is_none_or(|t| t.message_id != id);
+                    if restart {
+                        self.typewriters.insert(
+                            key.uid.clone(),
+                            Typewriter {
+                                message_id: id,
+                                started: Instant::now(),
+                            },
+                        );
+                    }
+                }
+                self.state = state;
+                if self.selected >= self.state.keys.len() {
+                    self.selected = self.state.keys.len().saturating_sub(1);
+                }
+            }
+            None => {
+                self.connected = false;
+                self.state = KeypadState::default();
+            }
+        }
+    }
+
+    /// Handles a key press; `false` quits.
+    fn on_key(&mut self, code: KeyCode) -> bool {
+        let count = self.state.keys.len();
+        match code {
+            KeyCode::Char('q') | KeyCode::Esc => return false,
+            KeyCode::Right | KeyCode::Char('l') | KeyCode::Tab if count > 0 => {
+                self.selected = (self.selected + 1) % count;
+            }
+            KeyCode::Left | KeyCode::Char('h') | KeyCode::BackTab if count > 0 => {
+                self.selected = (self.selected + count - 1) % count;
+            }
+            KeyCode::Enter => self.tap(),
+            KeyCode::Char(c @ ('a' | 'd')) => {
+                if let Some(banner) = self.state.banners.first() {
+                    let method = if c == 'a' { "hub.allow" } else { "hub.deny" };
+                    let id = banner.adapter_id.clone();
+                    self.status = match orbtile::call(&self.socket, method, json!({ "id": id })) {
+                        Ok(_) if c == 'a' => format!("allowed {id}"),
+                        Ok(_) => format!("denied {id}"),
+                        Err(e) => format!("error: {e}"),
+                    };
+                    self.refresh();
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+
+    fn tap(&mut self) {
+        let Some(key) = self.state.keys.get(self.selected) else {
+            return;
+        };
+        let answer = orbtile::call(&self.socket, "keypad.tap", json!({ "uid": key.uid }));
+        self.status = match answer.map(serde_json::from_value::<orbit_types::KeypadTapResult>) {
+            Ok(Ok(tap)) => match (tap.action.as_str(), tap.url) {
+                ("markedIdle", _) => format!("{}: done → idle", key.title),
+                ("openUrl", Some(url)) => match open_url(&url) {
+                    Ok(()) => format!("opened {url}"),
+                    Err(e) => format!("cannot open {url}: {e}"),
+                },
+                _ => format!("{}: nothing to open", key.title),
+            },
+            Ok(Err(e)) => format!("error: {e}"),
+            Err(e) => format!("error: {e}"),
+        };
+        self.refresh();
+    }
+
+    fn draw(&self, frame: &mut ratatui::Frame<'_>) {
+        let area = frame.area();
+        let banner_height = u16::try_from(self.state.banners.len()).unwrap_or(3).min(3);
+        let [header, banners, grid, footer] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(banner_height),
+            Constraint::Min(0),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        let api = if !self.connected {
+            "no hub running (start one with `orbit hub serve`)"
+        } else if self.state.adapter_api {
+            "adapter API on"
+        } else {
+            "adapter API off"
+        };
+        frame.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::styled("Orbit keypad", Style::new().add_modifier(Modifier::BOLD)),
+                Span::raw(format!("  ·  {api}  ·  {} keys", self.state.keys.len())),
+            ])),
+            header,
+        );
+        let banner_lines: Vec<Line<'_>> = self
+            .state
+            .banners
+            .iter()
+            .take(3)
+            .map(|b| {
+                Line::from(vec![
+                    Span::styled(
+                        format!(" {} ", b.text),
+                        Style::new().fg(Color::Black).bg(Color::Yellow),
+                    ),
+                    Span::raw("  [a] Allow  [d] Deny"),
+                ])
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(banner_lines), banners);
+        self.draw_grid(frame, grid);
+        frame.render_widget(
+            Paragraph::new(format!(
+                "←/→ select · Enter tap · a/d allow/deny · q quit   {}",
+                self.status
+            ))
+            .style(Style::new().fg(Color::DarkGray)),
+            footer,
+        );
+    }
+
+    fn draw_grid(&self, frame: &mut ratatui::Frame<'_>, area: Rect) {
+        let columns = (area.width / KEY_WIDTH).max(1);
+        let rows = (area.height / KEY_HEIGHT).max(1);
+        let per_page = usize::from(columns * rows);
+        let page_start = (self.selected / per_page) * per_page;
+        for (i, key) in self
+            .state
+            .keys
+            .iter()
+            .enumerate()
+            .skip(page_start)
+            .take(per_page)
+        {
+            let n = u16::try_from(i - page_start).unwrap_or(0);
+            let cell = Rect {
+                x: area.x + (n % columns) * KEY_WIDTH,
+                y: area.y + (n / columns) * KEY_HEIGHT,
+                width: KEY_WIDTH.min(area.width),
+                height: KEY_HEIGHT.min(area.height),
+            };
+            if cell.bottom() <= area.bottom() {
+                self.draw_key(frame, cell, key, i == self.selected);
+            }
+        }
+    }
+
+    fn draw_key(
+        &self,
+        frame: &mut ratatui::Frame<'_>,
+        cell: Rect,
+        key: &KeypadKey,
+        selected: bool,
+    ) {
+        let ticks = (self.started.elapsed().as_millis() / 150) as usize;
+        let waiting = matches!(
+            key.activity.as_str(),
+            "waitingPermission" | "waitingQuestion"
+        );
+        let offline = key.activity == "offline";
+        let color = if offline {
+            rgb(&key.colors.dimmed)
+        } else if waiting {
+            rgb(&key.colors.attention)
+        } else {
+            rgb(&key.colors.working)
+        };
+        let text_style = if offline {
+            Style::new().fg(Color::DarkGray)
+        } else {
+            Style::new()
+        };
+        let mut border = Style::new().fg(color);
+        if waiting && ticks % 6 < 3 {
+            border = border.add_modifier(Modifier::BOLD);
+        }
+        let name = key.monogram.as_deref().map_or_else(
+            || key.adapter_short_name.clone(),
+            |m| format!("{m} {}", key.adapter_short_name),
+        );
+        let host = if key.host == "local" {
+            String::new()
+        } else {
+            format!(" @{}", key.host)
+        };
+        let mut block = Block::bordered()
+            .border_type(if selected {
+                BorderType::Thick
+            } else {
+                BorderType::Rounded
+            })
+            .border_style(border)
+            .title(Span::styled(
+                format!(" {name}{host} "),
+                Style::new().fg(color),
+            ));
+        if key.background {
+            block = block.title_bottom(Span::styled(
+                " background ",
+                Style::new().fg(Color::DarkGray),
+            ));
+        }
+        let activity_line = {
+            let mut spans = vec![Span::styled(
+                format!("{} {}", glyph(&key.activity, ticks), label(&key.activity)),
+                Style::new().fg(color).add_modifier(Modifier::BOLD),
+            )];
+            if key.activity == "tool" {
+                let kind = key.tool_kind.as_deref().unwrap_or("other");
+                let frames = motion(kind);
+                spans.push(Span::styled(
+                    format!("  {} {kind}", frames[ticks % frames.len()]),
+                    Style::new().fg(color),
+                ));
+            }
+            if key.subagent_count > 0 {
+                spans.push(Span::raw(format!("  +{}", key.subagent_count)));
+            }
+            Line::from(spans)
+        };
+        let detail = [
+            key.model.as_deref(),
+            key.tool_label.as_deref().or(key.status_detail.as_deref()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" · ");
+        let typed = key.message_text.as_deref().map(|text| {
+            let shown = self.typewriters.get(&key.uid).map_or(usize::MAX, |t| {
+                let typed = t.started.elapsed().as_secs_f64() * TYPE_RATE;
+                #[expect(clippy::cast_sign_loss, reason = "elapsed time is never negative")]
+                let typed = typed as usize;
+                typed
+            });
+            let visible: String = text.chars().take(shown).collect();
+            // The last line or two of what is typed so far.
+            let tail: Vec<&str> = visible.lines().rev().take(2).collect();
+            tail.into_iter().rev().collect::<Vec<_>>().join(" ")
+        });
+        let lines = vec![
+            activity_line,
+            Line::styled(key.title.clone(), text_style.add_modifier(Modifier::BOLD)),
+            Line::styled(detail, Style::new().fg(Color::Gray)),
+            Line::styled(typed.unwrap_or_default(), text_style),
+        ];
+        frame.render_widget(
+            Paragraph::new(lines).block(block).wrap(Wrap { trim: true }),
+            cell,
+        );
+    }
+}
+
+/// Opens a URL with the user's opener, without a shell.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the keypad's one spawn: the URL opener, argv only"
+)]
+fn open_url(url: &str) -> std::io::Result<()> {
+    let default = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    let opener = std::env::var_os(OPENER_ENV)
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.into());
+    std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(|_| ())
+}
