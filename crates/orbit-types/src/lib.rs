@@ -8,8 +8,10 @@
 #![warn(missing_docs)]
 
 mod graph;
+mod history;
 
 pub use graph::{
     EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, Language, LanguageStats, NodeDto,
     SkipReason,
 };
+pub use history::{ConversationSummary, HistoryListing};

@@ -8,4 +8,5 @@
 
 mod cli;
 mod dep_boundary;
+mod history_cli;
 mod tidy;

@@ -1,0 +1,11 @@
+//! The Claude Code CLI, as Orbit drives it: the process and its stream-json
+//! protocol, conversations, the catalog, and the workspace's earlier
+//! conversations ([`ConversationHistory`]).
+//!
+//! It knows nothing of graphs, pages or MCP: it reads what the CLI wrote and
+//! says what happened, in typed values.
+#![warn(missing_docs)]
+
+mod history;
+
+pub use history::{ConversationHistory, HistoryError, claude_config_dir};
