@@ -11,6 +11,8 @@ mod lines;
 mod project;
 mod summarize;
 
+pub use summarize::summarize_transcript;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -7,5 +7,7 @@
 #![warn(missing_docs)]
 
 mod history;
+mod skills;
 
-pub use history::{ConversationHistory, HistoryError, claude_config_dir};
+pub use history::{ConversationHistory, HistoryError, claude_config_dir, summarize_transcript};
+pub use skills::skills_on_disk;

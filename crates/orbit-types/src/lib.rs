@@ -7,9 +7,11 @@
 //! [`GraphDelta`], [`GraphStats`], [`Language`], [`EdgeKind`].
 #![warn(missing_docs)]
 
+mod catalog;
 mod graph;
 mod history;
 
+pub use catalog::{SkillInfo, SkillScope};
 pub use graph::{
     EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, Language, LanguageStats, NodeDto,
     SkipReason,

@@ -58,8 +58,19 @@ pub(crate) fn summarize(
     size: u64,
     modified_ms: u64,
 ) -> std::io::Result<Option<ConversationSummary>> {
-    let file = fs_err::File::open(path)?;
-    let mut reader = LineReader::new(file, LINE_CAP);
+    summarize_transcript(fs_err::File::open(path)?, id, size, modified_ms)
+}
+
+/// Summarises a transcript read from `input` (what [`crate::ConversationHistory`]
+/// does for each file; public for fuzzing). `None` for a subagent's
+/// transcript or one with nothing in it. Never panics on any bytes.
+pub fn summarize_transcript(
+    input: impl std::io::Read,
+    id: &str,
+    size: u64,
+    modified_ms: u64,
+) -> std::io::Result<Option<ConversationSummary>> {
+    let mut reader = LineReader::new(input, LINE_CAP);
     let mut acc = Accumulator::default();
     let mut first = true;
     while let Some(line) = reader.next_line()? {

@@ -281,3 +281,19 @@ fn no_project_folder_is_an_empty_history() {
     let history = ConversationHistory::new(&tmp.path().join("none"), tmp.path(), None);
     assert!(history.list().unwrap().is_empty());
 }
+
+proptest::proptest! {
+    #[test]
+    fn any_bytes_summarise_without_panicking(data in proptest::collection::vec(proptest::num::u8::ANY, 0..4096)) {
+        let _ = orbit_agent::summarize_transcript(&data[..], "p", data.len() as u64, 0);
+    }
+
+    #[test]
+    fn mangled_real_lines_summarise_without_panicking(cut in 0usize..48_000, junk in "[\\[\\]{}\":,a-z\\\\\n]{0,64}") {
+        let real = std::fs::read(fixture("multiturn.jsonl")).unwrap();
+        let mut data = real[..cut.min(real.len())].to_vec();
+        data.extend_from_slice(junk.as_bytes());
+        data.extend_from_slice(&real[cut.min(real.len())..]);
+        let _ = orbit_agent::summarize_transcript(&data[..], "p", data.len() as u64, 0);
+    }
+}

@@ -6,3 +6,4 @@
 )]
 
 mod history;
+mod skills;
