@@ -7,7 +7,9 @@
 #![warn(missing_docs)]
 
 mod history;
+mod prompt;
 mod skills;
 
 pub use history::{ConversationHistory, HistoryError, claude_config_dir, summarize_transcript};
+pub use prompt::{EncodedPrompt, MAX_PROMPT_FILES, MAX_PROMPT_SKILLS, encode_prompt};
 pub use skills::skills_on_disk;
