@@ -13,10 +13,15 @@ mod graph;
 mod keypad;
 
 pub use control::{ControlError, ControlRequest, ControlResponse};
+mod catalog;
+mod history;
+
+pub use catalog::{SkillInfo, SkillScope};
 pub use graph::{
     EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, Language, LanguageStats, NodeDto,
     SkipReason,
 };
+pub use history::{ConversationSummary, HistoryListing};
 pub use keypad::{
     HubAdapterStatus, HubSessionStatus, HubStatus, KeyColors, KeypadBanner, KeypadKey,
     KeypadMessage, KeypadState, KeypadTapResult,

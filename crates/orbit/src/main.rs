@@ -3,6 +3,7 @@
 
 mod adapter_cmd;
 mod graph_cmd;
+mod history_cmd;
 mod hub_cmd;
 mod keypad_cmd;
 
@@ -29,6 +30,8 @@ enum Command {
     Adapter(adapter_cmd::AdapterArgs),
     /// The keypad in the terminal: every visible session of the running hub as a key.
     Keypad(keypad_cmd::KeypadArgs),
+    /// List the workspace's earlier Claude Code conversations, newest first.
+    History(history_cmd::HistoryArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +57,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Adapter(args) => adapter_cmd::run(&args),
         Command::Hub(args) => hub_cmd::run(&args),
         Command::Keypad(args) => keypad_cmd::run(&args),
+        Command::History(args) => history_cmd::run(&args),
     }
 }
 

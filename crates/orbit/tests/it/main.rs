@@ -9,6 +9,7 @@
 mod adapter_run;
 mod cli;
 mod dep_boundary;
+mod history_cli;
 mod hub;
 mod reference_adapters;
 mod tidy;
