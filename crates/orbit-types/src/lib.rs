@@ -7,7 +7,13 @@
 //! [`GraphDelta`], [`GraphStats`], [`Language`], [`EdgeKind`].
 #![warn(missing_docs)]
 
+mod agent;
 mod graph;
+
+pub use agent::{
+    AgentEvent, ConversationPhase, ConversationState, PermissionRequest, ProcessExit, Question,
+    QuestionOption, QuestionRequest, SessionsSnapshot, TurnEnd, TurnOutcome,
+};
 
 pub use graph::{
     EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, Language, LanguageStats, NodeDto,

@@ -1,0 +1,9 @@
+//! orbit-agent's integration tests.
+#![expect(
+    clippy::unwrap_used,
+    clippy::disallowed_methods,
+    reason = "test helpers fail loudly, use std::fs directly and run real processes"
+)]
+
+mod codec;
+mod support;
