@@ -6,4 +6,7 @@
 )]
 
 mod codec;
+mod fake_api;
+mod harness;
+mod real_cli;
 mod support;
