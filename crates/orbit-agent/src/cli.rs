@@ -811,10 +811,29 @@ impl Actor {
         });
     }
 
-    /// Orbit ends the process (disposal, restart, drop).
+    /// Orbit ends the process (disposal, restart, drop). An idle process is
+    /// let go gracefully (stdin closed: the CLI saves its session and exits),
+    /// then SIGTERM, then SIGKILL; a busy one gets SIGTERM at once.
     async fn dispose(&mut self) {
         self.stdin = None;
-        let status = self.child.kill_and_wait().await.ok();
+        let grace = self.timeouts.term_grace;
+        if self.turn.is_some() {
+            self.child.terminate();
+        }
+        let mut status = tokio::time::timeout(grace, self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+        if status.is_none() {
+            self.child.terminate();
+            status = tokio::time::timeout(grace, self.child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok);
+        }
+        if status.is_none() {
+            status = self.child.kill_and_wait().await.ok();
+        }
         let (code, signal) = split_status(status);
         let during_turn = self.turn.is_some();
         self.fail_controls();

@@ -42,7 +42,7 @@ fn command(invocation: &Invocation) -> Command {
     let mut command = Command::new(&invocation.program);
     command.args(&invocation.args);
     command.env_remove(REMOVED_ENV);
-    for (key, value) in &invocation.env {
+    for (key, value) in invocation.env.iter().filter(|(key, _)| key != REMOVED_ENV) {
         command.env(key, value);
     }
     if let Some(cwd) = &invocation.cwd {

@@ -74,6 +74,7 @@ struct State {
 pub(crate) struct FakeApi {
     port: u16,
     state: Arc<Mutex<State>>,
+    notify: Arc<tokio::sync::Notify>,
 }
 
 impl FakeApi {
@@ -81,13 +82,23 @@ impl FakeApi {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let state = Arc::new(Mutex::new(State::default()));
+        let notify = Arc::new(tokio::sync::Notify::new());
         let shared = Arc::clone(&state);
+        let shared_notify = Arc::clone(&notify);
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, Arc::clone(&shared)));
+                tokio::spawn(serve(
+                    stream,
+                    Arc::clone(&shared),
+                    Arc::clone(&shared_notify),
+                ));
             }
         });
-        Self { port, state }
+        Self {
+            port,
+            state,
+            notify,
+        }
     }
 
     pub(crate) fn url(&self) -> String {
@@ -102,13 +113,26 @@ impl FakeApi {
         self.state.lock().unwrap().sub.extend(replies);
     }
 
+    /// Waits until `n` main-loop requests have arrived.
+    pub(crate) async fn wait_requests(&self, n: usize) {
+        loop {
+            let notified = self.notify.notified();
+            if self.state.lock().unwrap().requests.len() >= n {
+                return;
+            }
+            tokio::time::timeout(crate::harness::PATIENCE, notified)
+                .await
+                .unwrap();
+        }
+    }
+
     /// The bodies of the main-loop requests so far.
     pub(crate) fn requests(&self) -> Vec<Value> {
         self.state.lock().unwrap().requests.clone()
     }
 }
 
-async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
+async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>, notify: Arc<tokio::sync::Notify>) {
     let mut buf = Vec::new();
     loop {
         let Some((head, body)) = read_request(&mut stream, &mut buf).await else {
@@ -144,6 +168,7 @@ async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             };
             (reply, n)
         };
+        notify.notify_waiters();
         let model = body["model"]
             .as_str()
             .unwrap_or("claude-opus-5-5")

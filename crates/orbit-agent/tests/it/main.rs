@@ -7,6 +7,7 @@
 
 mod codec;
 mod fake_api;
+mod fake_cli;
 mod harness;
 mod real_cli;
 mod support;
