@@ -10,4 +10,5 @@ mod fake_api;
 mod fake_cli;
 mod harness;
 mod real_cli;
+mod service;
 mod support;
