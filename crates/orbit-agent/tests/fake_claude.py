@@ -6,6 +6,7 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   garbage   malformed lines, a 12 MB line, an unknown type, then a result
   stuck     never sends a result after an interrupt (FAKE_IGNORE_TERM=1: ignores SIGTERM too)
   idle_exit answers one turn, then exits with rc 2 while idle
+  permission / question  asks (Bash / AskUserQuestion) and echoes the answer
   env       reports its argv, cwd and ELECTRON_RUN_AS_NODE as the reply text
   replay    replays the captured exchange FAKE_CLAUDE_FIXTURE: each captured
             stdin line of type user / control_response / interrupt waits for
@@ -102,7 +103,28 @@ def main():
             total += 0.5
             result(total)
         elif mode == "stuck":
-            text("working")
+            text(f"working {os.getpid()}")
+        elif mode in ("permission", "question"):
+            if mode == "permission":
+                req = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "make"},
+                       "tool_use_id": "toolu_1", "description": "Build",
+                       "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "make"}],
+                                                   "behavior": "allow", "destination": "localSettings"}]}
+            else:
+                req = {"subtype": "can_use_tool", "tool_name": "AskUserQuestion", "tool_use_id": "toolu_2",
+                       "requires_user_interaction": True,
+                       "input": {"questions": [{"question": "Which style?", "header": "Style", "multiSelect": False,
+                                                "options": [{"label": "Casual", "description": "hi"},
+                                                            {"label": "Formal", "description": "good day"}]}]}}
+            out({"type": "control_request", "request_id": "req_1", "request": req})
+            answer = None
+            for got in lines():
+                if got.get("type") == "control_response":
+                    answer = got["response"]
+                    break
+            text("answer: " + json.dumps(answer, sort_keys=True))
+            total += 0.1
+            result(total)
         elif mode == "idle_exit":
             total += 0.25
             result(total)

@@ -1,6 +1,7 @@
 //! `orbit`: the command line. It only wires the library crates together:
 //! argument parsing, logging, output formats and exit codes.
 
+mod agent_cmd;
 mod graph_cmd;
 
 use std::io::{self, Write};
@@ -20,6 +21,12 @@ struct Cli {
 enum Command {
     /// Build the workspace's code graph (files and resolved imports) and print it.
     Graph(graph_cmd::GraphArgs),
+    /// Trust a folder for Claude Code sessions (recorded in Orbit's config directory).
+    Trust(agent_cmd::TrustArgs),
+    /// Run one Claude Code turn from the terminal.
+    Ask(agent_cmd::AskArgs),
+    /// Report the claude probe and the settings in force.
+    Doctor,
 }
 
 fn main() -> ExitCode {
@@ -42,6 +49,9 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
+        Command::Trust(args) => agent_cmd::trust(&args),
+        Command::Ask(args) => agent_cmd::ask(&args),
+        Command::Doctor => agent_cmd::doctor(),
     }
 }
 

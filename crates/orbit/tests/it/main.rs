@@ -6,6 +6,7 @@
     reason = "test helpers fail loudly, use std::fs directly and run real processes"
 )]
 
+mod agent_cli;
 mod cli;
 mod dep_boundary;
 mod tidy;
