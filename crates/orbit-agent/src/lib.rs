@@ -10,7 +10,8 @@
 //!   [`orbit_types::AgentEvent`]s; [`SessionBackend`] / [`AgentProcess`] are
 //!   the seam another backend would implement.
 //! - [`SessionService`] keeps the conversations (`c1`, `c2`, ...) and the
-//!   current one.
+//!   current one; [`AgentHost`] adds the settings (re-read when they
+//!   change) and the probe.
 //! - [`settings`] checks and re-reads the settings that reach the process.
 #![warn(missing_docs)]
 
@@ -18,6 +19,7 @@ mod backend;
 mod cli;
 pub mod codec;
 mod error;
+mod host;
 pub mod probe;
 pub mod process;
 mod service;
@@ -33,5 +35,6 @@ pub use cli::{
     parse_questions, permission_result,
 };
 pub use error::{AgentError, Result};
+pub use host::AgentHost;
 pub use service::{MAX_CONVERSATIONS, ServiceEvent, SessionService};
 pub use trust::TrustStore;

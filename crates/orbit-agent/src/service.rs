@@ -93,6 +93,7 @@ struct Conversation {
     session_id: Option<String>,
     process: Option<Box<dyn AgentProcess>>,
     process_options: ProcessOptions,
+    process_epoch: u64,
     phase: ConversationPhase,
     generation: u64,
     last_used: u64,
@@ -103,6 +104,8 @@ pub struct SessionService {
     backend: Arc<dyn SessionBackend>,
     cwd: PathBuf,
     options: ProcessOptions,
+    /// Bumped when the backend changes (a new executable or extra arguments).
+    epoch: u64,
     conversations: Vec<Conversation>,
     current: Option<String>,
     next_key: u64,
@@ -126,6 +129,7 @@ impl SessionService {
                 backend,
                 cwd,
                 options,
+                epoch: 0,
                 conversations: Vec::new(),
                 current: None,
                 next_key: 1,
@@ -166,6 +170,13 @@ impl SessionService {
         self.options = options;
     }
 
+    /// A new backend (the executable or its extra arguments changed): every
+    /// conversation starts a new process (with `--resume`) at its next prompt.
+    pub fn set_backend(&mut self, backend: Arc<dyn SessionBackend>) {
+        self.backend = backend;
+        self.epoch += 1;
+    }
+
     /// The options in force.
     pub fn options(&self) -> &ProcessOptions {
         &self.options
@@ -196,6 +207,7 @@ impl SessionService {
             session_id,
             process: None,
             process_options: ProcessOptions::default(),
+            process_epoch: 0,
             phase: ConversationPhase::Idle,
             generation: 0,
             last_used,
@@ -294,7 +306,9 @@ impl SessionService {
         let options = self.options.clone();
         let conversation = &mut self.conversations[i];
         conversation.last_used = last_used;
-        if conversation.process.is_some() && conversation.process_options != options {
+        if conversation.process.is_some()
+            && (conversation.process_options != options || conversation.process_epoch != self.epoch)
+        {
             Self::let_go(conversation);
         }
         if conversation.process.is_none() {
@@ -311,6 +325,7 @@ impl SessionService {
             });
             conversation.process = Some(self.backend.start(&spec, sink)?);
             conversation.process_options = options;
+            conversation.process_epoch = self.epoch;
         }
         if let Some(process) = &conversation.process {
             process.prompt(text)?;

@@ -345,7 +345,7 @@ fn show(event: &AgentEvent) -> anyhow::Result<()> {
             writeln!(io::stderr().lock(), "{who}· {name} {detail}")?;
         }
         AgentEvent::Warning { message } => {
-            writeln!(io::stderr().lock(), "orbit: warning: {message}")?
+            writeln!(io::stderr().lock(), "orbit: warning: {message}")?;
         }
         AgentEvent::TurnEnded(end) => {
             let mut err = io::stderr().lock();

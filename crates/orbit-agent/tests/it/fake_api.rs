@@ -6,6 +6,7 @@
 //! take from their own script.
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -135,7 +136,7 @@ impl FakeApi {
 async fn serve(mut stream: TcpStream, state: Arc<Mutex<State>>, notify: Arc<tokio::sync::Notify>) {
     let mut buf = Vec::new();
     loop {
-        let Some((head, body)) = read_request(&mut stream, &mut buf).await else {
+        let Some((head, body)) = Box::pin(read_request(&mut stream, &mut buf)).await else {
             return;
         };
         let first = head.lines().next().unwrap_or("").to_owned();
@@ -197,7 +198,7 @@ async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(Stri
                 .unwrap_or(0);
             let start = end + 4;
             while buf.len() < start + length {
-                let mut chunk = [0u8; 65536];
+                let mut chunk = vec![0u8; 65536];
                 let n = stream.read(&mut chunk).await.ok()?;
                 if n == 0 {
                     return None;
@@ -208,7 +209,7 @@ async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(Stri
             buf.drain(..start + length);
             return Some((head, body));
         }
-        let mut chunk = [0u8; 65536];
+        let mut chunk = vec![0u8; 65536];
         let n = stream.read(&mut chunk).await.ok()?;
         if n == 0 {
             return None;
@@ -317,11 +318,12 @@ fn chunks(text: &str) -> impl Iterator<Item = String> + '_ {
 async fn send_events(stream: &mut TcpStream, events: &[Value]) -> bool {
     let mut data = String::new();
     for event in events {
-        data.push_str(&format!(
-            "event: {}\ndata: {}\n\n",
-            event["type"].as_str().unwrap(),
-            event
-        ));
+        writeln!(
+            data,
+            "event: {}\ndata: {event}\n",
+            event["type"].as_str().unwrap()
+        )
+        .unwrap();
     }
     let chunk = format!("{:x}\r\n{data}\r\n", data.len());
     stream.write_all(chunk.as_bytes()).await.is_ok() && stream.flush().await.is_ok()

@@ -133,14 +133,14 @@ impl Run {
             .await
         {
             Seen::Event(AgentEvent::TurnEnded(end)) => end,
-            _ => unreachable!(),
+            Seen::Event(_) | Seen::Exit(_) => unreachable!(),
         }
     }
 
     pub(crate) async fn exit(&mut self) -> orbit_types::ProcessExit {
         match self.until(|s| matches!(s, Seen::Exit(_))).await {
             Seen::Exit(exit) => exit,
-            _ => unreachable!(),
+            Seen::Event(_) => unreachable!(),
         }
     }
 

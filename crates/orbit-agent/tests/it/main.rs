@@ -6,6 +6,7 @@
 )]
 
 mod codec;
+mod config;
 mod fake_api;
 mod fake_cli;
 mod harness;

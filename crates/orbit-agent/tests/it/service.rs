@@ -420,3 +420,87 @@ async fn real_cli_option_change_resumes() {
     );
     service.dispose_all();
 }
+
+/// `AgentHost` re-reads settings.json before a prompt: a model change
+/// restarts with `--resume`; new extra arguments probe again and restart.
+#[tokio::test]
+async fn host_applies_settings_changes_from_the_next_prompt() {
+    let config = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let settings = config.path().join("settings.json");
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_claude.py");
+    let write = |extra: &str| {
+        std::fs::write(
+            &settings,
+            format!(r#"{{"claude.path": {:?}{extra}}}"#, fake.to_str().unwrap()),
+        )
+        .unwrap();
+    };
+    write("");
+    let (mut host, mut out) = orbit_agent::AgentHost::new(
+        &settings,
+        ws.path().to_path_buf(),
+        orbit_agent::probe::ProbeEnv::default(),
+        vec![("FAKE_CLAUDE_MODE".into(), "env".into())],
+        orbit_agent::Timeouts::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(host.probe().unwrap().version, "2.1.328");
+    let mut argv_of_turn = async |host: &mut orbit_agent::AgentHost| -> Vec<String> {
+        loop {
+            assert!(host.service().step().await);
+            while let Ok(event) = out.try_recv() {
+                if let ServiceEvent::Agent {
+                    event: AgentEvent::Text { text, .. },
+                    ..
+                } = event
+                {
+                    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+                    return report["argv"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_str().unwrap().to_owned())
+                        .collect();
+                }
+            }
+        }
+    };
+    let wait_idle = async |host: &mut orbit_agent::AgentHost| {
+        while host.service().snapshot().conversations[0].phase != ConversationPhase::Idle {
+            assert!(host.service().step().await);
+        }
+    };
+    host.prompt(None, "one").await.unwrap();
+    let argv = argv_of_turn(&mut host).await;
+    assert!(!argv.contains(&"--model".to_owned()));
+    wait_idle(&mut host).await;
+    // The model changes in the file: the next prompt restarts with --resume.
+    write(r#", "claude.model": "sonnet""#);
+    host.prompt(None, "two").await.unwrap();
+    let argv = argv_of_turn(&mut host).await;
+    let joined = argv.join(" ");
+    assert!(
+        joined.contains("--model sonnet")
+            && joined.contains("--resume 11111111-2222-3333-4444-555555555555"),
+        "{joined}"
+    );
+    wait_idle(&mut host).await;
+    // Extra arguments change: probe again, new process.
+    write(r#", "claude.model": "sonnet", "claude.extraArgs": ["--add-dir", "/tmp"]"#);
+    host.prompt(None, "three").await.unwrap();
+    let joined = argv_of_turn(&mut host).await.join(" ");
+    assert!(
+        joined.ends_with("--add-dir /tmp") && joined.contains("--resume"),
+        "{joined}"
+    );
+    wait_idle(&mut host).await;
+    // A path that does not exist: unavailable.
+    std::fs::write(&settings, r#"{"claude.path": "/nonexistent/claude"}"#).unwrap();
+    assert!(matches!(
+        host.prompt(None, "four").await,
+        Err(AgentError::Unavailable(_))
+    ));
+    host.service().dispose_all();
+}
