@@ -81,7 +81,11 @@ async fn read_edit_write_allow_and_deny() {
     let env = Env::new().await;
     let ws = env.ws.path().to_path_buf();
     let readme = ws.join("README.md");
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = outside.path().join("outside.txt");
+    std::fs::write(&outside_file, "outside\n").unwrap();
     env.api.script([
+        tool("Read", json!({"file_path": outside_file})),
         tool("Read", json!({"file_path": readme})),
         tool("Edit", json!({"file_path": readme, "old_string": "A demo workspace.", "new_string": "An edited workspace."})),
         tool("Write", json!({"file_path": ws.join("new.txt"), "content": "new\n"})),
@@ -92,6 +96,15 @@ async fn read_edit_write_allow_and_deny() {
     run.process
         .prompt("Edit the readme and write a file.")
         .unwrap();
+
+    // A read outside the workspace asks; inside it does not.
+    let read = next_permission(&mut run).await;
+    assert_eq!(read.tool_name, "Read");
+    assert!(
+        read.decision_reason.as_deref().unwrap().contains("outside"),
+        "{read:#?}"
+    );
+    run.process.answer(&read.request_id, Answer::Allow).unwrap();
 
     let edit = next_permission(&mut run).await;
     assert_eq!(edit.tool_name, "Edit");
@@ -117,13 +130,14 @@ async fn read_edit_write_allow_and_deny() {
     );
     assert!(!ws.join("new.txt").exists());
     let results = tool_results(&run);
-    assert_eq!(results.len(), 3, "{results:#?}");
+    assert_eq!(results.len(), 4, "{results:#?}");
+    assert!(results[0].2.contains("outside"), "{results:#?}");
     assert!(
-        !results[0].1 && !results[1].1,
-        "read and edit succeed: {results:#?}"
+        !results[0].1 && !results[1].1 && !results[2].1,
+        "reads and edit succeed: {results:#?}"
     );
     assert!(
-        results[2].1 && results[2].2.contains("Not this file."),
+        results[3].1 && results[3].2.contains("Not this file."),
         "{results:#?}"
     );
     // The tool_use events name the tools, in order.
@@ -135,7 +149,7 @@ async fn read_edit_write_allow_and_deny() {
             _ => None,
         })
         .collect();
-    assert_eq!(tools, ["Read", "Edit", "Write"]);
+    assert_eq!(tools, ["Read", "Read", "Edit", "Write"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
