@@ -942,6 +942,25 @@ fn request_event(request_id: &str, request: &CanUseTool) -> AgentEvent {
     })
 }
 
+/// The model names an `initialize` answer lists (each model's `value` and
+/// `resolvedModel`), for checking `claude.model`.
+pub fn model_names(initialize: &Value) -> Vec<String> {
+    let mut names: Vec<String> = initialize
+        .get("models")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|m| {
+            ["value", "resolvedModel"]
+                .into_iter()
+                .filter_map(|k| m.get(k).and_then(Value::as_str).map(str::to_owned))
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// The questions of an `AskUserQuestion` input.
 pub fn parse_questions(input: &Value) -> Option<Vec<Question>> {
     let list = input.get("questions")?.as_array()?;

@@ -31,7 +31,7 @@ pub use backend::{
     AgentProcess, AgentSink, Answer, ControlFuture, ProcessOptions, ProcessSpec, SessionBackend,
 };
 pub use cli::{
-    BASE_ARGS, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args,
+    BASE_ARGS, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args, model_names,
     parse_questions, permission_result,
 };
 pub use error::{AgentError, Result};

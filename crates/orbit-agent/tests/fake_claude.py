@@ -6,6 +6,7 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   garbage   malformed lines, a 12 MB line, an unknown type, then a result
   stuck     never sends a result after an interrupt (FAKE_IGNORE_TERM=1: ignores SIGTERM too)
   idle_exit answers one turn, then exits with rc 2 while idle
+  unsupported  sends a control request Orbit does not handle, echoes the answer
   permission / question  asks (Bash / AskUserQuestion) and echoes the answer
   env       reports its argv, cwd and ELECTRON_RUN_AS_NODE as the reply text
   replay    replays the captured exchange FAKE_CLAUDE_FIXTURE: each captured
@@ -82,6 +83,8 @@ def main():
     for msg in lines():
         kind = msg.get("type")
         if kind == "control_request":
+            if os.environ.get("FAKE_NO_CONTROL_REPLY") == "1":
+                continue
             rid = msg["request_id"]
             out({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": {}}})
             continue
@@ -104,6 +107,14 @@ def main():
             result(total)
         elif mode == "stuck":
             text(f"working {os.getpid()}")
+        elif mode == "unsupported":
+            out({"type": "control_request", "request_id": "req_x", "request": {"subtype": "elicitation", "message": "?"}})
+            for got in lines():
+                if got.get("type") == "control_response":
+                    text("answer: " + json.dumps(got["response"], sort_keys=True))
+                    break
+            total += 0.1
+            result(total)
         elif mode in ("permission", "question"):
             if mode == "permission":
                 req = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "make"},

@@ -422,3 +422,43 @@ async fn captured_resume_costs_are_deltas_per_session() {
     // A session never seen starts from zero.
     assert!((ledger.delta("other", 0.3) - 0.3).abs() < 1e-12);
 }
+
+#[tokio::test]
+async fn unsupported_cli_requests_get_an_error_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("unsupported", &[], quick());
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    run.process.prompt("hi").unwrap();
+    run.turn_end().await;
+    let answer = &run.texts()[0];
+    assert!(
+        answer.contains(r#""error": "Unsupported control request subtype: elicitation""#)
+            && answer.contains(r#""request_id": "req_x""#)
+            && answer.contains(r#""subtype": "error""#),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn control_requests_time_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("env", &[("FAKE_NO_CONTROL_REPLY", "1")], quick());
+    let run = Run::start(&backend, &spec(dir.path()));
+    let result = run
+        .process
+        .control(orbit_agent::wire::OutboundRequest::Initialize {})
+        .await;
+    assert!(
+        matches!(result, Err(orbit_agent::AgentError::Timeout(_))),
+        "{result:?}"
+    );
+    // The process is still usable.
+    let backend = crate::fake_cli::backend("env", &[], quick());
+    let run = Run::start(&backend, &spec(dir.path()));
+    let answer = run
+        .process
+        .control(orbit_agent::wire::OutboundRequest::Initialize {})
+        .await
+        .unwrap();
+    assert_eq!(answer, serde_json::json!({}));
+}

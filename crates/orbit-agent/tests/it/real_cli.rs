@@ -540,3 +540,24 @@ async fn thinking_then_text() {
         .collect();
     assert_eq!(kinds, ["thinking", "text"]);
 }
+
+/// `initialize` over the control protocol gives the CLI's models, which then
+/// check `claude.model`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_lists_the_models() {
+    let env = Env::new().await;
+    let backend = env.backend();
+    let run = Run::start(&backend, &env.spec());
+    let answer = run
+        .process
+        .control(orbit_agent::wire::OutboundRequest::Initialize {})
+        .await
+        .unwrap();
+    let models = orbit_agent::model_names(&answer);
+    for name in ["default", "opus", "sonnet", "haiku", "claude-opus-5-5"] {
+        assert!(models.iter().any(|m| m == name), "{name} in {models:?}");
+    }
+    assert!(orbit_agent::settings::check_model("opus", Some(&models)).is_ok());
+    assert!(orbit_agent::settings::check_model("gpt-9", Some(&models)).is_err());
+    run.process.dispose();
+}
