@@ -1,15 +1,49 @@
-//! The Claude Code CLI, as Orbit drives it: the process and its stream-json
-//! protocol, conversations, the catalog, and the workspace's earlier
-//! conversations ([`ConversationHistory`]).
+//! orbit-agent: drives the user's own Claude Code CLI as a long-lived
+//! stream-json process.
 //!
-//! It knows nothing of graphs, pages or MCP: it reads what the CLI wrote and
-//! says what happened, in typed values.
+//! - [`probe`] finds `claude` and asks its version; [`TrustStore`] keeps the
+//!   folders the user trusts.
+//! - [`wire`] and [`codec`] type every stream-json line in both directions.
+//! - [`CliBackend`] runs one process per conversation through the audited
+//!   spawn wrapper in [`process`], answers permission and question requests,
+//!   escalates interrupts, computes per-turn cost and reports
+//!   [`orbit_types::AgentEvent`]s; [`SessionBackend`] / [`AgentProcess`] are
+//!   the seam another backend would implement.
+//! - [`SessionService`] keeps the conversations (`c1`, `c2`, ...) and the
+//!   current one; [`AgentHost`] adds the settings (re-read when they
+//!   change) and the probe.
+//! - [`settings`] checks and re-reads the settings that reach the process.
+//! - [`ConversationHistory`] summarises the workspace's earlier
+//!   conversations from the CLI's transcripts; [`skills_on_disk`] and
+//!   [`encode_prompt`] give prompts their skills and files.
 #![warn(missing_docs)]
 
+mod backend;
+mod cli;
+pub mod codec;
+mod error;
 mod history;
+mod host;
+pub mod probe;
+pub mod process;
 mod prompt;
+mod service;
+pub mod settings;
 mod skills;
+mod trust;
+pub mod wire;
 
+pub use backend::{
+    AgentProcess, AgentSink, Answer, ControlFuture, ProcessOptions, ProcessSpec, SessionBackend,
+};
+pub use cli::{
+    BASE_ARGS, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args, model_names,
+    parse_questions, permission_result,
+};
+pub use error::{AgentError, Result};
 pub use history::{ConversationHistory, HistoryError, claude_config_dir, summarize_transcript};
+pub use host::AgentHost;
 pub use prompt::{EncodedPrompt, MAX_PROMPT_FILES, MAX_PROMPT_SKILLS, encode_prompt};
+pub use service::{MAX_CONVERSATIONS, ServiceEvent, SessionService};
 pub use skills::skills_on_disk;
+pub use trust::TrustStore;

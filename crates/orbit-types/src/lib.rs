@@ -8,15 +8,19 @@
 //! [`GraphDelta`], [`GraphStats`], [`Language`], [`EdgeKind`].
 #![warn(missing_docs)]
 
+mod agent;
+mod catalog;
 mod control;
 mod graph;
+mod history;
 mod keypad;
 
-pub use control::{ControlError, ControlRequest, ControlResponse};
-mod catalog;
-mod history;
-
+pub use agent::{
+    AgentEvent, ConversationPhase, ConversationState, PermissionRequest, ProcessExit, Question,
+    QuestionOption, QuestionRequest, SessionsSnapshot, TurnEnd, TurnOutcome,
+};
 pub use catalog::{SkillInfo, SkillScope};
+pub use control::{ControlError, ControlRequest, ControlResponse};
 pub use graph::{
     EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, Language, LanguageStats, NodeDto,
     SkipReason,

@@ -2,6 +2,7 @@
 //! argument parsing, logging, output formats and exit codes.
 
 mod adapter_cmd;
+mod agent_cmd;
 mod graph_cmd;
 mod history_cmd;
 mod hub_cmd;
@@ -32,6 +33,12 @@ enum Command {
     Keypad(keypad_cmd::KeypadArgs),
     /// List the workspace's earlier Claude Code conversations, newest first.
     History(history_cmd::HistoryArgs),
+    /// Trust a folder for Claude Code sessions (recorded in Orbit's config directory).
+    Trust(agent_cmd::TrustArgs),
+    /// Run one Claude Code turn from the terminal.
+    Ask(agent_cmd::AskArgs),
+    /// Report the claude probe and the settings in force.
+    Doctor,
 }
 
 fn main() -> ExitCode {
@@ -58,6 +65,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Hub(args) => hub_cmd::run(&args),
         Command::Keypad(args) => keypad_cmd::run(&args),
         Command::History(args) => history_cmd::run(&args),
+        Command::Trust(args) => agent_cmd::trust(&args),
+        Command::Ask(args) => agent_cmd::ask(&args),
+        Command::Doctor => agent_cmd::doctor(),
     }
 }
 

@@ -2,8 +2,16 @@
 #![expect(
     clippy::unwrap_used,
     clippy::disallowed_methods,
-    reason = "tests: a panic is a failure, and fixtures are written with std::fs"
+    reason = "test helpers fail loudly, use std::fs directly and run real processes"
 )]
 
+mod codec;
+mod config;
+mod fake_api;
+mod fake_cli;
+mod harness;
 mod history;
+mod real_cli;
+mod service;
 mod skills;
+mod support;

@@ -7,6 +7,7 @@
 )]
 
 mod adapter_run;
+mod agent_cli;
 mod cli;
 mod dep_boundary;
 mod history_cli;

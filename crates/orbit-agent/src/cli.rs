@@ -1,0 +1,1111 @@
+//! The CLI backend: one `claude` process per conversation, speaking
+//! stream-json. An actor task owns the child; it decodes stdout, answers the
+//! CLI's control requests with what the user decided, tracks subagents and
+//! cost, escalates an interrupt (deny pending, `interrupt`, SIGTERM after the
+//! grace period, SIGKILL after the next) and reports the process's end once.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use orbit_types::{
+    AgentEvent, PermissionRequest, ProcessExit, Question, QuestionOption, QuestionRequest, TurnEnd,
+    TurnOutcome,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::process::ChildStdin;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::backend::{AgentProcess, AgentSink, Answer, ControlFuture, ProcessSpec, SessionBackend};
+use crate::codec::{self, DecodeError, LineRead, MAX_LINE_BYTES};
+use crate::error::{AgentError, Result};
+use crate::process::{self, AgentChild, Invocation};
+use crate::wire::{
+    AssistantEnvelope, CanUseTool, ContentBlock, ControlResponseBody, Inbound, Outbound,
+    OutboundRequest, OutboundResponse, PermissionResult, ResultMessage, SystemMessage, UserContent,
+    UserEnvelope, UserInput,
+};
+
+/// The fixed part of every invocation.
+pub const BASE_ARGS: [&str; 8] = [
+    "--print",
+    "--input-format",
+    "stream-json",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--permission-prompt-tool",
+    "stdio",
+];
+
+/// Timings of the control protocol, injectable for tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// How long an outgoing control request waits for its answer.
+    pub control: Duration,
+    /// After an interrupt, how long to wait for the turn's result before SIGTERM.
+    pub interrupt_grace: Duration,
+    /// After SIGTERM, how long before SIGKILL.
+    pub term_grace: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            control: Duration::from_secs(30),
+            interrupt_grace: Duration::from_secs(5),
+            term_grace: Duration::from_secs(3),
+        }
+    }
+}
+
+/// How to run the CLI.
+#[derive(Debug, Clone, Default)]
+pub struct CliConfig {
+    /// The probed executable.
+    pub program: PathBuf,
+    /// `claude.extraArgs`, appended to every invocation.
+    pub extra_args: Vec<String>,
+    /// Variables set on top of the inherited environment (tests).
+    pub env: Vec<(OsString, OsString)>,
+    /// Protocol timings.
+    pub timeouts: Timeouts,
+}
+
+/// The argument list of the spec: the fixed flags, then `--model`,
+/// `--effort`, `--permission-mode` (unless `default`), `--resume`, then the
+/// extra arguments.
+pub fn build_args(spec: &ProcessSpec, extra_args: &[String]) -> Vec<OsString> {
+    let mut args: Vec<OsString> = BASE_ARGS.iter().map(OsString::from).collect();
+    if let Some(model) = &spec.options.model {
+        args.extend(["--model".into(), model.into()]);
+    }
+    if let Some(effort) = &spec.options.effort {
+        args.extend(["--effort".into(), effort.into()]);
+    }
+    if let Some(mode) = spec
+        .options
+        .permission_mode
+        .as_ref()
+        .filter(|m| *m != "default")
+    {
+        args.extend(["--permission-mode".into(), mode.into()]);
+    }
+    if let Some(session) = &spec.resume {
+        args.extend(["--resume".into(), session.into()]);
+    }
+    args.extend(extra_args.iter().map(OsString::from));
+    args
+}
+
+/// The last running total seen per session id, shared by every process of a
+/// backend: a turn's cost is the difference, so a resumed session (whose
+/// total includes its earlier turns on CLI 2.1.328) never counts a turn twice.
+#[derive(Debug, Clone, Default)]
+pub struct CostLedger(Arc<Mutex<HashMap<String, f64>>>);
+
+impl CostLedger {
+    /// Records `total` for `session` and returns the delta against the last
+    /// total seen (from zero for a session never seen). A total lower than the
+    /// last one means the CLI started counting afresh: the total is the delta.
+    pub fn delta(&self, session: &str, total: f64) -> f64 {
+        let Ok(mut map) = self.0.lock() else {
+            return total;
+        };
+        let last = map.insert(session.to_owned(), total).unwrap_or(0.0);
+        if total >= last { total - last } else { total }
+    }
+
+    /// The last total seen for `session`.
+    pub fn total(&self, session: &str) -> Option<f64> {
+        self.0.lock().ok()?.get(session).copied()
+    }
+}
+
+/// Starts `claude` processes.
+#[derive(Debug, Clone, Default)]
+pub struct CliBackend {
+    config: CliConfig,
+    ledger: CostLedger,
+}
+
+impl CliBackend {
+    /// A backend running `config.program`.
+    pub fn new(config: CliConfig) -> Self {
+        Self {
+            config,
+            ledger: CostLedger::default(),
+        }
+    }
+
+    /// The cost ledger.
+    pub fn ledger(&self) -> &CostLedger {
+        &self.ledger
+    }
+
+    /// Starts a process; the concrete handle (see [`SessionBackend::start`]).
+    pub fn spawn(&self, spec: &ProcessSpec, sink: Arc<dyn AgentSink>) -> Result<CliProcess> {
+        let invocation = Invocation {
+            program: self.config.program.clone().into_os_string(),
+            args: build_args(spec, &self.config.extra_args),
+            cwd: Some(spec.cwd.clone()),
+            env: self.config.env.clone(),
+        };
+        let mut child = process::spawn(&invocation)?;
+        let stdin = child.take_stdin();
+        let stdout = child.take_stdout();
+        let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+            return Err(AgentError::Exited);
+        };
+        let pid = child.id();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (line_tx, line_rx) = mpsc::channel(64);
+        tokio::spawn(read_stdout(stdout, line_tx));
+        let actor = Actor {
+            child,
+            stdin: Some(stdin),
+            sink,
+            ledger: self.ledger.clone(),
+            timeouts: self.config.timeouts,
+            pending_requests: HashMap::new(),
+            pending_controls: HashMap::new(),
+            turn: None,
+            session_id: spec.resume.clone(),
+            subagents: Subagents::default(),
+            malformed: 0,
+            escalation: None,
+        };
+        tokio::spawn(actor.run(rx, line_rx));
+        Ok(CliProcess {
+            tx,
+            pid,
+            next_id: Arc::new(AtomicU64::new(1)),
+            control_timeout: self.config.timeouts.control,
+        })
+    }
+}
+
+impl SessionBackend for CliBackend {
+    fn start(&self, spec: &ProcessSpec, sink: Arc<dyn AgentSink>) -> Result<Box<dyn AgentProcess>> {
+        Ok(Box::new(self.spawn(spec, sink)?))
+    }
+}
+
+enum Command {
+    Prompt(String),
+    Answer(String, Answer),
+    Interrupt,
+    Control(String, OutboundRequest, oneshot::Sender<Result<Value>>),
+    CancelControl(String),
+    Dispose,
+}
+
+/// A handle on one process. Dropping it disposes the process.
+#[derive(Debug)]
+pub struct CliProcess {
+    tx: mpsc::UnboundedSender<Command>,
+    pid: Option<u32>,
+    next_id: Arc<AtomicU64>,
+    control_timeout: Duration,
+}
+
+impl CliProcess {
+    fn send(&self, command: Command) -> Result<()> {
+        self.tx.send(command).map_err(|_| AgentError::Exited)
+    }
+}
+
+impl AgentProcess for CliProcess {
+    fn prompt(&self, text: &str) -> Result<()> {
+        self.send(Command::Prompt(text.to_owned()))
+    }
+
+    fn answer(&self, request_id: &str, answer: Answer) -> Result<()> {
+        self.send(Command::Answer(request_id.to_owned(), answer))
+    }
+
+    fn interrupt(&self) {
+        let _ = self.send(Command::Interrupt);
+    }
+
+    fn dispose(&self) {
+        let _ = self.send(Command::Dispose);
+    }
+
+    fn control(&self, request: OutboundRequest) -> ControlFuture {
+        let id = format!("orbit_req_{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (reply_tx, reply_rx) = oneshot::channel();
+        let sent = self.send(Command::Control(id.clone(), request, reply_tx));
+        let tx = self.tx.clone();
+        let timeout = self.control_timeout;
+        Box::pin(async move {
+            sent?;
+            match tokio::time::timeout(timeout, reply_rx).await {
+                Ok(Ok(result)) => result,
+                Ok(Err(_)) => Err(AgentError::Exited),
+                Err(_) => {
+                    let _ = tx.send(Command::CancelControl(id.clone()));
+                    Err(AgentError::Timeout(id))
+                }
+            }
+        })
+    }
+
+    fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+}
+
+enum LineMsg {
+    Message(Box<Inbound>),
+    Malformed(String),
+}
+
+/// Reads stdout lines, decodes them and hands them to the actor. Ends at EOF
+/// (dropping the sender tells the actor).
+async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<LineMsg>) {
+    let mut reader = BufReader::with_capacity(256 * 1024, stdout);
+    let mut buf = Vec::new();
+    loop {
+        let msg = match codec::read_line(&mut reader, &mut buf, MAX_LINE_BYTES).await {
+            Ok(LineRead::Eof) | Err(_) => return,
+            Ok(LineRead::TooLong(n)) => LineMsg::Malformed(DecodeError::TooLong(n).to_string()),
+            Ok(LineRead::Line) => match codec::decode_line(&buf) {
+                Ok(None) => continue,
+                Ok(Some(message)) => LineMsg::Message(Box::new(message)),
+                Err(error) => LineMsg::Malformed(error.to_string()),
+            },
+        };
+        if tx.send(msg).await.is_err() {
+            return;
+        }
+    }
+}
+
+struct Turn {
+    interrupting: bool,
+}
+
+enum Escalation {
+    /// Interrupt sent; SIGTERM at the deadline.
+    AwaitResult(Instant),
+    /// SIGTERM sent; SIGKILL at the deadline.
+    AwaitExit(Instant),
+}
+
+struct Actor {
+    child: AgentChild,
+    stdin: Option<ChildStdin>,
+    sink: Arc<dyn AgentSink>,
+    ledger: CostLedger,
+    timeouts: Timeouts,
+    /// The CLI's open `can_use_tool` requests.
+    pending_requests: HashMap<String, CanUseTool>,
+    /// Orbit's open control requests (the interrupt has no reply channel).
+    pending_controls: HashMap<String, Option<oneshot::Sender<Result<Value>>>>,
+    turn: Option<Turn>,
+    session_id: Option<String>,
+    subagents: Subagents,
+    malformed: u64,
+    escalation: Option<Escalation>,
+}
+
+impl Actor {
+    async fn run(
+        mut self,
+        mut commands: mpsc::UnboundedReceiver<Command>,
+        mut lines: mpsc::Receiver<LineMsg>,
+    ) {
+        let mut next_interrupt_id = 0u64;
+        loop {
+            let deadline = match self.escalation {
+                Some(Escalation::AwaitResult(at) | Escalation::AwaitExit(at)) => Some(at),
+                None => None,
+            };
+            tokio::select! {
+                command = commands.recv() => match command {
+                    None | Some(Command::Dispose) => {
+                        self.dispose().await;
+                        return;
+                    }
+                    Some(Command::Interrupt) => {
+                        next_interrupt_id += 1;
+                        self.interrupt(next_interrupt_id).await;
+                    }
+                    Some(command) => self.command(command).await,
+                },
+                line = lines.recv() => match line {
+                    Some(LineMsg::Message(message)) => self.inbound(*message).await,
+                    Some(LineMsg::Malformed(error)) => {
+                        self.malformed += 1;
+                        tracing::warn!("claude printed a malformed line ({}): {error}", self.malformed);
+                        self.emit(AgentEvent::MalformedLine { count: self.malformed, error });
+                    }
+                    None => {
+                        self.finish().await;
+                        return;
+                    }
+                },
+                () = sleep_until(deadline), if deadline.is_some() => self.escalate(),
+            }
+        }
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        self.sink.event(event);
+    }
+
+    async fn write(&mut self, message: &Outbound) {
+        let line = codec::encode_line(message);
+        let Some(stdin) = self.stdin.as_mut() else {
+            return;
+        };
+        let ok = stdin.write_all(&line).await.is_ok() && stdin.flush().await.is_ok();
+        if !ok {
+            // The process is going away; stdout's end reports it.
+            self.stdin = None;
+        }
+    }
+
+    async fn command(&mut self, command: Command) {
+        match command {
+            Command::Prompt(text) => {
+                if self.turn.is_some() {
+                    self.emit(AgentEvent::Warning {
+                        message: "a turn is already running; prompt not sent".to_owned(),
+                    });
+                    return;
+                }
+                self.turn = Some(Turn {
+                    interrupting: false,
+                });
+                self.emit(AgentEvent::TurnStarted {
+                    prompt: text.clone(),
+                });
+                self.write(&Outbound::User {
+                    message: UserInput {
+                        role: "user".to_owned(),
+                        content: text,
+                    },
+                })
+                .await;
+            }
+            Command::Answer(request_id, answer) => self.answer(&request_id, answer).await,
+            Command::Control(id, request, reply) => {
+                self.pending_controls.insert(id.clone(), Some(reply));
+                self.write(&Outbound::ControlRequest {
+                    request_id: id,
+                    request,
+                })
+                .await;
+            }
+            Command::CancelControl(id) => {
+                if self.pending_controls.remove(&id).is_some() {
+                    self.write(&Outbound::ControlCancelRequest { request_id: id })
+                        .await;
+                }
+            }
+            Command::Interrupt | Command::Dispose => {}
+        }
+    }
+
+    async fn answer(&mut self, request_id: &str, answer: Answer) {
+        let Some(request) = self.pending_requests.get(request_id) else {
+            self.emit(AgentEvent::Warning {
+                message: format!("no pending request `{request_id}` to answer"),
+            });
+            return;
+        };
+        let result = match permission_result(request, answer) {
+            Ok(result) => result,
+            Err(message) => {
+                self.emit(AgentEvent::Warning { message });
+                return;
+            }
+        };
+        self.pending_requests.remove(request_id);
+        self.respond(request_id, &result).await;
+    }
+
+    async fn respond(&mut self, request_id: &str, result: &PermissionResult) {
+        let payload = serde_json::to_value(result).unwrap_or(Value::Null);
+        self.write(&Outbound::ControlResponse {
+            response: OutboundResponse::Success {
+                request_id: request_id.to_owned(),
+                response: payload,
+            },
+        })
+        .await;
+    }
+
+    async fn interrupt(&mut self, n: u64) {
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        if turn.interrupting {
+            return;
+        }
+        turn.interrupting = true;
+        // Pending requests are denied first, so the CLI is not left asking.
+        let pending: Vec<String> = self.pending_requests.keys().cloned().collect();
+        for request_id in pending {
+            self.pending_requests.remove(&request_id);
+            self.respond(
+                &request_id,
+                &PermissionResult::Deny {
+                    message: "The user stopped the turn.".to_owned(),
+                },
+            )
+            .await;
+            self.emit(AgentEvent::RequestWithdrawn { request_id });
+        }
+        let id = format!("orbit_interrupt_{n}");
+        self.pending_controls.insert(id.clone(), None);
+        self.write(&Outbound::ControlRequest {
+            request_id: id,
+            request: OutboundRequest::Interrupt {},
+        })
+        .await;
+        self.escalation = Some(Escalation::AwaitResult(
+            Instant::now() + self.timeouts.interrupt_grace,
+        ));
+    }
+
+    fn escalate(&mut self) {
+        match self.escalation.take() {
+            Some(Escalation::AwaitResult(_)) => {
+                tracing::warn!("claude gave no result after an interrupt; sending SIGTERM");
+                self.child.terminate();
+                self.escalation = Some(Escalation::AwaitExit(
+                    Instant::now() + self.timeouts.term_grace,
+                ));
+            }
+            Some(Escalation::AwaitExit(_)) => {
+                tracing::warn!("claude did not exit after SIGTERM; sending SIGKILL");
+                self.child.kill();
+            }
+            None => {}
+        }
+    }
+
+    async fn inbound(&mut self, message: Inbound) {
+        match message {
+            Inbound::System(system) => self.system(system),
+            Inbound::Assistant(envelope) => self.assistant(&envelope),
+            Inbound::User(envelope) => self.user(&envelope),
+            Inbound::Result(result) => self.result(&result),
+            Inbound::StreamEvent(event) => {
+                if let Some(parent) = &event.parent_tool_use_id {
+                    self.subagents
+                        .announce(parent, None, None, None, &*self.sink);
+                }
+            }
+            Inbound::ControlRequest(request) => {
+                let crate::wire::ControlRequestBody::CanUseTool(can_use) = request.request else {
+                    return;
+                };
+                self.emit(request_event(&request.request_id, &can_use));
+                self.pending_requests.insert(request.request_id, can_use);
+            }
+            Inbound::UnsupportedRequest {
+                request_id,
+                subtype,
+            } => {
+                let subtype = subtype.unwrap_or_default();
+                self.write(&Outbound::ControlResponse {
+                    response: OutboundResponse::Error {
+                        request_id,
+                        error: format!("Unsupported control request subtype: {subtype}"),
+                    },
+                })
+                .await;
+            }
+            Inbound::ControlResponse(response) => self.control_response(response.response),
+            Inbound::ControlCancelRequest { request_id } => {
+                if self.pending_requests.remove(&request_id).is_some() {
+                    self.emit(AgentEvent::RequestWithdrawn { request_id });
+                }
+            }
+            Inbound::KeepAlive => {}
+            Inbound::Unknown {
+                message_type,
+                subtype,
+            } => {
+                tracing::debug!("unknown stream-json message {message_type}/{subtype:?}");
+                self.emit(AgentEvent::Unknown {
+                    message_type,
+                    subtype,
+                });
+            }
+        }
+    }
+
+    fn control_response(&mut self, response: ControlResponseBody) {
+        let Some(reply) = self.pending_controls.remove(response.request_id()) else {
+            // A late answer to a cancelled request.
+            return;
+        };
+        let result = match response {
+            ControlResponseBody::Success { response, .. } => Ok(response.unwrap_or(Value::Null)),
+            ControlResponseBody::Error { request_id, error } => Err(AgentError::Refused {
+                subtype: request_id,
+                message: error,
+            }),
+        };
+        if let Some(reply) = reply {
+            let _ = reply.send(result);
+        }
+    }
+
+    fn system(&mut self, system: SystemMessage) {
+        match system {
+            SystemMessage::Init(init) => {
+                self.session_id = Some(init.session_id.clone());
+                self.emit(AgentEvent::SessionInit {
+                    session_id: init.session_id,
+                    model: init.model,
+                    permission_mode: init.permission_mode,
+                    version: init.claude_code_version,
+                });
+            }
+            SystemMessage::Status {
+                permission_mode: Some(mode),
+                ..
+            } => self.emit(AgentEvent::PermissionModeChanged { mode }),
+            SystemMessage::ApiRetry {
+                attempt,
+                max_retries,
+                error_status,
+                error,
+            } => self.emit(AgentEvent::ApiRetry {
+                attempt,
+                max_retries,
+                error_status,
+                error,
+            }),
+            SystemMessage::TaskStarted(task) => {
+                if let Some(call) = &task.tool_use_id {
+                    self.subagents.note_task(call, &task);
+                }
+            }
+            SystemMessage::TaskNotification(task) => {
+                if let Some(call) = &task.tool_use_id {
+                    let status = task.status.as_deref().unwrap_or("completed");
+                    self.subagents.end(call, status, &*self.sink);
+                }
+            }
+            SystemMessage::PermissionDenied {
+                tool_name, message, ..
+            } => self.emit(AgentEvent::Warning {
+                message: format!(
+                    "{tool_name} denied: {}",
+                    message.as_deref().unwrap_or("no reason given")
+                ),
+            }),
+            SystemMessage::Status { .. }
+            | SystemMessage::TaskProgress(_)
+            | SystemMessage::TaskUpdated(_)
+            | SystemMessage::ThinkingTokens {}
+            | SystemMessage::SessionStateChanged { .. }
+            | SystemMessage::Other => {}
+        }
+    }
+
+    fn assistant(&mut self, envelope: &AssistantEnvelope) {
+        let subagent = envelope.parent_tool_use_id.clone();
+        if let Some(parent) = &subagent {
+            self.subagents.announce(
+                parent,
+                envelope.agent_id.as_deref(),
+                envelope.subagent_type.as_deref(),
+                envelope.task_description.as_deref(),
+                &*self.sink,
+            );
+        }
+        let message_id = &envelope.message.id;
+        for block in &envelope.message.content {
+            match block {
+                ContentBlock::Text { text } => self.emit(AgentEvent::Text {
+                    message_id: message_id.clone(),
+                    text: text.clone(),
+                    subagent: subagent.clone(),
+                }),
+                ContentBlock::Thinking { thinking } => self.emit(AgentEvent::Thinking {
+                    message_id: message_id.clone(),
+                    text: thinking.clone(),
+                    subagent: subagent.clone(),
+                }),
+                ContentBlock::ToolUse { id, name, input } => {
+                    if subagent.is_none() && is_agent_tool(name) {
+                        self.subagents.note_call(id, input);
+                    }
+                    self.emit(AgentEvent::ToolUse {
+                        tool_use_id: id.clone(),
+                        name: name.clone(),
+                        input: input.clone(),
+                        subagent: subagent.clone(),
+                    });
+                }
+                ContentBlock::ToolResult { .. } | ContentBlock::Other => {}
+            }
+        }
+    }
+
+    fn user(&mut self, envelope: &UserEnvelope) {
+        let blocks: &[ContentBlock] = match &envelope.message.content {
+            UserContent::Blocks(blocks) => blocks,
+            UserContent::Text(_) => &[],
+        };
+        let has_result = blocks
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolResult { .. }));
+        if let Some(parent) = &envelope.parent_tool_use_id {
+            // The echo of the subagent's own prompt does not count as sending something.
+            if has_result {
+                self.subagents.announce(
+                    parent,
+                    envelope.agent_id.as_deref(),
+                    envelope.subagent_type.as_deref(),
+                    envelope.task_description.as_deref(),
+                    &*self.sink,
+                );
+            }
+        }
+        for block in blocks {
+            let ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } = block
+            else {
+                continue;
+            };
+            self.emit(AgentEvent::ToolResult {
+                tool_use_id: tool_use_id.clone(),
+                is_error: *is_error,
+                text: result_text(content),
+                subagent: envelope.parent_tool_use_id.clone(),
+            });
+            if envelope.parent_tool_use_id.is_none() {
+                let launched_in_background = envelope
+                    .tool_use_result
+                    .as_ref()
+                    .and_then(|r| r.get("status"))
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| s.ends_with("_launched"));
+                if !launched_in_background {
+                    let status = if *is_error { "failed" } else { "completed" };
+                    self.subagents.end(tool_use_id, status, &*self.sink);
+                }
+            }
+        }
+    }
+
+    fn result(&mut self, result: &ResultMessage) {
+        let interrupted = self.turn.as_ref().is_some_and(|t| t.interrupting);
+        self.turn = None;
+        self.escalation = None;
+        self.subagents.end_all("turn_ended", &*self.sink);
+        if let Some(session) = &result.session_id {
+            self.session_id = Some(session.clone());
+        }
+        let cost = match (result.total_cost_usd, self.session_id.as_deref()) {
+            (Some(total), Some(session)) => self.ledger.delta(session, total),
+            (Some(total), None) => total,
+            (None, _) => 0.0,
+        };
+        let outcome = if interrupted {
+            TurnOutcome::Interrupted
+        } else if result.is_error {
+            TurnOutcome::Failed
+        } else {
+            TurnOutcome::Completed
+        };
+        let error = if result.is_error {
+            let mut parts = result.errors.clone();
+            if parts.is_empty()
+                && let Some(text) = &result.result
+            {
+                parts.push(text.clone());
+            }
+            if parts.is_empty() {
+                parts.push(
+                    result
+                        .terminal_reason
+                        .clone()
+                        .unwrap_or_else(|| result.subtype.clone()),
+                );
+            }
+            Some(parts.join("; "))
+        } else {
+            None
+        };
+        self.emit(AgentEvent::TurnEnded(TurnEnd {
+            outcome,
+            session_id: self.session_id.clone(),
+            cost_usd: cost,
+            total_cost_usd: result.total_cost_usd,
+            duration_ms: result.duration_ms,
+            num_turns: result.num_turns,
+            result: result.result.clone(),
+            error,
+        }));
+    }
+
+    /// Stdout ended: wait for the process, report a turn it broke, then exit.
+    async fn finish(&mut self) {
+        self.stdin = None;
+        let status = match tokio::time::timeout(self.timeouts.term_grace, self.child.wait()).await {
+            Ok(Ok(status)) => Some(status),
+            _ => self.child.kill_and_wait().await.ok(),
+        };
+        let (code, signal) = split_status(status);
+        let last_stderr = self.child.last_stderr();
+        let during_turn = self.turn.is_some();
+        self.fail_controls();
+        if let Some(turn) = self.turn.take() {
+            let outcome = if turn.interrupting {
+                TurnOutcome::Interrupted
+            } else {
+                tracing::warn!(
+                    "claude exited during a turn (code {code:?}, signal {signal:?}): {}",
+                    last_stderr.as_deref().unwrap_or("no stderr")
+                );
+                TurnOutcome::Failed
+            };
+            self.subagents.end_all("turn_ended", &*self.sink);
+            let error = last_stderr.clone().unwrap_or_else(|| {
+                format!("the claude process exited ({})", describe(code, signal))
+            });
+            self.emit(AgentEvent::TurnEnded(TurnEnd {
+                outcome,
+                session_id: self.session_id.clone(),
+                cost_usd: 0.0,
+                total_cost_usd: None,
+                duration_ms: None,
+                num_turns: None,
+                result: None,
+                error: Some(error),
+            }));
+        } else if code != Some(0) {
+            let message = format!(
+                "claude exited while idle ({}){}{}",
+                describe(code, signal),
+                if last_stderr.is_some() { ": " } else { "" },
+                last_stderr.as_deref().unwrap_or("")
+            );
+            tracing::warn!("{message}");
+            self.emit(AgentEvent::Warning { message });
+        }
+        self.sink.exit(ProcessExit {
+            code,
+            signal,
+            during_turn,
+            last_stderr,
+            disposed: false,
+        });
+    }
+
+    /// Orbit ends the process (disposal, restart, drop). An idle process is
+    /// let go gracefully (stdin closed: the CLI saves its session and exits),
+    /// then SIGTERM, then SIGKILL; a busy one gets SIGTERM at once.
+    async fn dispose(&mut self) {
+        self.stdin = None;
+        let grace = self.timeouts.term_grace;
+        if self.turn.is_some() {
+            self.child.terminate();
+        }
+        let mut status = tokio::time::timeout(grace, self.child.wait())
+            .await
+            .ok()
+            .and_then(Result::ok);
+        if status.is_none() {
+            self.child.terminate();
+            status = tokio::time::timeout(grace, self.child.wait())
+                .await
+                .ok()
+                .and_then(Result::ok);
+        }
+        if status.is_none() {
+            status = self.child.kill_and_wait().await.ok();
+        }
+        let (code, signal) = split_status(status);
+        let during_turn = self.turn.is_some();
+        self.fail_controls();
+        if self.turn.take().is_some() {
+            self.subagents.end_all("turn_ended", &*self.sink);
+            self.emit(AgentEvent::TurnEnded(TurnEnd {
+                outcome: TurnOutcome::Interrupted,
+                session_id: self.session_id.clone(),
+                cost_usd: 0.0,
+                total_cost_usd: None,
+                duration_ms: None,
+                num_turns: None,
+                result: None,
+                error: None,
+            }));
+        }
+        self.sink.exit(ProcessExit {
+            code,
+            signal,
+            during_turn,
+            last_stderr: self.child.last_stderr(),
+            disposed: true,
+        });
+    }
+
+    fn fail_controls(&mut self) {
+        for (_, reply) in self.pending_controls.drain() {
+            if let Some(reply) = reply {
+                let _ = reply.send(Err(AgentError::Exited));
+            }
+        }
+        self.pending_requests.clear();
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn split_status(status: Option<std::process::ExitStatus>) -> (Option<i32>, Option<i32>) {
+    let Some(status) = status else {
+        return (None, None);
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt as _;
+        (status.code(), status.signal())
+    }
+    #[cfg(not(unix))]
+    {
+        (status.code(), None)
+    }
+}
+
+fn describe(code: Option<i32>, signal: Option<i32>) -> String {
+    match (code, signal) {
+        (Some(code), _) => format!("code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "unknown status".to_owned(),
+    }
+}
+
+fn is_agent_tool(name: &str) -> bool {
+    name == "Agent" || name == "Task"
+}
+
+/// The text of a tool result's content (a string or text blocks).
+fn result_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The event for a `can_use_tool` request: a question card for
+/// `AskUserQuestion`, a permission card otherwise.
+fn request_event(request_id: &str, request: &CanUseTool) -> AgentEvent {
+    if request.tool_name == "AskUserQuestion"
+        && let Some(questions) = parse_questions(&request.input)
+    {
+        return AgentEvent::QuestionRequest(QuestionRequest {
+            request_id: request_id.to_owned(),
+            tool_use_id: request.tool_use_id.clone(),
+            questions,
+            agent_id: request.agent_id.clone(),
+        });
+    }
+    AgentEvent::PermissionRequest(PermissionRequest {
+        request_id: request_id.to_owned(),
+        tool_name: request.tool_name.clone(),
+        tool_use_id: request.tool_use_id.clone(),
+        input: request.input.clone(),
+        suggestions: request.permission_suggestions.clone().unwrap_or_default(),
+        description: request.description.clone(),
+        decision_reason: request.decision_reason.clone(),
+        blocked_path: request.blocked_path.clone(),
+        agent_id: request.agent_id.clone(),
+    })
+}
+
+/// The model names an `initialize` answer lists (each model's `value` and
+/// `resolvedModel`), for checking `claude.model`.
+pub fn model_names(initialize: &Value) -> Vec<String> {
+    let mut names: Vec<String> = initialize
+        .get("models")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|m| {
+            ["value", "resolvedModel"]
+                .into_iter()
+                .filter_map(|k| m.get(k).and_then(Value::as_str).map(str::to_owned))
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The questions of an `AskUserQuestion` input.
+pub fn parse_questions(input: &Value) -> Option<Vec<Question>> {
+    let list = input.get("questions")?.as_array()?;
+    let str_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    list.iter()
+        .map(|q| {
+            Some(Question {
+                question: q.get("question")?.as_str()?.to_owned(),
+                header: str_of(q, "header"),
+                multi_select: q
+                    .get("multiSelect")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                options: q
+                    .get("options")
+                    .and_then(Value::as_array)
+                    .map(|opts| {
+                        opts.iter()
+                            .map(|o| QuestionOption {
+                                label: str_of(o, "label"),
+                                description: str_of(o, "description"),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// Turns the user's answer into the `can_use_tool` response payload.
+pub fn permission_result(
+    request: &CanUseTool,
+    answer: Answer,
+) -> std::result::Result<PermissionResult, String> {
+    Ok(match answer {
+        Answer::Allow => PermissionResult::Allow {
+            updated_input: request.input.clone(),
+            updated_permissions: None,
+        },
+        Answer::AllowAlways => PermissionResult::Allow {
+            updated_input: request.input.clone(),
+            updated_permissions: Some(request.permission_suggestions.clone().unwrap_or_default()),
+        },
+        Answer::Deny { message } => PermissionResult::Deny { message },
+        Answer::SkipQuestions => PermissionResult::Deny {
+            message: "The user skipped the questions.".to_owned(),
+        },
+        Answer::Questions(chosen) => {
+            let questions = parse_questions(&request.input)
+                .ok_or_else(|| "the request has no questions to answer".to_owned())?;
+            let mut answers = serde_json::Map::new();
+            for question in &questions {
+                let labels = chosen
+                    .get(&question.question)
+                    .filter(|labels| {
+                        !labels.is_empty() && labels.iter().all(|l| !l.trim().is_empty())
+                    })
+                    .ok_or_else(|| format!("no answer to \"{}\"", question.question))?;
+                answers.insert(question.question.clone(), json!(labels.join(", ")));
+            }
+            let mut input = request.input.clone();
+            if let Value::Object(map) = &mut input {
+                map.insert("answers".to_owned(), Value::Object(answers));
+            }
+            PermissionResult::Allow {
+                updated_input: input,
+                updated_permissions: None,
+            }
+        }
+    })
+}
+
+#[derive(Default)]
+struct Subagents {
+    /// Agent/Task calls of the main thread: id -> (type, description).
+    calls: HashMap<String, (Option<String>, Option<String>)>,
+    /// Announced and not ended.
+    live: HashSet<String>,
+    /// Ended (never announced again).
+    ended: HashSet<String>,
+}
+
+impl Subagents {
+    fn note_call(&mut self, id: &str, input: &Value) {
+        let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
+        self.calls.insert(
+            id.to_owned(),
+            (field("subagent_type"), field("description")),
+        );
+    }
+
+    fn note_task(&mut self, call: &str, task: &crate::wire::TaskEvent) {
+        let entry = self.calls.entry(call.to_owned()).or_default();
+        if entry.0.is_none() {
+            entry.0.clone_from(&task.subagent_type);
+        }
+        if entry.1.is_none() {
+            entry.1.clone_from(&task.description);
+        }
+    }
+
+    fn announce(
+        &mut self,
+        call: &str,
+        agent_id: Option<&str>,
+        agent_type: Option<&str>,
+        description: Option<&str>,
+        sink: &dyn AgentSink,
+    ) {
+        if self.live.contains(call) || self.ended.contains(call) {
+            return;
+        }
+        self.live.insert(call.to_owned());
+        let (call_type, call_description) = self.calls.get(call).cloned().unwrap_or_default();
+        sink.event(AgentEvent::SubagentStarted {
+            tool_use_id: call.to_owned(),
+            agent_id: agent_id.map(str::to_owned),
+            agent_type: call_type.or_else(|| agent_type.map(str::to_owned)),
+            description: call_description.or_else(|| description.map(str::to_owned)),
+        });
+    }
+
+    fn end(&mut self, call: &str, status: &str, sink: &dyn AgentSink) {
+        if !self.calls.contains_key(call) && !self.live.contains(call) {
+            return;
+        }
+        self.ended.insert(call.to_owned());
+        if self.live.remove(call) {
+            sink.event(AgentEvent::SubagentEnded {
+                tool_use_id: call.to_owned(),
+                status: status.to_owned(),
+            });
+        }
+    }
+
+    fn end_all(&mut self, status: &str, sink: &dyn AgentSink) {
+        let mut live: Vec<String> = self.live.drain().collect();
+        live.sort();
+        for call in live {
+            self.ended.insert(call.clone());
+            sink.event(AgentEvent::SubagentEnded {
+                tool_use_id: call,
+                status: status.to_owned(),
+            });
+        }
+    }
+}

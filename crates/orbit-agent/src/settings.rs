@@ -1,0 +1,216 @@
+//! The settings that reach the process (`claude.path`, `claude.model`,
+//! `claude.effort`, `claude.permissionMode`, `claude.extraArgs` in Orbit's
+//! `settings.json`), checked, and re-read when the file changes: a new path
+//! or extra arguments probe again; model, effort and permission mode apply
+//! from the next prompt (a restart with `--resume`).
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use orbit_common::Settings;
+
+use crate::backend::ProcessOptions;
+use crate::error::{AgentError, Result};
+
+/// The effort levels, in order.
+pub const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
+
+/// The permission modes Orbit passes (`bypassPermissions` only from the settings file).
+pub const PERMISSION_MODES: [&str; 4] = ["default", "acceptEdits", "plan", "bypassPermissions"];
+
+/// The agent's part of the settings, checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentSettings {
+    /// `claude.path`.
+    pub path: Option<String>,
+    /// `claude.extraArgs`.
+    pub extra_args: Vec<String>,
+    /// Model, effort, permission mode.
+    pub options: ProcessOptions,
+    /// Values refused, one line each.
+    pub warnings: Vec<String>,
+}
+
+impl AgentSettings {
+    /// Checks `settings`; a bad value is dropped with a warning.
+    /// `models` is the CLI's model list when known.
+    pub fn from_settings(settings: &Settings, models: Option<&[String]>) -> Self {
+        let mut warnings = settings.warnings.clone();
+        let mut keep = |key: &str, value: &Option<String>, check: &dyn Fn(&str) -> Result<()>| {
+            let value = value.as_ref()?;
+            match check(value) {
+                Ok(()) => Some(value.clone()),
+                Err(error) => {
+                    warnings.push(format!("settings: {error}; ignored"));
+                    let _ = key;
+                    None
+                }
+            }
+        };
+        let model = keep("claude.model", &settings.claude_model, &|m| {
+            check_model(m, models)
+        });
+        let effort = keep("claude.effort", &settings.claude_effort, &check_effort);
+        let permission_mode = keep(
+            "claude.permissionMode",
+            &settings.claude_permission_mode,
+            &|m| check_permission_mode(m, true),
+        );
+        Self {
+            path: settings.claude_path.clone(),
+            extra_args: settings.claude_extra_args.clone(),
+            options: ProcessOptions {
+                model,
+                effort,
+                permission_mode,
+            },
+            warnings,
+        }
+    }
+}
+
+/// A model name: an alias or id (`opus`, `claude-opus-5-5`, `opus[1m]`), and
+/// one of the CLI's models when its list is known.
+pub fn check_model(model: &str, known: Option<&[String]>) -> Result<()> {
+    let well_formed = !model.is_empty()
+        && model.len() <= 100
+        && !model.starts_with('-')
+        && model.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '[' | ']' | ':' | '@' | '/')
+        });
+    if !well_formed {
+        return Err(invalid(
+            "claude.model",
+            format!("`{model}` is not a model name"),
+        ));
+    }
+    if let Some(known) = known
+        && !known.is_empty()
+        && !known.iter().any(|k| k == model)
+    {
+        return Err(invalid(
+            "claude.model",
+            format!(
+                "`{model}` is not one of the CLI's models ({})",
+                known.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// One of [`EFFORTS`].
+pub fn check_effort(effort: &str) -> Result<()> {
+    if EFFORTS.contains(&effort) {
+        Ok(())
+    } else {
+        Err(invalid(
+            "claude.effort",
+            format!("`{effort}` is not one of {}", EFFORTS.join(", ")),
+        ))
+    }
+}
+
+/// One of [`PERMISSION_MODES`]; `bypassPermissions` only when `from_settings_file`.
+pub fn check_permission_mode(mode: &str, from_settings_file: bool) -> Result<()> {
+    if mode == "bypassPermissions" && !from_settings_file {
+        return Err(invalid(
+            "claude.permissionMode",
+            "`bypassPermissions` can only be chosen in settings.json".to_owned(),
+        ));
+    }
+    if PERMISSION_MODES.contains(&mode) {
+        Ok(())
+    } else {
+        Err(invalid(
+            "claude.permissionMode",
+            format!("`{mode}` is not one of {}", PERMISSION_MODES.join(", ")),
+        ))
+    }
+}
+
+fn invalid(key: &str, message: String) -> AgentError {
+    AgentError::InvalidSetting {
+        key: key.to_owned(),
+        message,
+    }
+}
+
+/// What a re-read changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SettingsChange {
+    /// The path or extra arguments changed: probe again.
+    pub reprobe: bool,
+    /// Model, effort or permission mode changed: restart from the next prompt.
+    pub options: bool,
+}
+
+/// `settings.json`, re-read when its size or modification time changes.
+#[derive(Debug, Clone)]
+pub struct SettingsFile {
+    path: PathBuf,
+    stamp: Option<(u64, SystemTime)>,
+    current: AgentSettings,
+    models: Option<Vec<String>>,
+}
+
+impl SettingsFile {
+    /// Reads `path` (a missing file is the defaults).
+    pub fn load(path: &Path) -> Result<Self> {
+        let mut file = Self {
+            path: path.to_path_buf(),
+            stamp: None,
+            current: AgentSettings::default(),
+            models: None,
+        };
+        file.reload()?;
+        Ok(file)
+    }
+
+    /// The settings in force.
+    pub fn current(&self) -> &AgentSettings {
+        &self.current
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Gives the CLI's model list (from `initialize`) for checking `claude.model`.
+    pub fn set_models(&mut self, models: Vec<String>) -> Result<SettingsChange> {
+        self.models = Some(models);
+        self.reload()
+    }
+
+    fn stamp(&self) -> Option<(u64, SystemTime)> {
+        let meta = fs_err::metadata(&self.path).ok()?;
+        Some((meta.len(), meta.modified().ok()?))
+    }
+
+    /// Re-reads the file if it changed since the last read.
+    pub fn refresh(&mut self) -> Result<SettingsChange> {
+        if self.stamp() == self.stamp && self.stamp.is_some() {
+            return Ok(SettingsChange::default());
+        }
+        self.reload()
+    }
+
+    fn reload(&mut self) -> Result<SettingsChange> {
+        self.stamp = self.stamp();
+        let settings = Settings::load(&self.path).map_err(|e| AgentError::InvalidSetting {
+            key: self.path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let next = AgentSettings::from_settings(&settings, self.models.as_deref());
+        for warning in &next.warnings {
+            tracing::warn!("{warning}");
+        }
+        let change = SettingsChange {
+            reprobe: next.path != self.current.path || next.extra_args != self.current.extra_args,
+            options: next.options != self.current.options,
+        };
+        self.current = next;
+        Ok(change)
+    }
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A scripted stand-in for the claude CLI, for what the real one won't do on
+demand. FAKE_CLAUDE_MODE picks the behaviour:
+
+  die       a turn starts, then the process dies (stderr line, rc 3)
+  garbage   malformed lines, a 12 MB line, an unknown type, then a result
+  stuck     never sends a result after an interrupt (FAKE_IGNORE_TERM=1: ignores SIGTERM too)
+  idle_exit answers one turn, then exits with rc 2 while idle
+  unsupported  sends a control request Orbit does not handle, echoes the answer
+  permission / question  asks (Bash / AskUserQuestion) and echoes the answer
+  env       reports its argv, cwd and ELECTRON_RUN_AS_NODE as the reply text
+  replay    replays the captured exchange FAKE_CLAUDE_FIXTURE: each captured
+            stdin line of type user / control_response / interrupt waits for
+            one such line from the host; the CLI's stdout lines follow
+"""
+import json
+import os
+import signal
+import sys
+
+SESSION = "11111111-2222-3333-4444-555555555555"
+
+
+def out(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def init():
+    out({"type": "system", "subtype": "init", "session_id": SESSION, "model": "fake-model",
+         "cwd": os.getcwd(), "tools": [], "permissionMode": "default", "claude_code_version": "2.1.328"})
+
+
+def text(t):
+    out({"type": "assistant", "message": {"id": "msg_1", "role": "assistant", "content": [{"type": "text", "text": t}]},
+         "parent_tool_use_id": None, "session_id": SESSION})
+
+
+def result(total, text="done", is_error=False):
+    out({"type": "result", "subtype": "success", "is_error": is_error, "result": text, "num_turns": 1,
+         "duration_ms": 5, "total_cost_usd": total, "session_id": SESSION})
+
+
+def lines():
+    for raw in sys.stdin:
+        raw = raw.strip()
+        if raw:
+            yield json.loads(raw)
+
+
+def replay(path):
+    records = [json.loads(l) for l in open(path)]
+    incoming = lines()
+    for rec in records:
+        data = rec["data"]
+        if rec["dir"] == "in":
+            kind = data.get("type") if isinstance(data, dict) else None
+            sub = (data.get("request") or {}).get("subtype") if kind == "control_request" else None
+            if kind == "user" or kind == "control_response" or sub == "interrupt":
+                for got in incoming:
+                    gsub = (got.get("request") or {}).get("subtype") if got.get("type") == "control_request" else None
+                    if got.get("type") == kind and (sub is None or gsub == sub):
+                        break
+                else:
+                    return
+        elif rec["dir"] == "out":
+            out(data)
+    for _ in incoming:
+        pass
+
+
+def main():
+    if "--version" in sys.argv:
+        print("2.1.328 (Claude Code)")
+        return 0
+    mode = os.environ.get("FAKE_CLAUDE_MODE", "")
+    if mode == "replay":
+        replay(os.environ["FAKE_CLAUDE_FIXTURE"])
+        return 0
+    if os.environ.get("FAKE_IGNORE_TERM") == "1":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    total = 0.0
+    for msg in lines():
+        kind = msg.get("type")
+        if kind == "control_request":
+            if os.environ.get("FAKE_NO_CONTROL_REPLY") == "1":
+                continue
+            rid = msg["request_id"]
+            out({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": {}}})
+            continue
+        if kind != "user":
+            continue
+        init()
+        if mode == "die":
+            text("about to die")
+            sys.stderr.write("fatal: the fake CLI crashed\n")
+            sys.stderr.flush()
+            os._exit(3)
+        elif mode == "garbage":
+            sys.stdout.write("this is not json\n")
+            sys.stdout.write('{"type": "assistant", "message": \n')
+            sys.stdout.write("\n")
+            text("x" * (12 * 1024 * 1024))
+            out({"type": "brand_new_type", "payload": [1, 2, 3]})
+            out({"type": "system", "subtype": "brand_new_subtype"})
+            total += 0.5
+            result(total)
+        elif mode == "stuck":
+            text(f"working {os.getpid()}")
+        elif mode == "unsupported":
+            out({"type": "control_request", "request_id": "req_x", "request": {"subtype": "elicitation", "message": "?"}})
+            for got in lines():
+                if got.get("type") == "control_response":
+                    text("answer: " + json.dumps(got["response"], sort_keys=True))
+                    break
+            total += 0.1
+            result(total)
+        elif mode in ("permission", "question"):
+            if mode == "permission":
+                req = {"subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "make"},
+                       "tool_use_id": "toolu_1", "description": "Build",
+                       "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "make"}],
+                                                   "behavior": "allow", "destination": "localSettings"}]}
+            else:
+                req = {"subtype": "can_use_tool", "tool_name": "AskUserQuestion", "tool_use_id": "toolu_2",
+                       "requires_user_interaction": True,
+                       "input": {"questions": [{"question": "Which style?", "header": "Style", "multiSelect": False,
+                                                "options": [{"label": "Casual", "description": "hi"},
+                                                            {"label": "Formal", "description": "good day"}]}]}}
+            out({"type": "control_request", "request_id": "req_1", "request": req})
+            answer = None
+            for got in lines():
+                if got.get("type") == "control_response":
+                    answer = got["response"]
+                    break
+            text("answer: " + json.dumps(answer, sort_keys=True))
+            total += 0.1
+            result(total)
+        elif mode == "idle_exit":
+            total += 0.25
+            result(total)
+            sys.stderr.write("fake: lost the connection\n")
+            sys.stderr.flush()
+            return 2
+        elif mode == "env":
+            text(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(),
+                             "electron": os.environ.get("ELECTRON_RUN_AS_NODE")}))
+            total += 0.1
+            result(total)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

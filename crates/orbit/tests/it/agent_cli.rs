@@ -1,0 +1,264 @@
+//! `orbit trust`, `orbit ask` and `orbit doctor` end to end, with the
+//! scripted fake CLI of orbit-agent's tests as `claude.path`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn fake_claude() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../orbit-agent/tests/fake_claude.py")
+}
+
+struct Setup {
+    config: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new(trusted: bool) -> Self {
+        let config = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(
+            config.path().join("settings.json"),
+            serde_json::json!({"claude.path": fake_claude(), "claude.effort": "high"}).to_string(),
+        )
+        .unwrap();
+        let setup = Self { config, ws };
+        if trusted {
+            let out = setup
+                .orbit("", &["trust"])
+                .arg(setup.ws.path())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        setup
+    }
+
+    fn orbit(&self, mode: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
+        command
+            .env("ORBIT_CONFIG_DIR", self.config.path())
+            .env("FAKE_CLAUDE_MODE", mode)
+            .env_remove("ORBIT_LOG")
+            .current_dir(self.ws.path())
+            .stdin(Stdio::null())
+            .args(args);
+        command
+    }
+
+    fn ask(&self, mode: &str, args: &[&str]) -> Output {
+        let mut all = vec!["ask", "--events"];
+        all.extend_from_slice(args);
+        all.push("Do it.");
+        self.orbit(mode, &all).output().unwrap()
+    }
+}
+
+fn events(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn reply_text(events: &[Value]) -> String {
+    events
+        .iter()
+        .filter(|e| e["event"] == "text")
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn untrusted_folder_without_terminal_names_orbit_trust() {
+    let setup = Setup::new(false);
+    let out = setup.ask("env", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("orbit trust"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn events_are_json_lines_and_a_good_turn_exits_0() {
+    let setup = Setup::new(true);
+    let out = setup.ask("env", &["--model", "opus"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = events(&out);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "turn_started",
+            "session_init",
+            "text",
+            "turn_ended",
+            "exited"
+        ]
+    );
+    let report: Value = serde_json::from_str(&reply_text(&events)).unwrap();
+    let argv: Vec<&str> = report["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        argv.windows(2).any(|w| w == ["--model", "opus"]),
+        "{argv:?}"
+    );
+    assert!(
+        argv.windows(2).any(|w| w == ["--effort", "high"]),
+        "settings reach the process: {argv:?}"
+    );
+    assert_eq!(events[3]["outcome"], "completed");
+}
+
+#[test]
+fn a_dead_process_exits_1() {
+    let setup = Setup::new(true);
+    let out = setup.ask("die", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let events = events(&out);
+    let end = events.iter().find(|e| e["event"] == "turn_ended").unwrap();
+    assert_eq!(end["outcome"], "failed");
+    assert_eq!(end["error"], "fatal: the fake CLI crashed");
+}
+
+#[test]
+fn permissions_flag_answers_for_scripts() {
+    let setup = Setup::new(true);
+    let always = reply_text(&events(
+        &setup.ask("permission", &["--permissions", "always"]),
+    ));
+    assert!(
+        always.contains(r#""behavior": "allow""#) && always.contains("updatedPermissions"),
+        "{always}"
+    );
+    assert!(
+        always.contains(r#""updatedInput": {"command": "make"}"#),
+        "{always}"
+    );
+    let allow = reply_text(&events(
+        &setup.ask("permission", &["--permissions", "allow"]),
+    ));
+    assert!(
+        allow.contains(r#""behavior": "allow""#) && !allow.contains("updatedPermissions"),
+        "{allow}"
+    );
+    let deny = reply_text(&events(
+        &setup.ask("permission", &["--permissions", "deny"]),
+    ));
+    assert!(deny.contains(r#""behavior": "deny""#), "{deny}");
+    // `ask` without a terminal refuses, saying so.
+    let out = setup.ask("permission", &[]);
+    assert!(reply_text(&events(&out)).contains(r#""behavior": "deny""#));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no terminal"));
+}
+
+#[test]
+fn questions_flag_answers_for_scripts() {
+    let setup = Setup::new(true);
+    let first = reply_text(&events(&setup.ask("question", &["--questions", "first"])));
+    assert!(
+        first.contains(r#""answers": {"Which style?": "Casual"}"#),
+        "{first}"
+    );
+    let skip = reply_text(&events(&setup.ask("question", &["--questions", "skip"])));
+    assert!(
+        skip.contains(r#""behavior": "deny""#) && skip.contains("skipped"),
+        "{skip}"
+    );
+}
+
+#[test]
+fn bypass_permissions_is_refused_on_the_command_line() {
+    let setup = Setup::new(true);
+    let out = setup.ask("env", &["--permission-mode", "bypassPermissions"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("settings.json"));
+}
+
+#[test]
+fn ctrl_c_interrupts_exits_130_and_leaves_no_process() {
+    let setup = Setup::new(true);
+    let mut child = setup
+        .orbit("stuck", &["ask", "--events", "Work."])
+        .env("FAKE_IGNORE_TERM", "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let pid: i32 = loop {
+        let line = lines.next().unwrap().unwrap();
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["event"] == "text" {
+            break event["text"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("working ")
+                .parse()
+                .unwrap();
+        }
+    };
+    let orbit = rustix::process::Pid::from_raw(child.id().cast_signed()).unwrap();
+    rustix::process::kill_process(orbit, rustix::process::Signal::INT).unwrap();
+    let rest: Vec<Value> = lines
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        rest.iter()
+            .any(|e| e["event"] == "turn_ended" && e["outcome"] == "interrupted"),
+        "{rest:?}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the claude process {pid} is still there"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn doctor_reports_the_probe_the_settings_and_trust() {
+    let setup = Setup::new(true);
+    let out = setup.orbit("", &["doctor"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("agent: 2.1.328"), "{text}");
+    assert!(text.contains("claude.effort: high"), "{text}");
+    assert!(text.contains("(trusted)"), "{text}");
+    // A missing executable: unavailable, non-zero.
+    std::fs::write(
+        setup.config.path().join("settings.json"),
+        r#"{"claude.path": "/nonexistent/claude"}"#,
+    )
+    .unwrap();
+    let out = setup.orbit("", &["doctor"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("agent unavailable"));
+}
