@@ -89,10 +89,8 @@ fn random_hex(bytes: usize) -> String {
     hasher.update(&std::process::id().to_le_bytes());
     hasher.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
     let hash = hasher.finalize();
-    hash.as_bytes()[..bytes]
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    let hex = hash.to_hex();
+    hex[..(bytes * 2).min(hex.len())].to_owned()
 }
 
 #[cfg(test)]

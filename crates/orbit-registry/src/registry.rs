@@ -109,6 +109,10 @@ impl Registry {
 
     /// Remembers a workspace (idempotent) and returns its entry.
     pub fn remember(&self, root: &Path) -> Result<WorkspaceEntry> {
+        // One writer at a time in this process (the temporary file is named
+        // by process id); across processes the rename keeps it whole.
+        static WRITER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _guard = WRITER.lock();
         let root = normalize_lexically(root);
         let mut file = self.read()?;
         if let Some(entry) = file.workspaces.iter().find(|entry| entry.root == root) {

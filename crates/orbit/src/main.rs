@@ -2,6 +2,7 @@
 //! argument parsing, logging, output formats and exit codes.
 
 mod graph_cmd;
+mod mcp_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ struct Cli {
 enum Command {
     /// Build the workspace's code graph (files and resolved imports) and print it.
     Graph(graph_cmd::GraphArgs),
+    /// Serve the workspace's tools over MCP (stdio, HTTP, SSH, federated).
+    Mcp(mcp_cmd::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Graph(args) => graph_cmd::run(&args),
+        Command::Mcp(args) => mcp_cmd::run(args),
     }
 }
 
