@@ -75,7 +75,9 @@ impl CoreMcpHost {
             current,
             graph_options: GraphOptions::default(),
             hub: Arc::new(ControlSocketHub::new(locations.control_socket())),
-            audit: Arc::new(FileAudit::new(locations.config_dir().join("mcp-audit.jsonl"))),
+            audit: Arc::new(FileAudit::new(
+                locations.config_dir().join("mcp-audit.jsonl"),
+            )),
             host_name: local_host_name(),
             version: version.to_owned(),
             tools: orbit_tools::catalog(),
@@ -183,8 +185,14 @@ impl CoreMcpHost {
             .map_err(|error| ToolFailure::new("registry_unreadable", error_chain(&error)))
     }
 
-    fn workspace_list(&self, arguments: &Map<String, Value>) -> Result<Map<String, Value>, ToolFailure> {
-        let prefix = arguments.get("prefix").and_then(Value::as_str).unwrap_or("");
+    fn workspace_list(
+        &self,
+        arguments: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, ToolFailure> {
+        let prefix = arguments
+            .get("prefix")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         let workspaces: Vec<Value> = self
             .descriptors()?
             .into_iter()
@@ -267,6 +275,10 @@ pub fn local_host_name() -> String {
         .find_map(|path| fs_err::read_to_string(path).ok())
         .map(|text| text.trim().to_owned())
         .filter(|name| !name.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok().filter(|name| !name.is_empty()))
+        .or_else(|| {
+            std::env::var("HOSTNAME")
+                .ok()
+                .filter(|name| !name.is_empty())
+        })
         .unwrap_or_else(|| "localhost".to_owned())
 }

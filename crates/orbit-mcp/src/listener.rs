@@ -5,7 +5,7 @@
 //!   constant time). With a token configured, loopback requests need it too.
 //! - A request's `Origin`, when present, must be a loopback origin or one
 //!   the operator allowed (DNS rebinding); otherwise 403. Without exposure,
-//!   the `Host` header must be a loopback name too (rmcp's check).
+//!   the `Host` header must be a loopback name too.
 //! - `/a/` answers a plain 404 (adapter protocol §1: an adapter probing this
 //!   port must not mistake it for a hub), as does every path but `/mcp`.
 
@@ -179,8 +179,19 @@ impl Gate {
             // `/a/` included: a plain 404, as the adapter protocol asks.
             return Some(plain(StatusCode::NOT_FOUND, "not found\n"));
         }
+        if !self.expose
+            && let Some(host) = request.headers().get(header::HOST)
+            && !host
+                .to_str()
+                .is_ok_and(|host| is_loopback_origin(&format!("http://{host}")))
+        {
+            // DNS rebinding: a page of another site reached loopback by name.
+            return Some(plain(StatusCode::FORBIDDEN, "host not allowed\n"));
+        }
         if let Some(origin) = request.headers().get(header::ORIGIN)
-            && !origin.to_str().is_ok_and(|origin| self.origin_allowed(origin))
+            && !origin
+                .to_str()
+                .is_ok_and(|origin| self.origin_allowed(origin))
         {
             return Some(plain(StatusCode::FORBIDDEN, "origin not allowed\n"));
         }

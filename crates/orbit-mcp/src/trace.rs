@@ -70,8 +70,7 @@ fn parse_traceparent(value: &str) -> Option<(String, String)> {
     if !is_hex(version, 2) || version == "ff" || !is_hex(trace, 32) || !is_hex(parent, 16) {
         return None;
     }
-    if !is_hex(flags, 2) || trace.bytes().all(|b| b == b'0') || parent.bytes().all(|b| b == b'0')
-    {
+    if !is_hex(flags, 2) || trace.bytes().all(|b| b == b'0') || parent.bytes().all(|b| b == b'0') {
         return None;
     }
     Some((trace.to_owned(), parent.to_owned()))
@@ -104,7 +103,10 @@ mod tests {
         ));
         assert_eq!(t.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(t.parent_span(), Some("00f067aa0ba902b7"));
-        assert!(t.traceparent().starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"));
+        assert!(
+            t.traceparent()
+                .starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-")
+        );
     }
 
     #[test]

@@ -181,11 +181,10 @@ fn descriptor(entry: &WorkspaceEntry, current: bool) -> WorkspaceDescriptor {
 }
 
 fn unique_name(root: &Path, taken: &[WorkspaceEntry]) -> String {
-    let base = selector_safe(
-        &root
-            .file_name()
-            .map_or_else(|| "root".to_owned(), |name| name.to_string_lossy().into_owned()),
-    );
+    let base = selector_safe(&root.file_name().map_or_else(
+        || "root".to_owned(),
+        |name| name.to_string_lossy().into_owned(),
+    ));
     let is_taken = |name: &str| taken.iter().any(|entry| entry.name == name);
     if !is_taken(&base) {
         return base;

@@ -16,8 +16,8 @@ use anyhow::{Context as _, bail};
 use clap::Args;
 use orbit_core::mcp_host::{CoreMcpHost, ToolCall};
 use orbit_mcp::{
-    BoxFuture, CanonicalCall, Destinations, FederatedMcpHost, HostIdentity, ListenOptions,
-    McpHost, OrbitServer, SshTarget, ToolError, ToolOutcome, ToolSessionContext, Transport,
+    BoxFuture, CanonicalCall, Destinations, FederatedMcpHost, HostIdentity, ListenOptions, McpHost,
+    OrbitServer, SshTarget, ToolError, ToolOutcome, ToolSessionContext, Transport,
 };
 
 /// The environment variable that carries the HTTP listener's bearer token
@@ -52,7 +52,12 @@ pub(crate) struct McpArgs {
     ssh_program: String,
     /// An option for ssh, placed before the host; repeat for several
     /// (`--ssh-option=-p --ssh-option=2222`).
-    #[arg(long = "ssh-option", value_name = "OPT", allow_hyphen_values = true, requires = "ssh")]
+    #[arg(
+        long = "ssh-option",
+        value_name = "OPT",
+        allow_hyphen_values = true,
+        requires = "ssh"
+    )]
     ssh_options: Vec<String>,
     /// The remote command that starts Orbit (with `--ssh`; `mcp` is appended).
     #[arg(long, value_name = "CMD", default_value = "orbit", requires = "ssh")]

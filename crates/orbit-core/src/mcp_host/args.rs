@@ -36,7 +36,9 @@ pub(super) fn validate(schema: &Value, arguments: &Map<String, Value>) -> Result
 fn check_type(name: &str, property: &Value, value: &Value) -> Result<(), ToolFailure> {
     let expected = property.get("type").and_then(Value::as_str).unwrap_or("");
     let ok = match expected {
-        "string" => value.as_str().is_some_and(|s| !s.is_empty() && s.len() <= 4096),
+        "string" => value
+            .as_str()
+            .is_some_and(|s| !s.is_empty() && s.len() <= 4096),
         "integer" => {
             let Some(n) = value.as_i64() else {
                 return Err(invalid(format!("`{name}` must be an integer")));

@@ -28,7 +28,8 @@ fn matches(p: &[char], s: &[char], i: usize, j: usize, memo: &mut [Option<bool>]
             || matches(p, s, after, j, memo)
             || (j < s.len() && matches(p, s, i, j + 1, memo))
     } else if p[i] == '*' {
-        matches(p, s, i + 1, j, memo) || (j < s.len() && s[j] != '/' && matches(p, s, i, j + 1, memo))
+        matches(p, s, i + 1, j, memo)
+            || (j < s.len() && s[j] != '/' && matches(p, s, i, j + 1, memo))
     } else if j < s.len() && (p[i] == s[j] || (p[i] == '?' && s[j] != '/')) {
         matches(p, s, i + 1, j + 1, memo)
     } else {

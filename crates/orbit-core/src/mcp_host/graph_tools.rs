@@ -17,7 +17,10 @@ const DEFAULT_FILES_LIMIT: u64 = 200;
 
 fn base(workspace: &WorkspaceDescriptor) -> Map<String, Value> {
     let mut out = Map::new();
-    out.insert("workspace".to_owned(), Value::from(workspace.selector.clone()));
+    out.insert(
+        "workspace".to_owned(),
+        Value::from(workspace.selector.clone()),
+    );
     out.insert("source".to_owned(), Value::from("scan"));
     out
 }
@@ -44,12 +47,15 @@ fn node(graph: &Graph, file: &str) -> Result<NodeId, ToolFailure> {
             "file paths are relative to the workspace root and stay inside it",
         ));
     }
-    graph.node_by_path(&text).map(|node| node.id()).ok_or_else(|| {
-        ToolFailure::new(
-            "unknown_file",
-            format!("`{text}` is not a file of the workspace's graph"),
-        )
-    })
+    graph
+        .node_by_path(&text)
+        .map(|node| node.id())
+        .ok_or_else(|| {
+            ToolFailure::new(
+                "unknown_file",
+                format!("`{text}` is not a file of the workspace's graph"),
+            )
+        })
 }
 
 fn path_of(graph: &Graph, id: NodeId) -> String {
@@ -105,7 +111,8 @@ fn stats(graph: &Graph, out: &mut Map<String, Value>) {
 
 fn files(graph: &Graph, arguments: &Map<String, Value>, out: &mut Map<String, Value>) {
     let pattern = str_arg(arguments, "pattern");
-    let limit = usize::try_from(int_arg(arguments, "limit", DEFAULT_FILES_LIMIT)).unwrap_or(usize::MAX);
+    let limit =
+        usize::try_from(int_arg(arguments, "limit", DEFAULT_FILES_LIMIT)).unwrap_or(usize::MAX);
     let mut matched: Vec<_> = graph
         .nodes()
         .filter(|node| glob_match(pattern, node.path()))
@@ -142,7 +149,9 @@ fn imports(
         "imports".to_owned(),
         Value::Array(
             list.into_iter()
-                .map(|(line, path, kind)| json!({"path": path, "kind": kind.as_str(), "line": line}))
+                .map(
+                    |(line, path, kind)| json!({"path": path, "kind": kind.as_str(), "line": line}),
+                )
                 .collect(),
         ),
     );
@@ -226,7 +235,9 @@ fn import_path(
         let mut at = to;
         chain.push(path_of(graph, at));
         while at != from {
-            let Some(&before) = previous.get(&at) else { break };
+            let Some(&before) = previous.get(&at) else {
+                break;
+            };
             at = before;
             chain.push(path_of(graph, at));
         }

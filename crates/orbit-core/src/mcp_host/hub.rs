@@ -136,7 +136,11 @@ fn session(raw: &Value) -> Option<Value> {
         "activity": text("activity").unwrap_or_default(),
         "visible": raw.get("visible").and_then(Value::as_bool).unwrap_or(true),
     });
-    for (from, to) in [("host", "host"), ("title", "title"), ("messageText", "message_text")] {
+    for (from, to) in [
+        ("host", "host"),
+        ("title", "title"),
+        ("messageText", "message_text"),
+    ] {
         if let Some(value) = text(from) {
             out[to] = Value::from(value);
         }

@@ -103,7 +103,9 @@ impl ServerHandler for OrbitServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.inner.advertised.clone()))
+        Ok(ListToolsResult::with_all_items(
+            self.inner.advertised.clone(),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

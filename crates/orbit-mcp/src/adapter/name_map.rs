@@ -103,7 +103,11 @@ impl NameMap {
         self.to_canonical
             .get(called)
             .map(String::as_str)
-            .or_else(|| self.to_advertised.get_key_value(called).map(|(k, _)| k.as_str()))
+            .or_else(|| {
+                self.to_advertised
+                    .get_key_value(called)
+                    .map(|(k, _)| k.as_str())
+            })
     }
 
     /// (canonical, advertised) pairs, sorted by canonical name.

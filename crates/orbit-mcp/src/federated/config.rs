@@ -105,7 +105,10 @@ impl Destinations {
                 return Err(bad(format!("destination `{}` is listed twice", row.name)));
             }
             if row.host.is_empty() || row.host.starts_with('-') {
-                return Err(bad(format!("destination `{}` has no usable host", row.name)));
+                return Err(bad(format!(
+                    "destination `{}` has no usable host",
+                    row.name
+                )));
             }
             let mut ssh = SshTarget::new(row.host);
             if let Some(program) = row.ssh {

@@ -96,7 +96,10 @@ pub(crate) async fn call_remote(
     structured.ok_or_else(|| {
         ToolError::new(
             "remote_bad_answer",
-            format!("host `{}` answered without a structured result", destination.name),
+            format!(
+                "host `{}` answered without a structured result",
+                destination.name
+            ),
         )
     })
 }

@@ -21,7 +21,10 @@ fn remembers_once_with_unique_names_and_private_file() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(registry.file()).unwrap().permissions().mode();
+        let mode = std::fs::metadata(registry.file())
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 }

@@ -15,7 +15,11 @@ fn names_are_unique_dotted_and_schemas_are_plain_objects() {
         for schema in [&tool.input_schema, &tool.output_schema] {
             assert_eq!(schema["type"], "object", "{}", tool.name);
             let text = serde_json::to_string(schema).unwrap();
-            assert!(!text.contains("$ref") && !text.contains("$defs"), "{}", tool.name);
+            assert!(
+                !text.contains("$ref") && !text.contains("$defs"),
+                "{}",
+                tool.name
+            );
             jsonschema::draft7::new(schema).unwrap();
         }
     }
@@ -24,7 +28,10 @@ fn names_are_unique_dotted_and_schemas_are_plain_objects() {
 #[test]
 fn input_schemas_accept_their_examples_and_refuse_strangers() {
     let tools = catalog();
-    let imports = tools.iter().find(|t| t.name == "orbit.graph.imports").unwrap();
+    let imports = tools
+        .iter()
+        .find(|t| t.name == "orbit.graph.imports")
+        .unwrap();
     let validator = jsonschema::draft7::new(&imports.input_schema).unwrap();
     assert!(validator.is_valid(&serde_json::json!({"file": "src/a.rs"})));
     assert!(!validator.is_valid(&serde_json::json!({})));

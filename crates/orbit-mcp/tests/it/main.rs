@@ -1,0 +1,17 @@
+//! orbit-mcp's integration tests: the dependency boundary and the wire
+//! round-trip (crate-root `tests/`, as CLAUDE.md says), the name map, the
+//! HTTP listener's gate, the federated mux's routing.
+#![expect(
+    clippy::unwrap_used,
+    clippy::disallowed_methods,
+    reason = "tests fail loudly and use std::fs directly"
+)]
+
+#[path = "../dep_boundary.rs"]
+mod dep_boundary;
+mod fake_host;
+mod federated;
+mod listener;
+mod name_map;
+#[path = "../wire.rs"]
+mod wire;
