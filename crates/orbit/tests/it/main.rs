@@ -8,4 +8,6 @@
 
 mod cli;
 mod dep_boundary;
+mod mcp;
+mod mcp_support;
 mod tidy;
