@@ -1,7 +1,7 @@
 //! The keypad tool against a fake control socket speaking
 //! `docs/control-socket.md` (and against no socket at all).
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,8 +13,8 @@ use tokio::net::UnixListener;
 
 /// Serves one connection per answer: reads a request line, checks it, and
 /// writes `answer` with the request's id.
-fn fake_control_socket(path: PathBuf, answer: Value) -> tokio::task::JoinHandle<Vec<Value>> {
-    let listener = UnixListener::bind(&path).unwrap();
+fn fake_control_socket(path: &Path, answer: Value) -> tokio::task::JoinHandle<Vec<Value>> {
+    let listener = UnixListener::bind(path).unwrap();
     tokio::spawn(async move {
         let mut requests = Vec::new();
         let (stream, _) = listener.accept().await.unwrap();
@@ -57,7 +57,7 @@ async fn reads_sessions_from_hub_status() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("control.sock");
     let server = fake_control_socket(
-        path.clone(),
+        &path,
         json!({"result": {"adapters": [{"id": "aider", "name": "Aider", "enabled": true, "reason": null}],
         "sessions": [
             {"adapterId": "aider", "host": "box1", "sessionId": "s1", "activity": "working",
@@ -97,7 +97,7 @@ async fn no_socket_or_hub_off_means_not_running_as_an_answer() {
 
     let path = dir.path().join("control.sock");
     let _server = fake_control_socket(
-        path.clone(),
+        &path,
         json!({"error": {"code": "unavailable", "message": "hub is off"}}),
     );
     assert_eq!(

@@ -2,6 +2,12 @@
 //! fixture workspace, workspace resolution and authorization, argument
 //! validation, the audit) and the keypad's control-socket client against a
 //! fake control socket.
+#![allow(
+    clippy::needless_pass_by_value,
+    clippy::format_push_string,
+    clippy::items_after_statements,
+    reason = "test helpers favour brevity"
+)]
 #![expect(
     clippy::unwrap_used,
     clippy::disallowed_methods,

@@ -1,5 +1,5 @@
 //! orbit-registry's integration tests: remembering, naming, descriptors.
-#![expect(clippy::unwrap_used, reason = "tests")]
+#![allow(clippy::unwrap_used, reason = "tests")]
 
 use std::path::Path;
 

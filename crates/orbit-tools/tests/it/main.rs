@@ -1,5 +1,5 @@
 //! orbit-tools' integration tests: the catalog's shape.
-#![expect(clippy::unwrap_used, reason = "tests")]
+#![allow(clippy::unwrap_used, reason = "tests")]
 
 use std::collections::BTreeSet;
 

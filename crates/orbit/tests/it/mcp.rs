@@ -275,7 +275,7 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
     let mut rpc = Rpc::spawn(command);
 
     let started = Instant::now();
-    let list = rpc.call("orbit_workspace_list", json!({}), None);
+    let list = rpc.call("orbit_workspace_list", &json!({}), None);
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "a dead host was waited on"
@@ -300,7 +300,7 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
     let traceparent = format!("00-{TRACE}-00f067aa0ba902b7-01");
     let answer = rpc.call(
         "orbit_graph_imports",
-        json!({"workspace": "loop:far-app", "file": "src/d.ts"}),
+        &json!({"workspace": "loop:far-app", "file": "src/d.ts"}),
         Some(json!({"traceparent": traceparent})),
     );
     assert_eq!(answer["isError"], false, "{answer}");
@@ -316,11 +316,11 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
     assert!(remote_audit.contains(TRACE), "{remote_audit}");
 
     // Local selectors are answered in-process.
-    let local = rpc.call("orbit_graph_stats", json!({"workspace": "box1:app"}), None);
+    let local = rpc.call("orbit_graph_stats", &json!({"workspace": "box1:app"}), None);
     assert_eq!(local["structuredContent"]["files"], 3);
 
     for selector in ["far-app", "app", "nowhere:app", "loop", ""] {
-        let refused = rpc.call("orbit_graph_stats", json!({"workspace": selector}), None);
+        let refused = rpc.call("orbit_graph_stats", &json!({"workspace": selector}), None);
         assert_eq!(refused["isError"], true, "{selector}");
         assert_eq!(
             refused["structuredContent"]["error"]["code"], "unknown_selector",
@@ -330,7 +330,7 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
     let started = Instant::now();
     let dead = rpc.call(
         "orbit_graph_stats",
-        json!({"workspace": "dead:far-app"}),
+        &json!({"workspace": "dead:far-app"}),
         None,
     );
     assert_eq!(
@@ -340,7 +340,7 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
     assert!(started.elapsed() < Duration::from_secs(20));
 
     // Identity lists every reachable host's selectors.
-    let identity = rpc.call("orbit_server_identity", json!({}), None);
+    let identity = rpc.call("orbit_server_identity", &json!({}), None);
     assert_eq!(
         identity["structuredContent"]["workspaces"],
         json!(["box1:app", "loop:far-app"])

@@ -104,7 +104,7 @@ impl Rpc {
         };
         let init = rpc.request(
             "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            &json!({"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "orbit-test", "version": "1"}}),
         );
         assert!(init["result"]["serverInfo"].is_object(), "{init}");
@@ -118,7 +118,7 @@ impl Rpc {
     }
 
     /// Sends a request and reads lines until its answer.
-    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: &Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -137,12 +137,12 @@ impl Rpc {
     }
 
     /// `tools/call`; returns the `result`.
-    pub(crate) fn call(&mut self, tool: &str, arguments: Value, meta: Option<Value>) -> Value {
+    pub(crate) fn call(&mut self, tool: &str, arguments: &Value, meta: Option<Value>) -> Value {
         let mut params = json!({"name": tool, "arguments": arguments});
         if let Some(meta) = meta {
             params["_meta"] = meta;
         }
-        let answer = self.request("tools/call", params);
+        let answer = self.request("tools/call", &params);
         answer
             .get("result")
             .cloned()
@@ -267,7 +267,10 @@ pub(crate) fn remote_orbit(dir: &Path, workspace: &Path, host_name: &str) -> Pat
         ),
     )
     .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(
+        &script,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+    )
+    .unwrap();
     script
 }
