@@ -1,7 +1,8 @@
 //! `orbit mcp` end to end with real clients: the Python MCP SDK on stdio,
 //! on Streamable HTTP (with a bearer token), through the SSH proxy to a
 //! real sshd; the federated mux over that sshd, with a dead host and
-//! unknown selectors; the listener's exposure rule on the command line.
+//! unknown selectors; the listener's exposure rule on the command line; the
+//! MCP conformance suite against the HTTP listener.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -345,4 +346,216 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
         identity["structuredContent"]["workspaces"],
         json!(["box1:app", "loop:far-app"])
     );
+}
+
+#[test]
+fn conformance_suite_against_the_http_listener() {
+    let setup = crate::mcp_support::setup_node();
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("app");
+    workspace(&work);
+    let (_child, url) = listen(
+        home.path(),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--workspace",
+            work.to_str().unwrap(),
+        ],
+        None,
+    );
+    let node_dir = crate::mcp_support::repo_root().join("tests/node/mcp");
+    let bin = node_dir.join("node_modules/.bin");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = Command::new(&setup["node"])
+        .arg(bin.join("conformance"))
+        .args(["server", "--url", &url, "--expected-failures"])
+        .arg(node_dir.join("conformance-baseline.yml"))
+        .arg("-o")
+        .arg(home.path().join("results"))
+        .env("PATH", path)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for must_pass in [
+        "server-initialize: 1 passed, 0 failed",
+        "ping: 1 passed, 0 failed",
+        "tools-list: 1 passed, 0 failed",
+        "dns-rebinding-protection: 2 passed, 0 failed",
+    ] {
+        assert!(stdout.contains(must_pass), "{must_pass} missing:\n{stdout}");
+    }
+    assert!(
+        output.status.success(),
+        "unexpected conformance failures:\n{stdout}"
+    );
+}
+
+/// The pinned claude CLI (`scripts/setup-claude`, tests/node/claude-cli).
+fn claude_cli() -> std::path::PathBuf {
+    let root = crate::mcp_support::repo_root();
+    let status = Command::new(root.join("scripts/setup-claude"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()
+        .unwrap();
+    assert!(status.success(), "scripts/setup-claude failed");
+    root.join("tests/node/claude-cli/node_modules/.bin/claude")
+}
+
+#[test]
+fn claude_cli_connects_lists_every_tool_and_gets_the_structured_answer() {
+    use std::io::Write as _;
+    let claude = claude_cli();
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("app");
+    workspace(&work);
+    // A scripted Messages API: it asks for orbit_workspace_list, then ends.
+    let api_log = home.path().join("api.jsonl");
+    let mut api = Killed(
+        Command::new(python())
+            .arg(crate::mcp_support::repo_root().join("tests/python/mcp/fake_anthropic.py"))
+            .arg(&api_log)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut port = String::new();
+    BufReader::new(api.0.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let config = json!({"mcpServers": {"orbit": {
+        "type": "stdio",
+        "command": orbit_bin(),
+        "args": ["mcp", "--workspace", work.to_str().unwrap(), "--host-name", "box1"],
+        "env": {"ORBIT_CONFIG_DIR": home.path().join("config").to_str().unwrap(),
+                "ORBIT_CACHE_DIR": home.path().join("cache").to_str().unwrap()},
+    }}});
+    let mut child = Killed(
+        Command::new(&claude)
+            .args([
+                "--print",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--strict-mcp-config",
+                "--allowedTools",
+                "mcp__orbit__orbit_workspace_list",
+                "--mcp-config",
+            ])
+            .arg(config.to_string())
+            .current_dir(&work)
+            .env("HOME", home.path().join("home"))
+            .env(
+                "ANTHROPIC_BASE_URL",
+                format!("http://127.0.0.1:{}", port.trim()),
+            )
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = child.0.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let mut send = |value: Value| {
+        writeln!(stdin, "{value}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize"}}),
+    );
+    // mcp_status, asked until Orbit is no longer pending.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut request = 0;
+    let status = loop {
+        assert!(Instant::now() < deadline, "orbit stayed pending");
+        request += 1;
+        let id = format!("status_{request}");
+        send(
+            json!({"type": "control_request", "request_id": id, "request": {"subtype": "mcp_status"}}),
+        );
+        let answer = loop {
+            let line: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+            if line["type"] == "control_response" && line["response"]["request_id"] == id.as_str() {
+                break line;
+            }
+        };
+        let orbit = answer["response"]["response"]["mcpServers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|server| server["name"] == "orbit")
+            .cloned()
+            .unwrap();
+        if orbit["status"] != "pending" {
+            break orbit;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status["status"], "connected", "{status}");
+    assert_eq!(status["serverInfo"]["name"], "orbit");
+    let mut tools: Vec<&str> = status["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    tools.sort_unstable();
+    let mut expected: Vec<String> = orbit_tools_names()
+        .iter()
+        .map(|name| orbit_mcp_sanitize(name))
+        .collect();
+    expected.sort();
+    assert_eq!(tools, expected);
+
+    // A scripted turn calls one tool and gets the structured answer.
+    send(json!({"type": "user", "message": {"role": "user", "content": "Which workspaces?"}}));
+    let mut structured = None;
+    loop {
+        let line: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        if line["type"] == "user"
+            && let Some(content) = line["tool_use_result"].get("structuredContent")
+        {
+            structured = Some(content.clone());
+        }
+        if line["type"] == "result" {
+            assert_eq!(line["subtype"], "success", "{line}");
+            break;
+        }
+    }
+    let structured = structured.expect("no tool result with structured content");
+    assert_eq!(structured["host"], "box1");
+    assert_eq!(structured["workspaces"][0]["selector"], "app");
+    drop(stdin);
+}
+
+fn orbit_tools_names() -> Vec<&'static str> {
+    vec![
+        "orbit.workspace.list",
+        "orbit.graph.stats",
+        "orbit.graph.files",
+        "orbit.graph.imports",
+        "orbit.graph.dependents",
+        "orbit.graph.path",
+        "orbit.keypad.sessions",
+        "orbit.server.identity",
+        "orbit.tools.list",
+    ]
+}
+
+fn orbit_mcp_sanitize(name: &str) -> String {
+    name.replace('.', "_")
 }

@@ -37,6 +37,25 @@ pub(crate) fn setup() -> &'static BTreeMap<String, String> {
     })
 }
 
+/// `scripts/setup-mcp --node`'s answers (Node 22 and tests/node/mcp).
+pub(crate) fn setup_node() -> &'static BTreeMap<String, String> {
+    static SETUP: OnceLock<BTreeMap<String, String>> = OnceLock::new();
+    SETUP.get_or_init(|| {
+        let output = Command::new(repo_root().join("scripts/setup-mcp"))
+            .arg("--node")
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "scripts/setup-mcp --node failed");
+        String::from_utf8(output.stdout)
+            .unwrap()
+            .lines()
+            .filter_map(|line| line.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect()
+    })
+}
+
 pub(crate) fn python() -> String {
     setup()["python"].clone()
 }
