@@ -11,7 +11,9 @@
 //! - A workspace tool's `workspace` selector must be one of those
 //!   host-qualified selectors; the call is routed to that host alone.
 //!   Anything else is refused as `unknown_selector`, never guessed at.
-//! - No answer is cached between calls.
+//! - No answer is cached between calls. SSH sessions are kept open and
+//!   reused (a handshake costs hundreds of milliseconds); a broken one is
+//!   replaced once.
 
 pub(crate) mod capability;
 pub(crate) mod config;

@@ -10,7 +10,7 @@ use tokio::task::JoinSet;
 use super::capability::scope_of;
 use super::config::{Destination, Destinations, valid_name};
 use super::descriptor::{qualify, qualify_list, split};
-use super::probe::call_remote;
+use super::probe::Sessions;
 use crate::error::{Error, Result};
 use crate::host::{
     BoxFuture, CanonicalCall, HostIdentity, McpHost, ToolError, ToolOutcome, ToolSessionContext,
@@ -22,6 +22,7 @@ pub struct FederatedMcpHost {
     local: Arc<dyn McpHost>,
     local_name: String,
     destinations: Arc<Vec<Destination>>,
+    sessions: Arc<Sessions>,
 }
 
 impl std::fmt::Debug for FederatedMcpHost {
@@ -57,6 +58,7 @@ impl FederatedMcpHost {
             local,
             local_name,
             destinations: Arc::new(destinations.list),
+            sessions: Arc::new(Sessions::default()),
         })
     }
 
@@ -71,9 +73,11 @@ impl FederatedMcpHost {
             let destination = destination.clone();
             let arguments = call.arguments.clone();
             let trace = context.trace.clone();
+            let sessions = Arc::clone(&self.sessions);
             remote.spawn(async move {
-                let answer =
-                    call_remote(&destination, names::WORKSPACE_LIST, arguments, &trace).await;
+                let answer = sessions
+                    .call_remote(&destination, names::WORKSPACE_LIST, arguments, &trace)
+                    .await;
                 (index, destination.name, answer)
             });
         }
@@ -135,7 +139,9 @@ impl FederatedMcpHost {
             };
             self.local.call(call, &local_context).await?
         } else if let Some(destination) = self.destinations.iter().find(|d| d.name == host) {
-            call_remote(destination, &call.tool, call.arguments, &context.trace).await?
+            self.sessions
+                .call_remote(destination, &call.tool, call.arguments, &context.trace)
+                .await?
         } else {
             return Err(refuse());
         };

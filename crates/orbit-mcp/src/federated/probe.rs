@@ -1,12 +1,19 @@
 //! Reaching a destination: in-process for this machine, an MCP client over
-//! the SSH hop for the others. Each remote call opens its own session (no
-//! answer is cached) under the destination's deadline, and passes the
-//! call's `traceparent` on, so one trace id spans the hop.
+//! the SSH hop for the others. Remote sessions are opened on first use and
+//! kept for later calls (an SSH handshake costs hundreds of milliseconds);
+//! answers are never cached. A session that fails is dropped (its ssh
+//! killed) and the call retried once on a fresh one. Every remote call runs
+//! under the destination's deadline and passes its `traceparent` on, so one
+//! trace id spans the hop.
 
+use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 
+use rmcp::RoleClient;
 use rmcp::ServiceExt as _;
-use rmcp::model::{CallToolRequestParams, RequestMetaObject};
+use rmcp::model::{CallToolRequestParams, CallToolResult, RequestMetaObject};
+use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt as _;
@@ -15,6 +22,20 @@ use super::config::Destination;
 use crate::host::{ToolError, ToolOutcome};
 use crate::trace::TraceContext;
 
+/// The last bytes ssh wrote on stderr, for error messages.
+type StderrTail = Arc<Mutex<String>>;
+
+struct Session {
+    client: RunningService<RoleClient, ()>,
+    stderr: StderrTail,
+}
+
+/// Open sessions per destination name.
+#[derive(Default)]
+pub(crate) struct Sessions {
+    open: tokio::sync::Mutex<HashMap<String, Arc<Session>>>,
+}
+
 fn unreachable(destination: &Destination, why: &str) -> ToolError {
     ToolError::new(
         "host_unreachable",
@@ -22,57 +43,141 @@ fn unreachable(destination: &Destination, why: &str) -> ToolError {
     )
 }
 
-/// Calls `tool` (by canonical name: remote servers accept it as an alias)
-/// on a remote destination.
-pub(crate) async fn call_remote(
-    destination: &Destination,
-    tool: &str,
-    arguments: Map<String, Value>,
-    trace: &TraceContext,
-) -> ToolOutcome {
+fn last_line(tail: &StderrTail) -> Option<String> {
+    let text = tail.lock().ok()?.clone();
+    text.lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .map(|line| line.trim().to_owned())
+}
+
+async fn connect(destination: &Destination) -> Result<Session, ToolError> {
     let command = destination.ssh.command();
     let (transport, stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|error| unreachable(destination, &format!("cannot start ssh: {error}")))?;
-    // Keep ssh's complaints for the error message (bounded).
-    let stderr_text = tokio::spawn(async move {
-        let mut text = String::new();
-        if let Some(stderr) = stderr {
-            let _ = stderr.take(16 * 1024).read_to_string(&mut text).await;
-        }
-        text
-    });
-    let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-    let mut meta = RequestMetaObject::default();
-    meta.set_traceparent(trace.traceparent());
-    params.meta = Some(meta);
-    let call = async move {
-        let client = ().serve(transport).await.map_err(|e| e.to_string())?;
-        let result = client.call_tool(params).await.map_err(|e| e.to_string());
-        let _ = client.cancel().await;
-        result
-    };
-    let result = match tokio::time::timeout(destination.timeout, call).await {
-        Ok(Ok(result)) => result,
+    let tail = StderrTail::default();
+    if let Some(mut stderr) = stderr {
+        let tail = Arc::clone(&tail);
+        tokio::spawn(async move {
+            let mut buffer = [0u8; 1024];
+            while let Ok(read) = stderr.read(&mut buffer).await {
+                if read == 0 {
+                    break;
+                }
+                if let Ok(mut tail) = tail.lock() {
+                    tail.push_str(&String::from_utf8_lossy(&buffer[..read]));
+                    if tail.len() > 4096 {
+                        let cut = tail.len() - 4096;
+                        let cut = (cut..tail.len())
+                            .find(|i| tail.is_char_boundary(*i))
+                            .unwrap_or(0);
+                        tail.drain(..cut);
+                    }
+                }
+            }
+        });
+    }
+    match tokio::time::timeout(destination.timeout, ().serve(transport)).await {
+        Ok(Ok(client)) => Ok(Session {
+            client,
+            stderr: tail,
+        }),
         Ok(Err(error)) => {
-            let stderr = stderr_text.await.unwrap_or_default();
-            let detail = stderr
-                .lines()
-                .rev()
-                .find(|line| !line.trim().is_empty())
-                .unwrap_or(&error);
-            return Err(unreachable(destination, detail.trim()));
+            // Give ssh a moment to say why it failed.
+            let _ = tokio::time::timeout(std::time::Duration::from_millis(200), async {
+                while last_line(&tail).is_none() {
+                    tokio::task::yield_now().await;
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+            })
+            .await;
+            let why = last_line(&tail).unwrap_or_else(|| error.to_string());
+            Err(unreachable(destination, &why))
         }
-        Err(_) => {
-            stderr_text.abort();
-            return Err(unreachable(
-                destination,
-                &format!("no answer within {} ms", destination.timeout.as_millis()),
-            ));
+        Err(_) => Err(unreachable(
+            destination,
+            &format!("no answer within {} ms", destination.timeout.as_millis()),
+        )),
+    }
+}
+
+impl Sessions {
+    async fn session(&self, destination: &Destination) -> Result<(Arc<Session>, bool), ToolError> {
+        let mut open = self.open.lock().await;
+        if let Some(session) = open.get(&destination.name) {
+            if !session.client.is_closed() {
+                return Ok((Arc::clone(session), true));
+            }
+            open.remove(&destination.name);
         }
-    };
-    stderr_text.abort();
+        let session = Arc::new(connect(destination).await?);
+        open.insert(destination.name.clone(), Arc::clone(&session));
+        Ok((session, false))
+    }
+
+    async fn forget(&self, destination: &Destination, session: &Arc<Session>) {
+        let mut open = self.open.lock().await;
+        if open
+            .get(&destination.name)
+            .is_some_and(|current| Arc::ptr_eq(current, session))
+        {
+            open.remove(&destination.name);
+        }
+    }
+
+    /// Calls `tool` (by canonical name: remote servers accept it as an
+    /// alias) on a remote destination.
+    pub(crate) async fn call_remote(
+        &self,
+        destination: &Destination,
+        tool: &str,
+        arguments: Map<String, Value>,
+        trace: &TraceContext,
+    ) -> ToolOutcome {
+        let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let mut meta = RequestMetaObject::default();
+        meta.set_traceparent(trace.traceparent());
+        params.meta = Some(meta);
+        let deadline = tokio::time::Instant::now() + destination.timeout;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let (session, reused) = tokio::time::timeout_at(deadline, self.session(destination))
+                .await
+                .map_err(|_| {
+                    unreachable(
+                        destination,
+                        &format!("no answer within {} ms", destination.timeout.as_millis()),
+                    )
+                })??;
+            let answer =
+                tokio::time::timeout_at(deadline, session.client.call_tool(params.clone())).await;
+            match answer {
+                Ok(Ok(result)) => return shape(destination, result),
+                Ok(Err(error)) => {
+                    self.forget(destination, &session).await;
+                    if reused && attempt == 1 {
+                        tracing::debug!(host = %destination.name, %error, "stale session, reconnecting");
+                        continue;
+                    }
+                    let why = last_line(&session.stderr).unwrap_or_else(|| error.to_string());
+                    return Err(unreachable(destination, &why));
+                }
+                Err(_) => {
+                    self.forget(destination, &session).await;
+                    return Err(unreachable(
+                        destination,
+                        &format!("no answer within {} ms", destination.timeout.as_millis()),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+fn shape(destination: &Destination, result: CallToolResult) -> ToolOutcome {
     let structured = result.structured_content.and_then(|value| match value {
         Value::Object(object) => Some(object),
         _ => None,
