@@ -7,6 +7,7 @@ mod graph_cmd;
 mod history_cmd;
 mod hub_cmd;
 mod keypad_cmd;
+mod mcp_cmd;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -39,6 +40,8 @@ enum Command {
     Ask(agent_cmd::AskArgs),
     /// Report the claude probe and the settings in force.
     Doctor,
+    /// Serve the workspace's tools over MCP (stdio, HTTP, SSH, federated).
+    Mcp(mcp_cmd::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +71,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Trust(args) => agent_cmd::trust(&args),
         Command::Ask(args) => agent_cmd::ask(&args),
         Command::Doctor => agent_cmd::doctor(),
+        Command::Mcp(args) => mcp_cmd::run(args),
     }
 }
 

@@ -1,5 +1,11 @@
 //! Workspace-wide tests of the `orbit` binary: the architecture's dependency
 //! boundaries, the tidy rules, and the command line end to end.
+#![allow(
+    clippy::needless_pass_by_value,
+    clippy::format_push_string,
+    clippy::items_after_statements,
+    reason = "test helpers favour brevity"
+)]
 #![expect(
     clippy::unwrap_used,
     clippy::disallowed_methods,
@@ -12,5 +18,7 @@ mod cli;
 mod dep_boundary;
 mod history_cli;
 mod hub;
+mod mcp;
+mod mcp_support;
 mod reference_adapters;
 mod tidy;

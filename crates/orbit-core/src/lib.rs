@@ -1,0 +1,13 @@
+//! Orbit's rules: the one crate that decides what is allowed.
+//!
+//! Today it holds the implementation behind orbit-mcp's `McpHost`
+//! ([`mcp_host::CoreMcpHost`]): workspace resolution through the registry,
+//! validation of tool arguments against the catalog, authorization (only
+//! workspaces this machine knows, by selector, never a raw path), the audit
+//! of every call, the graph tools (answered from `orbit-graph` with its
+//! parse cache) and the keypad tool (read from a running hub through the
+//! control socket). The session projector and controller come next, each in
+//! its own module.
+#![warn(missing_docs)]
+
+pub mod mcp_host;

@@ -1,0 +1,284 @@
+//! The answers behind Orbit's MCP tools. orbit-mcp's kernel hands each call
+//! here (the binary bridges its `McpHost` trait to [`CoreMcpHost::call`],
+//! since orbit-core does not depend on the protocol crate).
+//!
+//! Per call: find the tool in the catalog (authorization: only catalog
+//! tools), validate the arguments against its input schema, resolve the
+//! workspace selector through the registry, answer, and audit (tool,
+//! caller, trace id, outcome: never argument values).
+
+mod args;
+mod audit;
+mod error;
+mod glob;
+mod graph_tools;
+mod hub;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use orbit_common::Locations;
+use orbit_graph::GraphOptions;
+use orbit_registry::{Registry, WorkspaceDescriptor};
+use orbit_tools::names;
+use serde_json::{Map, Value};
+
+pub use audit::{AuditEntry, AuditSink, FileAudit, MemoryAudit};
+pub use error::ToolFailure;
+pub use glob::glob_match;
+pub use hub::{ControlSocketHub, HubError, HubStatusSource};
+
+/// One call as orbit-core sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolCall<'a> {
+    /// Canonical tool name.
+    pub tool: &'a str,
+    /// Its arguments.
+    pub arguments: &'a Map<String, Value>,
+    /// The call's trace id (for the audit).
+    pub trace_id: &'a str,
+    /// Who called (`transport:client/version`, for the audit).
+    pub caller: &'a str,
+}
+
+/// Orbit's `McpHost`: this machine's workspaces, graph and keypad.
+pub struct CoreMcpHost {
+    registry: Registry,
+    current: Option<PathBuf>,
+    graph_options: GraphOptions,
+    hub: Arc<dyn HubStatusSource>,
+    audit: Arc<dyn AuditSink>,
+    host_name: String,
+    version: String,
+    tools: Vec<orbit_tools::ToolSpec>,
+    /// One graph build at a time: they share the parse cache and two cores.
+    building: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl std::fmt::Debug for CoreMcpHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CoreMcpHost")
+            .field("registry", &self.registry)
+            .field("current", &self.current)
+            .field("host_name", &self.host_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CoreMcpHost {
+    /// The host of this Orbit: its registry, control socket and audit log
+    /// all under `locations`; `current` is the workspace Orbit runs in.
+    pub fn new(locations: &Locations, current: Option<PathBuf>, version: &str) -> Self {
+        Self {
+            registry: Registry::new(locations),
+            current,
+            graph_options: GraphOptions::default(),
+            hub: Arc::new(ControlSocketHub::new(locations.control_socket())),
+            audit: Arc::new(FileAudit::new(
+                locations.config_dir().join("mcp-audit.jsonl"),
+            )),
+            host_name: local_host_name(),
+            version: version.to_owned(),
+            tools: orbit_tools::catalog(),
+            building: Arc::new(tokio::sync::Mutex::new(())),
+        }
+    }
+
+    /// Reads the keypad from `hub` instead of the control socket.
+    #[must_use]
+    pub fn with_hub(mut self, hub: Arc<dyn HubStatusSource>) -> Self {
+        self.hub = hub;
+        self
+    }
+
+    /// Audits into `audit` instead of the audit log.
+    #[must_use]
+    pub fn with_audit(mut self, audit: Arc<dyn AuditSink>) -> Self {
+        self.audit = audit;
+        self
+    }
+
+    /// Builds graphs with these options (cache folder, size cap).
+    #[must_use]
+    pub fn with_graph_options(mut self, options: GraphOptions) -> Self {
+        self.graph_options = options;
+        self
+    }
+
+    /// Names this machine `name` (selectors' host part).
+    #[must_use]
+    pub fn with_host_name(mut self, name: impl Into<String>) -> Self {
+        self.host_name = name.into();
+        self
+    }
+
+    /// This machine's name.
+    pub fn host_name(&self) -> &str {
+        &self.host_name
+    }
+
+    /// Orbit's version.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// The registry it resolves workspaces in.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Answers one call, and audits it.
+    pub async fn call(&self, call: ToolCall<'_>) -> Result<Map<String, Value>, ToolFailure> {
+        let started = Instant::now();
+        let outcome = self.answer(call).await;
+        self.audit.record(&AuditEntry {
+            tool: call.tool.to_owned(),
+            caller: call.caller.to_owned(),
+            trace_id: call.trace_id.to_owned(),
+            outcome: match &outcome {
+                Ok(_) => "ok".to_owned(),
+                Err(failure) => failure.code.to_owned(),
+            },
+            micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        });
+        outcome
+    }
+
+    async fn answer(&self, call: ToolCall<'_>) -> Result<Map<String, Value>, ToolFailure> {
+        let Some(spec) = self.tools.iter().find(|tool| tool.name == call.tool) else {
+            return Err(ToolFailure::new(
+                "unknown_tool",
+                format!("`{}` is not an Orbit tool", call.tool),
+            ));
+        };
+        args::validate(&spec.input_schema, call.arguments)?;
+        match call.tool {
+            names::WORKSPACE_LIST => self.workspace_list(call.arguments),
+            names::KEYPAD_SESSIONS => Ok(hub::sessions(self.hub.as_ref()).await),
+            names::GRAPH_STATS
+            | names::GRAPH_FILES
+            | names::GRAPH_IMPORTS
+            | names::GRAPH_DEPENDENTS
+            | names::GRAPH_PATH => {
+                let workspace = self.resolve(call.arguments)?;
+                let options = self.graph_options.clone();
+                let tool = call.tool.to_owned();
+                let arguments = call.arguments.clone();
+                let _building = self.building.lock().await;
+                tokio::task::spawn_blocking(move || {
+                    graph_tools::answer(&tool, &workspace, &options, &arguments)
+                })
+                .await
+                .map_err(|error| ToolFailure::new("internal", error.to_string()))?
+            }
+            _ => Err(ToolFailure::new(
+                "not_served_here",
+                format!("`{}` is answered by the MCP server itself", call.tool),
+            )),
+        }
+    }
+
+    fn descriptors(&self) -> Result<Vec<WorkspaceDescriptor>, ToolFailure> {
+        self.registry
+            .descriptors(self.current.as_deref())
+            .map_err(|error| ToolFailure::new("registry_unreadable", error_chain(&error)))
+    }
+
+    fn workspace_list(
+        &self,
+        arguments: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, ToolFailure> {
+        let prefix = arguments
+            .get("prefix")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let workspaces: Vec<Value> = self
+            .descriptors()?
+            .into_iter()
+            .filter(|w| w.name.starts_with(prefix))
+            .map(|w| {
+                serde_json::json!({
+                    "selector": w.selector,
+                    "name": w.name,
+                    "root": w.root.to_string_lossy(),
+                    "host": self.host_name,
+                    "current": w.current,
+                })
+            })
+            .collect();
+        let mut out = Map::new();
+        out.insert("host".to_owned(), Value::from(self.host_name.clone()));
+        out.insert("workspaces".to_owned(), Value::Array(workspaces));
+        Ok(out)
+    }
+
+    /// The workspace a call names (its selector, optionally qualified with
+    /// this machine's name), or the current one. Only known workspaces.
+    fn resolve(&self, arguments: &Map<String, Value>) -> Result<WorkspaceDescriptor, ToolFailure> {
+        let all = self.descriptors()?;
+        let chosen = match arguments.get("workspace").and_then(Value::as_str) {
+            Some(selector) => {
+                let own_prefix = format!("{}:", self.host_name);
+                let selector = selector.strip_prefix(&own_prefix).unwrap_or(selector);
+                all.into_iter()
+                    .find(|w| w.selector == selector)
+                    .ok_or_else(|| {
+                        ToolFailure::new(
+                            "unknown_workspace",
+                            format!(
+                                "no workspace `{selector}` on {}: see orbit.workspace.list",
+                                self.host_name
+                            ),
+                        )
+                    })?
+            }
+            None => all.into_iter().find(|w| w.current).ok_or_else(|| {
+                ToolFailure::new(
+                    "no_workspace",
+                    "no current workspace: pass a `workspace` selector from orbit.workspace.list",
+                )
+            })?,
+        };
+        if !chosen.root.is_dir() {
+            return Err(ToolFailure::new(
+                "workspace_missing",
+                format!("workspace `{}` has no folder any more", chosen.selector),
+            ));
+        }
+        if chosen.current {
+            // Asked about: remember it, so later sessions list it.
+            if let Err(error) = self.registry.remember(&chosen.root) {
+                tracing::warn!(error = %error_chain(&error), "could not remember the workspace");
+            }
+        }
+        Ok(chosen)
+    }
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// This machine's host name (`/proc/sys/kernel/hostname`, `/etc/hostname`,
+/// `$HOSTNAME`), else `localhost`.
+pub fn local_host_name() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|path| fs_err::read_to_string(path).ok())
+        .map(|text| text.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .or_else(|| {
+            std::env::var("HOSTNAME")
+                .ok()
+                .filter(|name| !name.is_empty())
+        })
+        .unwrap_or_else(|| "localhost".to_owned())
+}

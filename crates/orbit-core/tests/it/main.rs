@@ -1,0 +1,18 @@
+//! orbit-core's integration tests: the MCP host's answers (graph tools on a
+//! fixture workspace, workspace resolution and authorization, argument
+//! validation, the audit) and the keypad's control-socket client against a
+//! fake control socket.
+#![allow(
+    clippy::needless_pass_by_value,
+    clippy::format_push_string,
+    clippy::items_after_statements,
+    reason = "test helpers favour brevity"
+)]
+#![expect(
+    clippy::unwrap_used,
+    clippy::disallowed_methods,
+    reason = "tests fail loudly and use std::fs directly"
+)]
+
+mod hub;
+mod mcp_host;

@@ -1,0 +1,334 @@
+//! `CoreMcpHost` on a small TypeScript fixture:
+//! `a.ts -> b.ts -> c.ts`, `d.ts -> c.ts`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use orbit_common::Locations;
+use orbit_core::mcp_host::{CoreMcpHost, MemoryAudit, ToolCall, ToolFailure, glob_match};
+use serde_json::{Map, Value, json};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    host: CoreMcpHost,
+    audit: Arc<MemoryAudit>,
+    other: std::path::PathBuf,
+}
+
+fn write(root: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("app");
+    write(
+        &work,
+        &[
+            ("src/a.ts", "import { b } from './b';\n"),
+            (
+                "src/b.ts",
+                "import { c } from './c';\nexport const b = 1;\n",
+            ),
+            ("src/c.ts", "export const c = 1;\n"),
+            ("lib/d.ts", "import { c } from '../src/c';\n"),
+            ("README.md", "# app\n"),
+        ],
+    );
+    let other = dir.path().join("other");
+    write(&other, &[("x.py", "import os\n")]);
+    let locations = Locations::with_config_dir(dir.path().join("config"));
+    let audit = Arc::new(MemoryAudit::default());
+    let host = CoreMcpHost::new(&locations, Some(work), "1.2.3")
+        .with_host_name("box1")
+        .with_audit(audit.clone())
+        .with_graph_options(orbit_graph::GraphOptions {
+            cache_dir: Some(dir.path().join("cache")),
+            ..orbit_graph::GraphOptions::default()
+        });
+    host.registry().remember(&other).unwrap();
+    Fixture {
+        _dir: dir,
+        host,
+        audit,
+        other,
+    }
+}
+
+async fn call(
+    host: &CoreMcpHost,
+    tool: &str,
+    arguments: Value,
+) -> Result<Map<String, Value>, ToolFailure> {
+    let arguments = arguments.as_object().cloned().unwrap();
+    host.call(ToolCall {
+        tool,
+        arguments: &arguments,
+        trace_id: "t1",
+        caller: "test",
+    })
+    .await
+}
+
+#[tokio::test]
+async fn lists_current_and_remembered_workspaces() {
+    let f = fixture();
+    let list = call(&f.host, "orbit.workspace.list", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(list["host"], "box1");
+    let names: Vec<(&str, bool)> = list["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["selector"].as_str().unwrap(),
+                w["current"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(names, [("app", true), ("other", false)]);
+    let filtered = call(&f.host, "orbit.workspace.list", json!({"prefix": "ot"}))
+        .await
+        .unwrap();
+    assert_eq!(filtered["workspaces"].as_array().unwrap().len(), 1);
+    assert_eq!(filtered["workspaces"][0]["root"], f.other.to_str().unwrap());
+}
+
+#[tokio::test]
+async fn graph_tools_answer_from_the_scan() {
+    let f = fixture();
+    let stats = call(&f.host, "orbit.graph.stats", json!({})).await.unwrap();
+    assert_eq!(stats["workspace"], "app");
+    assert_eq!(stats["source"], "scan");
+    assert_eq!(stats["files"], 5);
+    assert_eq!(stats["edges"], 3);
+
+    let files = call(
+        &f.host,
+        "orbit.graph.files",
+        json!({"pattern": "**/*.ts", "limit": 2}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(files["total"], 4);
+    assert_eq!(files["truncated"], true);
+    assert_eq!(
+        files["files"],
+        json!([
+            {"path": "lib/d.ts", "language": "typescript", "size": 30},
+            {"path": "src/a.ts", "language": "typescript", "size": 25},
+        ])
+    );
+
+    let imports = call(
+        &f.host,
+        "orbit.graph.imports",
+        json!({"file": "./src/b.ts"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        imports["imports"],
+        json!([{"path": "src/c.ts", "kind": "import", "line": 1}])
+    );
+
+    let dependents = call(
+        &f.host,
+        "orbit.graph.dependents",
+        json!({"file": "src/c.ts", "depth": 2}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        dependents["dependents"],
+        json!([
+            {"path": "lib/d.ts", "depth": 1},
+            {"path": "src/b.ts", "depth": 1},
+            {"path": "src/a.ts", "depth": 2},
+        ])
+    );
+    let direct = call(
+        &f.host,
+        "orbit.graph.dependents",
+        json!({"file": "src/c.ts"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(direct["dependents"].as_array().unwrap().len(), 2);
+
+    let path = call(
+        &f.host,
+        "orbit.graph.path",
+        json!({"from": "src/a.ts", "to": "src/c.ts"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(path["found"], true);
+    assert_eq!(path["path"], json!(["src/a.ts", "src/b.ts", "src/c.ts"]));
+    let none = call(
+        &f.host,
+        "orbit.graph.path",
+        json!({"from": "src/c.ts", "to": "src/a.ts"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(none["found"], false);
+    assert_eq!(none["path"], json!([]));
+
+    let other = call(
+        &f.host,
+        "orbit.graph.stats",
+        json!({"workspace": "box1:other"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(other["workspace"], "other");
+    assert_eq!(other["files"], 1);
+}
+
+#[tokio::test]
+async fn refuses_unknown_workspaces_paths_and_bad_arguments() {
+    let f = fixture();
+    let code = |r: Result<Map<String, Value>, ToolFailure>| r.unwrap_err().code;
+    assert_eq!(
+        code(call(&f.host, "orbit.graph.stats", json!({"workspace": "/etc"})).await),
+        "unknown_workspace"
+    );
+    assert_eq!(
+        code(
+            call(
+                &f.host,
+                "orbit.graph.stats",
+                json!({"workspace": "elsewhere:app"})
+            )
+            .await
+        ),
+        "unknown_workspace"
+    );
+    assert_eq!(
+        code(
+            call(
+                &f.host,
+                "orbit.graph.imports",
+                json!({"file": "../other/x.py"})
+            )
+            .await
+        ),
+        "invalid_arguments"
+    );
+    assert_eq!(
+        code(
+            call(
+                &f.host,
+                "orbit.graph.imports",
+                json!({"file": "/etc/passwd"})
+            )
+            .await
+        ),
+        "invalid_arguments"
+    );
+    assert_eq!(
+        code(
+            call(
+                &f.host,
+                "orbit.graph.imports",
+                json!({"file": "src/zzz.ts"})
+            )
+            .await
+        ),
+        "unknown_file"
+    );
+    assert_eq!(
+        code(call(&f.host, "orbit.graph.imports", json!({})).await),
+        "invalid_arguments"
+    );
+    assert_eq!(
+        code(call(&f.host, "orbit.graph.imports", json!({"file": 3})).await),
+        "invalid_arguments"
+    );
+    assert_eq!(
+        code(call(&f.host, "orbit.graph.imports", json!({"file": "a", "x": 1})).await),
+        "invalid_arguments"
+    );
+    assert_eq!(
+        code(
+            call(
+                &f.host,
+                "orbit.graph.dependents",
+                json!({"file": "src/c.ts", "depth": 0})
+            )
+            .await
+        ),
+        "invalid_arguments"
+    );
+    assert_eq!(
+        code(call(&f.host, "orbit.shell.run", json!({})).await),
+        "unknown_tool"
+    );
+}
+
+#[tokio::test]
+async fn every_call_is_audited_without_argument_values() {
+    let f = fixture();
+    let _ = call(
+        &f.host,
+        "orbit.graph.imports",
+        json!({"file": "secret-token-value"}),
+    )
+    .await;
+    let _ = call(&f.host, "orbit.workspace.list", json!({})).await;
+    let entries = f.audit.entries();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0].tool, "orbit.graph.imports");
+    assert_eq!(entries[0].outcome, "unknown_file");
+    assert_eq!(entries[0].trace_id, "t1");
+    assert_eq!(entries[0].caller, "test");
+    assert_eq!(entries[1].outcome, "ok");
+    assert!(!format!("{entries:?}").contains("secret-token-value"));
+}
+
+#[tokio::test]
+async fn the_file_audit_is_private_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let locations = Locations::with_config_dir(dir.path().join("cfg"));
+    let host = CoreMcpHost::new(&locations, Some(dir.path().to_owned()), "1");
+    let arguments = Map::new();
+    host.call(ToolCall {
+        tool: "orbit.workspace.list",
+        arguments: &arguments,
+        trace_id: "abc",
+        caller: "stdio",
+    })
+    .await
+    .unwrap();
+    let path = dir.path().join("cfg/mcp-audit.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let line: Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(line["trace_id"], "abc");
+    assert_eq!(line["outcome"], "ok");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}
+
+#[test]
+fn glob_patterns() {
+    assert!(glob_match("src/**/*.rs", "src/a.rs"));
+    assert!(glob_match("src/**/*.rs", "src/x/y/a.rs"));
+    assert!(!glob_match("src/*.rs", "src/x/a.rs"));
+    assert!(glob_match("**", "a/b/c"));
+    assert!(glob_match("?.md", "a.md"));
+    assert!(!glob_match("?.md", "/.md"));
+    assert!(glob_match("config", "src/config/x.ts"));
+    assert!(!glob_match("*.ts", "a.tsx"));
+    let long = "*".repeat(200) + "x";
+    assert!(!glob_match(&long, &"a".repeat(300)));
+}

@@ -1,0 +1,22 @@
+//! The federated mux (`orbit mcp --federated`): one MCP endpoint for every
+//! machine the operator lists. The one place Orbit is also an MCP client.
+//!
+//! - Remote membership comes only from the operator's destinations file
+//!   ([`config`]); this machine is an implicit destination, delivered
+//!   in-process, never an SSH row.
+//! - `orbit.workspace.list` asks every destination (concurrently, each with
+//!   a deadline) and qualifies each selector with its host: `host:name`. A
+//!   dead host is reported in `unreachable`, never waited on past its
+//!   deadline.
+//! - A workspace tool's `workspace` selector must be one of those
+//!   host-qualified selectors; the call is routed to that host alone.
+//!   Anything else is refused as `unknown_selector`, never guessed at.
+//! - No answer is cached between calls. SSH sessions are kept open and
+//!   reused (a handshake costs hundreds of milliseconds); a broken one is
+//!   replaced once.
+
+pub(crate) mod capability;
+pub(crate) mod config;
+pub(crate) mod descriptor;
+pub(crate) mod host;
+pub(crate) mod probe;

@@ -1,0 +1,307 @@
+//! The TCP transport: MCP's Streamable HTTP on `/mcp`, and its exposure gate.
+//!
+//! - It binds loopback only, unless the operator passes the exposure flag,
+//!   which then requires a bearer token (checked on every request, in
+//!   constant time). With a token configured, loopback requests need it too.
+//! - A request's `Origin`, when present, must be a loopback origin or one
+//!   the operator allowed (DNS rebinding); otherwise 403. Without exposure,
+//!   the `Host` header must be a loopback name too.
+//! - `/a/` answers a plain 404 (adapter protocol §1: an adapter probing this
+//!   port must not mistake it for a hub), as does every path but `/mcp`.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode, header};
+use hyper_util::rt::TokioIo;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::net::TcpListener;
+
+use crate::adapter::OrbitServer;
+use crate::error::{Error, Result};
+use crate::host::Transport;
+
+/// The shortest bearer token the listener accepts.
+const MIN_TOKEN_LEN: usize = 16;
+
+/// How to listen.
+#[derive(Clone, Default)]
+pub struct ListenOptions {
+    /// Where (port 0 picks a free one).
+    pub addr: Option<SocketAddr>,
+    /// The operator's explicit consent to listen beyond loopback.
+    pub expose: bool,
+    /// The bearer token requests must carry (required with `expose`).
+    pub token: Option<String>,
+    /// Extra allowed `Origin`s (`https://host:port`), beside loopback ones.
+    pub allowed_origins: Vec<String>,
+}
+
+impl std::fmt::Debug for ListenOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListenOptions")
+            .field("addr", &self.addr)
+            .field("expose", &self.expose)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("allowed_origins", &self.allowed_origins)
+            .finish()
+    }
+}
+
+struct Gate {
+    expose: bool,
+    token: Option<String>,
+    allowed_origins: Vec<String>,
+}
+
+/// Checks the options and binds; the listener answers once served with
+/// [`serve_http`]. Returns the bound listener and its address.
+pub async fn bind_http(options: &ListenOptions) -> Result<(TcpListener, SocketAddr)> {
+    let addr = options
+        .addr
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
+    check_exposure(addr, options)?;
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| Error::io(format!("listening on {addr}"), source))?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| Error::io("reading the listen address", source))?;
+    Ok((listener, local))
+}
+
+fn check_exposure(addr: SocketAddr, options: &ListenOptions) -> Result<()> {
+    if !addr.ip().is_loopback() && !options.expose {
+        return Err(Error::Exposure(format!(
+            "{addr} is not a loopback address: listening beyond this machine needs --expose and a bearer token"
+        )));
+    }
+    if options.expose {
+        match &options.token {
+            None => {
+                return Err(Error::Exposure(
+                    "--expose needs a bearer token (ORBIT_MCP_TOKEN or --token-file)".to_owned(),
+                ));
+            }
+            Some(token) if token.len() < MIN_TOKEN_LEN => {
+                return Err(Error::Exposure(format!(
+                    "the bearer token is shorter than {MIN_TOKEN_LEN} characters"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Serves Streamable HTTP on `listener` until the process ends.
+pub async fn serve_http(
+    server: OrbitServer,
+    listener: TcpListener,
+    options: &ListenOptions,
+) -> Result<()> {
+    check_exposure(
+        listener
+            .local_addr()
+            .map_err(|source| Error::io("reading the listen address", source))?,
+        options,
+    )?;
+    let server = server.for_transport(Transport::Http);
+    let mut config = StreamableHttpServerConfig::default();
+    if options.expose {
+        // The token is the gate; the machine may be reached by any name.
+        config = config.disable_allowed_hosts();
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let gate = Arc::new(Gate {
+        expose: options.expose,
+        token: options.token.clone(),
+        allowed_origins: options.allowed_origins.clone(),
+    });
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                tracing::warn!(%error, "accept failed");
+                continue;
+            }
+        };
+        if !gate.expose && !peer.ip().is_loopback() {
+            tracing::warn!(%peer, "refused a connection from beyond loopback");
+            continue;
+        }
+        let service = service.clone();
+        let gate = Arc::clone(&gate);
+        tokio::spawn(async move {
+            let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let service = service.clone();
+                let gate = Arc::clone(&gate);
+                async move {
+                    if let Some(refusal) = gate.check(&request) {
+                        return Ok::<_, Infallible>(refusal);
+                    }
+                    Ok(service.handle(request).await)
+                }
+            });
+            if let Err(error) = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), handler)
+                .await
+            {
+                tracing::debug!(%error, "http connection ended");
+            }
+        });
+    }
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<BoxBody<Bytes, Infallible>> {
+    let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+impl Gate {
+    /// The refusal for a request that may not reach MCP, if it may not.
+    fn check<B>(&self, request: &Request<B>) -> Option<Response<BoxBody<Bytes, Infallible>>> {
+        let path = request.uri().path();
+        if path != "/mcp" {
+            // `/a/` included: a plain 404, as the adapter protocol asks.
+            return Some(plain(StatusCode::NOT_FOUND, "not found\n"));
+        }
+        if !self.expose
+            && let Some(host) = request.headers().get(header::HOST)
+            && !host
+                .to_str()
+                .is_ok_and(|host| is_loopback_origin(&format!("http://{host}")))
+        {
+            // DNS rebinding: a page of another site reached loopback by name.
+            return Some(plain(StatusCode::FORBIDDEN, "host not allowed\n"));
+        }
+        if let Some(origin) = request.headers().get(header::ORIGIN)
+            && !origin
+                .to_str()
+                .is_ok_and(|origin| self.origin_allowed(origin))
+        {
+            return Some(plain(StatusCode::FORBIDDEN, "origin not allowed\n"));
+        }
+        if let Some(token) = &self.token {
+            let given = request
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.strip_prefix("Bearer "))
+                .unwrap_or("");
+            if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+                let mut response = plain(StatusCode::UNAUTHORIZED, "bearer token required\n");
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderValue::from_static("Bearer"),
+                );
+                return Some(response);
+            }
+        }
+        None
+    }
+
+    fn origin_allowed(&self, origin: &str) -> bool {
+        is_loopback_origin(origin)
+            || self
+                .allowed_origins
+                .iter()
+                .any(|allowed| allowed.trim_end_matches('/') == origin)
+    }
+}
+
+/// `http(s)://localhost|127.x.y.z|[::1]` with any port.
+pub(crate) fn is_loopback_origin(origin: &str) -> bool {
+    let Some(rest) = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+    else {
+        return false;
+    };
+    let host = if let Some(v6) = rest.strip_prefix('[') {
+        match v6.split_once(']') {
+            Some((host, tail)) if tail.is_empty() || is_port(tail) => host,
+            _ => return false,
+        }
+    } else {
+        match rest.split_once(':') {
+            Some((host, port)) if is_port(&format!(":{port}")) => host,
+            Some(_) => return false,
+            None => rest,
+        }
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn is_port(tail: &str) -> bool {
+    tail.strip_prefix(':')
+        .is_some_and(|port| !port.is_empty() && port.parse::<u16>().is_ok())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_origins() {
+        for ok in [
+            "http://localhost",
+            "http://localhost:3000",
+            "https://127.0.0.1:8443",
+            "http://[::1]:80",
+            "http://127.1.2.3",
+        ] {
+            assert!(is_loopback_origin(ok), "{ok}");
+        }
+        for bad in [
+            "http://evil.example",
+            "http://localhost.evil.example",
+            "http://127.0.0.1.evil.example:80",
+            "null",
+            "file://",
+            "http://localhost:99999",
+            "http://[::1]x",
+            "http://10.0.0.1",
+        ] {
+            assert!(!is_loopback_origin(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn exposure_needs_flag_and_token() {
+        let public: SocketAddr = "0.0.0.0:0".parse().unwrap_or_else(|_| unreachable!());
+        let mut options = ListenOptions::default();
+        assert!(check_exposure(public, &options).is_err());
+        options.expose = true;
+        assert!(check_exposure(public, &options).is_err());
+        options.token = Some("short".to_owned());
+        assert!(check_exposure(public, &options).is_err());
+        options.token = Some("a-long-enough-token-1234".to_owned());
+        assert!(check_exposure(public, &options).is_ok());
+        let local: SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|_| unreachable!());
+        assert!(check_exposure(local, &ListenOptions::default()).is_ok());
+    }
+}

@@ -1,0 +1,130 @@
+//! Per-call trace ids: W3C `traceparent` (SEP-414) honoured when the caller
+//! sends one, minted otherwise.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// One call's trace: the trace id (32 hex digits, the caller's when it sent
+/// a valid `traceparent`) and this call's own span id (16 hex digits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    trace_id: String,
+    span_id: String,
+    parent_span: Option<String>,
+}
+
+impl TraceContext {
+    /// The trace of a call whose request `_meta` carried `traceparent`
+    /// (`None` or an invalid value: a new trace).
+    pub fn from_traceparent(traceparent: Option<&str>) -> Self {
+        if let Some((trace_id, parent)) = traceparent.and_then(parse_traceparent) {
+            return Self {
+                trace_id,
+                span_id: random_hex(8),
+                parent_span: Some(parent),
+            };
+        }
+        Self {
+            trace_id: random_hex(16),
+            span_id: random_hex(8),
+            parent_span: None,
+        }
+    }
+
+    /// The trace id (32 lowercase hex digits).
+    pub fn trace_id(&self) -> &str {
+        &self.trace_id
+    }
+
+    /// This call's span id.
+    pub fn span_id(&self) -> &str {
+        &self.span_id
+    }
+
+    /// The caller's span, when it sent a `traceparent`.
+    pub fn parent_span(&self) -> Option<&str> {
+        self.parent_span.as_deref()
+    }
+
+    /// The `traceparent` of this call's span, to hand on (to a remote host).
+    pub fn traceparent(&self) -> String {
+        format!("00-{}-{}-01", self.trace_id, self.span_id)
+    }
+}
+
+fn is_hex(text: &str, len: usize) -> bool {
+    text.len() == len
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// `00-<32 hex>-<16 hex>-<2 hex>`, ids not all zero (W3C trace-context).
+fn parse_traceparent(value: &str) -> Option<(String, String)> {
+    let mut parts = value.trim().split('-');
+    let (version, trace, parent, flags) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() && version == "00" {
+        return None;
+    }
+    if !is_hex(version, 2) || version == "ff" || !is_hex(trace, 32) || !is_hex(parent, 16) {
+        return None;
+    }
+    if !is_hex(flags, 2) || trace.bytes().all(|b| b == b'0') || parent.bytes().all(|b| b == b'0') {
+        return None;
+    }
+    Some((trace.to_owned(), parent.to_owned()))
+}
+
+/// Unpredictable enough for trace ids (not for secrets): BLAKE3 of the
+/// time, the process id and a counter.
+fn random_hex(bytes: usize) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = blake3::Hasher::new();
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    hasher.update(&now.to_le_bytes());
+    hasher.update(&std::process::id().to_le_bytes());
+    hasher.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    let hash = hasher.finalize();
+    let hex = hash.to_hex();
+    hex[..(bytes * 2).min(hex.len())].to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn honours_a_valid_traceparent() {
+        let t = TraceContext::from_traceparent(Some(
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        ));
+        assert_eq!(t.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(t.parent_span(), Some("00f067aa0ba902b7"));
+        assert!(
+            t.traceparent()
+                .starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-")
+        );
+    }
+
+    #[test]
+    fn mints_on_invalid() {
+        for bad in [
+            "",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+        ] {
+            let t = TraceContext::from_traceparent(Some(bad));
+            assert_eq!(t.parent_span(), None, "{bad}");
+            assert_eq!(t.trace_id().len(), 32);
+        }
+        let a = TraceContext::from_traceparent(None);
+        let b = TraceContext::from_traceparent(None);
+        assert_ne!(a.trace_id(), b.trace_id());
+    }
+}

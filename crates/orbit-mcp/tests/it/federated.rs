@@ -1,0 +1,143 @@
+//! The federated mux's routing with a scripted local host and destinations
+//! that cannot answer (the real-sshd tests are the `orbit` binary's).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use orbit_mcp::{
+    CanonicalCall, Destinations, FederatedMcpHost, McpHost, ToolSessionContext, TraceContext,
+    Transport,
+};
+use serde_json::{Map, Value, json};
+
+use crate::fake_host::FakeHost;
+
+fn context() -> ToolSessionContext {
+    ToolSessionContext {
+        trace: TraceContext::from_traceparent(None),
+        transport: Transport::Memory,
+        client: None,
+    }
+}
+
+fn call(tool: &str, arguments: Value) -> CanonicalCall {
+    CanonicalCall {
+        tool: tool.into(),
+        arguments: arguments.as_object().cloned().unwrap_or_else(Map::new),
+    }
+}
+
+fn destinations(dir: &std::path::Path) -> Destinations {
+    // `dead`: ssh cannot start. `hung`: connects and never answers.
+    let hang = dir.join("hang.sh");
+    std::fs::write(&hang, "#!/bin/sh\nexec sleep 30\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let text = json!({"destinations": [
+        {"name": "dead", "host": "nowhere", "ssh": dir.join("no-such-ssh").to_str().unwrap()},
+        {"name": "hung", "host": "nowhere", "ssh": hang.to_str().unwrap(), "timeout_ms": 300},
+    ]})
+    .to_string();
+    Destinations::parse(&text, std::path::Path::new("test.json")).unwrap()
+}
+
+#[tokio::test]
+async fn list_qualifies_local_selectors_and_reports_dead_hosts_without_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let (local, _) = FakeHost::new("box1");
+    let mux = FederatedMcpHost::new(local, destinations(dir.path())).unwrap();
+    let started = Instant::now();
+    let answer = mux
+        .call(call("orbit.workspace.list", json!({})), &context())
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(answer["workspaces"][0]["selector"], "box1:app");
+    assert_eq!(answer["workspaces"][0]["host"], "box1");
+    let unreachable: Vec<&str> = answer["unreachable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(unreachable, ["dead", "hung"]);
+    assert!(
+        answer["unreachable"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("300 ms")
+    );
+}
+
+#[tokio::test]
+async fn routes_by_qualified_selector_and_refuses_anything_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let (local, seen) = FakeHost::new("box1");
+    let mux = FederatedMcpHost::new(local, destinations(dir.path())).unwrap();
+    let answer = mux
+        .call(
+            call("orbit.graph.stats", json!({"workspace": "box1:app"})),
+            &context(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer["workspace"], "box1:app");
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen[0].0.arguments["workspace"], "app");
+        assert_eq!(seen[0].3, Transport::Federated);
+    }
+    for bad in [
+        json!({}),
+        json!({"workspace": "app"}),
+        json!({"workspace": "elsewhere:app"}),
+        json!({"workspace": ":app"}),
+        json!({"workspace": "box1:"}),
+    ] {
+        let error = mux
+            .call(call("orbit.graph.stats", bad.clone()), &context())
+            .await
+            .unwrap_err();
+        assert_eq!(error.code, "unknown_selector", "{bad}");
+    }
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "refused calls never reach a host"
+    );
+    let error = mux
+        .call(
+            call("orbit.graph.stats", json!({"workspace": "dead:app"})),
+            &context(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, "host_unreachable");
+}
+
+#[test]
+fn destinations_file_is_strict() {
+    let path = std::path::Path::new("d.json");
+    for bad in [
+        r#"{"destinations":[{"name":"a b","host":"h"}]}"#,
+        r#"{"destinations":[{"name":"a","host":"-oProxyCommand=x"}]}"#,
+        r#"{"destinations":[{"name":"a","host":"h"},{"name":"a","host":"i"}]}"#,
+        r#"{"destinations":[{"name":"a","host":"h","extra":1}]}"#,
+        r#"{"nope":[]}"#,
+    ] {
+        assert!(Destinations::parse(bad, path).is_err(), "{bad}");
+    }
+    let (local, _) = FakeHost::new("box1");
+    let clash =
+        Destinations::parse(r#"{"destinations":[{"name":"box1","host":"h"}]}"#, path).unwrap();
+    assert!(FederatedMcpHost::new(local as Arc<dyn McpHost>, clash).is_err());
+    assert!(
+        Destinations::load(std::path::Path::new("/nonexistent/x.json"))
+            .unwrap()
+            .list
+            .is_empty()
+    );
+}

@@ -1,0 +1,561 @@
+//! `orbit mcp` end to end with real clients: the Python MCP SDK on stdio,
+//! on Streamable HTTP (with a bearer token), through the SSH proxy to a
+//! real sshd; the federated mux over that sshd, with a dead host and
+//! unknown selectors; the listener's exposure rule on the command line; the
+//! MCP conformance suite against the HTTP listener.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::mcp_support::{
+    Rpc, Sshd, client_check, free_port, orbit_bin, orbit_mcp, python, remote_orbit, workspace,
+};
+
+const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+
+fn run_python(args: &[&str], envs: &[(&str, &str)]) -> Value {
+    let mut command = Command::new(python());
+    command.arg(client_check()).args(args);
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    let output = command.stderr(Stdio::inherit()).output().unwrap();
+    assert!(output.status.success(), "the Python client failed");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// What every Python-driven run must have seen, whatever the transport.
+fn check_python_run(seen: &Value, host: &str) {
+    assert_eq!(seen["server"], "orbit");
+    assert_eq!(seen["protocol"], "2025-11-25");
+    assert_eq!(
+        seen["tools"],
+        json!([
+            "orbit_graph_dependents",
+            "orbit_graph_files",
+            "orbit_graph_imports",
+            "orbit_graph_path",
+            "orbit_graph_stats",
+            "orbit_keypad_sessions",
+            "orbit_server_identity",
+            "orbit_tools_list",
+            "orbit_workspace_list"
+        ])
+    );
+    assert_eq!(seen["output_schemas"], true);
+    assert_eq!(seen["workspace_list"]["host"], host);
+    assert_eq!(seen["workspace_list"]["workspaces"][0]["current"], true);
+    assert_eq!(
+        seen["imports"]["imports"],
+        json!([{"path": "src/b.ts", "kind": "import", "line": 1}])
+    );
+    assert_eq!(seen["imports_text"], seen["imports"]);
+    assert_eq!(seen["imports_meta"]["orbit/traceId"], TRACE);
+    assert_eq!(seen["tool_error"]["is_error"], true);
+    assert_eq!(
+        seen["tool_error"]["structured"]["error"]["code"],
+        "unknown_file"
+    );
+    assert!(
+        seen["unknown_tool"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool"),
+        "{}",
+        seen["unknown_tool"]
+    );
+    assert_eq!(seen["keypad"]["hub_running"], false);
+    assert_eq!(seen["identity"]["host"], host);
+}
+
+#[test]
+fn python_sdk_over_stdio() {
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("app");
+    workspace(&work);
+    let config = home.path().join("config");
+    let cache = home.path().join("cache");
+    let seen = run_python(
+        &[
+            "stdio",
+            orbit_bin(),
+            "mcp",
+            "--workspace",
+            work.to_str().unwrap(),
+            "--host-name",
+            "box1",
+        ],
+        &[
+            ("ORBIT_CONFIG_DIR", config.to_str().unwrap()),
+            ("ORBIT_CACHE_DIR", cache.to_str().unwrap()),
+        ],
+    );
+    check_python_run(&seen, "box1");
+    // Audited with the caller's trace id, never argument values.
+    let audit = std::fs::read_to_string(config.join("mcp-audit.jsonl")).unwrap();
+    assert!(audit.contains(TRACE));
+    assert!(audit.contains("\"caller\":\"stdio:mcp/"), "{audit}");
+    assert!(!audit.contains("no/such/file.ts"));
+    // `--workspace` remembered it.
+    assert!(
+        std::fs::read_to_string(config.join("workspaces.json"))
+            .unwrap()
+            .contains("\"app\"")
+    );
+}
+
+/// A child killed when the test ends, however it ends.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn listen(home: &std::path::Path, args: &[&str], token: Option<&str>) -> (Killed, String) {
+    let mut command = orbit_mcp(home);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(token) = token {
+        command.env("ORBIT_MCP_TOKEN", token);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("orbit mcp: listening on ")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_owned();
+    // Keep draining its logs, or a full pipe would stall the server.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (Killed(child), url)
+}
+
+#[test]
+fn python_sdk_over_http_with_a_token() {
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("app");
+    workspace(&work);
+    let token = "a-test-token-of-some-length";
+    let (_child, url) = listen(
+        home.path(),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--workspace",
+            work.to_str().unwrap(),
+            "--host-name",
+            "box2",
+        ],
+        Some(token),
+    );
+    let seen = run_python(&["http", &url, token], &[]);
+    check_python_run(&seen, "box2");
+    // Without the token the SDK cannot even initialize.
+    let output = Command::new(python())
+        .arg(client_check())
+        .args(["http", &url, "wrong-token-wrong-token"])
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+}
+
+#[test]
+fn listening_beyond_loopback_needs_expose_and_a_token() {
+    let home = tempfile::tempdir().unwrap();
+    let output = orbit_mcp(home.path())
+        .args(["--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("not a loopback address"), "{stderr}");
+    let output = orbit_mcp(home.path())
+        .args(["--listen", "0.0.0.0:0", "--expose"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&output.stderr).contains("bearer token"));
+    // With both, it listens (here on loopback anyway, port picked freely).
+    let (_child, url) = listen(
+        home.path(),
+        &["--listen", "127.0.0.1:0", "--expose"],
+        Some("exposed-token-0123456789"),
+    );
+    assert!(url.starts_with("http://127.0.0.1:"));
+}
+
+#[test]
+fn python_sdk_through_the_ssh_proxy_to_a_real_sshd() {
+    let home = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(home.path());
+    let remote_work = home.path().join("remote-app");
+    workspace(&remote_work);
+    let remote = remote_orbit(home.path(), &remote_work, "far1");
+    let mut args = vec![
+        "stdio".to_owned(),
+        orbit_bin().to_owned(),
+        "mcp".to_owned(),
+        "--ssh".to_owned(),
+        "127.0.0.1".to_owned(),
+        "--remote-orbit".to_owned(),
+        remote.display().to_string(),
+    ];
+    for option in sshd.ssh_options() {
+        args.push(format!("--ssh-option={option}"));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let seen = run_python(
+        &args,
+        &[(
+            "ORBIT_CONFIG_DIR",
+            home.path().join("local").to_str().unwrap(),
+        )],
+    );
+    check_python_run(&seen, "far1");
+    assert_eq!(
+        seen["workspace_list"]["workspaces"][0]["root"],
+        remote_work.to_str().unwrap()
+    );
+}
+
+fn destinations_file(
+    dir: &std::path::Path,
+    sshd: &Sshd,
+    remote: &std::path::Path,
+) -> std::path::PathBuf {
+    let dead_port = free_port();
+    let mut dead_options = sshd.ssh_options();
+    dead_options[1] = dead_port.to_string();
+    let file = dir.join("destinations.json");
+    std::fs::write(
+        &file,
+        json!({"destinations": [
+            {"name": "loop", "host": "127.0.0.1", "ssh_options": sshd.ssh_options(),
+             "orbit": remote.display().to_string(), "timeout_ms": 20000},
+            {"name": "dead", "host": "127.0.0.1", "ssh_options": dead_options,
+             "orbit": remote.display().to_string(), "timeout_ms": 20000},
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
+    let home = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(home.path());
+    let local_work = home.path().join("app");
+    workspace(&local_work);
+    let remote_work = home.path().join("far-app");
+    workspace(&remote_work);
+    std::fs::write(remote_work.join("src/d.ts"), "import { a } from './a';\n").unwrap();
+    let remote = remote_orbit(home.path(), &remote_work, "loop-self");
+    let destinations = destinations_file(home.path(), &sshd, &remote);
+    let mut command = orbit_mcp(home.path());
+    command
+        .args(["--federated", "--destinations"])
+        .arg(&destinations)
+        .args([
+            "--host-name",
+            "box1",
+            "--workspace",
+            local_work.to_str().unwrap(),
+        ]);
+    let mut rpc = Rpc::spawn(command);
+
+    let started = Instant::now();
+    let list = rpc.call("orbit_workspace_list", &json!({}), None);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a dead host was waited on"
+    );
+    let list = &list["structuredContent"];
+    let selectors: Vec<&str> = list["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["selector"].as_str().unwrap())
+        .collect();
+    assert_eq!(selectors, ["box1:app", "loop:far-app"]);
+    assert_eq!(list["unreachable"][0]["host"], "dead");
+    assert!(
+        list["unreachable"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer")
+    );
+
+    // Routed to the remote host, the trace id carried across the hop.
+    let traceparent = format!("00-{TRACE}-00f067aa0ba902b7-01");
+    let answer = rpc.call(
+        "orbit_graph_imports",
+        &json!({"workspace": "loop:far-app", "file": "src/d.ts"}),
+        Some(json!({"traceparent": traceparent})),
+    );
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert_eq!(answer["structuredContent"]["workspace"], "loop:far-app");
+    assert_eq!(
+        answer["structuredContent"]["imports"],
+        json!([{"path": "src/a.ts", "kind": "import", "line": 1}])
+    );
+    assert_eq!(answer["_meta"]["orbit/traceId"], TRACE);
+    let remote_audit =
+        std::fs::read_to_string(home.path().join("remote-config-loop-self/mcp-audit.jsonl"))
+            .unwrap();
+    assert!(remote_audit.contains(TRACE), "{remote_audit}");
+
+    // Local selectors are answered in-process.
+    let local = rpc.call("orbit_graph_stats", &json!({"workspace": "box1:app"}), None);
+    assert_eq!(local["structuredContent"]["files"], 3);
+
+    for selector in ["far-app", "app", "nowhere:app", "loop", ""] {
+        let refused = rpc.call("orbit_graph_stats", &json!({"workspace": selector}), None);
+        assert_eq!(refused["isError"], true, "{selector}");
+        assert_eq!(
+            refused["structuredContent"]["error"]["code"], "unknown_selector",
+            "{selector}"
+        );
+    }
+    let started = Instant::now();
+    let dead = rpc.call(
+        "orbit_graph_stats",
+        &json!({"workspace": "dead:far-app"}),
+        None,
+    );
+    assert_eq!(
+        dead["structuredContent"]["error"]["code"],
+        "host_unreachable"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+
+    // Identity lists every reachable host's selectors.
+    let identity = rpc.call("orbit_server_identity", &json!({}), None);
+    assert_eq!(
+        identity["structuredContent"]["workspaces"],
+        json!(["box1:app", "loop:far-app"])
+    );
+}
+
+#[test]
+fn conformance_suite_against_the_http_listener() {
+    let setup = crate::mcp_support::setup_node();
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("app");
+    workspace(&work);
+    let (_child, url) = listen(
+        home.path(),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--workspace",
+            work.to_str().unwrap(),
+        ],
+        None,
+    );
+    let node_dir = crate::mcp_support::repo_root().join("tests/node/mcp");
+    let bin = node_dir.join("node_modules/.bin");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let output = Command::new(&setup["node"])
+        .arg(bin.join("conformance"))
+        .args(["server", "--url", &url, "--expected-failures"])
+        .arg(node_dir.join("conformance-baseline.yml"))
+        .arg("-o")
+        .arg(home.path().join("results"))
+        .env("PATH", path)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for must_pass in [
+        "server-initialize: 1 passed, 0 failed",
+        "ping: 1 passed, 0 failed",
+        "tools-list: 1 passed, 0 failed",
+        "dns-rebinding-protection: 2 passed, 0 failed",
+    ] {
+        assert!(stdout.contains(must_pass), "{must_pass} missing:\n{stdout}");
+    }
+    assert!(
+        output.status.success(),
+        "unexpected conformance failures:\n{stdout}"
+    );
+}
+
+/// The pinned claude CLI (`scripts/setup-claude`, tests/node/claude-cli).
+fn claude_cli() -> std::path::PathBuf {
+    let root = crate::mcp_support::repo_root();
+    let status = Command::new(root.join("scripts/setup-claude"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()
+        .unwrap();
+    assert!(status.success(), "scripts/setup-claude failed");
+    root.join("tests/node/claude-cli/node_modules/.bin/claude")
+}
+
+#[test]
+fn claude_cli_connects_lists_every_tool_and_gets_the_structured_answer() {
+    use std::io::Write as _;
+    let claude = claude_cli();
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("app");
+    workspace(&work);
+    // A scripted Messages API: it asks for orbit_workspace_list, then ends.
+    let api_log = home.path().join("api.jsonl");
+    let mut api = Killed(
+        Command::new(python())
+            .arg(crate::mcp_support::repo_root().join("tests/python/mcp/fake_anthropic.py"))
+            .arg(&api_log)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut port = String::new();
+    BufReader::new(api.0.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let config = json!({"mcpServers": {"orbit": {
+        "type": "stdio",
+        "command": orbit_bin(),
+        "args": ["mcp", "--workspace", work.to_str().unwrap(), "--host-name", "box1"],
+        "env": {"ORBIT_CONFIG_DIR": home.path().join("config").to_str().unwrap(),
+                "ORBIT_CACHE_DIR": home.path().join("cache").to_str().unwrap()},
+    }}});
+    let mut child = Killed(
+        Command::new(&claude)
+            .args([
+                "--print",
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--strict-mcp-config",
+                "--allowedTools",
+                "mcp__orbit__orbit_workspace_list",
+                "--mcp-config",
+            ])
+            .arg(config.to_string())
+            .current_dir(&work)
+            .env("HOME", home.path().join("home"))
+            .env(
+                "ANTHROPIC_BASE_URL",
+                format!("http://127.0.0.1:{}", port.trim()),
+            )
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = child.0.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let mut send = |value: Value| {
+        writeln!(stdin, "{value}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        json!({"type": "control_request", "request_id": "init", "request": {"subtype": "initialize"}}),
+    );
+    // mcp_status, asked until Orbit is no longer pending.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut request = 0;
+    let status = loop {
+        assert!(Instant::now() < deadline, "orbit stayed pending");
+        request += 1;
+        let id = format!("status_{request}");
+        send(
+            json!({"type": "control_request", "request_id": id, "request": {"subtype": "mcp_status"}}),
+        );
+        let answer = loop {
+            let line: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+            if line["type"] == "control_response" && line["response"]["request_id"] == id.as_str() {
+                break line;
+            }
+        };
+        let orbit = answer["response"]["response"]["mcpServers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|server| server["name"] == "orbit")
+            .cloned()
+            .unwrap();
+        if orbit["status"] != "pending" {
+            break orbit;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status["status"], "connected", "{status}");
+    assert_eq!(status["serverInfo"]["name"], "orbit");
+    let mut tools: Vec<&str> = status["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    tools.sort_unstable();
+    let mut expected: Vec<String> = orbit_tools_names()
+        .iter()
+        .map(|name| orbit_mcp_sanitize(name))
+        .collect();
+    expected.sort();
+    assert_eq!(tools, expected);
+
+    // A scripted turn calls one tool and gets the structured answer.
+    send(json!({"type": "user", "message": {"role": "user", "content": "Which workspaces?"}}));
+    let mut structured = None;
+    loop {
+        let line: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        if line["type"] == "user"
+            && let Some(content) = line["tool_use_result"].get("structuredContent")
+        {
+            structured = Some(content.clone());
+        }
+        if line["type"] == "result" {
+            assert_eq!(line["subtype"], "success", "{line}");
+            break;
+        }
+    }
+    let structured = structured.expect("no tool result with structured content");
+    assert_eq!(structured["host"], "box1");
+    assert_eq!(structured["workspaces"][0]["selector"], "app");
+    drop(stdin);
+}
+
+fn orbit_tools_names() -> Vec<&'static str> {
+    vec![
+        "orbit.workspace.list",
+        "orbit.graph.stats",
+        "orbit.graph.files",
+        "orbit.graph.imports",
+        "orbit.graph.dependents",
+        "orbit.graph.path",
+        "orbit.keypad.sessions",
+        "orbit.server.identity",
+        "orbit.tools.list",
+    ]
+}
+
+fn orbit_mcp_sanitize(name: &str) -> String {
+    name.replace('.', "_")
+}
