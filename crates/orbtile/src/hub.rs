@@ -528,7 +528,9 @@ impl Hub {
                 "requestsPerSecond": limits::GLOBAL_RATE,
                 "connections": limits::CONNECTIONS,
                 "queue": limits::QUEUE,
-                "ttlSeconds": {"min": 10, "max": 3600, "default": limits::DEFAULT_TTL},
+                "ttlSecondsMin": 10,
+                "ttlSecondsMax": 3600,
+                "ttlSecondsDefault": limits::DEFAULT_TTL,
                 "offlineAfterSeconds": limits::OFFLINE_AFTER.as_secs(),
                 "unregisteredAfterSeconds": limits::GONE_AFTER.as_secs(),
                 "removedAfterOfflineSeconds": limits::REMOVE_AFTER.as_secs(),
@@ -814,28 +816,24 @@ impl Hub {
             let Value::Object(entry) = item else {
                 return Err(ApiError::invalid(prefix, "must be an object"));
             };
-            let sid = match entry.get("sessionId") {
-                Some(Value::String(s)) => validate::session_id(s, &format!("{prefix}.sessionId"))?,
+            let sid = match entry.get("id") {
+                Some(Value::String(s)) => validate::session_id(s, &format!("{prefix}.id"))?,
                 None | Some(Value::Null) => {
-                    return Err(ApiError::invalid(
-                        format!("{prefix}.sessionId"),
-                        "is required",
-                    ));
+                    return Err(ApiError::invalid(format!("{prefix}.id"), "is required"));
                 }
                 Some(_) => {
                     return Err(ApiError::invalid(
-                        format!("{prefix}.sessionId"),
+                        format!("{prefix}.id"),
                         "must be a string",
                     ));
                 }
             };
-            let update =
-                validate::session_update(entry, &prefix, &["sessionId"], &rules, &mut warnings)?;
+            let update = validate::session_update(entry, &prefix, &["id"], &rules, &mut warnings)?;
             Self::check_new(&update, &prefix)?;
             let key = (update.host.clone(), sid);
             if updates.iter().any(|(k, _)| *k == key) {
                 return Err(ApiError::invalid(
-                    format!("{prefix}.sessionId"),
+                    format!("{prefix}.id"),
                     "appears twice for the same host",
                 ));
             }
@@ -883,7 +881,7 @@ impl Hub {
             merge(&mut session, update);
             session.last_update = now;
             answers.push(json!({
-                "sessionId": key.1, "host": key.0, "uid": session.uid, "visible": visible,
+                "id": key.1, "host": key.0, "uid": session.uid, "visible": visible,
             }));
             adapter.sessions.insert(key, session);
         }

@@ -65,7 +65,7 @@ pub(crate) mod len {
     pub(crate) const MONOGRAM: usize = 2;
     pub(crate) const SCHEME: usize = 32;
     pub(crate) const SCHEMES: usize = 16;
-    pub(crate) const SUBAGENTS: u64 = 999;
+    pub(crate) const SUBAGENTS: u64 = u32::MAX as u64;
 }
 
 /// A field of a merge: absent keeps, `null` clears.
@@ -452,7 +452,7 @@ pub(crate) fn session_update(
     rules: &SessionRules<'_>,
     warnings: &mut Vec<String>,
 ) -> Result<SessionUpdate, ApiError> {
-    const KNOWN: [&str; 16] = [
+    const KNOWN: [&str; 15] = [
         "title",
         "activity",
         "toolLabel",
@@ -468,9 +468,8 @@ pub(crate) fn session_update(
         "background",
         "liveText",
         "ttlSeconds",
-        "sessionId",
     ];
-    let known: Vec<&str> = KNOWN[..15].iter().chain(extra).copied().collect();
+    let known: Vec<&str> = KNOWN.iter().chain(extra).copied().collect();
     warn_unknown(map, &known, prefix, warnings);
     let f = |key: &str| join(prefix, key);
     let host = match map.get("host") {
@@ -553,7 +552,9 @@ pub(crate) fn session_update(
         };
         let text = match m.get("text") {
             Some(Value::String(t)) => keep_tail(&clean(t, true), len::MESSAGE_BYTES).to_owned(),
-            None | Some(Value::Null) => String::new(),
+            None | Some(Value::Null) => {
+                return Err(ApiError::invalid(f("message.text"), "is required"));
+            }
             Some(_) => return Err(ApiError::invalid(f("message.text"), "must be a string")),
         };
         Ok(Message { id, text })

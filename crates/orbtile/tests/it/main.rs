@@ -13,6 +13,7 @@ mod errors;
 mod load;
 mod protocol;
 mod python;
+mod reference;
 mod sessions;
 mod support;
 mod timing;

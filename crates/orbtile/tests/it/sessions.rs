@@ -105,6 +105,8 @@ async fn values_outside_type_or_range_are_refused_not_clamped() {
         (json!({"liveText": 1}), "liveText"),
         (json!({"message": "hi"}), "message"),
         (json!({"message": {"text": "x"}}), "message.id"),
+        (json!({"message": {"id": "m"}}), "message.text"),
+        (json!({"subagentCount": 4_294_967_296_u64}), "subagentCount"),
         (
             json!({"message": {"id": "x".repeat(129), "text": ""}}),
             "message.id",
@@ -120,6 +122,16 @@ async fn values_outside_type_or_range_are_refused_not_clamped() {
             "{body}"
         );
     }
+    assert_eq!(
+        hub.post(
+            "dev.aider",
+            "s1",
+            json!({"subagentCount": 4_294_967_295_u64})
+        )
+        .await
+        .status,
+        200
+    );
     for ttl in [10, 3600] {
         assert_eq!(
             hub.post("dev.aider", "s1", json!({"ttlSeconds": ttl}))
@@ -246,10 +258,14 @@ async fn put_sessions_replaces_everything() {
     .await;
     let uid_keep = key(&hub, "keep")["uid"].clone();
     let r = hub
-        .call("PUT", "/adapters/dev.aider/sessions", Some(json!({"sessions": [
-            {"sessionId": "keep", "title": "keep", "activity": "thinking"},
-            {"sessionId": "new", "title": "new", "activity": "idle", "liveText": false, "host": "box"}
-        ]})))
+        .call(
+            "PUT",
+            "/adapters/dev.aider/sessions",
+            Some(json!({"sessions": [
+                {"id": "keep", "title": "keep", "activity": "thinking"},
+                {"id": "new", "title": "new", "activity": "idle", "liveText": false, "host": "box"}
+            ]})),
+        )
         .await;
     assert_eq!(r.status, 200, "{r:?}");
     let status = hub.status();
@@ -271,7 +287,7 @@ async fn put_sessions_replaces_everything() {
         .call(
             "PUT",
             "/adapters/dev.aider/sessions",
-            Some(json!({"sessions": [{"sessionId": "a", "title": "a"}]})),
+            Some(json!({"sessions": [{"id": "a", "title": "a"}]})),
         )
         .await;
     assert_eq!((r.status, r.field()), (422, "sessions[0].activity"));
@@ -282,9 +298,9 @@ async fn put_sessions_replaces_everything() {
             Some(json!({"sessions": [session("a", "idle")]})),
         )
         .await;
-    assert_eq!((r.status, r.field()), (422, "sessions[0].sessionId"));
+    assert_eq!((r.status, r.field()), (422, "sessions[0].id"));
     let many: Vec<Value> = (0..33)
-        .map(|i| json!({"sessionId": format!("s{i}"), "title": "t", "activity": "idle"}))
+        .map(|i| json!({"id": format!("s{i}"), "title": "t", "activity": "idle"}))
         .collect();
     let r = hub
         .call(

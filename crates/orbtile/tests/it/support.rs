@@ -93,12 +93,36 @@ impl TestHub {
         let running = Running::start(options(dir.path(), Arc::new(SystemClock::new())))
             .await
             .unwrap();
+        let control = orbtile::ControlServer::start(
+            dir.path().join("run/control.sock"),
+            Arc::clone(running.shared()),
+        )
+        .await
+        .unwrap();
         Self {
             dir,
             clock: Arc::new(ManualClock::new()),
             running: Some(running),
-            control: None,
+            control: Some(control),
         }
+    }
+
+    /// Stops the hub and starts a new one on the real clock, on the same
+    /// directories.
+    pub(crate) async fn relaunch_real_time(&mut self) {
+        self.stop().await;
+        let running = Running::start(options(self.dir.path(), Arc::new(SystemClock::new())))
+            .await
+            .unwrap();
+        self.control = Some(
+            orbtile::ControlServer::start(
+                self.dir.path().join("run/control.sock"),
+                Arc::clone(running.shared()),
+            )
+            .await
+            .unwrap(),
+        );
+        self.running = Some(running);
     }
 
     /// Stops the hub and starts a new one on the same directories (an
