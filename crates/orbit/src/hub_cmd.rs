@@ -25,7 +25,12 @@ pub(crate) struct HubArgs {
 #[derive(Debug, Subcommand)]
 enum HubCommand {
     /// Run the hub in the foreground with the adapter API on (Ctrl-C stops it).
-    Serve,
+    Serve {
+        /// Print every request and the answer it got on stderr, one JSON line
+        /// each (for adapter authors; message text and the token left out).
+        #[arg(long)]
+        print_requests: bool,
+    },
     /// Turn the adapter API on (a new token) and remember it in settings.
     On,
     /// Turn the adapter API off and remember it in settings.
@@ -61,7 +66,7 @@ pub(crate) fn run(args: &HubArgs) -> anyhow::Result<ExitCode> {
         orbtile::call(&socket, method, params).with_context(|| format!("`{method}` failed"))
     };
     match &args.command {
-        HubCommand::Serve => serve(&locations),
+        HubCommand::Serve { print_requests } => serve(&locations, *print_requests),
         HubCommand::On | HubCommand::Off => {
             let method = if matches!(args.command, HubCommand::On) {
                 "hub.on"
@@ -127,7 +132,7 @@ fn print_status(out: &mut impl std::io::Write, status: &HubStatus) -> std::io::R
     Ok(())
 }
 
-fn serve(locations: &Locations) -> anyhow::Result<ExitCode> {
+fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode> {
     let discovery_file = std::env::var_os(API_FILE_ENV)
         .filter(|v| !v.is_empty())
         .map_or_else(
@@ -154,6 +159,14 @@ fn serve(locations: &Locations) -> anyhow::Result<ExitCode> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let running = orbtile::Running::start(options).await?;
+        if print_requests {
+            running
+                .shared()
+                .set_observer(Some(Arc::new(|exchange: &orbtile::Exchange<'_>| {
+                    let line = orbtile::describe_exchange(exchange);
+                    let _ = writeln!(std::io::stderr().lock(), "{line}");
+                })));
+        }
         let control =
             orbtile::ControlServer::start(locations.control_socket(), Arc::clone(running.shared()))
                 .await;

@@ -18,6 +18,7 @@ mod error;
 mod http;
 mod hub;
 mod limit;
+mod print;
 mod remembered;
 mod server;
 mod settings_edit;
@@ -33,7 +34,10 @@ pub use error::{ApiError, Error, Result};
 pub use http::{Head, MAX_HEAD, check_head, parse_head, response_bytes};
 pub use hub::view::NotFound;
 pub use hub::{ApiRequest, ApiResponse, Hub, HubOptions, limits, process_of_user, proof};
-pub use server::{MAX_SOCKET_PATH, Running, ServeOptions, Shared, own_uid, write_discovery};
+pub use print::describe_exchange;
+pub use server::{
+    Exchange, MAX_SOCKET_PATH, Observer, Running, ServeOptions, Shared, own_uid, write_discovery,
+};
 pub use validate::{ACTIVITIES, REFUSED_SCHEMES, TOOL_KINDS};
 
 /// Lowercase hex of `bytes`.

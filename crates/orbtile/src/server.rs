@@ -38,9 +38,29 @@ pub struct ServeOptions {
     pub temp_dir: PathBuf,
 }
 
+/// One request and the answer it got, as an [`Observer`] sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Exchange<'a> {
+    /// The method.
+    pub method: &'a str,
+    /// The request target (path and query).
+    pub target: &'a str,
+    /// The request body as sent.
+    pub request_body: &'a [u8],
+    /// The HTTP status of the answer.
+    pub status: u16,
+    /// The answer's JSON body (`None` for 204).
+    pub response_body: Option<&'a str>,
+}
+
+/// Sees every request that reached the hub with its answer: the
+/// request-printing mode (`orbit hub serve --print-requests`) and the test
+/// suite's schema check. Called outside the hub's lock.
+pub type Observer = Arc<dyn Fn(&Exchange<'_>) + Send + Sync>;
+
 /// State shared by the connections and the control socket.
-#[derive(Debug)]
 pub struct Shared {
+    observer: Mutex<Option<Observer>>,
     hub: Mutex<Hub>,
     queue: Semaphore,
     connections: Arc<Semaphore>,
@@ -50,7 +70,32 @@ pub struct Shared {
     uid: u32,
 }
 
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("socket_path", &self.socket_path)
+            .field("discovery_file", &self.discovery_file)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Shared {
+    /// Sets (or clears) the observer of every exchange.
+    pub fn set_observer(&self, observer: Option<Observer>) {
+        *self.observer.lock().unwrap_or_else(PoisonError::into_inner) = observer;
+    }
+
+    fn observe(&self, exchange: &Exchange<'_>) {
+        let observer = self
+            .observer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(observer) = observer {
+            observer(exchange);
+        }
+    }
+
     /// The hub, locked (briefly: never across an await).
     pub fn hub(&self) -> MutexGuard<'_, Hub> {
         self.hub.lock().unwrap_or_else(PoisonError::into_inner)
@@ -216,6 +261,7 @@ impl Running {
             socket_location(&options.runtime_dir, &options.temp_dir, uid)?;
         let listener = bind_private(&socket_path).await?;
         let shared = Arc::new(Shared {
+            observer: Mutex::new(None),
             hub: Mutex::new(Hub::new(options.hub)),
             queue: Semaphore::new(limits::QUEUE),
             connections: Arc::new(Semaphore::new(limits::CONNECTIONS)),
@@ -331,7 +377,15 @@ async fn read_and_handle(
         }
     };
     if let Err(error) = http::check_head(&mut head) {
-        return Some(error.into());
+        let response: ApiResponse = error.into();
+        shared.observe(&Exchange {
+            method: &head.method,
+            target: &head.target,
+            request_body: &[],
+            status: response.status,
+            response_body: response.body.as_deref(),
+        });
+        return Some(response);
     }
     let want = usize::try_from(head.content_length).unwrap_or(usize::MAX);
     let mut body = buf.split_off(head_len);
@@ -354,7 +408,15 @@ async fn read_and_handle(
         body: &body,
         peer_uid,
     };
-    Some(shared.hub().handle(&request))
+    let response = shared.hub().handle(&request);
+    shared.observe(&Exchange {
+        method: &head.method,
+        target: &head.target,
+        request_body: &body,
+        status: response.status,
+        response_body: response.body.as_deref(),
+    });
+    Some(response)
 }
 
 /// Writes the answer, closes our side, and drains what the client still

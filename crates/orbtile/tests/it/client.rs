@@ -25,8 +25,24 @@ fn env() -> Env {
     }
 }
 
+/// The schema check of every exchange of every hub these tests start.
+fn schema() -> &'static std::sync::Mutex<Vec<Arc<std::sync::Mutex<(usize, Vec<String>)>>>> {
+    static ALL: std::sync::OnceLock<
+        std::sync::Mutex<Vec<Arc<std::sync::Mutex<(usize, Vec<String>)>>>>,
+    > = std::sync::OnceLock::new();
+    ALL.get_or_init(Default::default)
+}
+
+/// Fails if any exchange so far broke the schema.
+fn assert_schema_clean() {
+    for seen in schema().lock().unwrap().iter() {
+        let seen = seen.lock().unwrap();
+        assert!(seen.1.is_empty(), "schema violations: {:#?}", seen.1);
+    }
+}
+
 async fn start(env: &Env) -> Running {
-    Running::start(ServeOptions {
+    let running = Running::start(ServeOptions {
         runtime_dir: env.runtime.clone(),
         discovery_file: env.discovery.clone(),
         settings_file: None,
@@ -40,7 +56,11 @@ async fn start(env: &Env) -> Running {
         temp_dir: std::env::temp_dir(),
     })
     .await
-    .unwrap()
+    .unwrap();
+    let (observer, seen) = crate::schema::recorder();
+    running.shared().set_observer(Some(observer));
+    schema().lock().unwrap().push(seen);
+    running
 }
 
 fn registration() -> Value {
@@ -107,6 +127,7 @@ async fn register_allow_update_end() {
     client.end_session("s1", None).await.unwrap();
     assert_eq!(session_title(&hub, "s1"), None);
     hub.shutdown().await;
+    assert_schema_clean();
 }
 
 #[tokio::test]
@@ -133,6 +154,7 @@ async fn a_regenerated_token_rereads_the_file_and_resends_the_whole_session() {
         Some(("long job".into(), "streaming".into()))
     );
     hub.shutdown().await;
+    assert_schema_clean();
 }
 
 #[tokio::test]
@@ -164,6 +186,7 @@ async fn a_relaunched_hub_gets_the_registration_and_the_session_again() {
         Some(("survivor".into(), "done".into()))
     );
     hub.shutdown().await;
+    assert_schema_clean();
 }
 
 #[tokio::test]
@@ -187,6 +210,7 @@ async fn rate_limits_are_waited_out_as_retry_after_says() {
         start.elapsed()
     );
     hub.shutdown().await;
+    assert_schema_clean();
 }
 
 #[tokio::test]
@@ -260,4 +284,5 @@ async fn turning_the_api_off_is_off_for_the_client() {
         "no waiting on a hub that is off"
     );
     hub.shutdown().await;
+    assert_schema_clean();
 }

@@ -14,6 +14,7 @@ mod load;
 mod protocol;
 mod python;
 mod reference;
+mod schema;
 mod sessions;
 mod support;
 mod timing;

@@ -15,6 +15,23 @@ pub(crate) struct TestHub {
     pub(crate) clock: Arc<ManualClock>,
     pub(crate) running: Option<Running>,
     pub(crate) control: Option<orbtile::ControlServer>,
+    /// Checks every exchange against the protocol's JSON Schema.
+    observer: orbtile::Observer,
+    schema: Arc<std::sync::Mutex<(usize, Vec<String>)>>,
+}
+
+impl Drop for TestHub {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let seen = self.schema.lock().unwrap();
+        assert!(
+            seen.1.is_empty(),
+            "bodies that break adapters/adapter-protocol-v1.schema.json: {:#?}",
+            seen.1
+        );
+    }
 }
 
 pub(crate) struct Reply {
@@ -70,6 +87,8 @@ impl TestHub {
         let running = Running::start(options(dir.path(), clock.clone()))
             .await
             .unwrap();
+        let (observer, schema) = crate::schema::recorder();
+        running.shared().set_observer(Some(Arc::clone(&observer)));
         let control = orbtile::ControlServer::start(
             dir.path().join("run/control.sock"),
             Arc::clone(running.shared()),
@@ -81,6 +100,8 @@ impl TestHub {
             clock,
             running: Some(running),
             control: Some(control),
+            observer,
+            schema,
         }
     }
 
@@ -93,6 +114,8 @@ impl TestHub {
         let running = Running::start(options(dir.path(), Arc::new(SystemClock::new())))
             .await
             .unwrap();
+        let (observer, schema) = crate::schema::recorder();
+        running.shared().set_observer(Some(Arc::clone(&observer)));
         let control = orbtile::ControlServer::start(
             dir.path().join("run/control.sock"),
             Arc::clone(running.shared()),
@@ -104,6 +127,8 @@ impl TestHub {
             clock: Arc::new(ManualClock::new()),
             running: Some(running),
             control: Some(control),
+            observer,
+            schema,
         }
     }
 
@@ -114,6 +139,9 @@ impl TestHub {
         let running = Running::start(options(self.dir.path(), Arc::new(SystemClock::new())))
             .await
             .unwrap();
+        running
+            .shared()
+            .set_observer(Some(Arc::clone(&self.observer)));
         self.control = Some(
             orbtile::ControlServer::start(
                 self.dir.path().join("run/control.sock"),
@@ -132,6 +160,9 @@ impl TestHub {
         let running = Running::start(options(self.dir.path(), self.clock.clone()))
             .await
             .unwrap();
+        running
+            .shared()
+            .set_observer(Some(Arc::clone(&self.observer)));
         self.control = Some(
             orbtile::ControlServer::start(
                 self.dir.path().join("run/control.sock"),
