@@ -51,10 +51,11 @@ fn status(config: &Path) -> Value {
 fn a_command_becomes_a_session_and_passes_through_unchanged() {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("cfg");
+    let log_path = tmp.path().join("hub.log");
     let hub = Hub(orbit(&config)
-        .args(["hub", "serve"])
+        .args(["hub", "serve", "--print-requests"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log_path).unwrap())
         .spawn()
         .unwrap());
     wait_for("the discovery file", || {
@@ -102,6 +103,7 @@ fn a_command_becomes_a_session_and_passes_through_unchanged() {
     assert_eq!(session["activity"], "error");
     assert_eq!(session["visible"], true);
     drop(hub);
+    crate::schema_check::assert_printed_log(&log_path, true);
 }
 
 #[test]

@@ -20,6 +20,9 @@ impl Drop for Hub {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if !std::thread::panicking() {
+            crate::schema_check::assert_printed_log(&self.dir.path().join("hub.log"), false);
+        }
     }
 }
 
@@ -49,10 +52,11 @@ impl Hub {
             .prefix("oh")
             .tempdir_in("/tmp")
             .unwrap();
+        let log = std::fs::File::create(dir.path().join("hub.log")).unwrap();
         let child = orbit(dir.path())
-            .args(["hub", "serve"])
+            .args(["hub", "serve", "--print-requests"])
             .stdin(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap();
         let hub = Self { dir, child };

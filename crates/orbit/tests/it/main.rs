@@ -21,4 +21,5 @@ mod hub;
 mod mcp;
 mod mcp_support;
 mod reference_adapters;
+mod schema_check;
 mod tidy;

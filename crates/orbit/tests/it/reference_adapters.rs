@@ -89,6 +89,7 @@ fn walk(interpreter: &str, script: &str, id: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let config = tmp.path().join("cfg");
     let mut hub = serve(&config);
+    crate::schema_check::assert_discovery(&config.join("adapter-api.json"));
 
     #[expect(
         clippy::disallowed_methods,
@@ -193,6 +194,12 @@ fn walk(interpreter: &str, script: &str, id: &str) {
     assert!(code.success(), "{script} exited {code:?}; stderr: {seen:?}");
     assert!(seen.iter().any(|l| l.ends_with(": idle")), "{seen:?}");
     drop(hub);
+    for entry in std::fs::read_dir(tmp.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "log") {
+            crate::schema_check::assert_printed_log(&path, true);
+        }
+    }
 }
 
 #[test]
