@@ -103,6 +103,17 @@ impl AgentHost {
         Ok(change)
     }
 
+    /// Gives the CLI's model list (from `initialize`, see
+    /// [`crate::model_names`]): `claude.model` is then checked against it.
+    pub fn set_models(&mut self, models: Vec<String>) -> Result<SettingsChange> {
+        let change = self.settings.set_models(models)?;
+        if change.options {
+            self.service
+                .set_options(self.settings.current().options.clone());
+        }
+        Ok(change)
+    }
+
     /// Sends a prompt (see [`SessionService::prompt`]) after applying any
     /// settings change; refused while the agent is unavailable.
     pub async fn prompt(&mut self, key: Option<&str>, text: &str) -> Result<String> {

@@ -214,3 +214,45 @@ impl SettingsFile {
         Ok(change)
     }
 }
+
+/// Watches `settings.json` (its folder, so a file created or replaced
+/// atomically is seen): each change sends `()`, after which the owner calls
+/// [`SettingsFile::refresh`] (or [`crate::AgentHost::refresh`]). The watch
+/// lasts as long as the returned watcher.
+pub fn watch(
+    path: &Path,
+) -> Result<(
+    notify::RecommendedWatcher,
+    tokio::sync::mpsc::UnboundedReceiver<()>,
+)> {
+    use notify::Watcher as _;
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let name = path.file_name().map(std::ffi::OsStr::to_os_string);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let io = |e: notify::Error| AgentError::Io {
+        path: dir.clone(),
+        source: std::io::Error::other(e),
+    };
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        if event.kind.is_access() {
+            return;
+        }
+        if event
+            .paths
+            .iter()
+            .any(|p| p.file_name().map(std::ffi::OsStr::to_os_string) == name)
+        {
+            let _ = tx.send(());
+        }
+    })
+    .map_err(io)?;
+    orbit_common::ensure_private_dir(&dir).map_err(|source| AgentError::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    watcher
+        .watch(&dir, notify::RecursiveMode::NonRecursive)
+        .map_err(io)?;
+    Ok((watcher, rx))
+}

@@ -183,3 +183,18 @@ fn settings_file_is_reread_when_it_changes() {
     assert_eq!(file.current().options.model, None);
     assert!(file.current().warnings.iter().any(|w| w.contains("sonnet")));
 }
+
+#[tokio::test]
+async fn settings_changes_are_noticed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("orbit/settings.json");
+    let (_watcher, mut changes) = settings::watch(&path).unwrap();
+    let mut file = SettingsFile::load(&path).unwrap();
+    std::fs::write(&path, r#"{"claude.effort": "max"}"#).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(20), changes.recv())
+        .await
+        .expect("a change event")
+        .unwrap();
+    assert!(file.refresh().unwrap().options);
+    assert_eq!(file.current().options.effort.as_deref(), Some("max"));
+}

@@ -561,3 +561,33 @@ async fn initialize_lists_the_models() {
     assert!(orbit_agent::settings::check_model("gpt-9", Some(&models)).is_err());
     run.process.dispose();
 }
+
+/// With `--permission-mode acceptEdits`, edits run without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accept_edits_mode_writes_without_asking() {
+    let env = Env::new().await;
+    let target = env.ws.path().join("made.txt");
+    env.api.script([
+        tool("Write", json!({"file_path": target, "content": "made\n"})),
+        text("Written."),
+    ]);
+    let backend = env.backend();
+    let spec = ProcessSpec {
+        options: ProcessOptions {
+            permission_mode: Some("acceptEdits".into()),
+            ..ProcessOptions::default()
+        },
+        ..env.spec()
+    };
+    let mut run = Run::start(&backend, &spec);
+    run.process.prompt("Write it.").unwrap();
+    let end = run.turn_end().await;
+    assert_eq!(end.outcome, TurnOutcome::Completed);
+    assert!(
+        run.seen.iter().all(|s| permission(s).is_none()),
+        "{:#?}",
+        run.seen
+    );
+    assert!(run.events().iter().any(|e| matches!(e, AgentEvent::SessionInit { permission_mode: Some(m), .. } if m == "acceptEdits")));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "made\n");
+}

@@ -262,3 +262,64 @@ fn doctor_reports_the_probe_the_settings_and_trust() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("agent unavailable"));
 }
+
+/// Runs `orbit <args>` on a pseudo-terminal (util-linux `script`), typing `input`.
+fn on_terminal(setup: &Setup, mode: &str, args: &str, input: &str) -> (Option<i32>, String) {
+    use std::io::Write as _;
+    let mut child = Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} {args}", env!("CARGO_BIN_EXE_orbit")),
+            "/dev/null",
+        ])
+        .env("ORBIT_CONFIG_DIR", setup.config.path())
+        .env("FAKE_CLAUDE_MODE", mode)
+        .env_remove("ORBIT_LOG")
+        .current_dir(setup.ws.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn on_a_terminal_trust_permissions_and_questions_are_asked() {
+    let setup = Setup::new(false);
+    // Trust asked and given, then "always" for the Bash request.
+    let (code, text) = on_terminal(&setup, "permission", "ask 'Do it.'", "y\na\n");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("for Claude Code sessions? [y/N]"), "{text}");
+    assert!(
+        text.contains("Allow Bash Build? [y]es, [a]lways, [n]o"),
+        "{text}"
+    );
+    assert!(text.contains("updatedPermissions"), "{text}");
+    let trusted =
+        std::fs::read_to_string(setup.config.path().join("trusted-folders.json")).unwrap();
+    assert!(trusted.contains(setup.ws.path().canonicalize().unwrap().to_str().unwrap()));
+    // A question: options listed, the second picked.
+    let (code, text) = on_terminal(&setup, "question", "ask 'Ask me.'", "2\n");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("Which style?") && text.contains("2. Formal"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""answers": {"Which style?": "Formal"}"#),
+        "{text}"
+    );
+    // "n" denies.
+    let (_, text) = on_terminal(&setup, "permission", "ask 'Do it.'", "n\n");
+    assert!(text.contains(r#""behavior": "deny""#), "{text}");
+}
