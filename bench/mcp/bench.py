@@ -71,7 +71,15 @@ def percentile(values, p):
     return values[k]
 
 
+BARE_CLIENT = None
+
+
 def measure(command, tool, arguments, calls, warmup, env=None):
+    if BARE_CLIENT and not arguments:
+        # The Rust bare client: no interpreter between the pipes and the clock.
+        out = subprocess.run([BARE_CLIENT, str(calls), str(warmup), tool, "--", *command],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        return json.loads(out)
     bare = Bare(command, env)
     bare.handshake()
     first = bare.request("tools/call", {"name": tool, "arguments": arguments})
@@ -146,7 +154,10 @@ def main():
     parser.add_argument("node")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--sshd", action="store_true")
+    parser.add_argument("--bare", help="the Rust bare client (crates/orbit-mcp/examples/bare_client.rs)")
     args = parser.parse_args()
+    global BARE_CLIENT
+    BARE_CLIENT = args.bare
 
     tmp = tempfile.mkdtemp(prefix="orbit-bench-mcp-")
     env = dict(os.environ, ORBIT_CONFIG_DIR=f"{tmp}/config", ORBIT_CACHE_DIR=f"{tmp}/cache")
@@ -176,7 +187,8 @@ def main():
         result["startup_ms"] = startup_only(command, "orbit_tools_list", 5, env)
         results[name] = result
 
-    print(f"tools/call orbit_tools_list over stdio, {args.calls} sequential calls after 200 warm-up")
+    client = "Rust bare client" if BARE_CLIENT else "Python bare client"
+    print(f"tools/call orbit_tools_list over stdio, {args.calls} sequential calls after 200 warm-up ({client})")
     print(f"{'server':<16} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8} {'start-up ms':>12}")
     for name, r in results.items():
         print(f"{name:<16} {r['p50_ms']:>8.3f} {r['p99_ms']:>8.3f} {r['mean_ms']:>8.3f} {r['startup_ms']:>12.1f}")
@@ -211,9 +223,10 @@ def main():
             for name, r in [("direct stdio", local), ("federated, local selector", routed_local),
                             ("ssh proxy (one session)", proxied),
                             ("federated, remote selector", routed_remote)]:
-                print(f"{name:<28} p50 {r['p50_ms']:>8.2f} ms  p99 {r['p99_ms']:>8.2f} ms")
+                print(f"{name:<28} p50 {r['p50_ms']:>8.2f} ms  p99 {r['p99_ms']:>8.2f} ms"
+                      f"  first answer {r['startup_ms']:>8.1f} ms")
             print(f"federated hop over ssh adds {routed_remote['p50_ms'] - local['p50_ms']:.1f} ms at p50 "
-                  f"(a new ssh session per call: no answer or session is cached);"
+                  f"(the ssh session is kept open; answers are never cached);"
                   f" the ssh proxy adds {proxied['p50_ms'] - local['p50_ms']:.2f} ms")
         finally:
             proc.kill()

@@ -109,8 +109,10 @@ impl McpHost for CoreBridge {
 }
 
 pub(crate) fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: a tools/call round trip never crosses threads (bench/mcp
+    // measured it faster than two workers); graph scans run on the blocking
+    // pool and parallelise inside orbit-graph.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;

@@ -3,7 +3,6 @@
 Usage:
   client_check.py stdio ORBIT [ARGS...]   (env passes through)
   client_check.py http URL [TOKEN]
-  client_check.py bench-server            (a trivial Python MCP server, for bench/)
 
 The Rust test (crates/orbit/tests/it/mcp.rs) asserts on the JSON.
 """
@@ -72,20 +71,6 @@ async def run_http(url, token):
                 return await exercise(session)
 
 
-def bench_server():
-    """The same trivial tool as bench/mcp: `echo` returning {"ok": true}."""
-    from mcp.server.fastmcp import FastMCP
-
-    server = FastMCP("bench")
-
-    @server.tool()
-    def orbit_bench_echo() -> dict:
-        """Answers {"ok": true}."""
-        return {"ok": True}
-
-    server.run()
-
-
 def main():
     mode = sys.argv[1]
     if mode == "stdio":
@@ -93,9 +78,6 @@ def main():
     elif mode == "http":
         token = sys.argv[3] if len(sys.argv) > 3 else os.environ.get("ORBIT_MCP_TOKEN")
         result = asyncio.run(run_http(sys.argv[2], token))
-    elif mode == "bench-server":
-        bench_server()
-        return
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(json.dumps(result, default=str))
