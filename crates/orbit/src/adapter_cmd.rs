@@ -210,6 +210,35 @@ fn clean_line(raw: &[u8]) -> String {
     trimmed[start..].to_owned()
 }
 
+/// Connects, registers and shows the session: `starting`, then `tool`.
+async fn show(
+    client: &mut AdapterClient,
+    session_id: &str,
+    title: &str,
+    label: &str,
+    current: &Phase,
+) -> Result<(), ClientError> {
+    client.connect().await?;
+    client.register().await?;
+    let mut start = Map::new();
+    start.insert("title".into(), json!(title));
+    start.insert("activity".into(), json!("starting"));
+    start.insert("ttlSeconds".into(), json!(120));
+    if let Phase::Running { pid: Some(pid), .. } = current {
+        start.insert("pid".into(), json!(pid));
+        if let Ok(cwd) = std::env::current_dir() {
+            start.insert("cwd".into(), json!(cwd.to_string_lossy()));
+        }
+    }
+    client.update(session_id, start).await?;
+    let mut tool = Map::new();
+    tool.insert("activity".into(), json!("tool"));
+    tool.insert("toolLabel".into(), json!(label));
+    tool.insert("toolKind".into(), json!("shell"));
+    client.update(session_id, tool).await?;
+    Ok(())
+}
+
 /// The adapter: registers, shows the session, follows the phases,
 /// heartbeats; backs off quietly while the API is off.
 async fn adapter(
@@ -237,28 +266,7 @@ async fn adapter(
         let current = phase.borrow_and_update().clone();
         let result = async {
             if !shown {
-                client.connect().await?;
-                client.register().await?;
-                let (pid, cwd) = match &current {
-                    Phase::Running { pid, .. } => (*pid, std::env::current_dir().ok()),
-                    Phase::Exited { .. } => (None, None),
-                };
-                let mut start = Map::new();
-                start.insert("title".into(), json!(title));
-                start.insert("activity".into(), json!("starting"));
-                start.insert("ttlSeconds".into(), json!(120));
-                if let Some(pid) = pid {
-                    start.insert("pid".into(), json!(pid));
-                }
-                if let Some(cwd) = cwd {
-                    start.insert("cwd".into(), json!(cwd.to_string_lossy()));
-                }
-                client.update(&session_id, start).await?;
-                let mut tool = Map::new();
-                tool.insert("activity".into(), json!("tool"));
-                tool.insert("toolLabel".into(), json!(label));
-                tool.insert("toolKind".into(), json!("shell"));
-                client.update(&session_id, tool).await?;
+                show(&mut client, &session_id, &title, &label, &current).await?;
                 shown = true;
             }
             match &current {

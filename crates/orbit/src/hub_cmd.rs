@@ -45,6 +45,18 @@ enum HubCommand {
         /// The adapter id.
         id: String,
     },
+    /// Override an adapter's base hue (OKLCH degrees), as Settings does;
+    /// `--reset` goes back to the adapter's own.
+    Hue {
+        /// The adapter id.
+        id: String,
+        /// The hue, 0 to <360.
+        #[arg(required_unless_present = "reset", conflicts_with = "reset")]
+        hue: Option<f64>,
+        /// Use the adapter's own hue again.
+        #[arg(long)]
+        reset: bool,
+    },
     /// Give the adapter API a new token; every registration ends.
     RegenerateToken,
     /// Adapters and sessions of the running hub.
@@ -74,6 +86,10 @@ pub(crate) fn run(args: &HubArgs) -> anyhow::Result<ExitCode> {
                 "hub.off"
             };
             call(method, Value::Null)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        HubCommand::Hue { id, hue, .. } => {
+            call("hub.setHue", json!({ "id": id, "hue": hue }))?;
             Ok(ExitCode::SUCCESS)
         }
         HubCommand::Allow { id } => {

@@ -162,6 +162,28 @@ fn dispatch(method: &str, params: &Value, shared: &Shared) -> Result<Value, Fail
                 .map_err(|e| ("not_found", e.0))?;
             Ok(json!({}))
         }
+        "hub.setHue" => {
+            let id = string_param(params, "id")?;
+            let hue = match params.get("hue") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(v.as_f64().ok_or_else(|| {
+                    (
+                        "invalid_params",
+                        "`hue`: a number or null is required".to_owned(),
+                    )
+                })?),
+            };
+            if let Some(h) = hue
+                && !(0.0..360.0).contains(&h)
+            {
+                return Err(("invalid_params", format!("`hue`: {h} is outside 0 to <360")));
+            }
+            shared
+                .hub()
+                .set_user_hue(&id, hue)
+                .map_err(|e| ("not_found", e.0))?;
+            Ok(json!({}))
+        }
         "hub.regenerateToken" => {
             if shared.regenerate_token().map_err(|e| internal(&e))? {
                 Ok(json!({}))

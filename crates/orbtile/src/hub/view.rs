@@ -116,6 +116,35 @@ impl Hub {
         Ok(())
     }
 
+    /// The user's own base hue for an adapter (Settings' override), or
+    /// `None` to go back to the adapter's; remembered on disk, applied to the
+    /// live keys at once and reported in the adapter's next registration
+    /// reply (`resolvedBaseHue`, and a warning).
+    pub fn set_user_hue(&mut self, id: &str, hue: Option<f64>) -> Result<(), NotFound> {
+        if let Some(h) = hue
+            && !(h.is_finite() && (0.0..360.0).contains(&h))
+        {
+            return Err(NotFound(format!("hue `{h}` is outside 0 to <360")));
+        }
+        let Some(r) = self.remembered.get_mut(id) else {
+            return Err(NotFound(format!("no adapter `{id}` is known")));
+        };
+        r.user_base_hue = hue;
+        let request = crate::color::PaletteRequest {
+            base_hue: r.identity.base_hue,
+            chroma: r.identity.chroma,
+            lightness: r.identity.lightness,
+            attention_hue: r.identity.attention_hue,
+        };
+        if let Some(live) = self.live.get_mut(id) {
+            let mut notes = Vec::new();
+            live.palette = crate::color::resolve(&request, hue, &mut notes);
+        }
+        tracing::info!(adapter = %id, ?hue, "user set the base hue");
+        self.save_remembered();
+        Ok(())
+    }
+
     /// A tap on a key: a `done` key turns `idle` (inside Orbit only);
     /// otherwise its `openURL` is what to open.
     pub fn tap(&mut self, uid: &str) -> Result<KeypadTapResult, NotFound> {

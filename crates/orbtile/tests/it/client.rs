@@ -26,10 +26,10 @@ fn env() -> Env {
 }
 
 /// The schema check of every exchange of every hub these tests start.
-fn schema() -> &'static std::sync::Mutex<Vec<Arc<std::sync::Mutex<(usize, Vec<String>)>>>> {
-    static ALL: std::sync::OnceLock<
-        std::sync::Mutex<Vec<Arc<std::sync::Mutex<(usize, Vec<String>)>>>>,
-    > = std::sync::OnceLock::new();
+use crate::schema::Seen;
+
+fn schema() -> &'static std::sync::Mutex<Vec<Seen>> {
+    static ALL: std::sync::OnceLock<std::sync::Mutex<Vec<Seen>>> = std::sync::OnceLock::new();
     ALL.get_or_init(Default::default)
 }
 
@@ -68,7 +68,10 @@ fn registration() -> Value {
 }
 
 fn fields(value: Value) -> Map<String, Value> {
-    value.as_object().unwrap().clone()
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
 }
 
 /// A client registered and allowed by the user.

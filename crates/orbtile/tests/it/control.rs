@@ -293,3 +293,56 @@ async fn curl_smoke_test() {
     );
     assert_eq!(code, 204);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_users_hue_overrides_the_adapters_and_is_remembered() {
+    let mut hub = TestHub::start().await;
+    hub.register("dev.aider").await;
+    hub.allow("dev.aider");
+    hub.post("dev.aider", "s1", json!({"title": "t", "activity": "tool"}))
+        .await;
+    let colour = |hub: &TestHub| {
+        hub.control("keypad.state", Value::Null).unwrap()["keys"][0]["colors"]["working"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let before = colour(&hub);
+    hub.control("hub.setHue", json!({"id": "dev.aider", "hue": 250}))
+        .unwrap();
+    let after = colour(&hub);
+    assert_ne!(before, after, "the live key is recoloured at once");
+    let r = hub.register("dev.aider").await;
+    assert_eq!(r.body["adapter"]["resolvedBaseHue"], 250.0);
+    assert!(
+        r.warnings().iter().any(|w| w.contains("the user set")),
+        "{:?}",
+        r.warnings()
+    );
+    // Remembered across a relaunch.
+    hub.relaunch().await;
+    let r = hub.register("dev.aider").await;
+    assert_eq!(r.body["adapter"]["resolvedBaseHue"], 250.0);
+    // Reset, and refusals.
+    hub.control("hub.setHue", json!({"id": "dev.aider", "hue": null}))
+        .unwrap();
+    let r = hub.register("dev.aider").await;
+    assert_eq!(r.body["adapter"]["resolvedBaseHue"], 150.0);
+    for bad in [
+        json!({"id": "dev.aider", "hue": 360}),
+        json!({"id": "dev.aider", "hue": "red"}),
+    ] {
+        let e = hub.control("hub.setHue", bad).unwrap_err();
+        assert!(
+            matches!(&e, orbtile::Error::Control { code, .. } if code == "invalid_params"),
+            "{e}"
+        );
+    }
+    let e = hub
+        .control("hub.setHue", json!({"id": "dev.nobody", "hue": 10}))
+        .unwrap_err();
+    assert!(
+        matches!(&e, orbtile::Error::Control { code, .. } if code == "not_found"),
+        "{e}"
+    );
+}

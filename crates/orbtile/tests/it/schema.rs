@@ -84,7 +84,7 @@ pub(crate) fn check_exchange(
     match (response_kind, response) {
         (Some(kind), Some(body)) => out.extend(violations(kind, body)),
         (Some(kind), None) if status != 204 => {
-            out.push(format!("{method} {target}: {status} without a {kind} body"))
+            out.push(format!("{method} {target}: {status} without a {kind} body"));
         }
         _ => {}
     }
@@ -123,9 +123,12 @@ pub(crate) fn check_printed(stderr: &str) -> (usize, Vec<String>) {
     (count, out)
 }
 
+/// How many exchanges were seen, and the violations among them.
+pub(crate) type Seen = Arc<Mutex<(usize, Vec<String>)>>;
+
 /// An observer for a test hub that records every violation.
 #[allow(dead_code, reason = "used by orbtile's tests only")]
-pub(crate) fn recorder() -> (orbtile::Observer, Arc<Mutex<(usize, Vec<String>)>>) {
+pub(crate) fn recorder() -> (orbtile::Observer, Seen) {
     let seen = Arc::new(Mutex::new((0usize, Vec::new())));
     let sink = Arc::clone(&seen);
     let observer: orbtile::Observer = Arc::new(move |e: &orbtile::Exchange<'_>| {
