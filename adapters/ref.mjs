@@ -12,7 +12,7 @@
 // token out of argv, URLs and logs.
 //
 // Usage: node ref.mjs [--id dev.example.ref-node] [--title T] [--step S]
-//        [--allow-timeout S] [--loops N]
+//        [--allow-timeout S] [--loops N] [--heartbeat S]
 // Exit 0 after the walk, 2 when not allowed, 3 when the API is off.
 
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
@@ -205,19 +205,19 @@ export class Client {
     return true;
   }
 
-  async sleepWithHeartbeats(seconds) {
+  async sleepWithHeartbeats(seconds, every = 5) {
     const end = Date.now() + seconds * 1000;
     for (;;) {
       const left = end - Date.now();
       if (left <= 0) return;
-      if (this.sessions.size && Date.now() - this.lastCall > 5000) await this.heartbeat();
+      if (this.sessions.size && Date.now() - this.lastCall >= every * 1000) await this.heartbeat();
       await sleep(Math.min(left, 1000));
     }
   }
 }
 
 function parseArgs(argv) {
-  const args = { id: "dev.example.ref-node", title: AWKWARD_TITLE, step: 2, allowTimeout: 300, loops: 1 };
+  const args = { id: "dev.example.ref-node", title: AWKWARD_TITLE, step: 2, allowTimeout: 300, loops: 1, heartbeat: 5 };
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1];
     switch (argv[i]) {
@@ -226,6 +226,7 @@ function parseArgs(argv) {
       case "--step": args.step = Number(value); i++; break;
       case "--allow-timeout": args.allowTimeout = Number(value); i++; break;
       case "--loops": args.loops = Number(value); i++; break;
+      case "--heartbeat": args.heartbeat = Number(value); i++; break;
       default: log(`unknown argument ${JSON.stringify(argv[i])}`); process.exit(64);
     }
   }
@@ -275,7 +276,7 @@ async function main() {
       if (activity === "thinking") fields.message = null;
       await client.update(sid, fields);
       log(activity);
-      await client.sleepWithHeartbeats(args.step);
+      await client.sleepWithHeartbeats(args.step, args.heartbeat);
     }
   }
   await client.end(sid);

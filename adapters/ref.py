@@ -18,7 +18,7 @@ activity, and it does what every adapter must:
 - keeps the token out of argv, URLs and logs.
 
 Usage: ``python3 ref.py [--id dev.example.ref-py] [--title T] [--step S]
-[--allow-timeout S] [--loops N]``. Exit 0 after the walk, 2 when the user
+[--allow-timeout S] [--loops N] [--heartbeat S]``. Exit 0 after the walk, 2 when the user
 denies the adapter or never allows it, 3 when the API is off.
 """
 
@@ -223,13 +223,14 @@ class Client:
             self.register()  # cheap, counts as a sign of life, tells us about the Allow
         return True
 
-    def sleep_with_heartbeats(self, seconds):
+    def sleep_with_heartbeats(self, seconds, every=5.0):
+        """Sleeps, heartbeating when `every` seconds passed without a call."""
         end = time.monotonic() + seconds
         while True:
             left = end - time.monotonic()
             if left <= 0:
                 return
-            if self.sessions and time.monotonic() - self.last_call > 5:
+            if self.sessions and time.monotonic() - self.last_call >= every:
                 self.heartbeat()
             time.sleep(min(left, 1.0))
 
@@ -241,6 +242,8 @@ def main():
     p.add_argument("--step", type=float, default=2.0, help="seconds per activity")
     p.add_argument("--allow-timeout", type=float, default=300.0)
     p.add_argument("--loops", type=int, default=1)
+    p.add_argument("--heartbeat", type=float, default=5.0,
+                   help="heartbeat after this many seconds without a call (the spec: at most 10)")
     args = p.parse_args()
 
     client = Client(args.id, {
@@ -284,7 +287,7 @@ def main():
                 fields["message"] = None
             client.update(sid, fields)
             print(f"ref.py: {activity}", file=sys.stderr, flush=True)
-            client.sleep_with_heartbeats(args.step)
+            client.sleep_with_heartbeats(args.step, args.heartbeat)
     client.end(sid)
     print("ref.py: done", file=sys.stderr, flush=True)
     return 0

@@ -12,6 +12,7 @@
 # here would need the token on openssl's command line.)
 #
 # Usage: ref.sh [--id dev.example.ref-sh] [--step SECONDS] [--allow-timeout SECONDS] [--loops N]
+#               [--heartbeat SECONDS]
 # Exit 0 after the walk, 2 when not allowed, 3 when the API is off.
 set -euo pipefail
 
@@ -19,12 +20,14 @@ ID=dev.example.ref-sh
 STEP=2
 ALLOW_TIMEOUT=300
 LOOPS=1
+HEARTBEAT=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --id) ID=$2; shift 2 ;;
     --step) STEP=$2; shift 2 ;;
     --allow-timeout) ALLOW_TIMEOUT=$2; shift 2 ;;
     --loops) LOOPS=$2; shift 2 ;;
+    --heartbeat) HEARTBEAT=${2%.*}; shift 2 ;;
     *) echo "ref.sh: unknown argument $1" >&2; exit 64 ;;
   esac
 done
@@ -111,11 +114,12 @@ update() {
   call POST "/adapters/$ID/sessions/$SESSION_ID" "$1"
 }
 
+# Sleeps $1 seconds, heartbeating after $HEARTBEAT seconds without a call.
 sleep_with_heartbeats() {
   local end=$(( $(date +%s) + ${1%.*} ))
   [ "${1%.*}" = 0 ] && { sleep "$1"; return; }
   while [ "$(date +%s)" -lt "$end" ]; do
-    if [ $(( $(date +%s) - LAST_CALL )) -ge 5 ]; then call POST "/adapters/$ID/heartbeat"; fi
+    if [ $(( $(date +%s) - LAST_CALL )) -ge "${HEARTBEAT:-5}" ]; then call POST "/adapters/$ID/heartbeat"; fi
     sleep 1
   done
 }
