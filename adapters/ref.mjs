@@ -119,8 +119,20 @@ export class Client {
 
   async call(method, urlPath, body, { reread = true, reregister = true } = {}) {
     let last;
-    for (let i = 0; i < 5; i++) {
-      const r = await this.raw(method, urlPath, body);
+    let offWait = 0.25;
+    for (let i = 0; i < 12; i++) {
+      let r;
+      try {
+        r = await this.raw(method, urlPath, body);
+      } catch (e) {
+        // Orbit quit or is relaunching: wait (0.25 s doubling, about 30 s in
+        // all), read the file again, retry.
+        if (!(e instanceof Off) || offWait > 16) throw e;
+        await sleep(offWait * 1000);
+        offWait *= 2;
+        try { this.load(); } catch { /* still off */ }
+        continue;
+      }
       last = r;
       if (r.status === 429 || r.status === 503) {
         await sleep(Math.min(Number(r.retryAfter ?? 1), 30) * 1000);
@@ -135,9 +147,15 @@ export class Client {
       if (r.status === 404 && reregister && r.body?.error?.code === "adapter_not_registered") {
         reregister = false;
         await this.register();
+        // The hub lost every session: send each one whole again.
         const prefix = `/adapters/${this.adapterId}/sessions/`;
+        let posting = null;
         if (method === "POST" && urlPath.startsWith(prefix)) {
-          body = this.sessions.get(urlPath.slice(prefix.length).split("?")[0]) ?? body;
+          posting = urlPath.slice(prefix.length).split("?")[0];
+          body = this.sessions.get(posting) ?? body;
+        }
+        for (const [sid, whole] of this.sessions) {
+          if (sid !== posting) await this.raw("POST", `${prefix}${sid}`, whole);
         }
         continue;
       }
@@ -145,7 +163,7 @@ export class Client {
       if (urlPath.startsWith(`/adapters/${this.adapterId}`)) this.lastCall = Date.now();
       return r;
     }
-    throw new ApiError(last.status, last.body);
+    throw last ? new ApiError(last.status, last.body) : new Off("the hub did not come back");
   }
 
   async verify() {

@@ -142,8 +142,23 @@ class Client:
 
     def call(self, method, path, body=None, *, reread=True, reregister=True):
         """One call with the protocol's retry rules."""
-        for _ in range(5):
-            status, parsed, retry_after = self.raw(method, path, body)
+        off_wait = 0.25
+        status, parsed = 0, {}
+        for _ in range(12):
+            try:
+                status, parsed, retry_after = self.raw(method, path, body)
+            except Off:
+                # Orbit quit or is relaunching: wait (0.25 s doubling, about
+                # 30 s in all), read the file again, retry.
+                if off_wait > 16:
+                    raise
+                time.sleep(off_wait)
+                off_wait *= 2
+                try:
+                    self.load()
+                except Off:
+                    pass
+                continue
             if status in (429, 503):
                 time.sleep(min(float(retry_after or 1), 30))
                 continue
@@ -156,9 +171,14 @@ class Client:
                     == "adapter_not_registered" and path.startswith("/adapters/")):
                 reregister = False
                 self.register()
+                # The hub lost every session: send each one whole again.
+                posting = None
                 if path.startswith(f"/adapters/{self.adapter_id}/sessions/") and method == "POST":
-                    sid = path.rsplit("/", 1)[-1].split("?")[0]
-                    body = self.sessions.get(sid, body)  # the whole session
+                    posting = path.rsplit("/", 1)[-1].split("?")[0]
+                    body = self.sessions.get(posting, body)
+                for sid, whole in self.sessions.items():
+                    if sid != posting:
+                        self.raw("POST", f"/adapters/{self.adapter_id}/sessions/{sid}", whole)
                 continue
             if status >= 400:
                 raise ApiError(status, parsed)

@@ -86,8 +86,8 @@ register() {
 
 # call METHOD PATH [BODY]: one call with the protocol's retry rules.
 call() {
-  local method=$1 path=$2 body=${3-} reread=1 reregister=1 tries=0
-  while [ $tries -lt 5 ]; do
+  local method=$1 path=$2 body=${3-} reread=1 reregister=1 tries=0 off_wait=1
+  while [ $tries -lt 12 ]; do
     tries=$((tries + 1))
     raw "$method" "$path" "$body"
     case "$STATUS" in
@@ -98,9 +98,20 @@ call() {
         grep -q adapter_not_registered "$TMP/body" && [ $reregister = 1 ] || break
         reregister=0
         register
-        case "$path" in "/adapters/$ID/sessions/$SESSION_ID") body=$WHOLE ;; esac
+        # The hub lost the session: send it whole again.
+        case "$path" in
+          "/adapters/$ID/sessions/$SESSION_ID") body=$WHOLE ;;
+          *) [ -n "$WHOLE" ] && raw POST "/adapters/$ID/sessions/$SESSION_ID" "$WHOLE" ;;
+        esac
         ;;
-      000) load || return 3 ;;
+      000)
+        # Orbit quit or is relaunching: wait (1 s doubling, about 30 s in
+        # all), read the file again, retry.
+        [ $off_wait -le 16 ] || break
+        sleep $off_wait
+        off_wait=$((off_wait * 2))
+        load || true
+        ;;
       *) break ;;
     esac
   done

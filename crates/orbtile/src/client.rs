@@ -302,6 +302,29 @@ impl AdapterClient {
         }
     }
 
+    /// Sends every session whole (after a re-registration), but `except`.
+    async fn resend_sessions(&mut self, except: Option<&(String, String)>) -> ClientResult<()> {
+        let sessions: Vec<((String, String), Map<String, Value>)> = self
+            .sessions
+            .iter()
+            .filter(|(key, _)| Some(*key) != except)
+            .map(|(key, whole)| (key.clone(), whole.clone()))
+            .collect();
+        for ((_, id), whole) in sessions {
+            let path = format!("/adapters/{}/sessions/{}", self.adapter_id, encode(&id));
+            let response = self
+                .raw("POST", &path, Some(&Value::Object(whole)), None)
+                .await?;
+            if response.status >= 400 {
+                tracing::debug!(
+                    status = response.status,
+                    "adapter: a session was not taken back"
+                );
+            }
+        }
+        Ok(())
+    }
+
     fn load(&mut self) -> ClientResult<()> {
         let text = match fs_err::read_to_string(&self.api_file) {
             Ok(text) => text,
@@ -405,7 +428,9 @@ impl AdapterClient {
                     // `register` calls `call` without re-registering: the
                     // recursion stops there.
                     Box::pin(self.register()).await?;
-                    // The relaunched hub has no sessions: send the whole one.
+                    // The hub lost every session: the one being posted goes
+                    // whole, and every other one is sent whole again now.
+                    let mut posting = None;
                     if method == "POST"
                         && let Some(rest) =
                             path.strip_prefix(&format!("/adapters/{}/sessions/", self.adapter_id))
@@ -416,10 +441,13 @@ impl AdapterClient {
                             .and_then(Value::as_str)
                             .unwrap_or("local")
                             .to_owned();
-                        if let Some(whole) = self.sessions.get(&(host, decode(rest))) {
+                        let key = (host, decode(rest.split('?').next().unwrap_or(rest)));
+                        if let Some(whole) = self.sessions.get(&key) {
                             body = Some(Value::Object(whole.clone()));
                         }
+                        posting = Some(key);
                     }
+                    self.resend_sessions(posting.as_ref()).await?;
                 }
                 200..=299 => {
                     if path.starts_with("/adapters/") {

@@ -34,12 +34,17 @@ impl Drop for Killed {
     }
 }
 
+/// `orbit hub serve --print-requests`, its exchanges logged beside the
+/// config folder (`hub-<n>.log`) for the schema and heartbeat checks.
 fn serve(config: &Path) -> Killed {
     let _ = std::fs::remove_file(config.join("adapter-api.json"));
+    let parent = config.parent().unwrap();
+    let n = std::fs::read_dir(parent).unwrap().count();
+    let log = std::fs::File::create(parent.join(format!("hub-{n}.log"))).unwrap();
     let child = orbit(config)
-        .args(["hub", "serve"])
+        .args(["hub", "serve", "--print-requests"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap();
     wait_for("the discovery file", || {
@@ -100,6 +105,9 @@ fn walk(interpreter: &str, script: &str, id: &str) {
     adapter
         .arg(repo().join("adapters").join(script))
         .args(["--id", id, "--step", "1", "--allow-timeout", "30"])
+        // Heartbeat whenever a step passes without a call, so the heartbeat
+        // path runs here (the default waits 5 s of silence).
+        .args(["--heartbeat", "0"])
         .env("ORBIT_CONFIG_DIR", &config)
         .env_remove("ORBTILE_API_FILE")
         .stdout(Stdio::null())
@@ -197,12 +205,27 @@ fn walk(interpreter: &str, script: &str, id: &str) {
     assert!(code.success(), "{script} exited {code:?}; stderr: {seen:?}");
     assert!(seen.iter().any(|l| l.ends_with(": idle")), "{seen:?}");
     drop(hub);
+    let mut heartbeats = 0;
+    let mut logs = 0;
     for entry in std::fs::read_dir(tmp.path()).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "log") {
+            logs += 1;
             crate::schema_check::assert_printed_log(&path, true);
+            let text = std::fs::read_to_string(&path).unwrap();
+            heartbeats += text
+                .lines()
+                .filter(|l| {
+                    l.contains(&format!("/adapters/{id}/heartbeat")) && l.contains("\"status\":204")
+                })
+                .count();
         }
     }
+    assert_eq!(logs, 2, "one log per hub (before and after the relaunch)");
+    assert!(
+        heartbeats >= 3,
+        "{script}: {heartbeats} heartbeats answered 204"
+    );
 }
 
 #[test]

@@ -289,3 +289,42 @@ async fn turning_the_api_off_is_off_for_the_client() {
     hub.shutdown().await;
     assert_schema_clean();
 }
+
+#[tokio::test]
+async fn a_heartbeat_after_a_new_token_brings_every_session_back() {
+    let env = env();
+    let hub = start(&env).await;
+    let mut client = allowed(&env, &hub).await;
+    for id in ["a", "b"] {
+        client
+            .update(
+                id,
+                fields(json!({"title": format!("job {id}"), "activity": "tool"})),
+            )
+            .await
+            .unwrap();
+    }
+    assert!(hub.shared().regenerate_token().unwrap());
+    // Not an update: a heartbeat meets the 401 and the 404. Both sessions
+    // must be shown again at once, whole.
+    client.heartbeat().await.unwrap();
+    assert_eq!(
+        session_title(&hub, "a"),
+        Some(("job a".into(), "tool".into()))
+    );
+    assert_eq!(
+        session_title(&hub, "b"),
+        Some(("job b".into(), "tool".into()))
+    );
+    // And a later partial update is accepted (the hub has the session).
+    client
+        .update("a", fields(json!({"activity": "done"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        session_title(&hub, "a"),
+        Some(("job a".into(), "done".into()))
+    );
+    hub.shutdown().await;
+    assert_schema_clean();
+}
