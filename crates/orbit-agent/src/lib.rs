@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 mod backend;
+mod catalog;
 mod cli;
 pub mod codec;
 mod error;
@@ -35,6 +36,10 @@ pub mod wire;
 
 pub use backend::{
     AgentProcess, AgentSink, Answer, ControlFuture, ProcessOptions, ProcessSpec, SessionBackend,
+};
+pub use catalog::{
+    ControlProcess, McpAction, McpActionOutcome, load_catalog, parse_initialize, parse_mcp_status,
+    scrub_error,
 };
 pub use cli::{
     BASE_ARGS, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args, model_names,

@@ -9,6 +9,7 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   unsupported  sends a control request Orbit does not handle, echoes the answer
   permission / question  asks (Bash / AskUserQuestion) and echoes the answer
   env       reports its argv, cwd and ELECTRON_RUN_AS_NODE as the reply text
+  prompt    replies with the prompt text it received (and its argv after a newline)
   replay    replays the captured exchange FAKE_CLAUDE_FIXTURE: each captured
             stdin line of type user / control_response / interrupt waits for
             one such line from the host; the CLI's stdout lines follow
@@ -142,6 +143,11 @@ def main():
             sys.stderr.write("fake: lost the connection\n")
             sys.stderr.flush()
             return 2
+        elif mode == "prompt":
+            content = msg.get("message", {}).get("content")
+            text(json.dumps({"prompt": content, "argv": sys.argv[1:]}))
+            total += 0.1
+            result(total)
         elif mode == "env":
             text(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(),
                              "electron": os.environ.get("ELECTRON_RUN_AS_NODE")}))

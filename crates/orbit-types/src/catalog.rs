@@ -33,3 +33,88 @@ pub struct SkillInfo {
     /// The `SKILL.md` file.
     pub path: String,
 }
+
+/// A model the CLI offers (`initialize.models`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelOption {
+    /// What `--model` takes (`default`, `opus`, an id).
+    pub value: String,
+    /// The name to show.
+    pub display_name: String,
+    /// The CLI's one-line description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The canonical id the alias resolves to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_model: Option<String>,
+    /// The CLI's default model.
+    pub is_default: bool,
+    /// The effort levels it supports (none for a model without effort).
+    pub effort_levels: Vec<String>,
+}
+
+/// A slash command the CLI lists (`initialize.commands`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommandInfo {
+    /// The name, without `/`.
+    pub name: String,
+    /// Its description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its argument hint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argument_hint: Option<String>,
+    /// A command built into the CLI.
+    pub builtin: bool,
+}
+
+/// One MCP server as the CLI reports it (`mcp_status`), with only the
+/// declared fields: no configuration, no credentials.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerInfo {
+    /// The server's name.
+    pub name: String,
+    /// `connected`, `failed`, `needs-auth`, `pending` or `disabled`.
+    pub status: String,
+    /// `project`, `user`, `local`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// `stdio`, `sse`, `http`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// The server's own version, when connected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// How many tools it offers.
+    pub tool_count: u32,
+    /// Their names.
+    pub tools: Vec<String>,
+    /// Why it failed, scrubbed (one line, no URLs' secrets, no tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Still `pending` when the catalog stopped waiting.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+}
+
+/// What the user can choose from (`orbit catalog --json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Catalog {
+    /// The CLI's version, when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_version: Option<String>,
+    /// The models, the default marked.
+    pub models: Vec<ModelOption>,
+    /// Every effort level any model supports, in the CLI's order.
+    pub efforts: Vec<String>,
+    /// The slash commands.
+    pub commands: Vec<CommandInfo>,
+    /// The commands that are skills on disk.
+    pub skills: Vec<SkillInfo>,
+    /// The MCP servers.
+    pub mcp_servers: Vec<McpServerInfo>,
+}

@@ -19,7 +19,7 @@ pub use agent::{
     AgentEvent, ConversationPhase, ConversationState, PermissionRequest, ProcessExit, Question,
     QuestionOption, QuestionRequest, SessionsSnapshot, TurnEnd, TurnOutcome,
 };
-pub use catalog::{SkillInfo, SkillScope};
+pub use catalog::{Catalog, CommandInfo, McpServerInfo, ModelOption, SkillInfo, SkillScope};
 pub use control::{ControlError, ControlRequest, ControlResponse};
 pub use graph::{
     EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, Language, LanguageStats, NodeDto,

@@ -75,11 +75,85 @@ pub(crate) struct AskArgs {
     /// Print what Orbit observes of the turn as JSON lines on stdout.
     #[arg(long)]
     events: bool,
+    /// Continue an earlier conversation: an id `orbit history` lists.
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+    /// A skill on disk to use (repeatable, at most 8; the first leads the
+    /// prompt as `/name`).
+    #[arg(long = "skill", value_name = "NAME")]
+    skills: Vec<String>,
+    /// A file to give Claude as context (repeatable, at most 20), relative to
+    /// the workspace or absolute.
+    #[arg(long = "file", value_name = "PATH")]
+    files: Vec<PathBuf>,
     /// The prompt.
     prompt: String,
 }
 
-fn locations() -> anyhow::Result<Locations> {
+/// The prompt with its skills and files (each checked), and the session to
+/// resume (only an id the history lists).
+fn prepare_prompt(args: &AskArgs, dir: &Path) -> anyhow::Result<(String, Option<String>)> {
+    let resume = match &args.resume {
+        None => None,
+        Some(id) => {
+            let history = crate::history_cmd::open(dir)?;
+            history.list()?;
+            history.resume_path(id)?;
+            Some(id.clone())
+        }
+    };
+    if args.skills.len() > orbit_agent::MAX_PROMPT_SKILLS {
+        bail!(
+            "at most {} skills per prompt",
+            orbit_agent::MAX_PROMPT_SKILLS
+        );
+    }
+    if args.files.len() > orbit_agent::MAX_PROMPT_FILES {
+        bail!("at most {} files per prompt", orbit_agent::MAX_PROMPT_FILES);
+    }
+    if !args.skills.is_empty() {
+        let claude = orbit_agent::claude_config_dir()
+            .context("no home directory to find Claude Code's skills in")?;
+        let known = orbit_agent::skills_on_disk(dir, &claude);
+        for skill in &args.skills {
+            let name = skill.trim_start_matches('/');
+            if !known.iter().any(|k| k.name == name) {
+                bail!(
+                    "no skill `{name}` on disk (in .claude/skills, ~/.claude/skills or a plugin)"
+                );
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for file in &args.files {
+        let full = if file.is_absolute() {
+            file.clone()
+        } else {
+            dir.join(file)
+        };
+        let real = full
+            .canonicalize()
+            .with_context(|| format!("no file `{}`", file.display()))?;
+        // Inside the workspace: the mention is workspace-relative.
+        let mention = real.strip_prefix(dir).map_or_else(
+            |_| real.to_string_lossy().into_owned(),
+            |r| r.to_string_lossy().into_owned(),
+        );
+        files.push(mention);
+    }
+    let encoded = orbit_agent::encode_prompt(&args.prompt, &args.skills, &files);
+    if let Some(file) = encoded.dropped_files.first() {
+        bail!(
+            "`{file}` cannot be given as a file (a quote or a line break in its path, or given twice)"
+        );
+    }
+    if let Some(skill) = encoded.dropped_skills.first() {
+        bail!("skill `{skill}` given twice");
+    }
+    Ok((encoded.text, resume))
+}
+
+pub(crate) fn locations() -> anyhow::Result<Locations> {
     Locations::from_env().context("no config directory (set ORBIT_CONFIG_DIR)")
 }
 
@@ -137,7 +211,7 @@ pub(crate) fn doctor() -> anyhow::Result<ExitCode> {
     })
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -163,7 +237,7 @@ fn read_answer(prompt: &str) -> anyhow::Result<String> {
     Ok(line.trim().to_owned())
 }
 
-fn check_trust(locations: &Locations, dir: &Path) -> anyhow::Result<()> {
+pub(crate) fn check_trust(locations: &Locations, dir: &Path) -> anyhow::Result<()> {
     let store = TrustStore::new(locations);
     if store.is_trusted(dir)? {
         return Ok(());
@@ -222,6 +296,7 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
     if args.permissions == Permissions::Ask && !terminal() {
         tracing::debug!("no terminal: permission requests will be refused");
     }
+    let (prompt, resume) = prepare_prompt(args, &dir)?;
     let runtime = runtime()?;
     runtime.block_on(async {
         let probed = probe::probe(current.path.as_deref(), &ProbeEnv::from_env()).await?;
@@ -235,15 +310,15 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
         let spec = ProcessSpec {
             cwd: dir,
             options,
-            resume: None,
+            resume,
         };
         let process = backend.spawn(&spec, Arc::new(Sink(tx)))?;
-        process.prompt(&args.prompt)?;
+        process.prompt(&prompt)?;
         drive(args, &process, rx).await
     })
 }
 
-fn fs_canonical(dir: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn fs_canonical(dir: &Path) -> anyhow::Result<PathBuf> {
     dir.canonicalize()
         .with_context(|| format!("cannot open folder `{}`", dir.display()))
 }

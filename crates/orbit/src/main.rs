@@ -3,6 +3,7 @@
 
 mod adapter_cmd;
 mod agent_cmd;
+mod catalog_cmd;
 mod graph_cmd;
 mod history_cmd;
 mod hub_cmd;
@@ -40,6 +41,8 @@ enum Command {
     Ask(agent_cmd::AskArgs),
     /// Report the claude probe and the settings in force.
     Doctor,
+    /// What you can choose from: models, efforts, skills, MCP servers (and their controls).
+    Catalog(catalog_cmd::CatalogArgs),
     /// Serve the workspace's tools over MCP (stdio, HTTP, SSH, federated).
     Mcp(mcp_cmd::McpArgs),
 }
@@ -71,6 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Trust(args) => agent_cmd::trust(&args),
         Command::Ask(args) => agent_cmd::ask(&args),
         Command::Doctor => agent_cmd::doctor(),
+        Command::Catalog(args) => catalog_cmd::run(&args),
         Command::Mcp(args) => mcp_cmd::run(args),
     }
 }

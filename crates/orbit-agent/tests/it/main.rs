@@ -5,6 +5,7 @@
     reason = "test helpers fail loudly, use std::fs directly and run real processes"
 )]
 
+mod catalog;
 mod codec;
 mod config;
 mod fake_api;

@@ -323,3 +323,111 @@ fn on_a_terminal_trust_permissions_and_questions_are_asked() {
     let (_, text) = on_terminal(&setup, "permission", "ask 'Do it.'", "n\n");
     assert!(text.contains(r#""behavior": "deny""#), "{text}");
 }
+
+#[test]
+fn skills_files_and_resume_reach_the_prompt_and_the_arguments() {
+    let setup = Setup::new(true);
+    let ws = setup.ws.path();
+    std::fs::create_dir_all(ws.join(".claude/skills/review")).unwrap();
+    std::fs::write(
+        ws.join(".claude/skills/review/SKILL.md"),
+        "---\nname: review\n---\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(ws.join(".claude/skills/lint")).unwrap();
+    std::fs::write(ws.join(".claude/skills/lint/SKILL.md"), "# lint\n").unwrap();
+    std::fs::create_dir_all(ws.join("docs")).unwrap();
+    std::fs::write(ws.join("docs/a b.md"), "spaces\n").unwrap();
+    std::fs::write(ws.join("main.rs"), "fn main() {}\n").unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let out = setup
+        .orbit(
+            "prompt",
+            &[
+                "ask",
+                "--events",
+                "--skill",
+                "review",
+                "--skill",
+                "lint",
+                "--file",
+                "docs/a b.md",
+                "--file",
+                "main.rs",
+                "Check it.",
+            ],
+        )
+        .env("CLAUDE_CONFIG_DIR", home.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reply: Value = serde_json::from_str(&reply_text(&events(&out))).unwrap();
+    assert_eq!(
+        reply["prompt"],
+        "/review Check it.\n\nAlso use these skills: /lint.\n\n@\"docs/a b.md\" @main.rs"
+    );
+
+    // Refusals, one line each: unknown skill, missing file, unlisted resume id.
+    for (args, needle) in [
+        (vec!["--skill", "nope"], "no skill `nope`"),
+        (vec!["--file", "missing.txt"], "no file `missing.txt`"),
+        (
+            vec!["--resume", "abc"],
+            "`abc` is not one of this workspace's earlier conversations",
+        ),
+    ] {
+        let mut all = vec!["ask"];
+        all.extend(args);
+        all.push("x");
+        let out = setup
+            .orbit("prompt", &all)
+            .env("CLAUDE_CONFIG_DIR", home.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+
+    // A listed id is resumed (`--resume ID` reaches the CLI).
+    let real = std::fs::canonicalize(ws).unwrap();
+    let sanitized: String = real
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let project = home.path().join("projects").join(sanitized);
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        project.join("abc-123.jsonl"),
+        r#"{"parentUuid":null,"type":"user","message":{"content":"earlier"},"timestamp":"t"}"#,
+    )
+    .unwrap();
+    let out = setup
+        .orbit(
+            "prompt",
+            &["ask", "--events", "--resume", "abc-123", "Again."],
+        )
+        .env("CLAUDE_CONFIG_DIR", home.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reply: Value = serde_json::from_str(&reply_text(&events(&out))).unwrap();
+    let argv: Vec<&str> = reply["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let at = argv.iter().position(|a| *a == "--resume").unwrap();
+    assert_eq!(argv[at + 1], "abc-123");
+}

@@ -14,6 +14,7 @@
 
 mod adapter_run;
 mod agent_cli;
+mod catalog_cli;
 mod cli;
 mod dep_boundary;
 mod history_cli;

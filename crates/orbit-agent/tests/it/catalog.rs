@@ -1,0 +1,175 @@
+//! The catalog: parsing the captured `initialize` / `mcp_status` answers,
+//! and the real CLI (an MCP server from `--mcp-config`, a skill in the
+//! workspace's `.claude/skills`, enable/disable round trips).
+
+use std::time::Duration;
+
+use orbit_agent::{
+    ControlProcess, McpAction, ProcessOptions, Timeouts, load_catalog, parse_initialize,
+    parse_mcp_status,
+};
+use serde_json::Value;
+
+use crate::harness::{Env, real_claude};
+use crate::support::fixture;
+
+fn answers(name: &str) -> Vec<Value> {
+    fixture(name)
+        .into_iter()
+        .filter(|r| r.dir == "out" && r.data["type"] == "control_response")
+        .map(|r| r.data["response"]["response"].clone())
+        .collect()
+}
+
+#[test]
+fn the_captured_initialize_gives_models_efforts_and_commands() {
+    let init = answers("a_initialize")
+        .into_iter()
+        .find(|a| a.get("models").is_some())
+        .unwrap();
+    let catalog = parse_initialize(&init);
+    let values: Vec<&str> = catalog.models.iter().map(|m| m.value.as_str()).collect();
+    assert_eq!(values, ["default", "opus", "fable", "sonnet", "haiku"]);
+    assert!(catalog.models[0].is_default);
+    assert_eq!(catalog.models.iter().filter(|m| m.is_default).count(), 1);
+    assert_eq!(
+        catalog.models[1].resolved_model.as_deref(),
+        Some("claude-opus-5-5")
+    );
+    assert_eq!(catalog.efforts, ["low", "medium", "high", "xhigh", "max"]);
+    assert!(
+        catalog
+            .commands
+            .iter()
+            .any(|c| c.name == "code-review" && c.builtin)
+    );
+    let text = serde_json::to_string(&catalog).unwrap();
+    assert!(
+        !text.contains("account") && !text.contains("apiKeySource"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_captured_mcp_status_goes_from_pending_to_connected() {
+    let statuses: Vec<_> = answers("j_mcp")
+        .iter()
+        .filter(|a| a.get("mcpServers").is_some())
+        .map(parse_mcp_status)
+        .collect();
+    assert_eq!(statuses[0][0].status, "pending");
+    let last = statuses.last().unwrap();
+    assert_eq!(last[0].name, "echo");
+    assert_eq!(last[0].status, "connected");
+    assert_eq!(last[0].tools, ["echo"]);
+    assert_eq!(last[0].version.as_deref(), Some("0.0.1"));
+    assert_eq!(last[0].transport.as_deref(), Some("stdio"));
+}
+
+/// A stdio MCP server with one tool, in Python (the test kit's interpreter).
+const ECHO_SERVER: &str = r#"
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method = msg.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "echo", "version": "0.0.7"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "echo", "description": "echo", "inputSchema": {"type": "object"}},
+                            {"name": "shout", "description": "shout", "inputSchema": {"type": "object"}}]}
+    else:
+        result = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_cli_lists_models_mcp_servers_and_skills_on_disk() {
+    let env = Env::new().await;
+    let ws = env.ws.path();
+    std::fs::create_dir_all(ws.join(".claude/skills/release-notes")).unwrap();
+    std::fs::write(
+        ws.join(".claude/skills/release-notes/SKILL.md"),
+        "---\nname: release-notes\ndescription: Write release notes\n---\nWrite them.\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join("echo_server.py"), ECHO_SERVER).unwrap();
+    let mcp_config = serde_json::json!({"mcpServers": {"echo": {
+        "command": "python3", "args": [ws.join("echo_server.py")]}}});
+    let mut config = env.config(real_claude(), Timeouts::default());
+    config.extra_args = vec!["--mcp-config".into(), mcp_config.to_string()];
+    let claude_dir = env.home.path().join(".claude");
+
+    let catalog = load_catalog(
+        &config,
+        ws,
+        &ProcessOptions::default(),
+        &claude_dir,
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    assert!(catalog.models.iter().any(|m| m.is_default));
+    assert!(!catalog.efforts.is_empty());
+    let echo = catalog
+        .mcp_servers
+        .iter()
+        .find(|s| s.name == "echo")
+        .unwrap_or_else(|| panic!("{:?}", catalog.mcp_servers));
+    assert_eq!(echo.status, "connected", "{echo:?}");
+    assert_eq!(echo.tools, ["echo", "shout"]);
+    assert_eq!(echo.tool_count, 2);
+    assert_eq!(echo.version.as_deref(), Some("0.0.7"));
+    assert!(!echo.timed_out);
+    let skills: Vec<&str> = catalog.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        skills,
+        ["release-notes"],
+        "the CLI lists it as a command, and it is on disk"
+    );
+    assert_eq!(
+        catalog.skills[0].description.as_deref(),
+        Some("Write release notes")
+    );
+
+    // Disable, then enable, through the control process.
+    let mut control = ControlProcess::start(&config, ws, &ProcessOptions::default()).unwrap();
+    control.initialize().await.unwrap();
+    control
+        .mcp_status_settled(Duration::from_secs(30))
+        .await
+        .unwrap();
+    control
+        .mcp_action(McpAction::Disable, "echo")
+        .await
+        .unwrap();
+    let after = control.mcp_status().await.unwrap();
+    assert_eq!(
+        after.iter().find(|s| s.name == "echo").unwrap().status,
+        "disabled"
+    );
+    control.mcp_action(McpAction::Enable, "echo").await.unwrap();
+    let after = control
+        .mcp_status_settled(Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(
+        after.iter().find(|s| s.name == "echo").unwrap().status,
+        "connected"
+    );
+    control
+        .mcp_action(McpAction::Reconnect, "echo")
+        .await
+        .unwrap();
+    // An action on a server the CLI does not know is the CLI's refusal.
+    assert!(
+        control
+            .mcp_action(McpAction::Reconnect, "nobody")
+            .await
+            .is_err()
+    );
+    control.close().await;
+}

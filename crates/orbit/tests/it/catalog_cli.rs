@@ -1,0 +1,135 @@
+//! `orbit catalog` end to end with the pinned real CLI: the JSON shape, an
+//! MCP server from `--mcp-config` (in `claude.extraArgs`), and the MCP
+//! actions' refusals.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn real_claude() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/node/claude-cli/node_modules/.bin/claude");
+    assert!(
+        path.exists(),
+        "the pinned claude CLI is missing: run scripts/setup-claude"
+    );
+    path
+}
+
+struct Setup {
+    home: tempfile::TempDir,
+    config: tempfile::TempDir,
+    ws: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new() -> Self {
+        let setup = Self {
+            home: tempfile::tempdir().unwrap(),
+            config: tempfile::tempdir().unwrap(),
+            ws: tempfile::tempdir().unwrap(),
+        };
+        let server = setup.ws.path().join("echo_server.py");
+        std::fs::write(
+            &server,
+            "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    if 'id' not in m: continue\n    r = {}\n    if m['method'] == 'initialize': r = {'protocolVersion': m['params']['protocolVersion'], 'capabilities': {'tools': {}}, 'serverInfo': {'name': 'echo', 'version': '1.2.3'}}\n    if m['method'] == 'tools/list': r = {'tools': [{'name': 'echo', 'inputSchema': {'type': 'object'}}]}\n    print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}), flush=True)\n",
+        )
+        .unwrap();
+        let mcp =
+            serde_json::json!({"mcpServers": {"echo": {"command": "python3", "args": [server]}}});
+        std::fs::write(
+            setup.config.path().join("settings.json"),
+            serde_json::json!({"claude.path": real_claude(), "claude.extraArgs": ["--mcp-config", mcp.to_string()]})
+                .to_string(),
+        )
+        .unwrap();
+        let out = setup
+            .orbit(&["trust"])
+            .arg(setup.ws.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        setup
+    }
+
+    fn orbit(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
+        command
+            .env("ORBIT_CONFIG_DIR", self.config.path())
+            .env("HOME", self.home.path())
+            .env("CLAUDE_CONFIG_DIR", self.home.path().join(".claude"))
+            .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env_remove("ORBIT_LOG")
+            .current_dir(self.ws.path())
+            .args(args);
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.orbit(args).output().unwrap()
+    }
+}
+
+#[test]
+fn catalog_json_and_mcp_actions() {
+    let setup = Setup::new();
+    let out = setup.run(&["catalog", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let catalog: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let models = catalog["models"].as_array().unwrap();
+    assert_eq!(models.iter().filter(|m| m["isDefault"] == true).count(), 1);
+    assert!(!catalog["efforts"].as_array().unwrap().is_empty());
+    let echo = &catalog["mcpServers"][0];
+    assert_eq!(echo["name"], "echo");
+    assert_eq!(echo["status"], "connected");
+    assert_eq!(echo["toolCount"], 1);
+    assert_eq!(echo["version"], "1.2.3");
+    assert!(
+        !out.stdout.windows(9).any(|w| w == b"python3\","),
+        "no server config leaks"
+    );
+
+    let out = setup.run(&["catalog", "mcp", "disable", "echo"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "echo: disabled"
+    );
+    let out = setup.run(&["catalog", "mcp", "enable", "echo"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "echo: connected"
+    );
+
+    // Only listed servers, only the fixed set of actions.
+    let out = setup.run(&["catalog", "mcp", "reconnect", "nobody"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no MCP server `nobody`") && err.contains("echo"),
+        "{err}"
+    );
+    let out = setup.run(&["catalog", "mcp", "delete", "echo"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "clap refuses an action outside the set"
+    );
+}
