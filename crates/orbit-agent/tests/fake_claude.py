@@ -87,7 +87,11 @@ def main():
             if os.environ.get("FAKE_NO_CONTROL_REPLY") == "1":
                 continue
             rid = msg["request_id"]
-            out({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": {}}})
+            answer = {}
+            if msg.get("request", {}).get("subtype") == "initialize":
+                answer = {"models": [{"value": "default", "resolvedModel": "fake-model"},
+                                     {"value": "opus", "resolvedModel": "fake-opus-1"}]}
+            out({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": answer}})
             continue
         if kind != "user":
             continue

@@ -307,12 +307,25 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
             timeouts: Timeouts::default(),
         });
         let (tx, rx) = mpsc::unbounded_channel();
+        let model = options.model.clone();
         let spec = ProcessSpec {
             cwd: dir,
             options,
             resume,
         };
         let process = backend.spawn(&spec, Arc::new(Sink(tx)))?;
+        if let Some(model) = model {
+            // The CLI's own model list, when it gives one: a model it does
+            // not offer is refused before the prompt is sent.
+            let answer = tokio::time::timeout(
+                std::time::Duration::from_secs(30),
+                process.control(orbit_agent::wire::OutboundRequest::Initialize {}),
+            )
+            .await;
+            if let Ok(Ok(answer)) = answer {
+                settings::check_model(&model, Some(&orbit_agent::model_names(&answer)))?;
+            }
+        }
         process.prompt(&prompt)?;
         drive(args, &process, rx).await
     })

@@ -431,3 +431,39 @@ fn skills_files_and_resume_reach_the_prompt_and_the_arguments() {
     let at = argv.iter().position(|a| *a == "--resume").unwrap();
     assert_eq!(argv[at + 1], "abc-123");
 }
+
+#[test]
+fn a_model_the_cli_does_not_offer_is_refused_before_the_prompt() {
+    let setup = Setup::new(true);
+    let out = setup.ask("prompt", &["--model", "gpt-9"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("`gpt-9` is not one of the CLI's models"),
+        "{err}"
+    );
+    assert!(err.contains("opus"), "{err}");
+    assert!(
+        events(&out).iter().all(|e| e["event"] != "text"),
+        "no turn ran"
+    );
+
+    for model in ["opus", "fake-opus-1"] {
+        let out = setup.ask("prompt", &["--model", model]);
+        assert!(
+            out.status.success(),
+            "{model}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let reply: Value = serde_json::from_str(&reply_text(&events(&out))).unwrap();
+        let argv: Vec<&str> = reply["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let at = argv.iter().position(|a| *a == "--model").unwrap();
+        assert_eq!(argv[at + 1], model);
+    }
+}
