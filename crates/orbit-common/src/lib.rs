@@ -8,11 +8,13 @@
 //! [`Locations`], [`Settings`], [`write_private_file`].
 #![warn(missing_docs)]
 
+mod cache_dir;
 mod locations;
 mod paths;
 mod private_fs;
 mod settings;
 
+pub use cache_dir::{CACHE_DIR_ENV, default_cache_dir};
 pub use locations::{CONFIG_DIR_ENV, Locations};
 pub use paths::{join_relative, join_slash, normalize_lexically, parent_of, relative_slash_path};
 pub use private_fs::{ensure_private_dir, write_private_file};

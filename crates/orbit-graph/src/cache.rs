@@ -62,12 +62,7 @@ pub(crate) struct Cache {
 }
 
 /// The default cache folder: `$ORBIT_CACHE_DIR`, else the platform's.
-pub(crate) fn default_cache_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("ORBIT_CACHE_DIR").filter(|dir| !dir.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    dirs::cache_dir().map(|dir| dir.join("orbit"))
-}
+pub(crate) use orbit_common::default_cache_dir;
 
 impl Cache {
     /// Opens (or creates) the store of the workspace at `canonical_root`.

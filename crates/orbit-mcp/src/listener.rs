@@ -292,7 +292,8 @@ mod tests {
 
     #[test]
     fn exposure_needs_flag_and_token() {
-        let public: SocketAddr = "0.0.0.0:0".parse().unwrap_or_else(|_| unreachable!());
+        // Only checked, never bound: exposure is refused without the flag.
+        let public = SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0));
         let mut options = ListenOptions::default();
         assert!(check_exposure(public, &options).is_err());
         options.expose = true;

@@ -23,11 +23,7 @@ pub(crate) struct HistoryArgs {
 pub(crate) fn open(dir: &std::path::Path) -> anyhow::Result<ConversationHistory> {
     let claude = orbit_agent::claude_config_dir()
         .context("no home directory to find Claude Code's transcripts in")?;
-    let cache_root = std::env::var_os("ORBIT_CACHE_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| dirs::cache_dir().map(|d| d.join("orbit")));
-    let cache_file = cache_root.map(|root| {
+    let cache_file = orbit_common::default_cache_dir().map(|root| {
         let key = blake3::hash(dir.as_os_str().as_encoded_bytes()).to_hex();
         root.join("history").join(format!("{}.json", &key[..32]))
     });

@@ -3,7 +3,6 @@
 //! `off`, `allow`, `deny`, `regenerate-token`, `status`).
 
 use std::io::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -12,9 +11,6 @@ use clap::{Args, Subcommand};
 use orbit_common::Locations;
 use orbit_types::HubStatus;
 use serde_json::{Value, json};
-
-/// The environment variable that moves the discovery file (§2).
-pub(crate) const API_FILE_ENV: &str = "ORBTILE_API_FILE";
 
 #[derive(Debug, Args)]
 pub(crate) struct HubArgs {
@@ -149,12 +145,8 @@ fn print_status(out: &mut impl std::io::Write, status: &HubStatus) -> std::io::R
 }
 
 fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode> {
-    let discovery_file = std::env::var_os(API_FILE_ENV)
-        .filter(|v| !v.is_empty())
-        .map_or_else(
-            || locations.config_dir().join("adapter-api.json"),
-            PathBuf::from,
-        );
+    // The same rule the adapter SDK reads it by.
+    let discovery_file = orbtile::default_api_file(locations.config_dir());
     let options = orbtile::ServeOptions {
         runtime_dir: locations.runtime_dir().to_owned(),
         discovery_file,

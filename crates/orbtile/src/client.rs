@@ -362,10 +362,7 @@ impl AdapterClient {
             let mut bytes = [0u8; 16];
             getrandom::fill(&mut bytes)
                 .map_err(|e| ClientError::Io(std::io::Error::other(e.to_string())))?;
-            bytes.iter().fold(String::new(), |mut out, b| {
-                let _ = write!(out, "{b:02x}");
-                out
-            })
+            crate::hex(&bytes)
         };
         let mut response = self.raw("GET", "/info", None, Some(&nonce)).await?;
         if response.status == 401 {
