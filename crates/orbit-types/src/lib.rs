@@ -14,6 +14,7 @@ mod control;
 mod graph;
 mod history;
 mod keypad;
+mod page;
 
 pub use agent::{
     AgentEvent, ConversationPhase, ConversationState, PermissionRequest, ProcessExit, Question,
@@ -30,3 +31,18 @@ pub use keypad::{
     HubAdapterStatus, HubSessionStatus, HubStatus, KeyColors, KeypadBanner, KeypadKey,
     KeypadMessage, KeypadState, KeypadTapResult,
 };
+pub use page::{
+    ActivityBatch, ActivityKind, ActivityRecord, CardOption, CardQuestion, ConversationEntry,
+    EntryBody, HudPhase, KeypadSession, KeypadText, McpActivity, McpDirection, MdNode, NoticeLevel,
+    PageMessage, PageProtocol, PageRequest, PendingCard, PermissionCard, PermissionChoice,
+    QuestionAnswer, QuestionCard, Refusal, SessionState, SessionsMessage, SubagentEvent,
+    SubagentMessage, TranscriptEntry, TranscriptUpdate,
+};
+
+/// The page protocol's JSON Schema (`docs/page-protocol.schema.json`):
+/// [`PageMessage`] and [`PageRequest`] as the `message` and `request`
+/// properties of one document.
+#[must_use]
+pub fn page_protocol_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(PageProtocol)).unwrap_or_default()
+}
