@@ -11,3 +11,4 @@
 #![warn(missing_docs)]
 
 pub mod mcp_host;
+pub mod projector;

@@ -113,8 +113,9 @@ pub struct SessionState {
     pub label: Option<String>,
     /// The graph file the label is about (where the star goes), if any.
     pub file: Option<String>,
-    /// The card waiting for the user, if any.
-    pub pending: Option<PendingCard>,
+    /// The cards waiting for the user, oldest first (each stays until
+    /// answered, withdrawn, or the turn ends).
+    pub pending: Vec<PendingCard>,
     /// Turns started in this conversation.
     pub turns: u64,
     /// The running or last turn's cost (USD, list price), once known.
@@ -453,7 +454,7 @@ pub struct ActivityBatch {
 }
 
 /// One activity record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ActivityRecord {
     /// What happened.
@@ -481,7 +482,7 @@ pub enum ActivityKind {
 }
 
 /// An MCP call in an [`ActivityRecord`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct McpActivity {
     /// The server.
