@@ -10,5 +10,6 @@
 //! its own module.
 #![warn(missing_docs)]
 
+pub mod live;
 pub mod mcp_host;
 pub mod projector;

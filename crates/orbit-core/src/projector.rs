@@ -300,6 +300,16 @@ impl SessionProjector {
             .find(|c| c.request_id() == request_id)
     }
 
+    /// Files Claude wrote that are not in the graph yet (absolute paths).
+    #[must_use]
+    pub fn pending_creates(&self) -> Vec<PathBuf> {
+        self.order
+            .iter()
+            .filter_map(|k| self.convs.get(k))
+            .flat_map(|c| c.creates.iter().map(|p| p.absolute.clone()))
+            .collect()
+    }
+
     /// A conversation's transcript (its own entries, then its subagents').
     #[must_use]
     pub fn transcript(&self, key: &str) -> Option<(Vec<TranscriptEntry>, Vec<TranscriptEntry>)> {
