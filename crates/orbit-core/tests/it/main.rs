@@ -14,5 +14,24 @@
     reason = "tests fail loudly and use std::fs directly"
 )]
 
+#[path = "../../../orbit-agent/tests/it/fake_api.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod fake_api;
+#[path = "../../../orbit-agent/tests/it/harness.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod harness;
 mod hub;
 mod mcp_host;
+#[path = "../../../orbit-agent/tests/it/support.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod support;
+mod table;
