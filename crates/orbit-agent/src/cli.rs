@@ -504,6 +504,16 @@ impl Actor {
                     self.subagents
                         .announce(parent, None, None, None, &*self.sink);
                 }
+                if event.event.get("type").and_then(Value::as_str) == Some("content_block_start")
+                    && let Some(block) = event.event.get("content_block")
+                    && let Some(kind) = block.get("type").and_then(Value::as_str)
+                {
+                    self.emit(AgentEvent::BlockStarted {
+                        kind: kind.to_owned(),
+                        tool_name: block.get("name").and_then(Value::as_str).map(str::to_owned),
+                        subagent: event.parent_tool_use_id.clone(),
+                    });
+                }
             }
             Inbound::ControlRequest(request) => {
                 let crate::wire::ControlRequestBody::CanUseTool(can_use) = request.request else {

@@ -797,6 +797,12 @@ impl SessionProjector {
                     }
                 }
                 AgentEvent::TurnEnded(end) => turn_ended(conv, end),
+                AgentEvent::BlockStarted {
+                    kind,
+                    tool_name,
+                    subagent: None,
+                } => block_started(conv, kind, tool_name.as_deref()),
+                AgentEvent::BlockStarted { .. } => {}
                 AgentEvent::Warning { message } => {
                     conv.entry(
                         None,
@@ -899,6 +905,37 @@ fn turn_started(conv: &mut Conv, prompt: &str) {
     conv.keypad_activity("thinking");
     conv.keypad.message = None;
     conv.keypad.status_detail = None;
+}
+
+/// With partial messages, a block's start refines the phase before the
+/// whole block arrives.
+fn block_started(conv: &mut Conv, kind: &str, tool_name: Option<&str>) {
+    let waiting = !conv.state.pending.is_empty();
+    match (kind, tool_name) {
+        ("thinking" | "redacted_thinking", _) => {
+            conv.set_phase(HudPhase::Thinking, Some("Thinking".to_owned()), None);
+            if !waiting {
+                conv.keypad_activity("thinking");
+            }
+        }
+        ("text", _) => {
+            conv.set_phase(HudPhase::Writing, Some("Writing a reply".to_owned()), None);
+            if !waiting {
+                conv.keypad_activity("streaming");
+            }
+        }
+        ("tool_use" | "server_tool_use" | "mcp_tool_use", Some(name)) => {
+            let (phase, label) = match tools::mcp_name(name) {
+                Some((server, _)) => (HudPhase::Asking, format!("Asking {server}")),
+                None => (HudPhase::Tool, one_line(name, 120)),
+            };
+            if !waiting {
+                conv.keypad_tool(&label, tools::keypad_kind(name));
+            }
+            conv.set_phase(phase, Some(label), None);
+        }
+        _ => {}
+    }
 }
 
 fn reply(

@@ -132,6 +132,17 @@ pub enum AgentEvent {
     },
     /// The process ended (the last event of a process).
     Exited(ProcessExit),
+    /// A content block started streaming (only with
+    /// `--include-partial-messages` in the extra arguments): the phase can
+    /// change before the whole block arrives.
+    BlockStarted {
+        /// `thinking`, `text`, `tool_use`, ... (the API's block type).
+        kind: String,
+        /// The tool's name, for a `tool_use` block.
+        tool_name: Option<String>,
+        /// The subagent's call id, if any.
+        subagent: Option<String>,
+    },
 }
 
 /// A `can_use_tool` request as the user sees it.

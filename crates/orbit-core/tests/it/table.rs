@@ -864,3 +864,45 @@ async fn its_process_dies() {
     assert_eq!(keypad.activity, "error");
     assert!(keypad.status_detail.is_some());
 }
+
+/// With `--include-partial-messages` in the extra arguments, stream events
+/// refine the phase: a tool's name shows as soon as its block starts,
+/// before the whole call arrives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partial_messages_refine_the_phase() {
+    let mut scene = Scene::new(Env::new().await);
+    let mut config = scene.config();
+    config.extra_args = vec!["--include-partial-messages".into()];
+    scene.env.api.script([
+        Reply::Message {
+            blocks: vec![
+                Block::Thinking("Hmm.".into()),
+                Block::Text("Running it.".into()),
+                Block::ToolUse {
+                    name: "Bash".into(),
+                    input: json!({"command": "echo hi", "description": "Say hi"}),
+                },
+            ],
+            delay: None,
+        },
+        text("Done."),
+    ]);
+    let end = scene.turn(config, "Go.", allow, None).await;
+    assert_eq!(end.outcome, TurnOutcome::Completed);
+    let labels = scene.labels();
+    // The block starts give "Bash" (the name only) before the call's own
+    // "Bash echo hi".
+    let bash = labels
+        .iter()
+        .position(|l| l.as_deref() == Some("Bash"))
+        .unwrap_or_else(|| panic!("{labels:?}"));
+    let full = labels
+        .iter()
+        .position(|l| l.as_deref() == Some("Bash echo hi"))
+        .unwrap_or_else(|| panic!("{labels:?}"));
+    assert!(bash < full, "{labels:?}");
+    assert!(
+        labels.contains(&Some("Writing a reply".into())),
+        "{labels:?}"
+    );
+}
