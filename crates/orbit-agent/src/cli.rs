@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::backend::{AgentProcess, AgentSink, Answer, ControlFuture, ProcessSpec, SessionBackend};
-use crate::codec::{self, DecodeError, LineRead, MAX_LINE_BYTES};
+use crate::codec::{self, DecodeError, FieldTracker, LineRead, MAX_LINE_BYTES};
 use crate::error::{AgentError, Result};
 use crate::process::{self, AgentChild, Invocation};
 use crate::wire::{
@@ -263,6 +263,7 @@ impl AgentProcess for CliProcess {
 
 enum LineMsg {
     Message(Box<Inbound>),
+    UnknownFields(codec::UnknownFields),
     Malformed(String),
 }
 
@@ -271,13 +272,21 @@ enum LineMsg {
 async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<LineMsg>) {
     let mut reader = BufReader::with_capacity(256 * 1024, stdout);
     let mut buf = Vec::new();
+    let mut fields = FieldTracker::new();
     loop {
         let msg = match codec::read_line(&mut reader, &mut buf, MAX_LINE_BYTES).await {
             Ok(LineRead::Eof) | Err(_) => return,
             Ok(LineRead::TooLong(n)) => LineMsg::Malformed(DecodeError::TooLong(n).to_string()),
-            Ok(LineRead::Line) => match codec::decode_line(&buf) {
+            Ok(LineRead::Line) => match fields.decode(&buf) {
                 Ok(None) => continue,
-                Ok(Some(message)) => LineMsg::Message(Box::new(message)),
+                Ok(Some((message, unknown))) => {
+                    if let Some(unknown) = unknown
+                        && tx.send(LineMsg::UnknownFields(unknown)).await.is_err()
+                    {
+                        return;
+                    }
+                    LineMsg::Message(Box::new(message))
+                }
                 Err(error) => LineMsg::Malformed(error.to_string()),
             },
         };
@@ -341,6 +350,19 @@ impl Actor {
                 },
                 line = lines.recv() => match line {
                     Some(LineMsg::Message(message)) => self.inbound(*message).await,
+                    Some(LineMsg::UnknownFields(unknown)) => {
+                        tracing::debug!(
+                            "claude sent fields this Orbit does not know on {}/{}: {}",
+                            unknown.message_type,
+                            unknown.subtype.as_deref().unwrap_or("-"),
+                            unknown.fields.join(", ")
+                        );
+                        self.emit(AgentEvent::UnknownFields {
+                            message_type: unknown.message_type,
+                            subtype: unknown.subtype,
+                            fields: unknown.fields,
+                        });
+                    }
                     Some(LineMsg::Malformed(error)) => {
                         self.malformed += 1;
                         tracing::warn!("claude printed a malformed line ({}): {error}", self.malformed);

@@ -3,7 +3,8 @@
 demand. FAKE_CLAUDE_MODE picks the behaviour:
 
   die       a turn starts, then the process dies (stderr line, rc 3)
-  garbage   malformed lines, a 12 MB line, an unknown type, then a result
+  garbage   malformed lines, a 12 MB line, an unknown type, then a result with a field
+            Orbit does not know
   stuck     never sends a result after an interrupt (FAKE_IGNORE_TERM=1: ignores SIGTERM too)
   idle_exit answers one turn, then exits with rc 2 while idle
   unsupported  sends a control request Orbit does not handle, echoes the answer
@@ -109,7 +110,8 @@ def main():
             out({"type": "brand_new_type", "payload": [1, 2, 3]})
             out({"type": "system", "subtype": "brand_new_subtype"})
             total += 0.5
-            result(total)
+            out({"type": "result", "subtype": "success", "is_error": False, "result": "done", "num_turns": 1,
+                 "duration_ms": 5, "total_cost_usd": total, "session_id": SESSION, "future_field": {"a": [1, "}"]}})
         elif mode == "stuck":
             text(f"working {os.getpid()}")
         elif mode == "unsupported":

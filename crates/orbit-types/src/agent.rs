@@ -123,6 +123,17 @@ pub enum AgentEvent {
         /// The `subtype` field, if any.
         subtype: Option<String>,
     },
+    /// A known message carried fields this Orbit does not know; tolerated.
+    /// Each (type, subtype, field) is reported once per process.
+    UnknownFields {
+        /// The `type` field.
+        message_type: String,
+        /// The `subtype` field (a control message's body's), if any.
+        subtype: Option<String>,
+        /// The new field names (`request.<name>` / `response.<name>` for a
+        /// control message's body).
+        fields: Vec<String>,
+    },
     /// A stdout line that is not a JSON object was skipped.
     MalformedLine {
         /// How many such lines this process has printed so far.

@@ -126,6 +126,30 @@ async fn garbage_and_giant_lines_are_skipped_and_counted() {
     run.process.prompt("again").unwrap();
     let end = run.turn_end().await;
     assert!((end.cost_usd - 0.5).abs() < 1e-9 && end.total_cost_usd == Some(1.0));
+    // Both results carried a field Orbit does not know: surfaced once, before
+    // the first result, and never again in this process.
+    let events = run.events();
+    let unknown_fields: Vec<(usize, &AgentEvent)> = events
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, AgentEvent::UnknownFields { .. }))
+        .collect();
+    assert_eq!(
+        unknown_fields
+            .iter()
+            .map(|(_, e)| (*e).clone())
+            .collect::<Vec<_>>(),
+        [AgentEvent::UnknownFields {
+            message_type: "result".into(),
+            subtype: Some("success".into()),
+            fields: vec!["future_field".into()],
+        }]
+    );
+    assert!(matches!(
+        events[unknown_fields[0].0 + 1],
+        AgentEvent::TurnEnded(_)
+    ));
 }
 
 #[tokio::test]
