@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use orbit_types::{
-    AgentEvent, PermissionRequest, ProcessExit, Question, QuestionOption, QuestionRequest, TurnEnd,
-    TurnOutcome,
+    AgentEvent, McpServerStatus, PermissionRequest, ProcessExit, Question, QuestionOption,
+    QuestionRequest, TurnEnd, TurnOutcome,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -593,6 +593,14 @@ impl Actor {
                     model: init.model,
                     permission_mode: init.permission_mode,
                     version: init.claude_code_version,
+                    mcp_servers: init
+                        .mcp_servers
+                        .into_iter()
+                        .map(|s| McpServerStatus {
+                            name: s.name,
+                            status: s.status,
+                        })
+                        .collect(),
                 });
             }
             SystemMessage::Status {

@@ -24,6 +24,10 @@ pub enum AgentEvent {
         permission_mode: Option<String>,
         /// The CLI's version.
         version: Option<String>,
+        /// Each MCP server's status as this `init` reports it (name and
+        /// status only; the newest `init` wins).
+        #[serde(default)]
+        mcp_servers: Vec<McpServerStatus>,
     },
     /// A text block of an assistant message.
     Text {
@@ -143,6 +147,16 @@ pub enum AgentEvent {
     },
     /// The process ended (the last event of a process).
     Exited(ProcessExit),
+}
+
+/// An MCP server's status in a session's `init` (`connected`, `failed`,
+/// `needs-auth`, `pending`, `disabled`, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerStatus {
+    /// The server's name.
+    pub name: String,
+    /// Its status, as the CLI words it.
+    pub status: String,
 }
 
 /// A `can_use_tool` request as the user sees it.

@@ -173,3 +173,40 @@ async fn the_real_cli_lists_models_mcp_servers_and_skills_on_disk() {
     );
     control.close().await;
 }
+
+/// A session's own `init` carries the MCP statuses: the real CLI with an
+/// `--mcp-config` server, one text turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_cli_session_init_carries_mcp_statuses() {
+    use orbit_agent::{AgentProcess as _, CliBackend};
+    use orbit_types::{AgentEvent, McpServerStatus, TurnOutcome};
+
+    let env = Env::new().await;
+    let ws = env.ws.path();
+    std::fs::write(ws.join("echo_server.py"), ECHO_SERVER).unwrap();
+    let mcp_config = serde_json::json!({"mcpServers": {"echo": {
+        "command": "python3", "args": [ws.join("echo_server.py")]}}});
+    let mut config = env.config(real_claude(), Timeouts::default());
+    config.extra_args = vec!["--mcp-config".into(), mcp_config.to_string()];
+    env.api.script([crate::fake_api::text("Hi.")]);
+    let backend = CliBackend::new(config);
+    let mut run = crate::harness::Run::start(&backend, &env.spec());
+    run.process.prompt("Say hi.").unwrap();
+    let end = run.turn_end().await;
+    assert_eq!(end.outcome, TurnOutcome::Completed, "{:#?}", run.seen);
+    let servers = run
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            AgentEvent::SessionInit { mcp_servers, .. } => Some(mcp_servers.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        servers,
+        [McpServerStatus {
+            name: "echo".into(),
+            status: "connected".into()
+        }]
+    );
+}

@@ -489,3 +489,50 @@ async fn control_requests_time_out() {
         ["default", "fake-model", "fake-opus-1", "opus"]
     );
 }
+
+/// `j_mcp` replayed: the session's `init` carries the MCP servers' statuses,
+/// name and status only, as `SessionInit.mcp_servers`.
+#[tokio::test]
+async fn captured_init_carries_mcp_statuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = replay_backend("j_mcp");
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    run.process.prompt("Call the echo MCP tool.").unwrap();
+    let seen = run
+        .until(|s| matches!(s, Seen::Event(AgentEvent::PermissionRequest(_))))
+        .await;
+    let Seen::Event(AgentEvent::PermissionRequest(request)) = seen else {
+        unreachable!()
+    };
+    run.process
+        .answer(&request.request_id, orbit_agent::Answer::Allow)
+        .unwrap();
+    assert_eq!(run.turn_end().await.outcome, TurnOutcome::Completed);
+    let servers: Vec<_> = run
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::SessionInit { mcp_servers, .. } => Some(mcp_servers.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        servers,
+        [vec![orbit_types::McpServerStatus {
+            name: "echo".into(),
+            status: "connected".into(),
+        }]]
+    );
+    // On the wire of `orbit ask --events`: name and status, nothing else.
+    let json = serde_json::to_value(
+        run.events()
+            .into_iter()
+            .find(|e| matches!(e, AgentEvent::SessionInit { .. }))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        json["mcp_servers"],
+        serde_json::json!([{"name": "echo", "status": "connected"}])
+    );
+}

@@ -129,6 +129,7 @@ impl Fixture {
             model: None,
             permission_mode: None,
             version: None,
+            mcp_servers: Vec::new(),
         });
         self.sink(n).event(AgentEvent::TurnEnded(TurnEnd {
             outcome: TurnOutcome::Completed,
