@@ -20,6 +20,25 @@ use crate::probe::{self, Probe, ProbeEnv};
 use crate::service::{ServiceEvent, SessionService};
 use crate::settings::{SettingsChange, SettingsFile};
 
+/// A watch on `settings.json` (see [`AgentHost::watch`]); it lasts as long
+/// as this value.
+pub struct SettingsWatch {
+    _watcher: notify::RecommendedWatcher,
+    rx: mpsc::UnboundedReceiver<()>,
+}
+
+impl SettingsWatch {
+    /// Waits for the next change of the file (several events in a burst
+    /// count as one); `false` when the watch ended.
+    pub async fn changed(&mut self) -> bool {
+        if self.rx.recv().await.is_none() {
+            return false;
+        }
+        while self.rx.try_recv().is_ok() {}
+        true
+    }
+}
+
 /// Settings, probe and conversations of one workspace.
 pub struct AgentHost {
     settings: SettingsFile,
@@ -135,6 +154,20 @@ impl AgentHost {
     /// The conversations.
     pub fn service(&mut self) -> &mut SessionService {
         &mut self.service
+    }
+
+    /// Watches `settings.json` so the owner can react to a change without
+    /// waiting for a prompt: await [`SettingsWatch::changed`] in its select
+    /// loop, then call [`AgentHost::refresh`]. A new `claude.path` or
+    /// `claude.extraArgs` then probes again at once (logging `agent:
+    /// <version>` or `agent unavailable: <why>`; [`AgentHost::probe`] says
+    /// which); model, effort and permission mode apply from the next prompt.
+    pub fn watch(&self) -> Result<SettingsWatch> {
+        let (watcher, rx) = crate::settings::watch(self.settings.path())?;
+        Ok(SettingsWatch {
+            _watcher: watcher,
+            rx,
+        })
     }
 
     /// Re-reads the settings if the file changed and applies the change.

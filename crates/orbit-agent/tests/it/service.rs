@@ -505,3 +505,56 @@ async fn host_applies_settings_changes_from_the_next_prompt() {
     ));
     host.service().dispose_all();
 }
+
+/// With the settings watched, a new `claude.path` probes again without any
+/// prompt: pointing it at a missing file makes the host unavailable, and
+/// pointing it back makes it available again.
+#[tokio::test]
+async fn host_reprobes_when_the_watched_settings_change() {
+    let config = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let settings = config.path().join("settings.json");
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_claude.py");
+    let write_path = |path: &std::path::Path| {
+        let json = serde_json::json!({ "claude.path": path });
+        std::fs::write(&settings, json.to_string()).unwrap();
+    };
+    write_path(&fake);
+    let (mut host, _out) = orbit_agent::AgentHost::new(
+        &settings,
+        ws.path().to_path_buf(),
+        orbit_agent::probe::ProbeEnv::default(),
+        Vec::new(),
+        orbit_agent::Timeouts::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(host.probe().unwrap().version, "2.1.328");
+    let mut watch = host.watch().unwrap();
+
+    // The owner's loop: each change of the file is applied at once.
+    async fn until_probe(
+        host: &mut orbit_agent::AgentHost,
+        watch: &mut orbit_agent::SettingsWatch,
+        available: bool,
+    ) {
+        tokio::time::timeout(std::time::Duration::from_secs(20), async {
+            while host.probe().is_ok() != available {
+                assert!(watch.changed().await);
+                host.refresh().await.unwrap();
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("the probe did not become available={available}"));
+    }
+
+    write_path(std::path::Path::new("/nonexistent/claude"));
+    until_probe(&mut host, &mut watch, false).await;
+    let why = host.probe().unwrap_err();
+    assert!(why.contains("/nonexistent/claude"), "{why}");
+    assert_eq!(host.service().snapshot().conversations.len(), 0);
+
+    write_path(&fake);
+    until_probe(&mut host, &mut watch, true).await;
+    assert_eq!(host.probe().unwrap().path, fake);
+}
