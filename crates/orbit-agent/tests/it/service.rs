@@ -506,6 +506,22 @@ async fn host_applies_settings_changes_from_the_next_prompt() {
     host.service().dispose_all();
 }
 
+// The owner's loop: each change of the file is applied at once.
+async fn until_probe(
+    host: &mut orbit_agent::AgentHost,
+    watch: &mut orbit_agent::SettingsWatch,
+    available: bool,
+) {
+    tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while host.probe().is_ok() != available {
+            assert!(watch.changed().await);
+            host.refresh().await.unwrap();
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the probe did not become available={available}"));
+}
+
 /// With the settings watched, a new `claude.path` probes again without any
 /// prompt: pointing it at a missing file makes the host unavailable, and
 /// pointing it back makes it available again.
@@ -531,22 +547,6 @@ async fn host_reprobes_when_the_watched_settings_change() {
     .unwrap();
     assert_eq!(host.probe().unwrap().version, "2.1.328");
     let mut watch = host.watch().unwrap();
-
-    // The owner's loop: each change of the file is applied at once.
-    async fn until_probe(
-        host: &mut orbit_agent::AgentHost,
-        watch: &mut orbit_agent::SettingsWatch,
-        available: bool,
-    ) {
-        tokio::time::timeout(std::time::Duration::from_secs(20), async {
-            while host.probe().is_ok() != available {
-                assert!(watch.changed().await);
-                host.refresh().await.unwrap();
-            }
-        })
-        .await
-        .unwrap_or_else(|_| panic!("the probe did not become available={available}"));
-    }
 
     write_path(std::path::Path::new("/nonexistent/claude"));
     until_probe(&mut host, &mut watch, false).await;
