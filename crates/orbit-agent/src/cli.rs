@@ -587,6 +587,18 @@ impl Actor {
     fn system(&mut self, system: SystemMessage) {
         match system {
             SystemMessage::Init(init) => {
+                if self.turn.is_none() {
+                    // A turn the CLI starts on its own: after a background
+                    // subagent finishes, CLI 2.1.328 tells the model so in a
+                    // turn of its own. It is a turn like any other, without a
+                    // prompt.
+                    self.turn = Some(Turn {
+                        interrupting: false,
+                    });
+                    self.emit(AgentEvent::TurnStarted {
+                        prompt: String::new(),
+                    });
+                }
                 self.session_id = Some(init.session_id.clone());
                 self.emit(AgentEvent::SessionInit {
                     session_id: init.session_id,
@@ -642,6 +654,7 @@ impl Actor {
             | SystemMessage::TaskUpdated(_)
             | SystemMessage::ThinkingTokens {}
             | SystemMessage::SessionStateChanged { .. }
+            | SystemMessage::BackgroundTasksChanged { .. }
             | SystemMessage::Other => {}
         }
     }
@@ -728,7 +741,11 @@ impl Actor {
                     .and_then(|r| r.get("status"))
                     .and_then(Value::as_str)
                     .is_some_and(|s| s.ends_with("_launched"));
-                if !launched_in_background {
+                if launched_in_background {
+                    // The launch's own result: the subagent runs on, and ends
+                    // on its task notification (or the process's end).
+                    self.subagents.background.insert(tool_use_id.clone());
+                } else {
                     let status = if *is_error { "failed" } else { "completed" };
                     self.subagents.end(tool_use_id, status, &*self.sink);
                 }
@@ -832,6 +849,7 @@ impl Actor {
             tracing::warn!("{message}");
             self.emit(AgentEvent::Warning { message });
         }
+        self.subagents.end_everything("stopped", &*self.sink);
         self.sink.exit(ProcessExit {
             code,
             signal,
@@ -880,6 +898,7 @@ impl Actor {
                 error: None,
             }));
         }
+        self.subagents.end_everything("stopped", &*self.sink);
         self.sink.exit(ProcessExit {
             code,
             signal,
@@ -1072,6 +1091,9 @@ struct Subagents {
     live: HashSet<String>,
     /// Ended (never announced again).
     ended: HashSet<String>,
+    /// Calls whose result said the subagent runs in the background
+    /// (`async_launched`): the turn's end does not end them.
+    background: HashSet<String>,
 }
 
 impl Subagents {
@@ -1127,10 +1149,28 @@ impl Subagents {
         }
     }
 
+    /// Ends every live subagent but those running in the background (which
+    /// outlive the turn that launched them: CLI 2.1.328 ends that turn at
+    /// once and reports them with `task_notification`).
     fn end_all(&mut self, status: &str, sink: &dyn AgentSink) {
-        let mut live: Vec<String> = self.live.drain().collect();
+        self.end_matching(status, sink, false);
+    }
+
+    /// The process is gone: every live subagent ends, background ones too.
+    fn end_everything(&mut self, status: &str, sink: &dyn AgentSink) {
+        self.end_matching(status, sink, true);
+    }
+
+    fn end_matching(&mut self, status: &str, sink: &dyn AgentSink, background_too: bool) {
+        let mut live: Vec<String> = self
+            .live
+            .iter()
+            .filter(|c| background_too || !self.background.contains(*c))
+            .cloned()
+            .collect();
         live.sort();
         for call in live {
+            self.live.remove(&call);
             self.ended.insert(call.clone());
             sink.event(AgentEvent::SubagentEnded {
                 tool_use_id: call,

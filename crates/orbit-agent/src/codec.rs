@@ -329,6 +329,7 @@ fn known_fields(message: &Inbound) -> Option<&'static [&'static str]> {
                 "resource_links",
                 "skip_transcript",
                 "ambient",
+                "summary_is_report",
             ],
             SystemMessage::PermissionDenied { .. } => &[
                 "tool_name",
@@ -344,6 +345,7 @@ fn known_fields(message: &Inbound) -> Option<&'static [&'static str]> {
                 "user_message_uuid",
             ],
             SystemMessage::SessionStateChanged { .. } => &["state"],
+            SystemMessage::BackgroundTasksChanged { .. } => &["tasks"],
             SystemMessage::Other => return None,
         },
         Inbound::Assistant(_) => &[
@@ -581,6 +583,7 @@ fn names_of(message: &Inbound) -> (&'static str, Option<String>) {
                 SystemMessage::PermissionDenied { .. } => sub("permission_denied"),
                 SystemMessage::ThinkingTokens {} => sub("thinking_tokens"),
                 SystemMessage::SessionStateChanged { .. } => sub("session_state_changed"),
+                SystemMessage::BackgroundTasksChanged { .. } => sub("background_tasks_changed"),
                 SystemMessage::Other => None,
             },
         ),

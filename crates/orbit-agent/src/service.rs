@@ -418,6 +418,14 @@ impl SessionService {
                         conversation.session_id = Some(session_id.clone());
                         changed = true;
                     }
+                    // A turn the CLI started on its own (after a background
+                    // subagent finished): busy until it ends.
+                    AgentEvent::TurnStarted { .. }
+                        if conversation.phase == ConversationPhase::Idle =>
+                    {
+                        conversation.phase = ConversationPhase::Busy;
+                        changed = true;
+                    }
                     AgentEvent::TurnEnded(end) => {
                         if let Some(session) = &end.session_id {
                             conversation.session_id = Some(session.clone());

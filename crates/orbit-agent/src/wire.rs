@@ -121,6 +121,12 @@ pub enum SystemMessage {
     },
     /// Thinking token estimates while thinking streams.
     ThinkingTokens {},
+    /// The background tasks now running (a full snapshot).
+    BackgroundTasksChanged {
+        /// The tasks (`task_id`, `task_type`, `description`, ...).
+        #[serde(default)]
+        tasks: Vec<Value>,
+    },
     /// `idle`, `running`, `requires_action`.
     SessionStateChanged {
         /// The state.

@@ -558,3 +558,23 @@ async fn host_reprobes_when_the_watched_settings_change() {
     until_probe(&mut host, &mut watch, true).await;
     assert_eq!(host.probe().unwrap().path, fake);
 }
+
+/// A turn the CLI starts on its own (after a background subagent) makes the
+/// conversation busy until it ends: an unkeyed prompt meanwhile opens a new
+/// conversation, a keyed one is refused.
+#[tokio::test]
+async fn a_turn_the_cli_starts_itself_makes_the_conversation_busy() {
+    let mut f = Fixture::new();
+    assert_eq!(f.service.prompt(None, "one").unwrap(), "c1");
+    f.finish(0, "s1").await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Idle, true));
+    f.sink(0).event(AgentEvent::TurnStarted {
+        prompt: String::new(),
+    });
+    f.service.step().await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Busy, true));
+    assert!(matches!(f.service.prompt(Some("c1"), "x"), Err(AgentError::Busy(k)) if k == "c1"));
+    f.finish(0, "s1").await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Idle, true));
+    assert_eq!(f.service.prompt(None, "two").unwrap(), "c1");
+}
