@@ -92,6 +92,12 @@ def main():
             if msg.get("request", {}).get("subtype") == "initialize":
                 answer = {"models": [{"value": "default", "resolvedModel": "fake-model"},
                                      {"value": "opus", "resolvedModel": "fake-opus-1"}]}
+                # As CLI 2.1.328 does: the model it was started with is listed
+                # too, as a "Custom model".
+                if "--model" in sys.argv[1:-1]:
+                    m = sys.argv[sys.argv.index("--model") + 1]
+                    answer["models"].append({"value": m, "resolvedModel": m, "displayName": m,
+                                             "description": "Custom model"})
             out({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": answer}})
             continue
         if kind != "user":
