@@ -536,3 +536,45 @@ async fn captured_init_carries_mcp_statuses() {
         serde_json::json!([{"name": "echo", "status": "connected"}])
     );
 }
+
+/// A background subagent (`async_launched`) is not ended by its launch's
+/// result nor by the turn's end; when the process goes, it ends `stopped`,
+/// before the exit.
+#[tokio::test]
+async fn a_background_subagent_ends_with_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("background", &[], quick());
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    run.process.prompt("go").unwrap();
+    assert_eq!(run.turn_end().await.outcome, TurnOutcome::Completed);
+    run.until(|s| matches!(s, Seen::Event(AgentEvent::SubagentStarted { .. })))
+        .await;
+    run.until(
+        |s| matches!(s, Seen::Event(AgentEvent::ToolUse { subagent: Some(s), .. }) if s == "toolu_bg"),
+    )
+    .await;
+    assert!(
+        !run.events()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::SubagentEnded { .. })),
+        "{:#?}",
+        run.seen
+    );
+    run.process.dispose();
+    run.exit().await;
+    let ended: Vec<(usize, &Seen)> = run
+        .seen
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s, Seen::Event(AgentEvent::SubagentEnded { .. })))
+        .collect();
+    assert_eq!(ended.len(), 1, "{:#?}", run.seen);
+    assert_eq!(
+        ended[0].1,
+        &Seen::Event(AgentEvent::SubagentEnded {
+            tool_use_id: "toolu_bg".into(),
+            status: "stopped".into()
+        })
+    );
+    assert!(matches!(run.seen[ended[0].0 + 1], Seen::Exit(_)));
+}
