@@ -59,7 +59,9 @@ fn decode_scanned(line: &[u8], members: Option<&[(&[u8], &[u8])]>) -> Result<Inb
         let (_, value) = found.next()?;
         found.next().is_none().then_some(*value)
     };
-    let kind = field(b"type").filter(|v| !v.contains(&b'\\'));
+    // An escaped key could spell `type` where the scan does not see it.
+    let escaped_key = members.is_some_and(|m| m.iter().any(|(k, _)| k.contains(&b'\\')));
+    let kind = field(b"type").filter(|v| !escaped_key && !v.contains(&b'\\'));
     let Some(kind) = kind else {
         return decode_tagged(line);
     };

@@ -62,6 +62,31 @@ fn the_scanned_shortcut_decodes_as_the_tagged_enum_does() {
         ]
         .map(str::to_owned),
     );
+    // Damaged copies of the smaller lines: one byte replaced by JSON's
+    // structural characters at several places, and truncations.
+    let mut damaged: Vec<Vec<u8>> = Vec::new();
+    for line in lines.iter().filter(|l| l.len() < 4096) {
+        let bytes = line.as_bytes();
+        for k in 1..8 {
+            let at = bytes.len() * k / 8;
+            for b in [b'"', b'\\', b'{', b'}', b',', b':', b' '] {
+                let mut copy = bytes.to_vec();
+                copy[at] = b;
+                damaged.push(copy);
+            }
+            damaged.push(bytes[..at].to_vec());
+        }
+    }
+    for line in &damaged {
+        let fast = codec::decode_line(line);
+        let tagged = codec::decode_line_tagged(line);
+        match (&fast, &tagged) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", String::from_utf8_lossy(line)),
+            (Err(_), Err(_)) => {}
+            _ => panic!("{}: {fast:?} vs {tagged:?}", String::from_utf8_lossy(line)),
+        }
+        let _ = FieldTracker::new().decode(line);
+    }
     for line in lines {
         let fast = codec::decode_line(line.as_bytes());
         let tagged = codec::decode_line_tagged(line.as_bytes());
