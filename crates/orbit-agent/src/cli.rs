@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -165,6 +165,7 @@ impl CliBackend {
         let pid = child.id();
         let (tx, rx) = mpsc::unbounded_channel();
         let (line_tx, line_rx) = mpsc::channel(64);
+        let background = Arc::new(AtomicUsize::new(0));
         tokio::spawn(read_stdout(stdout, line_tx));
         let actor = Actor {
             child,
@@ -179,11 +180,13 @@ impl CliBackend {
             subagents: Subagents::default(),
             malformed: 0,
             escalation: None,
+            background: Arc::clone(&background),
         };
         tokio::spawn(actor.run(rx, line_rx));
         Ok(CliProcess {
             tx,
             pid,
+            background,
             next_id: Arc::new(AtomicU64::new(1)),
             control_timeout: self.config.timeouts.control,
         })
@@ -210,6 +213,7 @@ enum Command {
 pub struct CliProcess {
     tx: mpsc::UnboundedSender<Command>,
     pid: Option<u32>,
+    background: Arc<AtomicUsize>,
     next_id: Arc<AtomicU64>,
     control_timeout: Duration,
 }
@@ -258,6 +262,10 @@ impl AgentProcess for CliProcess {
 
     fn pid(&self) -> Option<u32> {
         self.pid
+    }
+
+    fn background_work(&self) -> bool {
+        self.background.load(Ordering::Relaxed) > 0
     }
 }
 
@@ -322,6 +330,8 @@ struct Actor {
     subagents: Subagents,
     malformed: u64,
     escalation: Option<Escalation>,
+    /// Background subagents launched and not ended (read by the handle).
+    background: Arc<AtomicUsize>,
 }
 
 impl Actor {
@@ -349,7 +359,11 @@ impl Actor {
                     Some(command) => self.command(command).await,
                 },
                 line = lines.recv() => match line {
-                    Some(LineMsg::Message(message)) => self.inbound(*message).await,
+                    Some(LineMsg::Message(message)) => {
+                        self.inbound(*message).await;
+                        self.background
+                            .store(self.subagents.background_running(), Ordering::Relaxed);
+                    }
                     Some(LineMsg::UnknownFields(unknown)) => {
                         tracing::debug!(
                             "claude sent fields this Orbit does not know on {}/{}: {}",
@@ -1154,6 +1168,14 @@ impl Subagents {
     /// once and reports them with `task_notification`).
     fn end_all(&mut self, status: &str, sink: &dyn AgentSink) {
         self.end_matching(status, sink, false);
+    }
+
+    /// Background subagents launched and not ended.
+    fn background_running(&self) -> usize {
+        self.background
+            .iter()
+            .filter(|c| !self.ended.contains(*c))
+            .count()
     }
 
     /// The process is gone: every live subagent ends, background ones too.

@@ -250,8 +250,22 @@ impl SessionService {
             && let Ok(i) = self.index(&former)
             && self.conversations[i].phase == ConversationPhase::Idle
         {
-            Self::let_go(&mut self.conversations[i]);
+            Self::let_go_idle(&mut self.conversations[i]);
         }
+    }
+
+    /// Lets an idle former current go, unless its process still runs a
+    /// background subagent (its end and the CLI's own turn after it are
+    /// awaited; that turn's end lets it go).
+    fn let_go_idle(conversation: &mut Conversation) {
+        if conversation
+            .process
+            .as_ref()
+            .is_some_and(|p| p.background_work())
+        {
+            return;
+        }
+        Self::let_go(conversation);
     }
 
     /// Ends a conversation's process (its exit is then ignored).
@@ -432,7 +446,7 @@ impl SessionService {
                         }
                         conversation.phase = ConversationPhase::Idle;
                         if !is_current {
-                            Self::let_go(conversation);
+                            Self::let_go_idle(conversation);
                         }
                         changed = true;
                     }

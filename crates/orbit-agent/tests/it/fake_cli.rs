@@ -560,6 +560,7 @@ async fn a_background_subagent_ends_with_the_process() {
         "{:#?}",
         run.seen
     );
+    assert!(run.process.background_work());
     run.process.dispose();
     run.exit().await;
     let ended: Vec<(usize, &Seen)> = run

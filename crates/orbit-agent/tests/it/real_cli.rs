@@ -616,6 +616,7 @@ async fn background_subagent_outlives_its_launch_and_the_turn() {
     ]);
     let backend = env.backend();
     let mut run = Run::start(&backend, &env.spec());
+    assert!(!run.process.background_work());
     run.process.prompt("Use a background subagent.").unwrap();
     let first = run.turn_end().await;
     assert_eq!(first.outcome, TurnOutcome::Completed, "{:#?}", run.seen);
@@ -626,6 +627,7 @@ async fn background_subagent_outlives_its_launch_and_the_turn() {
         second.result.as_deref(),
         Some("The background agent finished.")
     );
+    assert!(!run.process.background_work());
     let events = run.events();
     let position = |pred: &dyn Fn(&AgentEvent) -> bool| {
         events

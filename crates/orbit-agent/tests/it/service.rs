@@ -33,6 +33,8 @@ enum Call {
 struct Log {
     calls: Vec<Call>,
     sinks: Vec<Arc<dyn AgentSink>>,
+    /// Processes with a background subagent running.
+    background: std::collections::HashSet<usize>,
 }
 
 #[derive(Clone, Default)]
@@ -94,6 +96,9 @@ impl AgentProcess for FakeProcess {
     }
     fn pid(&self) -> Option<u32> {
         None
+    }
+    fn background_work(&self) -> bool {
+        self.log.lock().unwrap().background.contains(&self.n)
     }
 }
 
@@ -577,4 +582,29 @@ async fn a_turn_the_cli_starts_itself_makes_the_conversation_busy() {
     f.finish(0, "s1").await;
     assert_eq!(f.phase("c1"), (ConversationPhase::Idle, true));
     assert_eq!(f.service.prompt(None, "two").unwrap(), "c1");
+}
+
+/// A former current whose process runs a background subagent is not let go
+/// when its turn ends: the subagent and the CLI's own turn after it run on,
+/// and that turn's end lets it go.
+#[tokio::test]
+async fn a_process_with_background_work_is_kept_until_a_turn_ends_without_it() {
+    let mut f = Fixture::new();
+    assert_eq!(f.service.prompt(None, "one").unwrap(), "c1");
+    assert_eq!(f.service.prompt(None, "two").unwrap(), "c2");
+    let _ = f.calls();
+    f.backend.0.lock().unwrap().background.insert(0);
+    f.finish(0, "s1").await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Idle, true));
+    assert_eq!(f.calls(), []);
+    // The subagent ends; the CLI starts its own turn, which ends.
+    f.backend.0.lock().unwrap().background.clear();
+    f.sink(0).event(AgentEvent::TurnStarted {
+        prompt: String::new(),
+    });
+    f.service.step().await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Busy, true));
+    f.finish(0, "s1").await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Idle, false));
+    assert_eq!(f.calls(), [Call::Dispose { n: 0 }]);
 }
