@@ -490,6 +490,16 @@ async fn control_requests_time_out() {
     );
 }
 
+/// A `session_init` written before `mcp_servers` existed still parses.
+#[test]
+fn old_session_init_json_parses_without_mcp_servers() {
+    let old = serde_json::json!({"event": "session_init", "session_id": "s", "model": null, "permission_mode": null, "version": "2.1.328"});
+    let AgentEvent::SessionInit { mcp_servers, .. } = serde_json::from_value(old).unwrap() else {
+        panic!()
+    };
+    assert!(mcp_servers.is_empty());
+}
+
 /// `j_mcp` replayed: the session's `init` carries the MCP servers' statuses,
 /// name and status only, as `SessionInit.mcp_servers`.
 #[tokio::test]
