@@ -34,6 +34,15 @@ async fn text_turn() {
         .unwrap();
     assert_eq!(init.1.as_deref(), Some("2.1.328"));
     assert_eq!(end.session_id, Some(init.0));
+    // Every type and field the CLI sent is known.
+    assert!(
+        !run.events().iter().any(|e| matches!(
+            e,
+            AgentEvent::Unknown { .. } | AgentEvent::UnknownFields { .. }
+        )),
+        "{:#?}",
+        run.seen
+    );
     run.process.dispose();
     let exit = run.exit().await;
     assert!(exit.disposed);
