@@ -94,4 +94,10 @@ pub trait AgentProcess: Send {
     fn control(&self, request: OutboundRequest) -> ControlFuture;
     /// The OS process id, if known.
     fn pid(&self) -> Option<u32>;
+    /// Whether the process has work running between turns (a background
+    /// subagent not yet ended): an idle conversation that is no longer
+    /// current keeps such a process until a turn ends without it.
+    fn background_work(&self) -> bool {
+        false
+    }
 }

@@ -7,13 +7,13 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use orbit_types::{
-    AgentEvent, PermissionRequest, ProcessExit, Question, QuestionOption, QuestionRequest, TurnEnd,
-    TurnOutcome,
+    AgentEvent, McpServerStatus, PermissionRequest, ProcessExit, Question, QuestionOption,
+    QuestionRequest, TurnEnd, TurnOutcome,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, BufReader};
@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::backend::{AgentProcess, AgentSink, Answer, ControlFuture, ProcessSpec, SessionBackend};
-use crate::codec::{self, DecodeError, LineRead, MAX_LINE_BYTES};
+use crate::codec::{self, DecodeError, FieldTracker, LineRead, MAX_LINE_BYTES};
 use crate::error::{AgentError, Result};
 use crate::process::{self, AgentChild, Invocation};
 use crate::wire::{
@@ -165,6 +165,7 @@ impl CliBackend {
         let pid = child.id();
         let (tx, rx) = mpsc::unbounded_channel();
         let (line_tx, line_rx) = mpsc::channel(64);
+        let background = Arc::new(AtomicUsize::new(0));
         tokio::spawn(read_stdout(stdout, line_tx));
         let actor = Actor {
             child,
@@ -179,11 +180,13 @@ impl CliBackend {
             subagents: Subagents::default(),
             malformed: 0,
             escalation: None,
+            background: Arc::clone(&background),
         };
         tokio::spawn(actor.run(rx, line_rx));
         Ok(CliProcess {
             tx,
             pid,
+            background,
             next_id: Arc::new(AtomicU64::new(1)),
             control_timeout: self.config.timeouts.control,
         })
@@ -210,6 +213,7 @@ enum Command {
 pub struct CliProcess {
     tx: mpsc::UnboundedSender<Command>,
     pid: Option<u32>,
+    background: Arc<AtomicUsize>,
     next_id: Arc<AtomicU64>,
     control_timeout: Duration,
 }
@@ -259,10 +263,15 @@ impl AgentProcess for CliProcess {
     fn pid(&self) -> Option<u32> {
         self.pid
     }
+
+    fn background_work(&self) -> bool {
+        self.background.load(Ordering::Relaxed) > 0
+    }
 }
 
 enum LineMsg {
     Message(Box<Inbound>),
+    UnknownFields(codec::UnknownFields),
     Malformed(String),
 }
 
@@ -271,13 +280,21 @@ enum LineMsg {
 async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<LineMsg>) {
     let mut reader = BufReader::with_capacity(256 * 1024, stdout);
     let mut buf = Vec::new();
+    let mut fields = FieldTracker::new();
     loop {
         let msg = match codec::read_line(&mut reader, &mut buf, MAX_LINE_BYTES).await {
             Ok(LineRead::Eof) | Err(_) => return,
             Ok(LineRead::TooLong(n)) => LineMsg::Malformed(DecodeError::TooLong(n).to_string()),
-            Ok(LineRead::Line) => match codec::decode_line(&buf) {
+            Ok(LineRead::Line) => match fields.decode(&buf) {
                 Ok(None) => continue,
-                Ok(Some(message)) => LineMsg::Message(Box::new(message)),
+                Ok(Some((message, unknown))) => {
+                    if let Some(unknown) = unknown
+                        && tx.send(LineMsg::UnknownFields(unknown)).await.is_err()
+                    {
+                        return;
+                    }
+                    LineMsg::Message(Box::new(message))
+                }
                 Err(error) => LineMsg::Malformed(error.to_string()),
             },
         };
@@ -313,6 +330,8 @@ struct Actor {
     subagents: Subagents,
     malformed: u64,
     escalation: Option<Escalation>,
+    /// Background subagents launched and not ended (read by the handle).
+    background: Arc<AtomicUsize>,
 }
 
 impl Actor {
@@ -340,7 +359,24 @@ impl Actor {
                     Some(command) => self.command(command).await,
                 },
                 line = lines.recv() => match line {
-                    Some(LineMsg::Message(message)) => self.inbound(*message).await,
+                    Some(LineMsg::Message(message)) => {
+                        self.inbound(*message).await;
+                        self.background
+                            .store(self.subagents.background_running(), Ordering::Relaxed);
+                    }
+                    Some(LineMsg::UnknownFields(unknown)) => {
+                        tracing::debug!(
+                            "claude sent fields this Orbit does not know on {}/{}: {}",
+                            unknown.message_type,
+                            unknown.subtype.as_deref().unwrap_or("-"),
+                            unknown.fields.join(", ")
+                        );
+                        self.emit(AgentEvent::UnknownFields {
+                            message_type: unknown.message_type,
+                            subtype: unknown.subtype,
+                            fields: unknown.fields,
+                        });
+                    }
                     Some(LineMsg::Malformed(error)) => {
                         self.malformed += 1;
                         tracing::warn!("claude printed a malformed line ({}): {error}", self.malformed);
@@ -575,12 +611,32 @@ impl Actor {
     fn system(&mut self, system: SystemMessage) {
         match system {
             SystemMessage::Init(init) => {
+                if self.turn.is_none() {
+                    // A turn the CLI starts on its own: after a background
+                    // subagent finishes, CLI 2.1.328 tells the model so in a
+                    // turn of its own. It is a turn like any other, without a
+                    // prompt.
+                    self.turn = Some(Turn {
+                        interrupting: false,
+                    });
+                    self.emit(AgentEvent::TurnStarted {
+                        prompt: String::new(),
+                    });
+                }
                 self.session_id = Some(init.session_id.clone());
                 self.emit(AgentEvent::SessionInit {
                     session_id: init.session_id,
                     model: init.model,
                     permission_mode: init.permission_mode,
                     version: init.claude_code_version,
+                    mcp_servers: init
+                        .mcp_servers
+                        .into_iter()
+                        .map(|s| McpServerStatus {
+                            name: s.name,
+                            status: s.status,
+                        })
+                        .collect(),
                 });
             }
             SystemMessage::Status {
@@ -622,6 +678,7 @@ impl Actor {
             | SystemMessage::TaskUpdated(_)
             | SystemMessage::ThinkingTokens {}
             | SystemMessage::SessionStateChanged { .. }
+            | SystemMessage::BackgroundTasksChanged { .. }
             | SystemMessage::Other => {}
         }
     }
@@ -708,7 +765,11 @@ impl Actor {
                     .and_then(|r| r.get("status"))
                     .and_then(Value::as_str)
                     .is_some_and(|s| s.ends_with("_launched"));
-                if !launched_in_background {
+                if launched_in_background {
+                    // The launch's own result: the subagent runs on, and ends
+                    // on its task notification (or the process's end).
+                    self.subagents.background.insert(tool_use_id.clone());
+                } else {
                     let status = if *is_error { "failed" } else { "completed" };
                     self.subagents.end(tool_use_id, status, &*self.sink);
                 }
@@ -812,6 +873,7 @@ impl Actor {
             tracing::warn!("{message}");
             self.emit(AgentEvent::Warning { message });
         }
+        self.subagents.end_everything("stopped", &*self.sink);
         self.sink.exit(ProcessExit {
             code,
             signal,
@@ -860,6 +922,7 @@ impl Actor {
                 error: None,
             }));
         }
+        self.subagents.end_everything("stopped", &*self.sink);
         self.sink.exit(ProcessExit {
             code,
             signal,
@@ -1052,6 +1115,9 @@ struct Subagents {
     live: HashSet<String>,
     /// Ended (never announced again).
     ended: HashSet<String>,
+    /// Calls whose result said the subagent runs in the background
+    /// (`async_launched`): the turn's end does not end them.
+    background: HashSet<String>,
 }
 
 impl Subagents {
@@ -1107,10 +1173,36 @@ impl Subagents {
         }
     }
 
+    /// Ends every live subagent but those running in the background (which
+    /// outlive the turn that launched them: CLI 2.1.328 ends that turn at
+    /// once and reports them with `task_notification`).
     fn end_all(&mut self, status: &str, sink: &dyn AgentSink) {
-        let mut live: Vec<String> = self.live.drain().collect();
+        self.end_matching(status, sink, false);
+    }
+
+    /// Background subagents launched and not ended.
+    fn background_running(&self) -> usize {
+        self.background
+            .iter()
+            .filter(|c| !self.ended.contains(*c))
+            .count()
+    }
+
+    /// The process is gone: every live subagent ends, background ones too.
+    fn end_everything(&mut self, status: &str, sink: &dyn AgentSink) {
+        self.end_matching(status, sink, true);
+    }
+
+    fn end_matching(&mut self, status: &str, sink: &dyn AgentSink, background_too: bool) {
+        let mut live: Vec<String> = self
+            .live
+            .iter()
+            .filter(|c| background_too || !self.background.contains(*c))
+            .cloned()
+            .collect();
         live.sort();
         for call in live {
+            self.live.remove(&call);
             self.ended.insert(call.clone());
             sink.event(AgentEvent::SubagentEnded {
                 tool_use_id: call,

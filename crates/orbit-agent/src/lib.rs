@@ -47,7 +47,7 @@ pub use cli::{
 };
 pub use error::{AgentError, Result};
 pub use history::{ConversationHistory, HistoryError, claude_config_dir, summarize_transcript};
-pub use host::AgentHost;
+pub use host::{AgentHost, SettingsWatch, catalog_model_names};
 pub use prompt::{EncodedPrompt, MAX_PROMPT_FILES, MAX_PROMPT_SKILLS, encode_prompt};
 pub use service::{MAX_CONVERSATIONS, ServiceEvent, SessionService};
 pub use skills::skills_on_disk;

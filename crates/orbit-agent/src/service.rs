@@ -250,8 +250,22 @@ impl SessionService {
             && let Ok(i) = self.index(&former)
             && self.conversations[i].phase == ConversationPhase::Idle
         {
-            Self::let_go(&mut self.conversations[i]);
+            Self::let_go_idle(&mut self.conversations[i]);
         }
+    }
+
+    /// Lets an idle former current go, unless its process still runs a
+    /// background subagent (its end and the CLI's own turn after it are
+    /// awaited; that turn's end lets it go).
+    fn let_go_idle(conversation: &mut Conversation) {
+        if conversation
+            .process
+            .as_ref()
+            .is_some_and(|p| p.background_work())
+        {
+            return;
+        }
+        Self::let_go(conversation);
     }
 
     /// Ends a conversation's process (its exit is then ignored).
@@ -418,13 +432,21 @@ impl SessionService {
                         conversation.session_id = Some(session_id.clone());
                         changed = true;
                     }
+                    // A turn the CLI started on its own (after a background
+                    // subagent finished): busy until it ends.
+                    AgentEvent::TurnStarted { .. }
+                        if conversation.phase == ConversationPhase::Idle =>
+                    {
+                        conversation.phase = ConversationPhase::Busy;
+                        changed = true;
+                    }
                     AgentEvent::TurnEnded(end) => {
                         if let Some(session) = &end.session_id {
                             conversation.session_id = Some(session.clone());
                         }
                         conversation.phase = ConversationPhase::Idle;
                         if !is_current {
-                            Self::let_go(conversation);
+                            Self::let_go_idle(conversation);
                         }
                         changed = true;
                     }

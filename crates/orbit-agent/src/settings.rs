@@ -29,6 +29,9 @@ pub struct AgentSettings {
     pub options: ProcessOptions,
     /// Values refused, one line each.
     pub warnings: Vec<String>,
+    /// Why `claude.model` was refused (not a model name, or not one of the
+    /// CLI's models): prompts are refused with it until the setting changes.
+    pub model_refused: Option<String>,
 }
 
 impl AgentSettings {
@@ -47,6 +50,14 @@ impl AgentSettings {
                 }
             }
         };
+        let model_refused = settings
+            .claude_model
+            .as_deref()
+            .and_then(|m| check_model(m, models).err())
+            .map(|e| match e {
+                AgentError::InvalidSetting { message, .. } => message,
+                other => other.to_string(),
+            });
         let model = keep("claude.model", &settings.claude_model, &|m| {
             check_model(m, models)
         });
@@ -65,6 +76,7 @@ impl AgentSettings {
                 permission_mode,
             },
             warnings,
+            model_refused,
         }
     }
 }

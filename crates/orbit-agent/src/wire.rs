@@ -121,6 +121,12 @@ pub enum SystemMessage {
     },
     /// Thinking token estimates while thinking streams.
     ThinkingTokens {},
+    /// The background tasks now running (a full snapshot).
+    BackgroundTasksChanged {
+        /// The tasks (`task_id`, `task_type`, `description`, ...).
+        #[serde(default)]
+        tasks: Vec<Value>,
+    },
     /// `idle`, `running`, `requires_action`.
     SessionStateChanged {
         /// The state.
@@ -149,15 +155,27 @@ pub struct SystemInit {
     /// The permission mode.
     #[serde(default, rename = "permissionMode")]
     pub permission_mode: Option<String>,
-    /// MCP servers and their status.
+    /// MCP servers and their status (only name and status are read).
     #[serde(default)]
-    pub mcp_servers: Vec<Value>,
+    pub mcp_servers: Vec<InitMcpServer>,
     /// The CLI's version.
     #[serde(default)]
     pub claude_code_version: Option<String>,
     /// Feature flags.
     #[serde(default)]
     pub capabilities: Vec<String>,
+}
+
+/// One MCP server of `system/init` (its `source` and anything else stay in
+/// the parser).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct InitMcpServer {
+    /// The server's name.
+    #[serde(default)]
+    pub name: String,
+    /// Its status.
+    #[serde(default)]
+    pub status: String,
 }
 
 /// The `task_*` system messages share these fields.

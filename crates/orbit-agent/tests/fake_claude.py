@@ -3,7 +3,10 @@
 demand. FAKE_CLAUDE_MODE picks the behaviour:
 
   die       a turn starts, then the process dies (stderr line, rc 3)
-  garbage   malformed lines, a 12 MB line, an unknown type, then a result
+  garbage   malformed lines, a 12 MB line, an unknown type, then a result with a field
+            Orbit does not know
+  background  launches a background subagent, ends the turn, then the
+            subagent sends an envelope and never finishes
   stuck     never sends a result after an interrupt (FAKE_IGNORE_TERM=1: ignores SIGTERM too)
   idle_exit answers one turn, then exits with rc 2 while idle
   unsupported  sends a control request Orbit does not handle, echoes the answer
@@ -91,6 +94,12 @@ def main():
             if msg.get("request", {}).get("subtype") == "initialize":
                 answer = {"models": [{"value": "default", "resolvedModel": "fake-model"},
                                      {"value": "opus", "resolvedModel": "fake-opus-1"}]}
+                # As CLI 2.1.328 does: the model it was started with is listed
+                # too, as a "Custom model".
+                if "--model" in sys.argv[1:-1]:
+                    m = sys.argv[sys.argv.index("--model") + 1]
+                    answer["models"].append({"value": m, "resolvedModel": m, "displayName": m,
+                                             "description": "Custom model"})
             out({"type": "control_response", "response": {"subtype": "success", "request_id": rid, "response": answer}})
             continue
         if kind != "user":
@@ -109,7 +118,22 @@ def main():
             out({"type": "brand_new_type", "payload": [1, 2, 3]})
             out({"type": "system", "subtype": "brand_new_subtype"})
             total += 0.5
+            out({"type": "result", "subtype": "success", "is_error": False, "result": "done", "num_turns": 1,
+                 "duration_ms": 5, "total_cost_usd": total, "session_id": SESSION, "future_field": {"a": [1, "}"]}})
+        elif mode == "background":
+            out({"type": "assistant", "message": {"id": "msg_bg", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_bg", "name": "Agent",
+                 "input": {"description": "Look around", "subagent_type": "Explore", "prompt": "Look.",
+                           "run_in_background": True}}]}, "parent_tool_use_id": None, "session_id": SESSION})
+            out({"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_bg", "content": "Async agent launched successfully."}]},
+                 "parent_tool_use_id": None, "session_id": SESSION,
+                 "tool_use_result": {"status": "async_launched", "agentId": "a1", "description": "Look around"}})
+            total += 0.1
             result(total)
+            out({"type": "assistant", "message": {"id": "msg_sub", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_read", "name": "Read", "input": {"file_path": "x"}}]},
+                 "parent_tool_use_id": "toolu_bg", "agent_id": "a1", "session_id": SESSION})
         elif mode == "stuck":
             text(f"working {os.getpid()}")
         elif mode == "unsupported":

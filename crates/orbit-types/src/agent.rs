@@ -24,6 +24,10 @@ pub enum AgentEvent {
         permission_mode: Option<String>,
         /// The CLI's version.
         version: Option<String>,
+        /// Each MCP server's status as this `init` reports it (name and
+        /// status only; the newest `init` wins).
+        #[serde(default)]
+        mcp_servers: Vec<McpServerStatus>,
     },
     /// A text block of an assistant message.
     Text {
@@ -123,6 +127,17 @@ pub enum AgentEvent {
         /// The `subtype` field, if any.
         subtype: Option<String>,
     },
+    /// A known message carried fields this Orbit does not know; tolerated.
+    /// Each (type, subtype, field) is reported once per process.
+    UnknownFields {
+        /// The `type` field.
+        message_type: String,
+        /// The `subtype` field (a control message's body's), if any.
+        subtype: Option<String>,
+        /// The new field names (`request.<name>` / `response.<name>` for a
+        /// control message's body).
+        fields: Vec<String>,
+    },
     /// A stdout line that is not a JSON object was skipped.
     MalformedLine {
         /// How many such lines this process has printed so far.
@@ -143,6 +158,16 @@ pub enum AgentEvent {
         /// The subagent's call id, if any.
         subagent: Option<String>,
     },
+}
+
+/// An MCP server's status in a session's `init` (`connected`, `failed`,
+/// `needs-auth`, `pending`, `disabled`, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerStatus {
+    /// The server's name.
+    pub name: String,
+    /// Its status, as the CLI words it.
+    pub status: String,
 }
 
 /// A `can_use_tool` request as the user sees it.

@@ -17,8 +17,8 @@ mod keypad;
 mod page;
 
 pub use agent::{
-    AgentEvent, ConversationPhase, ConversationState, PermissionRequest, ProcessExit, Question,
-    QuestionOption, QuestionRequest, SessionsSnapshot, TurnEnd, TurnOutcome,
+    AgentEvent, ConversationPhase, ConversationState, McpServerStatus, PermissionRequest,
+    ProcessExit, Question, QuestionOption, QuestionRequest, SessionsSnapshot, TurnEnd, TurnOutcome,
 };
 pub use catalog::{Catalog, CommandInfo, McpServerInfo, ModelOption, SkillInfo, SkillScope};
 pub use control::{ControlError, ControlRequest, ControlResponse};

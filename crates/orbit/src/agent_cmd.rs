@@ -319,32 +319,39 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
     let runtime = runtime()?;
     runtime.block_on(async {
         let probed = probe::probe(current.path.as_deref(), &ProbeEnv::from_env()).await?;
-        let backend = CliBackend::new(CliConfig {
+        let config = CliConfig {
             program: probed.path,
             extra_args: current.extra_args.clone(),
             env: Vec::new(),
             timeouts: Timeouts::default(),
-        });
+        };
+        if let Some(model) = &options.model {
+            // The CLI's own model list, when it gives one: a model it does
+            // not offer is refused before the prompt is sent. Asked of a
+            // control process started without `--model`: CLI 2.1.328 lists
+            // the model it was started with as a "Custom model".
+            let bare = orbit_agent::ProcessOptions {
+                model: None,
+                ..options.clone()
+            };
+            if let Ok(mut control) = orbit_agent::ControlProcess::start(&config, &dir, &bare) {
+                let answer =
+                    tokio::time::timeout(std::time::Duration::from_secs(30), control.initialize())
+                        .await;
+                control.close().await;
+                if let Ok(Ok(answer)) = answer {
+                    settings::check_model(model, Some(&orbit_agent::model_names(&answer)))?;
+                }
+            }
+        }
+        let backend = CliBackend::new(config);
         let (tx, rx) = mpsc::unbounded_channel();
-        let model = options.model.clone();
         let spec = ProcessSpec {
             cwd: dir,
             options,
             resume,
         };
         let process = backend.spawn(&spec, Arc::new(Sink(tx)))?;
-        if let Some(model) = model {
-            // The CLI's own model list, when it gives one: a model it does
-            // not offer is refused before the prompt is sent.
-            let answer = tokio::time::timeout(
-                std::time::Duration::from_secs(30),
-                process.control(orbit_agent::wire::OutboundRequest::Initialize {}),
-            )
-            .await;
-            if let Ok(Ok(answer)) = answer {
-                settings::check_model(&model, Some(&orbit_agent::model_names(&answer)))?;
-            }
-        }
         process.prompt(&prompt)?;
         drive(args, &process, rx, page).await
     })

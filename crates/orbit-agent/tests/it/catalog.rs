@@ -173,3 +173,112 @@ async fn the_real_cli_lists_models_mcp_servers_and_skills_on_disk() {
     );
     control.close().await;
 }
+
+/// A session's own `init` carries the MCP statuses: the real CLI with an
+/// `--mcp-config` server, one text turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_cli_session_init_carries_mcp_statuses() {
+    use orbit_agent::{AgentProcess as _, CliBackend};
+    use orbit_types::{AgentEvent, McpServerStatus, TurnOutcome};
+
+    let env = Env::new().await;
+    let ws = env.ws.path();
+    std::fs::write(ws.join("echo_server.py"), ECHO_SERVER).unwrap();
+    let mcp_config = serde_json::json!({"mcpServers": {"echo": {
+        "command": "python3", "args": [ws.join("echo_server.py")]}}});
+    let mut config = env.config(real_claude(), Timeouts::default());
+    config.extra_args = vec!["--mcp-config".into(), mcp_config.to_string()];
+    env.api.script([crate::fake_api::text("Hi.")]);
+    let backend = CliBackend::new(config);
+    let mut run = crate::harness::Run::start(&backend, &env.spec());
+    run.process.prompt("Say hi.").unwrap();
+    let end = run.turn_end().await;
+    assert_eq!(end.outcome, TurnOutcome::Completed, "{:#?}", run.seen);
+    let servers = run
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            AgentEvent::SessionInit { mcp_servers, .. } => Some(mcp_servers.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        servers,
+        [McpServerStatus {
+            name: "echo".into(),
+            status: "connected".into()
+        }]
+    );
+}
+
+/// `AgentHost::load_catalog` runs the catalog with the host's CLI and gives
+/// the model list to the settings: a `claude.model` the CLI does not list is
+/// refused at the next prompt with a clear error; a listed one is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_checks_the_model_against_the_real_cli_catalog() {
+    use orbit_agent::{AgentError, AgentHost};
+
+    let env = Env::new().await;
+    let config_dir = tempfile::tempdir().unwrap();
+    let settings = config_dir.path().join("settings.json");
+    let write = |model: &str| {
+        let json = serde_json::json!({"claude.path": real_claude(), "claude.model": model});
+        std::fs::write(&settings, json.to_string()).unwrap();
+    };
+    write("gpt-9");
+    let vars = env.config(real_claude(), Timeouts::default()).env;
+    let (mut host, _events) = AgentHost::new(
+        &settings,
+        env.ws.path().to_path_buf(),
+        orbit_agent::probe::ProbeEnv::default(),
+        vars,
+        Timeouts::default(),
+    )
+    .await
+    .unwrap();
+    // Well-formed, and no model list yet: in force.
+    assert_eq!(
+        host.settings().current().options.model.as_deref(),
+        Some("gpt-9")
+    );
+    let catalog = host
+        .load_catalog(&env.home.path().join(".claude"), Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(!catalog.models.is_empty());
+    // The catalog runs without `--model` (the CLI would list gpt-9 as a
+    // "Custom model" otherwise).
+    assert!(
+        catalog.models.iter().all(|m| m.value != "gpt-9"),
+        "{:#?}",
+        catalog.models
+    );
+    assert_eq!(host.settings().current().options.model, None);
+    let refused = host.prompt(None, "hi").await.unwrap_err();
+    let AgentError::InvalidSetting { key, message } = &refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(key, "claude.model");
+    assert!(
+        message.contains("`gpt-9` is not one of the CLI's models")
+            && message.contains(&catalog.models[0].value),
+        "{message}"
+    );
+    assert_eq!(host.service().snapshot().conversations.len(), 0);
+    // A model the CLI lists is accepted from the next prompt.
+    let listed = catalog
+        .models
+        .iter()
+        .find(|m| m.value != "default")
+        .unwrap()
+        .value
+        .clone();
+    write(&listed);
+    env.api.script([crate::fake_api::text("Hi.")]);
+    host.prompt(None, "hi").await.unwrap();
+    assert_eq!(
+        host.settings().current().options.model.as_deref(),
+        Some(listed.as_str())
+    );
+    host.service().dispose_all();
+}

@@ -1,7 +1,7 @@
 //! The codec against every captured exchange: each stdout line decodes, each
 //! stdin line round-trips, and the shapes Orbit relies on come out right.
 
-use orbit_agent::codec::{self, DecodeError, LineRead};
+use orbit_agent::codec::{self, DecodeError, FieldTracker, LineRead, UnknownFields};
 use orbit_agent::wire::{
     ContentBlock, ControlRequestBody, ControlResponseBody, Inbound, Outbound, OutboundRequest,
     SystemMessage,
@@ -30,6 +30,72 @@ fn every_stdout_line_of_every_fixture_decodes_to_a_known_message() {
         }
     }
     assert!(lines > 250, "{lines}");
+}
+
+#[test]
+fn the_scanned_shortcut_decodes_as_the_tagged_enum_does() {
+    let mut lines = Vec::new();
+    for name in fixture_names() {
+        for record in fixture(&name).iter().filter(|r| r.dir == "out") {
+            lines.push(record.raw_data.clone());
+            // Members reordered, whitespace added: still the same message.
+            if let Value::Object(map) = &record.data {
+                let mut members: Vec<String> = map
+                    .iter()
+                    .map(|(k, v)| format!("{} :\t{v}", Value::from(k.as_str())))
+                    .collect();
+                members.reverse();
+                lines.push(format!(" {{ {} }} ", members.join(" , ")));
+            }
+        }
+    }
+    lines.extend(
+        [
+            r#"{"type":"assistant"}"#,
+            r#"{"type":"assistant","message":{"content":"x"}}"#,
+            r#"{"type":"system","subtype":"init"}"#,
+            r#"{"type":"result","type":"user"}"#,
+            r#"{"type":"resul\u0074","subtype":"success"}"#,
+            r#"{"type":"user","message":{"content":[]},"x":[1,2}"#,
+            r#"{"type":1}"#,
+            "[1]",
+        ]
+        .map(str::to_owned),
+    );
+    // Damaged copies of the smaller lines: one byte replaced by JSON's
+    // structural characters at several places, and truncations.
+    let mut damaged: Vec<Vec<u8>> = Vec::new();
+    for line in lines.iter().filter(|l| l.len() < 4096) {
+        let bytes = line.as_bytes();
+        for k in 1..8 {
+            let at = bytes.len() * k / 8;
+            for b in [b'"', b'\\', b'{', b'}', b',', b':', b' '] {
+                let mut copy = bytes.to_vec();
+                copy[at] = b;
+                damaged.push(copy);
+            }
+            damaged.push(bytes[..at].to_vec());
+        }
+    }
+    for line in &damaged {
+        let fast = codec::decode_line(line);
+        let tagged = codec::decode_line_tagged(line);
+        match (&fast, &tagged) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", String::from_utf8_lossy(line)),
+            (Err(_), Err(_)) => {}
+            _ => panic!("{}: {fast:?} vs {tagged:?}", String::from_utf8_lossy(line)),
+        }
+        let _ = FieldTracker::new().decode(line);
+    }
+    for line in lines {
+        let fast = codec::decode_line(line.as_bytes());
+        let tagged = codec::decode_line_tagged(line.as_bytes());
+        match (&fast, &tagged) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{line}"),
+            (Err(_), Err(_)) => {}
+            _ => panic!("{line}: {fast:?} vs {tagged:?}"),
+        }
+    }
 }
 
 #[test]
@@ -288,4 +354,131 @@ async fn giant_lines_are_read_and_oversized_ones_skipped() {
         LineRead::Line
     );
     assert_eq!(buf, b"last");
+}
+
+fn check(tracker: &mut FieldTracker, raw: &str) -> Option<UnknownFields> {
+    let message = decode(raw);
+    tracker.check(raw.as_bytes(), &message)
+}
+
+#[test]
+fn known_fields_of_every_fixture_surface_nothing() {
+    // Every field CLI 2.1.328 sent in the captured exchanges is known (the
+    // wire document's fields plus what 2.1.328 adds): nothing is surfaced.
+    let mut surfaced = Vec::new();
+    let mut lines = 0;
+    for name in fixture_names() {
+        let mut tracker = FieldTracker::new();
+        for record in fixture(&name).iter().filter(|r| r.dir == "out") {
+            lines += 1;
+            if let Some(unknown) = check(&mut tracker, &record.raw_data) {
+                surfaced.push((name.clone(), unknown));
+            }
+        }
+    }
+    assert!(lines > 250, "{lines}");
+    assert_eq!(surfaced, []);
+}
+
+#[test]
+fn an_unknown_field_is_surfaced_once_per_type_subtype_and_field() {
+    let mut tracker = FieldTracker::new();
+    let result = |extra: &str| {
+        format!(
+            r#"{{"type":"result","subtype":"success","is_error":false,{extra}"total_cost_usd":1.5}}"#
+        )
+    };
+    assert_eq!(
+        check(&mut tracker, &result(r#""new_field":{"a":[1,"}\"]"]},"#)),
+        Some(UnknownFields {
+            message_type: "result".into(),
+            subtype: Some("success".into()),
+            fields: vec!["new_field".into()],
+        })
+    );
+    // Once per process: the same field again is not reported.
+    assert_eq!(check(&mut tracker, &result(r#""new_field":2,"#)), None);
+    // A second new field is; the first is not repeated.
+    assert_eq!(
+        check(
+            &mut tracker,
+            &result(r#""new_field":3, "other" : "x\\\"y","#)
+        )
+        .map(|u| u.fields),
+        Some(vec!["other".into()])
+    );
+    // The same name under another subtype is another (type, subtype, field).
+    assert_eq!(
+        check(
+            &mut tracker,
+            r#"{"type":"result","subtype":"error_during_execution","is_error":true,"new_field":[]}"#
+        )
+        .map(|u| (u.subtype, u.fields)),
+        Some((
+            Some("error_during_execution".into()),
+            vec!["new_field".into()]
+        ))
+    );
+    // A control request's body is looked at too, with its fields named as such.
+    assert_eq!(
+        check(
+            &mut tracker,
+            r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"zz":1},"risk":"low"},"hop":1}"#
+        ),
+        Some(UnknownFields {
+            message_type: "control_request".into(),
+            subtype: Some("can_use_tool".into()),
+            fields: vec!["hop".into(), "request.risk".into()],
+        })
+    );
+    // Fields inside nested values (the API message, a tool input) are not fields of the message.
+    assert_eq!(
+        check(
+            &mut tracker,
+            r#"{"type":"assistant","message":{"id":"m","brand_new":1,"content":[{"type":"text","text":"{\"a\":1}"}]},"session_id":"s"}"#
+        ),
+        None
+    );
+    // Unknown types are already surfaced as such, not field by field.
+    assert_eq!(check(&mut tracker, r#"{"type":"brand_new","x":1}"#), None);
+}
+
+use proptest::strategy::Strategy as _;
+
+proptest::proptest! {
+    #[test]
+    fn an_extra_field_anywhere_is_found(
+        position in 0usize..8,
+        name in "[a-z_]{1,12}",
+        value in proptest::prop_oneof![
+            proptest::strategy::Just(serde_json::json!(null)),
+            "[ -~]{0,20}".prop_map(Value::from),
+            proptest::collection::vec("[{}\\[\\]\",\\\\a-z:]{0,8}", 0..4).prop_map(|v| serde_json::json!({"k": v, "n": [1.5, true]})),
+        ],
+    ) {
+        let name = format!("x_{name}");
+        let base = fixture("c_file_tools");
+        for record in base.iter().filter(|r| r.dir == "out") {
+            let Value::Object(map) = &record.data else { continue };
+            let mut entries: Vec<(String, Value)> = map.clone().into_iter().collect();
+            let at = position.min(entries.len());
+            entries.insert(at, (name.clone(), value.clone()));
+            let raw = format!(
+                "{{ {} }}",
+                entries
+                    .iter()
+                    .map(|(k, v)| format!("{} : {}", Value::from(k.as_str()), v))
+                    .collect::<Vec<_>>()
+                    .join(" ,\n")
+            );
+            let message = decode(&raw);
+            let mut fresh = FieldTracker::new();
+            let found = fresh.check(raw.as_bytes(), &message);
+            if matches!(message, Inbound::Unknown { .. }) {
+                proptest::prop_assert_eq!(found, None);
+            } else {
+                proptest::prop_assert_eq!(found.map(|u| u.fields), Some(vec![name.clone()]));
+            }
+        }
+    }
 }

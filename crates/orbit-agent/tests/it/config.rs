@@ -182,6 +182,11 @@ fn settings_file_is_reread_when_it_changes() {
     assert!(change.options);
     assert_eq!(file.current().options.model, None);
     assert!(file.current().warnings.iter().any(|w| w.contains("sonnet")));
+    // ... and prompts are refused with why until the setting changes.
+    assert_eq!(
+        file.current().model_refused.as_deref(),
+        Some("`sonnet` is not one of the CLI's models (opus)")
+    );
 }
 
 #[tokio::test]

@@ -126,6 +126,30 @@ async fn garbage_and_giant_lines_are_skipped_and_counted() {
     run.process.prompt("again").unwrap();
     let end = run.turn_end().await;
     assert!((end.cost_usd - 0.5).abs() < 1e-9 && end.total_cost_usd == Some(1.0));
+    // Both results carried a field Orbit does not know: surfaced once, before
+    // the first result, and never again in this process.
+    let events = run.events();
+    let unknown_fields: Vec<(usize, &AgentEvent)> = events
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, AgentEvent::UnknownFields { .. }))
+        .collect();
+    assert_eq!(
+        unknown_fields
+            .iter()
+            .map(|(_, e)| (*e).clone())
+            .collect::<Vec<_>>(),
+        [AgentEvent::UnknownFields {
+            message_type: "result".into(),
+            subtype: Some("success".into()),
+            fields: vec!["future_field".into()],
+        }]
+    );
+    assert!(matches!(
+        events[unknown_fields[0].0 + 1],
+        AgentEvent::TurnEnded(_)
+    ));
 }
 
 #[tokio::test]
@@ -464,4 +488,104 @@ async fn control_requests_time_out() {
         orbit_agent::model_names(&answer),
         ["default", "fake-model", "fake-opus-1", "opus"]
     );
+}
+
+/// A `session_init` written before `mcp_servers` existed still parses.
+#[test]
+fn old_session_init_json_parses_without_mcp_servers() {
+    let old = serde_json::json!({"event": "session_init", "session_id": "s", "model": null, "permission_mode": null, "version": "2.1.328"});
+    let AgentEvent::SessionInit { mcp_servers, .. } = serde_json::from_value(old).unwrap() else {
+        panic!()
+    };
+    assert!(mcp_servers.is_empty());
+}
+
+/// `j_mcp` replayed: the session's `init` carries the MCP servers' statuses,
+/// name and status only, as `SessionInit.mcp_servers`.
+#[tokio::test]
+async fn captured_init_carries_mcp_statuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = replay_backend("j_mcp");
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    run.process.prompt("Call the echo MCP tool.").unwrap();
+    let seen = run
+        .until(|s| matches!(s, Seen::Event(AgentEvent::PermissionRequest(_))))
+        .await;
+    let Seen::Event(AgentEvent::PermissionRequest(request)) = seen else {
+        unreachable!()
+    };
+    run.process
+        .answer(&request.request_id, orbit_agent::Answer::Allow)
+        .unwrap();
+    assert_eq!(run.turn_end().await.outcome, TurnOutcome::Completed);
+    let servers: Vec<_> = run
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::SessionInit { mcp_servers, .. } => Some(mcp_servers.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        servers,
+        [vec![orbit_types::McpServerStatus {
+            name: "echo".into(),
+            status: "connected".into(),
+        }]]
+    );
+    // On the wire of `orbit ask --events`: name and status, nothing else.
+    let json = serde_json::to_value(
+        run.events()
+            .into_iter()
+            .find(|e| matches!(e, AgentEvent::SessionInit { .. }))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        json["mcp_servers"],
+        serde_json::json!([{"name": "echo", "status": "connected"}])
+    );
+}
+
+/// A background subagent (`async_launched`) is not ended by its launch's
+/// result nor by the turn's end; when the process goes, it ends `stopped`,
+/// before the exit.
+#[tokio::test]
+async fn a_background_subagent_ends_with_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("background", &[], quick());
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    run.process.prompt("go").unwrap();
+    assert_eq!(run.turn_end().await.outcome, TurnOutcome::Completed);
+    run.until(|s| matches!(s, Seen::Event(AgentEvent::SubagentStarted { .. })))
+        .await;
+    run.until(
+        |s| matches!(s, Seen::Event(AgentEvent::ToolUse { subagent: Some(s), .. }) if s == "toolu_bg"),
+    )
+    .await;
+    assert!(
+        !run.events()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::SubagentEnded { .. })),
+        "{:#?}",
+        run.seen
+    );
+    assert!(run.process.background_work());
+    run.process.dispose();
+    run.exit().await;
+    let ended: Vec<(usize, &Seen)> = run
+        .seen
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| matches!(s, Seen::Event(AgentEvent::SubagentEnded { .. })))
+        .collect();
+    assert_eq!(ended.len(), 1, "{:#?}", run.seen);
+    assert_eq!(
+        ended[0].1,
+        &Seen::Event(AgentEvent::SubagentEnded {
+            tool_use_id: "toolu_bg".into(),
+            status: "stopped".into()
+        })
+    );
+    assert!(matches!(run.seen[ended[0].0 + 1], Seen::Exit(_)));
 }

@@ -34,6 +34,15 @@ async fn text_turn() {
         .unwrap();
     assert_eq!(init.1.as_deref(), Some("2.1.328"));
     assert_eq!(end.session_id, Some(init.0));
+    // Every type and field the CLI sent is known.
+    assert!(
+        !run.events().iter().any(|e| matches!(
+            e,
+            AgentEvent::Unknown { .. } | AgentEvent::UnknownFields { .. }
+        )),
+        "{:#?}",
+        run.seen
+    );
     run.process.dispose();
     let exit = run.exit().await;
     assert!(exit.disposed);
@@ -590,4 +599,108 @@ async fn accept_edits_mode_writes_without_asking() {
     );
     assert!(run.events().iter().any(|e| matches!(e, AgentEvent::SessionInit { permission_mode: Some(m), .. } if m == "acceptEdits")));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "made\n");
+}
+
+/// A subagent launched with `run_in_background: true`, as CLI 2.1.328 runs
+/// it: the `Agent` call's result comes at once (`async_launched`) and does
+/// not end the subagent; the turn then ends (its result is the main agent's
+/// reply to the launch) before the subagent has done anything; the subagent
+/// works between turns (announced on its first envelope, after that turn's
+/// end) and ends on its `task_notification` (status `completed`); then the
+/// CLI starts a turn of its own, without a prompt, to tell the main agent,
+/// which Orbit reports as `TurnStarted` with an empty prompt and a second
+/// `TurnEnded`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_subagent_outlives_its_launch_and_the_turn() {
+    let env = Env::new().await;
+    let main_rs = env.ws.path().join("src/main.rs");
+    env.api.script([
+        text_and_tool("Delegating.", "Agent", json!({"description": "Read main", "subagent_type": "general-purpose", "prompt": "Read src/main.rs and summarize it.", "run_in_background": true})),
+        text("Launched it."),
+        text("The background agent finished."),
+    ]);
+    env.api.script_subagent([
+        tool("Read", json!({"file_path": main_rs})),
+        text("main prints hi"),
+    ]);
+    let backend = env.backend();
+    let mut run = Run::start(&backend, &env.spec());
+    assert!(!run.process.background_work());
+    run.process.prompt("Use a background subagent.").unwrap();
+    let first = run.turn_end().await;
+    assert_eq!(first.outcome, TurnOutcome::Completed, "{:#?}", run.seen);
+    assert_eq!(first.result.as_deref(), Some("Launched it."));
+    let second = run.turn_end().await;
+    assert_eq!(second.outcome, TurnOutcome::Completed, "{:#?}", run.seen);
+    assert_eq!(
+        second.result.as_deref(),
+        Some("The background agent finished.")
+    );
+    assert!(!run.process.background_work());
+    let events = run.events();
+    let position = |pred: &dyn Fn(&AgentEvent) -> bool| {
+        events
+            .iter()
+            .position(|e| pred(e))
+            .unwrap_or_else(|| panic!("{events:#?}"))
+    };
+    let call = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ToolUse {
+                name,
+                tool_use_id,
+                subagent: None,
+                ..
+            } if name == "Agent" => Some(tool_use_id.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let launched = position(
+        &|e| matches!(e, AgentEvent::ToolResult { tool_use_id, is_error: false, .. } if *tool_use_id == call),
+    );
+    let first_end = position(&|e| matches!(e, AgentEvent::TurnEnded(_)));
+    let started = position(
+        &|e| matches!(e, AgentEvent::SubagentStarted { tool_use_id, .. } if *tool_use_id == call),
+    );
+    let read =
+        position(&|e| matches!(e, AgentEvent::ToolResult { subagent: Some(s), .. } if *s == call));
+    let ended: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| matches!(e, AgentEvent::SubagentEnded { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(ended.len(), 1, "{events:#?}");
+    assert!(
+        matches!(events[ended[0]], AgentEvent::SubagentEnded { tool_use_id, status } if *tool_use_id == call && status == "completed"),
+        "{events:#?}"
+    );
+    // Neither the launch's result nor the first turn's end ended it.
+    assert!(
+        launched < first_end && started < read && read < ended[0],
+        "{events:#?}"
+    );
+    assert!(first_end < ended[0], "{events:#?}");
+    // The CLI's own turn: started without a prompt, after the subagent ended.
+    let turns: Vec<(usize, &str)> = events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            AgentEvent::TurnStarted { prompt } => Some((i, prompt.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(turns.len(), 2, "{events:#?}");
+    assert_eq!(turns[0].1, "Use a background subagent.");
+    assert_eq!(turns[1].1, "");
+    assert!(ended[0] < turns[1].0, "{events:#?}");
+    // Every field and message type the CLI sent on the way is known.
+    assert!(
+        !events.iter().any(|e| matches!(
+            e,
+            AgentEvent::Unknown { .. } | AgentEvent::UnknownFields { .. }
+        )),
+        "{events:#?}"
+    );
 }

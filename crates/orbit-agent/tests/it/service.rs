@@ -33,6 +33,8 @@ enum Call {
 struct Log {
     calls: Vec<Call>,
     sinks: Vec<Arc<dyn AgentSink>>,
+    /// Processes with a background subagent running.
+    background: std::collections::HashSet<usize>,
 }
 
 #[derive(Clone, Default)]
@@ -95,6 +97,9 @@ impl AgentProcess for FakeProcess {
     fn pid(&self) -> Option<u32> {
         None
     }
+    fn background_work(&self) -> bool {
+        self.log.lock().unwrap().background.contains(&self.n)
+    }
 }
 
 struct Fixture {
@@ -129,6 +134,7 @@ impl Fixture {
             model: None,
             permission_mode: None,
             version: None,
+            mcp_servers: Vec::new(),
         });
         self.sink(n).event(AgentEvent::TurnEnded(TurnEnd {
             outcome: TurnOutcome::Completed,
@@ -503,4 +509,102 @@ async fn host_applies_settings_changes_from_the_next_prompt() {
         Err(AgentError::Unavailable(_))
     ));
     host.service().dispose_all();
+}
+
+// The owner's loop: each change of the file is applied at once.
+async fn until_probe(
+    host: &mut orbit_agent::AgentHost,
+    watch: &mut orbit_agent::SettingsWatch,
+    available: bool,
+) {
+    tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        while host.probe().is_ok() != available {
+            assert!(watch.changed().await);
+            host.refresh().await.unwrap();
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the probe did not become available={available}"));
+}
+
+/// With the settings watched, a new `claude.path` probes again without any
+/// prompt: pointing it at a missing file makes the host unavailable, and
+/// pointing it back makes it available again.
+#[tokio::test]
+async fn host_reprobes_when_the_watched_settings_change() {
+    let config = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let settings = config.path().join("settings.json");
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_claude.py");
+    let write_path = |path: &std::path::Path| {
+        let json = serde_json::json!({ "claude.path": path });
+        std::fs::write(&settings, json.to_string()).unwrap();
+    };
+    write_path(&fake);
+    let (mut host, _out) = orbit_agent::AgentHost::new(
+        &settings,
+        ws.path().to_path_buf(),
+        orbit_agent::probe::ProbeEnv::default(),
+        Vec::new(),
+        orbit_agent::Timeouts::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(host.probe().unwrap().version, "2.1.328");
+    let mut watch = host.watch().unwrap();
+
+    write_path(std::path::Path::new("/nonexistent/claude"));
+    until_probe(&mut host, &mut watch, false).await;
+    let why = host.probe().unwrap_err();
+    assert!(why.contains("/nonexistent/claude"), "{why}");
+    assert_eq!(host.service().snapshot().conversations.len(), 0);
+
+    write_path(&fake);
+    until_probe(&mut host, &mut watch, true).await;
+    assert_eq!(host.probe().unwrap().path, fake);
+}
+
+/// A turn the CLI starts on its own (after a background subagent) makes the
+/// conversation busy until it ends: an unkeyed prompt meanwhile opens a new
+/// conversation, a keyed one is refused.
+#[tokio::test]
+async fn a_turn_the_cli_starts_itself_makes_the_conversation_busy() {
+    let mut f = Fixture::new();
+    assert_eq!(f.service.prompt(None, "one").unwrap(), "c1");
+    f.finish(0, "s1").await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Idle, true));
+    f.sink(0).event(AgentEvent::TurnStarted {
+        prompt: String::new(),
+    });
+    f.service.step().await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Busy, true));
+    assert!(matches!(f.service.prompt(Some("c1"), "x"), Err(AgentError::Busy(k)) if k == "c1"));
+    f.finish(0, "s1").await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Idle, true));
+    assert_eq!(f.service.prompt(None, "two").unwrap(), "c1");
+}
+
+/// A former current whose process runs a background subagent is not let go
+/// when its turn ends: the subagent and the CLI's own turn after it run on,
+/// and that turn's end lets it go.
+#[tokio::test]
+async fn a_process_with_background_work_is_kept_until_a_turn_ends_without_it() {
+    let mut f = Fixture::new();
+    assert_eq!(f.service.prompt(None, "one").unwrap(), "c1");
+    assert_eq!(f.service.prompt(None, "two").unwrap(), "c2");
+    let _ = f.calls();
+    f.backend.0.lock().unwrap().background.insert(0);
+    f.finish(0, "s1").await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Idle, true));
+    assert_eq!(f.calls(), []);
+    // The subagent ends; the CLI starts its own turn, which ends.
+    f.backend.0.lock().unwrap().background.clear();
+    f.sink(0).event(AgentEvent::TurnStarted {
+        prompt: String::new(),
+    });
+    f.service.step().await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Busy, true));
+    f.finish(0, "s1").await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Idle, false));
+    assert_eq!(f.calls(), [Call::Dispose { n: 0 }]);
 }
