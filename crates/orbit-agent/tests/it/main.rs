@@ -13,6 +13,7 @@ mod fake_cli;
 mod harness;
 mod history;
 mod mcp_view;
+mod prompts;
 mod real_cli;
 mod service;
 mod skills;
