@@ -298,6 +298,23 @@ proptest::proptest! {
     }
 }
 
+/// The stems of the `.jsonl` files under `dir`, at any depth.
+fn transcripts_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                found.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    found
+}
+
 /// The real CLI writes the transcripts: two turns (a Read; a subagent that
 /// reads), then `--resume` with a third. The listing has that one
 /// conversation, once, with all three prompts; the subagent's transcript is
@@ -397,18 +414,7 @@ async fn over_transcripts_the_real_cli_wrote() {
         .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     assert_eq!(mains.len(), 1, "{mains:?}");
-    let mut agents = Vec::new();
-    let mut stack = vec![project.join(&session)];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
-                agents.push(path.file_stem().unwrap().to_string_lossy().into_owned());
-            }
-        }
-    }
+    let agents = transcripts_under(&project.join(&session));
     assert_eq!(agents.len(), 1, "{agents:?}");
     assert!(agents[0].starts_with("agent-"), "{agents:?}");
     assert!(listed.iter().all(|l| !agents.contains(&l.id)));
