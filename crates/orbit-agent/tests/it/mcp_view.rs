@@ -461,3 +461,74 @@ async fn oauth_sign_in_and_sign_out_on_the_real_cli() {
     );
     view.close().await;
 }
+
+/// `disabledMcpServers` of the workspace's entry in the CLI's global config
+/// (`$CLAUDE_CONFIG_DIR/.claude.json`).
+fn disabled_servers(env: &Env) -> Vec<String> {
+    let path = env.home.path().join(".claude/.claude.json");
+    let config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let ws = env.ws.path().canonicalize().unwrap();
+    config["projects"][ws.to_string_lossy().as_ref()]["disabledMcpServers"]
+        .as_array()
+        .map(|a| a.iter().map(|v| v.as_str().unwrap().to_owned()).collect())
+        .unwrap_or_default()
+}
+
+/// A server from `--mcp-config` and one from the workspace's `.mcp.json`:
+/// the catalog lists both (scopes `dynamic` and `project`), and a toggle of
+/// either is saved where `/mcp` saves it on 2.1.328: the workspace's entry
+/// of `.claude.json`, `disabledMcpServers`; enabling removes it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toggles_of_config_and_project_servers_are_saved_as_mcp_saves_them() {
+    let env = Env::new().await;
+    std::fs::write(
+        env.ws.path().join(".mcp.json"),
+        json!({"mcpServers": {"proj": {"command": "python3",
+            "args": [scripts().join("echo_mcp.py")]}}})
+        .to_string(),
+    )
+    .unwrap();
+    let config = echo_config(&env);
+    let catalog = orbit_agent::load_catalog(
+        &config,
+        env.ws.path(),
+        &ProcessOptions::default(),
+        &env.home.path().join(".claude"),
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    let mut rows: Vec<(&str, &str, Option<&str>)> = catalog
+        .mcp_servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.status.as_str(), s.scope.as_deref()))
+        .collect();
+    rows.sort_unstable();
+    assert_eq!(
+        rows,
+        [
+            ("echo", "connected", Some("dynamic")),
+            ("proj", "connected", Some("project")),
+        ]
+    );
+
+    let clock = Arc::new(ManualClock::new());
+    let mut view = view(config, env.ws.path(), &clock);
+    view.set_servers(catalog.mcp_servers.clone());
+    view.act(McpAction::Disable, "proj").await.unwrap();
+    assert_eq!(status(&view, "proj"), "disabled");
+    assert_eq!(disabled_servers(&env), ["proj"]);
+    view.act(McpAction::Disable, "echo").await.unwrap();
+    assert_eq!(disabled_servers(&env), ["proj", "echo"]);
+    view.act(McpAction::Enable, "proj").await.unwrap();
+    assert_eq!(status(&view, "proj"), "connected");
+    assert_eq!(disabled_servers(&env), ["echo"]);
+    // A new process (a reload) reads the saved state.
+    view.reload().await.unwrap();
+    assert_eq!(status(&view, "echo"), "disabled");
+    assert_eq!(status(&view, "proj"), "connected");
+    view.act(McpAction::Enable, "echo").await.unwrap();
+    assert!(disabled_servers(&env).is_empty());
+    view.close().await;
+}
