@@ -81,7 +81,7 @@ impl McpAction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpActionOutcome {
     /// For a sign-in: the URL to open in the user's browser (http or https
-    /// only; anything else is dropped). Never for a page.
+    /// only; anything else is an error). Never for a page.
     pub auth_url: Option<String>,
     /// Whether the CLI waits for an OAuth callback (poll `mcp_status` until
     /// the server connects).
@@ -133,6 +133,11 @@ impl ControlProcess {
             timeout: config.timeouts.control,
             last_used: Instant::now(),
         })
+    }
+
+    /// The process's id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
     }
 
     /// How long since the last request (the service lets the process go
@@ -241,11 +246,15 @@ impl ControlProcess {
     ) -> Result<McpActionOutcome> {
         let (subtype, fields) = action.request(server);
         let answer = self.request(subtype, fields).await?;
-        let auth_url = answer
-            .get("authUrl")
-            .and_then(Value::as_str)
-            .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
-            .map(str::to_owned);
+        let auth_url = match answer.get("authUrl").and_then(Value::as_str) {
+            Some(url) if is_web_url(url) => Some(url.to_owned()),
+            Some(_) => {
+                return Err(AgentError::BadAuthUrl {
+                    server: server.to_owned(),
+                });
+            }
+            None => None,
+        };
         let awaiting_callback = answer.get("callbackExpected").and_then(Value::as_bool)
             == Some(true)
             || answer.get("requiresUserAction").and_then(Value::as_bool) == Some(true);
@@ -270,6 +279,21 @@ impl ControlProcess {
             .map_err(|_| AgentError::Exited)?;
         self.stdin.flush().await.map_err(|_| AgentError::Exited)
     }
+}
+
+/// Whether a sign-in URL may go to the browser: `http://` or `https://`
+/// with a host, no whitespace or control characters.
+pub fn is_web_url(url: &str) -> bool {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    let rest = if lower.starts_with("https://") {
+        &url[8..]
+    } else if lower.starts_with("http://") {
+        &url[7..]
+    } else {
+        return false;
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    !host.is_empty() && !url.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// Builds the catalog: `initialize`, then `mcp_status` until settled (at most
@@ -512,6 +536,24 @@ mod tests {
             "bad [redacted]"
         );
         assert_eq!(scrub_error(&"word ".repeat(100)).chars().count(), 301);
+    }
+
+    #[test]
+    fn only_web_urls_go_to_the_browser() {
+        assert!(is_web_url("https://auth.example/authorize?x=1"));
+        assert!(is_web_url("HTTP://127.0.0.1:9/authorize"));
+        for bad in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "https://",
+            "http:///x",
+            "https://a b",
+            "ftp://x",
+            "vscode://x",
+            "",
+        ] {
+            assert!(!is_web_url(bad), "{bad}");
+        }
     }
 
     #[test]

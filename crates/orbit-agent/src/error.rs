@@ -54,6 +54,26 @@ pub enum AgentError {
     /// The folder is not trusted.
     #[error("folder `{}` is not trusted; run `orbit trust {}` first", .0.display(), .0.display())]
     Untrusted(PathBuf),
+    /// An MCP action named a server the last listing does not have.
+    #[error("no MCP server `{0}` in the last listing")]
+    UnknownMcpServer(String),
+    /// An MCP action outside the fixed set.
+    #[error("`{0}` is not an MCP action (reconnect, enable, disable, signin, signout)")]
+    UnknownMcpAction(String),
+    /// A sign-in answered a URL that is not http or https.
+    #[error("the sign-in URL for MCP server `{server}` is not an http or https URL")]
+    BadAuthUrl {
+        /// The server.
+        server: String,
+    },
+    /// A server did not connect in time (after a sign-in).
+    #[error("MCP server `{server}` did not connect in time (status: {status})")]
+    McpNotConnected {
+        /// The server.
+        server: String,
+        /// Its last status.
+        status: String,
+    },
     /// Reading or writing Orbit's own files.
     #[error("cannot access `{}`", path.display())]
     Io {

@@ -12,6 +12,9 @@
 //! - [`SessionService`] keeps the conversations (`c1`, `c2`, ...) and the
 //!   current one; [`AgentHost`] adds the settings (re-read when they
 //!   change) and the probe.
+//! - [`McpView`] is the MCP view's control process: reload, the fixed
+//!   actions on listed servers, sign-in URLs for the host only, let go after
+//!   five minutes unused.
 //! - [`settings`] checks and re-reads the settings that reach the process.
 //! - [`ConversationHistory`] summarises the workspace's earlier
 //!   conversations from the CLI's transcripts; [`skills_on_disk`] and
@@ -25,6 +28,7 @@ pub mod codec;
 mod error;
 mod history;
 mod host;
+mod mcp_view;
 pub mod probe;
 pub mod process;
 mod prompt;
@@ -38,8 +42,8 @@ pub use backend::{
     AgentProcess, AgentSink, Answer, ControlFuture, ProcessOptions, ProcessSpec, SessionBackend,
 };
 pub use catalog::{
-    ControlProcess, McpAction, McpActionOutcome, load_catalog, parse_initialize, parse_mcp_status,
-    scrub_error,
+    ControlProcess, McpAction, McpActionOutcome, is_web_url, load_catalog, parse_initialize,
+    parse_mcp_status, scrub_error,
 };
 pub use cli::{
     BASE_ARGS, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args, model_names,
@@ -48,6 +52,7 @@ pub use cli::{
 pub use error::{AgentError, Result};
 pub use history::{ConversationHistory, HistoryError, claude_config_dir, summarize_transcript};
 pub use host::{AgentHost, SettingsWatch, catalog_model_names};
+pub use mcp_view::{Clock, MCP_VIEW_IDLE, ManualClock, McpView, McpViewOutcome, SystemClock};
 pub use prompt::{EncodedPrompt, MAX_PROMPT_FILES, MAX_PROMPT_SKILLS, encode_prompt};
 pub use service::{MAX_CONVERSATIONS, ServiceEvent, SessionService};
 pub use skills::skills_on_disk;

@@ -177,6 +177,13 @@ impl SessionService {
         self.epoch += 1;
     }
 
+    /// Every conversation starts a new process (with `--resume`) at its
+    /// next prompt, loading what changed on disk (an MCP server enabled,
+    /// disabled, signed in or out). Running turns are not disturbed.
+    pub fn restart_all_at_next_prompt(&mut self) {
+        self.epoch += 1;
+    }
+
     /// The options in force.
     pub fn options(&self) -> &ProcessOptions {
         &self.options

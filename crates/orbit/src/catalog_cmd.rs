@@ -5,13 +5,14 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use orbit_agent::probe::{self, ProbeEnv};
 use orbit_agent::settings::SettingsFile;
-use orbit_agent::{CliConfig, ControlProcess, McpAction, Timeouts, load_catalog};
+use orbit_agent::{CliConfig, McpAction, McpView, SystemClock, Timeouts, load_catalog};
 use orbit_types::Catalog;
 
 use crate::agent_cmd::{check_trust, fs_canonical, locations, runtime};
@@ -111,13 +112,18 @@ async fn mcp_action(
     name: &str,
     patience: Duration,
 ) -> anyhow::Result<ExitCode> {
-    let mut process = ControlProcess::start(config, dir, options)?;
+    let mut view = McpView::new(
+        config.clone(),
+        dir,
+        options.clone(),
+        Arc::new(SystemClock),
+        patience,
+    );
     let result = async {
-        process.initialize().await?;
-        let servers = process.mcp_status_settled(patience).await?;
+        view.reload().await?;
         // Only a server the catalog lists.
-        if !servers.iter().any(|s| s.name == name) {
-            let known: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+        if !view.servers().iter().any(|s| s.name == name) {
+            let known: Vec<&str> = view.servers().iter().map(|s| s.name.as_str()).collect();
             bail!(
                 "no MCP server `{name}` in the catalog (servers: {})",
                 if known.is_empty() {
@@ -127,7 +133,7 @@ async fn mcp_action(
                 }
             );
         }
-        let outcome = process.mcp_action(action, name).await?;
+        let outcome = view.act(action, name).await?;
         let mut out = std::io::stdout().lock();
         if let Some(url) = &outcome.auth_url {
             // The URL is for the user's own browser; Orbit never opens it
@@ -135,18 +141,22 @@ async fn mcp_action(
             writeln!(out, "{url}")?;
             drop(out);
             if outcome.awaiting_callback {
-                let status = wait_connected(&mut process, name, Duration::from_mins(5)).await?;
-                writeln!(std::io::stderr().lock(), "orbit: `{name}` is {status}")?;
+                let row = view.await_connected(name, Duration::from_mins(5)).await?;
+                writeln!(
+                    std::io::stderr().lock(),
+                    "orbit: `{name}` is {}",
+                    row.status
+                )?;
             }
         } else {
-            let servers = process.mcp_status_settled(patience).await?;
-            let status = servers
+            let status = view
+                .servers()
                 .iter()
                 .find(|s| s.name == name)
                 .map_or("gone", |s| s.status.as_str());
             writeln!(out, "{name}: {status}")?;
         }
-        if action.restarts_conversations() {
+        if outcome.restart_conversations {
             writeln!(
                 std::io::stderr().lock(),
                 "orbit: saved in Claude Code's settings; conversations load it at their next prompt"
@@ -155,29 +165,8 @@ async fn mcp_action(
         Ok(ExitCode::SUCCESS)
     }
     .await;
-    process.close().await;
+    view.close().await;
     result
-}
-
-/// Polls `mcp_status` until `name` connects (an OAuth sign-in completing),
-/// or `limit` passes.
-async fn wait_connected(
-    process: &mut ControlProcess,
-    name: &str,
-    limit: Duration,
-) -> anyhow::Result<String> {
-    let start = Instant::now();
-    loop {
-        let servers = process.mcp_status().await?;
-        let status = servers
-            .iter()
-            .find(|s| s.name == name)
-            .map_or_else(|| "gone".to_owned(), |s| s.status.clone());
-        if status == "connected" || start.elapsed() >= limit {
-            return Ok(status);
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
 }
 
 fn print_catalog(catalog: &Catalog, json: bool) -> anyhow::Result<()> {

@@ -297,3 +297,130 @@ proptest::proptest! {
         let _ = orbit_agent::summarize_transcript(&data[..], "p", data.len() as u64, 0);
     }
 }
+
+/// The stems of the `.jsonl` files under `dir`, at any depth.
+fn transcripts_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                found.push(path.file_stem().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    found
+}
+
+/// The real CLI writes the transcripts: two turns (a Read; a subagent that
+/// reads), then `--resume` with a third. The listing has that one
+/// conversation, once, with all three prompts; the subagent's transcript is
+/// counted as a subagent, not listed as a conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_transcripts_the_real_cli_wrote() {
+    use orbit_agent::AgentProcess as _;
+    use orbit_types::TurnOutcome;
+    use serde_json::json;
+
+    use crate::fake_api::{text, text_and_tool, tool};
+    use crate::harness::{Env, Run};
+
+    let env = Env::new().await;
+    let ws = env.ws.path().to_path_buf();
+    let readme = ws.join("README.md");
+    let main_rs = ws.join("src/main.rs");
+    env.api.script([
+        tool("Read", json!({"file_path": readme})),
+        text("The readme is a demo."),
+        text_and_tool(
+            "Delegating.",
+            "Agent",
+            json!({"description": "Read main", "subagent_type": "general-purpose",
+                   "prompt": "Read src/main.rs and summarize it.", "run_in_background": false}),
+        ),
+        text("The subagent says main prints hi."),
+        text("Third answer."),
+    ]);
+    env.api.script_subagent([
+        tool("Read", json!({"file_path": main_rs})),
+        text("main prints hi"),
+    ]);
+    let backend = env.backend();
+    let mut run = Run::start(&backend, &env.spec());
+    run.process
+        .prompt("First prompt: read the readme.")
+        .unwrap();
+    let first = run.turn_end().await;
+    assert_eq!(first.outcome, TurnOutcome::Completed, "{:#?}", run.seen);
+    run.process
+        .prompt("Second prompt: use a subagent.")
+        .unwrap();
+    let second = run.turn_end().await;
+    assert_eq!(second.outcome, TurnOutcome::Completed, "{:#?}", run.seen);
+    let session = second.session_id.clone().unwrap();
+    run.process.dispose();
+    run.exit().await;
+
+    let mut spec = env.spec();
+    spec.resume = Some(session.clone());
+    let mut resumed = Run::start(&backend, &spec);
+    resumed.process.prompt("Third prompt, resumed.").unwrap();
+    let third = resumed.turn_end().await;
+    assert_eq!(third.outcome, TurnOutcome::Completed, "{:#?}", resumed.seen);
+    assert_eq!(third.session_id.as_deref(), Some(session.as_str()));
+    resumed.process.dispose();
+    resumed.exit().await;
+
+    let config_dir = env.home.path().join(".claude");
+    let history = ConversationHistory::new(&config_dir, &ws, None);
+    let listed = history.list().unwrap();
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    let c = &listed[0];
+    assert_eq!(c.id, session);
+    assert_eq!(
+        c.prompts,
+        [
+            "First prompt: read the readme.",
+            "Second prompt: use a subagent.",
+            "Third prompt, resumed."
+        ]
+    );
+    assert_eq!(c.prompt_count, 3);
+    assert_eq!(c.models, ["claude-opus-5-5"]);
+    assert_eq!(c.subagents, 1);
+    // The main transcript's own tool calls: the subagent's Read of
+    // src/main.rs is in its own transcript, not counted here.
+    assert_eq!(c.files_touched, [readme.to_string_lossy().into_owned()]);
+    // No /rename and no generated title: the last prompt.
+    assert_eq!(c.title, "Third prompt, resumed.");
+    assert_eq!(
+        c.cwd.as_deref(),
+        Some(ws.canonicalize().unwrap().to_string_lossy().as_ref())
+    );
+    assert!(c.created.is_some() && c.size > 0);
+    // On disk: one main transcript (the resume appended to it) and the
+    // subagent's transcript beside it, which the listing does not show.
+    let project = std::fs::read_dir(config_dir.join("projects"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join(format!("{session}.jsonl")).is_file())
+        .unwrap();
+    let mains: Vec<_> = std::fs::read_dir(&project)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert_eq!(mains.len(), 1, "{mains:?}");
+    let agents = transcripts_under(&project.join(&session));
+    assert_eq!(agents.len(), 1, "{agents:?}");
+    assert!(agents[0].starts_with("agent-"), "{agents:?}");
+    assert!(listed.iter().all(|l| !agents.contains(&l.id)));
+    assert!(history.resume_path(&session).is_ok());
+    assert!(matches!(
+        history.resume_path(&agents[0]),
+        Err(HistoryError::NotListed { .. })
+    ));
+}

@@ -12,6 +12,8 @@ mod fake_api;
 mod fake_cli;
 mod harness;
 mod history;
+mod mcp_view;
+mod prompts;
 mod real_cli;
 mod service;
 mod skills;

@@ -608,3 +608,45 @@ async fn a_process_with_background_work_is_kept_until_a_turn_ends_without_it() {
     assert_eq!(f.phase("c1"), (ConversationPhase::Idle, false));
     assert_eq!(f.calls(), [Call::Dispose { n: 0 }]);
 }
+
+/// An MCP change (every MCP view action but reconnect): each warm
+/// conversation starts a new process with `--resume` at its next prompt;
+/// nothing happens before it.
+#[tokio::test]
+async fn restart_all_at_next_prompt_resumes_warm_conversations() {
+    let mut f = Fixture::new();
+    f.service.prompt(None, "a").unwrap();
+    f.finish(0, "s1").await;
+    assert_eq!(f.phase("c1"), (ConversationPhase::Idle, true));
+    f.calls();
+    f.service.restart_all_at_next_prompt();
+    assert_eq!(f.calls(), []);
+    assert_eq!(f.phase("c1"), (ConversationPhase::Idle, true));
+    f.service.prompt(None, "b").unwrap();
+    assert_eq!(
+        f.calls(),
+        [
+            Call::Dispose { n: 0 },
+            Call::Start {
+                n: 1,
+                resume: Some("s1".into()),
+                model: None
+            },
+            Call::Prompt {
+                n: 1,
+                text: "b".into()
+            },
+        ]
+    );
+    // Once restarted, the next prompt keeps the process.
+    f.finish(1, "s1").await;
+    f.calls();
+    f.service.prompt(None, "c").unwrap();
+    assert_eq!(
+        f.calls(),
+        [Call::Prompt {
+            n: 1,
+            text: "c".into()
+        }]
+    );
+}
