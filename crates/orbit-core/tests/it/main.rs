@@ -14,5 +14,6 @@
     reason = "tests fail loudly and use std::fs directly"
 )]
 
+mod controller;
 mod hub;
 mod mcp_host;
