@@ -1341,23 +1341,23 @@ fn bypass_variant() -> impl Strategy<Value = String> {
 
 fn skill_name() -> impl Strategy<Value = String> {
     prop_oneof![
-        (0..10u8).prop_map(|i| format!("s{i}")),
-        Just("review".to_owned()),
-        Just("/pdf".to_owned()),
-        Just("two words".to_owned()),
-        ".{0,10}",
+        12 => (0..10u8).prop_map(|i| format!("s{i}")),
+        1 => Just("review".to_owned()),
+        1 => Just("/pdf".to_owned()),
+        1 => Just("two words".to_owned()),
+        1 => ".{0,10}",
     ]
 }
 
 fn file_name() -> impl Strategy<Value = String> {
     prop_oneof![
-        (0..25u8).prop_map(|i| format!("f/{i}.rs")),
-        Just("src/a.rs".to_owned()),
-        Just("docs/a b.md".to_owned()),
-        Just("odd\"name.rs".to_owned()),
-        Just("/etc/passwd".to_owned()),
-        Just("../src/a.rs".to_owned()),
-        ".{0,12}",
+        24 => (0..25u8).prop_map(|i| format!("f/{i}.rs")),
+        1 => Just("src/a.rs".to_owned()),
+        1 => Just("docs/a b.md".to_owned()),
+        1 => Just("odd\"name.rs".to_owned()),
+        1 => Just("/etc/passwd".to_owned()),
+        1 => Just("../src/a.rs".to_owned()),
+        1 => ".{0,12}",
     ]
 }
 
@@ -1453,8 +1453,8 @@ proptest! {
     #[test]
     fn prompts_carry_limited_catalog_skills_and_graph_files(
         text in "[a-z][a-z ]{0,11}",
-        skills in proptest::collection::vec(skill_name(), 0..16),
-        files in proptest::collection::vec(file_name(), 0..40),
+        skills in proptest::collection::vec(skill_name(), 0..24),
+        files in proptest::collection::vec(file_name(), 0..60),
     ) {
         let w = World::new();
         let request = PageRequest::Prompt { key: None, text: text.clone(), skills: skills.clone(), files: files.clone() };
