@@ -1558,3 +1558,75 @@ fn files_is_a_small_trait() {
     ));
     assert_eq!(p.files, strings(&["SRC/A.RS"]));
 }
+
+/// Through a real graph: a workspace-relative or absolute path inside the
+/// workspace is a graph file (carried as its graph path); a path that
+/// climbs out, an ignored or missing file is not.
+#[test]
+fn graph_files_through_a_real_graph() {
+    use orbit_core::controller::GraphFiles;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/a.rs"), "mod b;\n").unwrap();
+    std::fs::write(root.join("src/b.rs"), "").unwrap();
+    std::fs::write(root.join(".gitignore"), "secret.rs\n").unwrap();
+    std::fs::write(root.join("secret.rs"), "").unwrap();
+    let outside = tempfile::NamedTempFile::new().unwrap();
+    let graph = orbit_graph::Graph::build(
+        root,
+        orbit_graph::GraphOptions {
+            cache_dir: None,
+            ..orbit_graph::GraphOptions::default()
+        },
+    )
+    .unwrap();
+    let w = World::new();
+    let absolute_b = root.join("src/b.rs").to_str().unwrap().to_owned();
+    let outside = outside.path().to_str().unwrap().to_owned();
+    let request = prompt(
+        None,
+        "x",
+        &[],
+        &[
+            "src/a.rs",
+            &absolute_b,
+            "src/../../x.rs",
+            "secret.rs",
+            "src/none.rs",
+            &outside,
+        ],
+    );
+    let page_files = GraphFiles(&graph);
+    let page = Facts {
+        files: &page_files,
+        ..w.facts(Origin::Page)
+    };
+    let p = prompt_decision(decide(&request, &page));
+    assert_eq!(p.files, strings(&["src/a.rs", "src/b.rs"]));
+    let gone: Vec<&str> = p.dropped.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(
+        gone,
+        [
+            "src/../../x.rs",
+            "secret.rs",
+            "src/none.rs",
+            outside.as_str()
+        ]
+    );
+    // The host may add the outside file, which exists.
+    let host_files = HostFiles(&page_files);
+    let host = Facts {
+        files: &host_files,
+        ..w.facts(Origin::Host)
+    };
+    let p = prompt_decision(decide(&request, &host));
+    assert_eq!(
+        p.files,
+        vec![
+            "src/a.rs".to_owned(),
+            "src/b.rs".to_owned(),
+            outside.clone()
+        ]
+    );
+}
