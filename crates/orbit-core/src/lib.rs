@@ -8,7 +8,7 @@
 //! parse cache) and the keypad tool (read from a running hub through the
 //! control socket). [`controller`] decides what the user may send back to
 //! Claude: every page or host request becomes a typed decision or a typed
-//! refusal. The session projector comes next, in its own module.
+//! refusal.
 #![warn(missing_docs)]
 
 pub mod controller;
