@@ -12,5 +12,6 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod live;
 pub mod mcp_host;
 pub mod projector;

@@ -130,6 +130,10 @@ struct Conv {
     before_cards: Option<(HudPhase, Option<String>, Option<String>)>,
     creates: VecDeque<PendingCreate>,
     warm: bool,
+    /// A prompt was sent and its turn has not ended.
+    in_turn: bool,
+    /// Stop was asked: "Stopping" until the turn ends.
+    stopping: bool,
 }
 
 impl Conv {
@@ -177,6 +181,8 @@ impl Conv {
             before_cards: None,
             creates: VecDeque::new(),
             warm: false,
+            in_turn: false,
+            stopping: false,
         }
     }
 
@@ -202,6 +208,9 @@ impl Conv {
     }
 
     fn set_phase(&mut self, phase: HudPhase, label: Option<String>, file: Option<String>) {
+        if self.stopping {
+            return;
+        }
         if self.state.pending.is_empty() {
             self.state.phase = phase;
             self.state.label = label;
@@ -300,6 +309,16 @@ impl SessionProjector {
             .find(|c| c.request_id() == request_id)
     }
 
+    /// Files Claude wrote that are not in the graph yet (absolute paths).
+    #[must_use]
+    pub fn pending_creates(&self) -> Vec<PathBuf> {
+        self.order
+            .iter()
+            .filter_map(|k| self.convs.get(k))
+            .flat_map(|c| c.creates.iter().map(|p| p.absolute.clone()))
+            .collect()
+    }
+
     /// A conversation's transcript (its own entries, then its subagents').
     #[must_use]
     pub fn transcript(&self, key: &str) -> Option<(Vec<TranscriptEntry>, Vec<TranscriptEntry>)> {
@@ -322,7 +341,9 @@ impl SessionProjector {
     /// The owner sent a prompt to `key`: the prompt entry shows the user's
     /// own text, skills and files rather than the encoded prompt.
     pub fn note_prompt(&mut self, key: &str, note: PromptNote) {
-        self.conv(key).note = Some(note);
+        let conv = self.conv(key);
+        conv.note = Some(note);
+        conv.in_turn = true;
     }
 
     /// A notice in `key`'s transcript (a dropped skill or file, ...).
@@ -342,12 +363,14 @@ impl SessionProjector {
     /// Stop was asked for `key`: "Stopping" until the turn ends.
     pub fn stopping(&mut self, key: &str) -> Vec<PageMessage> {
         let conv = self.conv(key);
-        if matches!(conv.state.phase, HudPhase::Idle | HudPhase::Failed) {
+        if !conv.in_turn {
             return Vec::new();
         }
+        // An interrupt denies the pending requests first.
         conv.state.pending.clear();
         conv.before_cards = None;
         conv.set_phase(HudPhase::Stopping, Some("Stopping".to_owned()), None);
+        conv.stopping = true;
         self.flush(key)
     }
 
@@ -579,6 +602,8 @@ impl SessionProjector {
                 },
             );
         }
+        conv.in_turn = false;
+        conv.stopping = false;
         if conv.state.phase == HudPhase::Stopping {
             conv.state.phase = HudPhase::Idle;
             conv.state.label = None;
@@ -843,6 +868,7 @@ fn turn_started(conv: &mut Conv, prompt: &str) {
         ..PromptNote::default()
     });
     conv.state.turns += 1;
+    conv.in_turn = true;
     conv.state.pending.clear();
     conv.before_cards = None;
     conv.state.turn_cost_usd = None;
@@ -869,9 +895,7 @@ fn turn_started(conv: &mut Conv, prompt: &str) {
             files: note.files,
         },
     );
-    conv.state.phase = HudPhase::Thinking;
-    conv.state.label = Some("Thinking".to_owned());
-    conv.state.file = None;
+    conv.set_phase(HudPhase::Thinking, Some("Thinking".to_owned()), None);
     conv.keypad_activity("thinking");
     conv.keypad.message = None;
     conv.keypad.status_detail = None;
@@ -1265,6 +1289,8 @@ fn question_card(request: &QuestionRequest) -> QuestionCard {
 }
 
 fn turn_ended(conv: &mut Conv, end: &TurnEnd) {
+    conv.in_turn = false;
+    conv.stopping = false;
     conv.state.pending.clear();
     conv.before_cards = None;
     conv.state.turn_cost_usd = Some(end.cost_usd);

@@ -21,6 +21,9 @@ use orbit_common::Locations;
 use orbit_types::{AgentEvent, PermissionRequest, ProcessExit, QuestionRequest, TurnOutcome};
 use tokio::sync::mpsc;
 
+use crate::page_events::PageEvents;
+use orbit_core::projector::PromptNote;
+
 #[derive(Debug, Args)]
 pub(crate) struct TrustArgs {
     /// The folder to trust (its subfolders too).
@@ -297,6 +300,22 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
         tracing::debug!("no terminal: permission requests will be refused");
     }
     let (prompt, resume) = prepare_prompt(args, &dir)?;
+    let page = if args.events {
+        Some(PageEvents::start(
+            &dir,
+            PromptNote {
+                text: args.prompt.clone(),
+                skills: args.skills.clone(),
+                files: args
+                    .files
+                    .iter()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .collect(),
+            },
+        )?)
+    } else {
+        None
+    };
     let runtime = runtime()?;
     runtime.block_on(async {
         let probed = probe::probe(current.path.as_deref(), &ProbeEnv::from_env()).await?;
@@ -327,7 +346,7 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
             }
         }
         process.prompt(&prompt)?;
-        drive(args, &process, rx).await
+        drive(args, &process, rx, page).await
     })
 }
 
@@ -340,9 +359,12 @@ async fn drive(
     args: &AskArgs,
     process: &orbit_agent::CliProcess,
     mut rx: mpsc::UnboundedReceiver<Seen>,
+    mut page: Option<PageEvents>,
 ) -> anyhow::Result<ExitCode> {
     let mut outcome = None;
     let mut interrupted = false;
+    let mut ticks = tokio::time::interval(orbit_core::projector::TICK);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let seen = tokio::select! {
             seen = rx.recv() => seen,
@@ -351,7 +373,27 @@ async fn drive(
                     process.dispose();
                 } else {
                     interrupted = true;
+                    if let Some(page) = &mut page {
+                        page.stopping()?;
+                    }
                     process.interrupt();
+                }
+                continue;
+            }
+            _ = ticks.tick(), if page.is_some() => {
+                if let Some(page) = &mut page {
+                    page.tick()?;
+                }
+                continue;
+            }
+            Some(_) = async {
+                match &mut page {
+                    Some(page) => page.next_delta().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                if let Some(page) = &mut page {
+                    page.graph_changed()?;
                 }
                 continue;
             }
@@ -359,13 +401,18 @@ async fn drive(
         let Some(seen) = seen else { break };
         match seen {
             Seen::Exit(exit) => {
-                if args.events {
+                if let Some(page) = &mut page {
+                    page.exited(&exit)?;
+                    page.finish()?;
+                } else if args.events {
                     print_event(&AgentEvent::Exited(exit))?;
                 }
                 break;
             }
             Seen::Event(event) => {
-                if args.events {
+                if let Some(page) = &mut page {
+                    page.event(&event)?;
+                } else if args.events {
                     print_event(&event)?;
                 } else {
                     show(&event)?;
@@ -373,11 +420,17 @@ async fn drive(
                 match event {
                     AgentEvent::PermissionRequest(request) => {
                         let answer = permission_answer(args.permissions, &request)?;
-                        process.answer(&request.request_id, answer)?;
+                        process.answer(&request.request_id, answer.clone())?;
+                        if let Some(page) = &mut page {
+                            page.answered(&request.request_id, &answer)?;
+                        }
                     }
                     AgentEvent::QuestionRequest(request) => {
                         let answer = question_answer(args.questions, &request)?;
-                        process.answer(&request.request_id, answer)?;
+                        process.answer(&request.request_id, answer.clone())?;
+                        if let Some(page) = &mut page {
+                            page.answered(&request.request_id, &answer)?;
+                        }
                     }
                     AgentEvent::TurnEnded(end) => {
                         outcome = Some(end.outcome);

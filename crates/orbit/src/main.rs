@@ -9,6 +9,7 @@ mod history_cmd;
 mod hub_cmd;
 mod keypad_cmd;
 mod mcp_cmd;
+mod page_events;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -1,7 +1,7 @@
 //! orbit-core's integration tests: the MCP host's answers (graph tools on a
 //! fixture workspace, workspace resolution and authorization, argument
 //! validation, the audit) and the keypad's control-socket client against a
-//! fake control socket.
+//! fake control socket; the controller's rules.
 #![allow(
     clippy::needless_pass_by_value,
     clippy::format_push_string,
@@ -15,5 +15,24 @@
 )]
 
 mod controller;
+#[path = "../../../orbit-agent/tests/it/fake_api.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod fake_api;
+#[path = "../../../orbit-agent/tests/it/harness.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod harness;
 mod hub;
 mod mcp_host;
+#[path = "../../../orbit-agent/tests/it/support.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod support;
+mod table;

@@ -62,10 +62,35 @@ impl Setup {
     }
 }
 
-fn events(output: &Output) -> Vec<Value> {
+/// Every line of `--events`: agent events (`"event"`) and the page's
+/// messages (`"type"`), each line one or the other.
+fn lines(output: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            assert!(
+                v.get("event").is_some() != v.get("type").is_some(),
+                "each line is an agent event or a page message: {l}"
+            );
+            v
+        })
+        .collect()
+}
+
+/// The agent events of `--events`.
+fn events(output: &Output) -> Vec<Value> {
+    lines(output)
+        .into_iter()
+        .filter(|v| v.get("event").is_some())
+        .collect()
+}
+
+/// The page's messages of `--events`.
+fn page(output: &Output) -> Vec<Value> {
+    lines(output)
+        .into_iter()
+        .filter(|v| v.get("type").is_some())
         .collect()
 }
 
@@ -128,6 +153,50 @@ fn events_are_json_lines_and_a_good_turn_exits_0() {
         "settings reach the process: {argv:?}"
     );
     assert_eq!(events[3]["outcome"], "completed");
+
+    // The page's messages follow the agent events they come from: the
+    // prompt entry as the user wrote it, the reply, a turn line, and the
+    // session going Thinking -> Writing a reply -> idle with its cost.
+    let page = page(&out);
+    let entries: Vec<&Value> = page
+        .iter()
+        .filter(|m| m["type"] == "transcript")
+        .flat_map(|m| m["entries"].as_array().unwrap())
+        .collect();
+    let kinds: Vec<&str> = entries
+        .iter()
+        .map(|e| e["body"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["prompt", "reply", "turnEnd"], "{page:#?}");
+    assert_eq!(entries[0]["body"]["text"], "Do it.");
+    assert_eq!(entries[2]["body"]["outcome"], "completed");
+    let mut labels: Vec<&Value> = page
+        .iter()
+        .filter(|m| m["type"] == "session")
+        .map(|m| &m["label"])
+        .collect();
+    // A state is sent whenever it changes (the session id arriving too).
+    labels.dedup();
+    assert_eq!(
+        labels,
+        [
+            &Value::from("Thinking"),
+            &Value::from("Writing a reply"),
+            &Value::Null
+        ],
+        "{page:#?}"
+    );
+    let last = page.iter().rev().find(|m| m["type"] == "session").unwrap();
+    assert_eq!(last["phase"], "idle");
+    assert_eq!(last["lastOutcome"], "completed");
+    assert_eq!(last["key"], "c1");
+    let mut keypad: Vec<&str> = page
+        .iter()
+        .filter(|m| m["type"] == "keypad")
+        .map(|m| m["activity"].as_str().unwrap())
+        .collect();
+    keypad.dedup();
+    assert_eq!(keypad, ["thinking", "streaming", "done"], "{page:#?}");
 }
 
 #[test]

@@ -1,0 +1,119 @@
+//! `LiveGraph`: a workspace's graph kept live by its watcher on a thread of
+//! its own, shared with whoever reads it (the projector resolves tool paths
+//! against it; each change is reported as a [`GraphDelta`]).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use orbit_graph::{Graph, GraphWatcher};
+use orbit_types::GraphDelta;
+use tokio::sync::mpsc;
+
+/// How long the watcher thread waits for a batch before it checks whether it
+/// should stop.
+const POLL: Duration = Duration::from_millis(100);
+
+/// A graph and the thread that keeps it live.
+pub struct LiveGraph {
+    graph: Arc<RwLock<Graph>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for LiveGraph {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("LiveGraph").finish_non_exhaustive()
+    }
+}
+
+impl LiveGraph {
+    /// Starts watching `graph`'s folders; events closer together than
+    /// `debounce` come as one update. Each update that changed something is
+    /// sent on the returned receiver.
+    ///
+    /// # Errors
+    /// When the watcher cannot start.
+    pub fn start(
+        mut graph: Graph,
+        debounce: Duration,
+    ) -> Result<(Self, mpsc::UnboundedReceiver<GraphDelta>), orbit_graph::Error> {
+        graph.prepare_live_updates();
+        let mut watcher = GraphWatcher::new(&graph, debounce)?;
+        if watcher.failed_folders() > 0 {
+            tracing::warn!(
+                "{} folders could not be watched (raise fs.inotify.max_user_watches)",
+                watcher.failed_folders()
+            );
+        }
+        let graph = Arc::new(RwLock::new(graph));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::unbounded_channel();
+        let thread = {
+            let graph = Arc::clone(&graph);
+            let stop = Arc::clone(&stop);
+            std::thread::Builder::new()
+                .name("orbit-live-graph".to_owned())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some(paths) = watcher.next_batch(POLL) else {
+                            continue;
+                        };
+                        let delta = {
+                            let mut graph = graph.write().unwrap_or_else(PoisonError::into_inner);
+                            let delta = if paths.is_empty() {
+                                graph.rescan()
+                            } else {
+                                graph.apply_changes(&paths)
+                            };
+                            watcher.sync_folders(&graph);
+                            delta
+                        };
+                        if changed(&delta) && tx.send(delta).is_err() {
+                            break;
+                        }
+                    }
+                })
+                .ok()
+        };
+        Ok((
+            Self {
+                graph,
+                stop,
+                thread,
+            },
+            rx,
+        ))
+    }
+
+    /// The graph as it is now (hold the guard briefly: updates wait for it).
+    pub fn read(&self) -> RwLockReadGuard<'_, Graph> {
+        self.graph.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Applies changes to `paths` now, without waiting for the watcher (the
+    /// owner knows a file was written and is about to stop watching).
+    pub fn update_now(&self, paths: &[PathBuf]) -> GraphDelta {
+        let mut graph = self.graph.write().unwrap_or_else(PoisonError::into_inner);
+        graph.apply_changes(paths)
+    }
+}
+
+impl Drop for LiveGraph {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn changed(delta: &GraphDelta) -> bool {
+    !(delta.nodes_added.is_empty()
+        && delta.nodes_removed.is_empty()
+        && delta.nodes_changed.is_empty()
+        && delta.edges_added.is_empty()
+        && delta.edges_removed.is_empty())
+}

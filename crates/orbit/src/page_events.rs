@@ -1,0 +1,129 @@
+//! `orbit ask --events`: what the page would show, as JSON lines. Each agent
+//! event is printed as before (`"event": ...`), followed by the page
+//! messages it produced (`"type": ...`, see `docs/page-protocol.md`); the
+//! workspace's graph is built (with its cache) and kept live while the turn
+//! runs, so tool paths link and light as they would on the page.
+
+use std::io::{self, Write as _};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use orbit_agent::Answer;
+use orbit_core::live::LiveGraph;
+use orbit_core::projector::{PromptNote, SessionProjector};
+use orbit_graph::{Graph, GraphOptions};
+use orbit_types::{AgentEvent, GraphDelta, PageMessage, ProcessExit};
+use tokio::sync::mpsc;
+
+/// `orbit ask` has one conversation.
+pub(crate) const KEY: &str = "c1";
+
+/// The live-update debounce while a turn runs.
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
+pub(crate) struct PageEvents {
+    projector: SessionProjector,
+    live: LiveGraph,
+    deltas: mpsc::UnboundedReceiver<GraphDelta>,
+}
+
+impl PageEvents {
+    /// Builds the graph of `dir` and starts keeping it live.
+    pub(crate) fn start(dir: &Path, note: PromptNote) -> anyhow::Result<Self> {
+        let graph = Graph::build(dir, GraphOptions::default())
+            .with_context(|| format!("cannot build the graph of `{}`", dir.display()))?;
+        let (live, deltas) =
+            LiveGraph::start(graph, DEBOUNCE).context("cannot watch the workspace")?;
+        let mut projector = SessionProjector::new();
+        projector.note_prompt(KEY, note);
+        Ok(Self {
+            projector,
+            live,
+            deltas,
+        })
+    }
+
+    /// An agent event: the event's line, then the page's messages.
+    pub(crate) fn event(&mut self, event: &AgentEvent) -> anyhow::Result<()> {
+        print_line(event)?;
+        let messages = {
+            let graph = self.live.read();
+            self.projector.agent_event(KEY, event, &*graph)
+        };
+        print_all(&messages)
+    }
+
+    /// The process ended.
+    pub(crate) fn exited(&mut self, exit: &ProcessExit) -> anyhow::Result<()> {
+        print_line(&AgentEvent::Exited(exit.clone()))?;
+        let messages = self.projector.exited(KEY, exit);
+        print_all(&messages)
+    }
+
+    /// The user (or the flags) answered a card.
+    pub(crate) fn answered(&mut self, request_id: &str, answer: &Answer) -> anyhow::Result<()> {
+        let messages = self.projector.answered(KEY, request_id, answer);
+        print_all(&messages)
+    }
+
+    /// Stop was asked.
+    pub(crate) fn stopping(&mut self) -> anyhow::Result<()> {
+        let messages = self.projector.stopping(KEY);
+        print_all(&messages)
+    }
+
+    /// The 100 ms tick: activity batches.
+    pub(crate) fn tick(&mut self) -> anyhow::Result<()> {
+        let messages = self.projector.tick();
+        print_all(&messages)
+    }
+
+    /// Waits for the next live update of the graph.
+    pub(crate) async fn next_delta(&mut self) -> Option<GraphDelta> {
+        self.deltas.recv().await
+    }
+
+    /// The graph changed: creates light up.
+    pub(crate) fn graph_changed(&mut self) -> anyhow::Result<()> {
+        let messages = {
+            let graph = self.live.read();
+            self.projector.graph_changed(&*graph)
+        };
+        print_all(&messages)
+    }
+
+    /// The turn is over: files Claude wrote that the watcher has not reported
+    /// yet are updated now (so their creates are not lost when the command
+    /// exits), then the last tick.
+    pub(crate) fn finish(&mut self) -> anyhow::Result<()> {
+        while self.deltas.try_recv().is_ok() {}
+        let pending = self.projector.pending_creates();
+        if !pending.is_empty() {
+            self.live.update_now(&pending);
+        }
+        self.graph_changed()?;
+        self.tick()
+    }
+}
+
+fn print_line(value: &AgentEvent) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer(&mut out, value)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}
+
+fn print_all(messages: &[PageMessage]) -> anyhow::Result<()> {
+    if messages.is_empty() {
+        return Ok(());
+    }
+    let mut out = io::stdout().lock();
+    for message in messages {
+        serde_json::to_writer(&mut out, message)?;
+        writeln!(out)?;
+    }
+    out.flush()?;
+    Ok(())
+}
