@@ -6,10 +6,12 @@
 //! workspaces this machine knows, by selector, never a raw path), the audit
 //! of every call, the graph tools (answered from `orbit-graph` with its
 //! parse cache) and the keypad tool (read from a running hub through the
-//! control socket). The session projector and controller come next, each in
-//! its own module.
+//! control socket). [`controller`] decides what the user may send back to
+//! Claude: every page or host request becomes a typed decision or a typed
+//! refusal.
 #![warn(missing_docs)]
 
+pub mod controller;
 pub mod live;
 pub mod mcp_host;
 pub mod projector;

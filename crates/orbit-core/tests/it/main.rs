@@ -1,7 +1,7 @@
 //! orbit-core's integration tests: the MCP host's answers (graph tools on a
 //! fixture workspace, workspace resolution and authorization, argument
 //! validation, the audit) and the keypad's control-socket client against a
-//! fake control socket.
+//! fake control socket; the controller's rules.
 #![allow(
     clippy::needless_pass_by_value,
     clippy::format_push_string,
@@ -14,6 +14,7 @@
     reason = "tests fail loudly and use std::fs directly"
 )]
 
+mod controller;
 #[path = "../../../orbit-agent/tests/it/fake_api.rs"]
 #[allow(
     dead_code,
