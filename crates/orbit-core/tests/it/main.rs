@@ -16,3 +16,5 @@
 
 mod hub;
 mod mcp_host;
+mod projector_replay;
+mod projector_snapshots;
