@@ -16,5 +16,7 @@
 
 mod hub;
 mod mcp_host;
+mod projector_props;
 mod projector_replay;
+mod projector_rules;
 mod projector_snapshots;

@@ -108,13 +108,12 @@ async fn check(name: &str) -> Replay {
     let last_state = replay
         .steps
         .iter()
-        .flat_map(|s| &s.out)
-        .filter_map(|m| match m {
-            PageMessage::Session(s) => Some(s),
+        .rev()
+        .flat_map(|s| s.out.iter().rev())
+        .find_map(|m| match m {
+            PageMessage::Session(s) => Some(s.clone()),
             _ => None,
-        })
-        .last()
-        .cloned();
+        });
     if let Some(last) = last_state {
         assert_eq!(Some(&last), replay.projector.state(KEY), "{name}: state");
     }
@@ -125,7 +124,7 @@ async fn check(name: &str) -> Replay {
             .state(KEY)
             .is_none_or(|s| s.pending.is_empty())
     );
-    let root = regex_escape(&replay._ws.path().to_string_lossy());
+    let root = regex_escape(&replay.ws.path().to_string_lossy());
     insta::with_settings!({
         prepend_module_to_snapshot => false,
         filters => vec![(root.as_str(), "[ws]")],
@@ -151,7 +150,7 @@ fn regex_escape(text: &str) -> String {
 // One test per capture. Each comment says what was reviewed in its snapshot.
 // ---------------------------------------------------------------------------
 
-/// `a_initialize`: the catalog's exchange (initialize, mcp_status), no
+/// `a_initialize`: the catalog's exchange (`initialize`, `mcp_status`), no
 /// prompt. Checked: nothing reaches the page but the `sessions` snapshots
 /// and the first idle state and keypad ("starting", "New conversation"):
 /// no transcript, no activity.
@@ -377,7 +376,7 @@ async fn m_control_misc() {
 /// Bash card denied is a `denied` entry; the two new files glow as creates
 /// after the live update.
 /// WRONG in this snapshot (reported, see `projector_rules`): the declined
-/// question card's error result shows as a warning "AskUserQuestion failed:
+/// question card's error result shows as a warning "`AskUserQuestion` failed:
 /// User declined to answer." instead of a `denied` entry.
 #[tokio::test]
 async fn o_permission_variants() {
