@@ -15,8 +15,9 @@
 //! That is what any consumer does with an agent event at the least (`orbit
 //! ask --events` printing it as a JSON line; the host serializing what it
 //! sends the page), so the ratio says what the projection costs next to
-//! merely encoding its input once. Goal: the projector is not slower than
-//! the baseline by more than a small factor (< 5x).
+//! merely encoding its input once. The issue sets no goal for it; the
+//! figure also includes the real graph's path resolution (a `canonicalize`
+//! per file tool call and per workspace link, about a fifth of the time).
 //!
 //! Memory: a counting global allocator (`stats_alloc`, safe to install)
 //! gives the bytes the projector holds (allocated minus freed since it was
@@ -303,9 +304,12 @@ fn held<T>(f: impl FnOnce() -> T) -> (T, i64) {
     let value = f();
     let change = region.change();
     let to_i64 = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-    let net = to_i64(change.bytes_allocated) - to_i64(change.bytes_deallocated)
-        + i64::try_from(change.bytes_reallocated).unwrap_or(0);
-    (value, net)
+    // `stats_alloc` already counts a realloc's growth or shrink in
+    // `bytes_allocated` / `bytes_deallocated`.
+    (
+        value,
+        to_i64(change.bytes_allocated) - to_i64(change.bytes_deallocated),
+    )
 }
 
 /// The projector after `events` events of the session, fed turn by turn
@@ -363,10 +367,11 @@ fn bench(c: &mut Criterion) {
     let _ = writeln!(
         out,
         "projector: {events} events ({sent} page messages); projector {:.0} events/s, \
-         serde_json::to_vec {:.0} events/s; projector time / baseline time {:.2} (goal < 5)",
+         serde_json::to_vec {:.0} events/s; projector time / baseline time {:.2}; {:.2} us per event",
         per_second(p),
         per_second(s),
         p.as_secs_f64() / s.as_secs_f64(),
+        p.as_secs_f64() * 1e6 / events as f64,
     );
     drop(steps);
 
