@@ -1,7 +1,10 @@
 //! orbit-core's integration tests: the MCP host's answers (graph tools on a
 //! fixture workspace, workspace resolution and authorization, argument
-//! validation, the audit) and the keypad's control-socket client against a
-//! fake control socket.
+//! validation, the audit), the keypad's control-socket client against a
+//! fake control socket, and the session projector: snapshots of its streams
+//! for every captured CLI exchange (`projector_snapshots`, replayed by
+//! `projector_replay`), property tests of its promises (`projector_props`),
+//! and hand-written cases (`projector_rules`).
 #![allow(
     clippy::needless_pass_by_value,
     clippy::format_push_string,
