@@ -234,6 +234,24 @@ proptest! {
             );
             // Activity only comes with the tick.
             prop_assert!(!out.iter().any(|m| matches!(m, PageMessage::Activity(_))));
+            // The call's entry is linked to exactly that file, or unlinked.
+            let linked: Vec<Option<String>> = out
+                .iter()
+                .filter_map(|m| match m {
+                    PageMessage::Transcript(update) => Some(&update.entries),
+                    _ => None,
+                })
+                .flatten()
+                .map(|e| match &e.body {
+                    orbit_types::EntryBody::Tool { file, .. } => file.clone(),
+                    _ => None,
+                })
+                .collect();
+            prop_assert_eq!(
+                linked,
+                vec![call.lights.as_ref().map(|(_, file)| file.clone())],
+                "{:?}", call
+            );
             let tick = projector.tick();
             let lit: Vec<_> = tick
                 .iter()
