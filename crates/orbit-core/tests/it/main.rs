@@ -1,7 +1,11 @@
 //! orbit-core's integration tests: the MCP host's answers (graph tools on a
 //! fixture workspace, workspace resolution and authorization, argument
-//! validation, the audit) and the keypad's control-socket client against a
-//! fake control socket; the controller's rules.
+//! validation, the audit), the keypad's control-socket client against a
+//! fake control socket, the controller's rules, the spec's table row by
+//! row through the real CLI (`table`), and the session projector: snapshots of its streams
+//! for every captured CLI exchange (`projector_snapshots`, replayed by
+//! `projector_replay`), property tests of its promises (`projector_props`),
+//! and hand-written cases (`projector_rules`).
 #![allow(
     clippy::needless_pass_by_value,
     clippy::format_push_string,
@@ -36,3 +40,7 @@ mod mcp_host;
 )]
 mod support;
 mod table;
+mod projector_props;
+mod projector_replay;
+mod projector_rules;
+mod projector_snapshots;
