@@ -117,6 +117,7 @@ fn turn(n: u64, root: &Path, subagents: bool) -> Vec<Step> {
             model: Some("claude-opus-5-5".to_owned()),
             permission_mode: Some("default".to_owned()),
             version: Some("2.1.328".to_owned()),
+            mcp_servers: Vec::new(),
         },
         AgentEvent::Thinking {
             message_id: format!("msg_{n}_a"),

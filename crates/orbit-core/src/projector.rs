@@ -223,6 +223,12 @@ impl Conv {
         }
     }
 
+    /// Whether the keypad follows what Claude does (no card waits, no stop
+    /// was asked).
+    fn keypad_live(&self) -> bool {
+        self.state.pending.is_empty() && !self.stopping
+    }
+
     fn keypad_tool(&mut self, label: &str, kind: &str) {
         "tool".clone_into(&mut self.keypad.activity);
         self.keypad.tool_label = Some(one_line(label, KEYPAD_TOOL_LABEL));
@@ -387,10 +393,15 @@ impl SessionProjector {
             return Vec::new();
         };
         let card = conv.state.pending.remove(index);
-        if let (PendingCard::Permission(card), Answer::Deny { .. }) = (&card, answer)
-            && let Some(id) = &card.tool_use_id
-        {
-            conv.denied.insert(id.clone());
+        let tool_use_id = match (&card, answer) {
+            (PendingCard::Permission(card), Answer::Deny { .. }) => card.tool_use_id.clone(),
+            (PendingCard::Questions(card), Answer::Deny { .. } | Answer::SkipQuestions) => {
+                card.tool_use_id.clone()
+            }
+            _ => None,
+        };
+        if let Some(id) = tool_use_id {
+            conv.denied.insert(id);
         }
         Self::cards_changed(conv);
         self.flush(key)
@@ -604,6 +615,9 @@ impl SessionProjector {
         }
         conv.in_turn = false;
         conv.stopping = false;
+        conv.subagents.clear();
+        conv.state.subagents = 0;
+        conv.keypad.subagent_count = 0;
         if conv.state.phase == HudPhase::Stopping {
             conv.state.phase = HudPhase::Idle;
             conv.state.label = None;
@@ -647,13 +661,17 @@ impl SessionProjector {
                 }
                 AgentEvent::Thinking { subagent: None, .. } => {
                     conv.set_phase(HudPhase::Thinking, Some("Thinking".to_owned()), None);
-                    if conv.state.pending.is_empty() {
+                    if conv.keypad_live() {
                         conv.keypad_activity("thinking");
                     }
                 }
                 AgentEvent::Thinking { .. }
                 | AgentEvent::Unknown { .. }
                 | AgentEvent::MalformedLine { .. }
+                | AgentEvent::UnknownFields { .. }
+                | AgentEvent::BlockStarted {
+                    subagent: Some(_), ..
+                }
                 | AgentEvent::Exited(_) => {}
                 AgentEvent::Text {
                     message_id,
@@ -802,7 +820,6 @@ impl SessionProjector {
                     tool_name,
                     subagent: None,
                 } => block_started(conv, kind, tool_name.as_deref()),
-                AgentEvent::BlockStarted { .. } => {}
                 AgentEvent::Warning { message } => {
                     conv.entry(
                         None,
@@ -910,7 +927,7 @@ fn turn_started(conv: &mut Conv, prompt: &str) {
 /// With partial messages, a block's start refines the phase before the
 /// whole block arrives.
 fn block_started(conv: &mut Conv, kind: &str, tool_name: Option<&str>) {
-    let waiting = !conv.state.pending.is_empty();
+    let waiting = !conv.keypad_live();
     match (kind, tool_name) {
         ("thinking" | "redacted_thinking", _) => {
             conv.set_phase(HudPhase::Thinking, Some("Thinking".to_owned()), None);
@@ -964,7 +981,7 @@ fn reply(
         id: one_line(message_id, 128),
         text: tail(&text, KEYPAD_MESSAGE_BYTES),
     });
-    if conv.state.pending.is_empty() {
+    if conv.keypad_live() {
         conv.keypad_activity("streaming");
     }
 }
@@ -1128,7 +1145,7 @@ fn tool_use(
         }
     };
     if subagent.is_none() {
-        if conv.state.pending.is_empty() {
+        if conv.keypad_live() {
             conv.keypad_tool(&label, tools::keypad_kind(name));
         }
         conv.set_phase(phase, Some(label), file);
@@ -1211,9 +1228,9 @@ fn tool_result(
             output: Some(tail_head(text, OUTPUT_BYTES)),
         });
     }
-    if subagent.is_none() && !matches!(conv.state.phase, HudPhase::Stopping) {
+    if subagent.is_none() {
         conv.set_phase(HudPhase::Thinking, Some("Thinking".to_owned()), None);
-        if conv.state.pending.is_empty() {
+        if conv.keypad_live() {
             conv.keypad_activity("thinking");
         }
     }
@@ -1238,7 +1255,15 @@ fn permission_card(request: &PermissionRequest, graph: &dyn GraphView) -> Permis
     let (title, file) = match &call {
         ToolCall::Read(path) | ToolCall::Edit { path, .. } => {
             let file = path.as_deref().and_then(|p| graph.resolve(p));
-            let shown = file.clone().or_else(|| path.clone()).unwrap_or_default();
+            let shown = file
+                .clone()
+                .or_else(|| {
+                    let inside = inside(graph.root(), path.as_deref()?)?;
+                    let relative = inside.strip_prefix(graph.root()).ok()?;
+                    Some(relative.to_string_lossy().into_owned())
+                })
+                .or_else(|| path.clone())
+                .unwrap_or_default();
             (
                 format!("{} {}", request.tool_name, one_line(&shown, 200)),
                 file,
@@ -1342,11 +1367,11 @@ fn turn_ended(conv: &mut Conv, end: &TurnEnd) {
         ),
         _ => None,
     };
-    conv.state.subagents = 0;
-    conv.keypad.subagent_count = 0;
-    for sub in conv.subagents.values_mut() {
-        sub.running = false;
-    }
+    // Subagents the agent layer ended are forgotten; one running in the
+    // background goes on after the turn (the process's end stops it).
+    conv.subagents.retain(|_, sub| sub.running);
+    conv.state.subagents = u32::try_from(conv.subagents.len()).unwrap_or(u32::MAX);
+    conv.keypad.subagent_count = conv.state.subagents;
     conv.tools.clear();
     conv.denied.clear();
     match end.outcome {

@@ -452,6 +452,13 @@ async fn oauth_sign_in_and_sign_out_on_the_real_cli() {
     let signout = view.act(McpAction::SignOut, "web").await.unwrap();
     assert!(signout.restart_conversations);
     assert_eq!(signout.auth_url, None);
+    // The CLI may take a moment to drop the connection (a loaded machine):
+    // ask again, bounded.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while status(&view, "web") != "needs-auth" && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        view.reload().await.unwrap();
+    }
     assert_eq!(status(&view, "web"), "needs-auth");
     assert!(
         !std::fs::read_to_string(&credentials)

@@ -33,6 +33,10 @@ mod fake_api;
 mod harness;
 mod hub;
 mod mcp_host;
+mod projector_props;
+mod projector_replay;
+mod projector_rules;
+mod projector_snapshots;
 #[path = "../../../orbit-agent/tests/it/support.rs"]
 #[allow(
     dead_code,
@@ -40,7 +44,3 @@ mod mcp_host;
 )]
 mod support;
 mod table;
-mod projector_props;
-mod projector_replay;
-mod projector_rules;
-mod projector_snapshots;

@@ -23,7 +23,6 @@ fn started(projector: &mut SessionProjector, graph: &FakeGraph) {
 /// says "Stopping" until the turn ends. Seen in `g_interrupt`: a text block
 /// that arrives after Stop turns it back to "Writing a reply".
 #[test]
-#[ignore = "bug: projector.rs reply() (and the Thinking arm of agent_event, and tool_use's set_phase) overwrite HudPhase::Stopping; only tool_result checks for it"]
 fn stopping_stays_until_the_turn_ends() {
     let graph = FakeGraph::new();
     let mut projector = SessionProjector::new();
@@ -76,7 +75,6 @@ fn stopping_stays_until_the_turn_ends() {
 /// `o_permission_variants`: a question card the user declined (or skipped)
 /// shows as a warning "`AskUserQuestion` failed: ...".
 #[test]
-#[ignore = "bug: projector.rs answered() remembers a deny only for PendingCard::Permission with Answer::Deny; a question card denied or skipped (Answer::SkipQuestions) is not remembered"]
 fn a_declined_question_card_is_a_denied_entry() {
     for answer in [
         Answer::Deny {

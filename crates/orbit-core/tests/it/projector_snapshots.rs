@@ -258,9 +258,9 @@ async fn f_subagent_forward() {
 /// the HUD "Stopping"; the interrupted result gives a "Stopped" entry and a
 /// turn line with outcome `interrupted`, the HUD idle, the keypad idle with
 /// `interrupted`; the second turn is turn 2 and the total adds both costs.
-/// WRONG in this snapshot (reported, see `projector_rules`): the text block
-/// that arrives after Stop turns the HUD back to "Writing a reply" (and the
-/// keypad to `streaming`); the table says "Stopping" until the turn ends.
+/// The text block that arrives after Stop leaves the HUD "Stopping" until
+/// the turn ends (the keypad, which has no stopping state, stays
+/// `thinking`), as the table says.
 #[tokio::test]
 async fn g_interrupt() {
     check("g_interrupt").await;
@@ -375,9 +375,8 @@ async fn m_control_misc() {
 /// goes with its answer; the multi-select card has `multiSelect: true`; the
 /// Bash card denied is a `denied` entry; the two new files glow as creates
 /// after the live update.
-/// WRONG in this snapshot (reported, see `projector_rules`): the declined
-/// question card's error result shows as a warning "`AskUserQuestion` failed:
-/// User declined to answer." instead of a `denied` entry.
+/// The declined question card's error result is a `denied` entry; cards of
+/// new files name them relative to the workspace.
 #[tokio::test]
 async fn o_permission_variants() {
     check("o_permission_variants").await;
