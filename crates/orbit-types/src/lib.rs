@@ -46,3 +46,23 @@ pub use page::{
 pub fn page_protocol_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(PageProtocol)).unwrap_or_default()
 }
+
+/// The schema of one side of the page protocol: `PageMessage` or
+/// `PageRequest` as the root, with every definition, for validating a single
+/// message.
+#[must_use]
+pub fn page_side_schema(name: &str) -> serde_json::Value {
+    let mut schema = page_protocol_schema();
+    if let Some(root) = schema.as_object_mut() {
+        root.remove("properties");
+        root.remove("required");
+        root.remove("type");
+        root.remove("title");
+        root.remove("description");
+        root.insert(
+            "$ref".to_owned(),
+            serde_json::Value::String(format!("#/$defs/{name}")),
+        );
+    }
+    schema
+}

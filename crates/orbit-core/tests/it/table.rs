@@ -156,6 +156,7 @@ impl Scene {
         let m = self.projector.tick();
         self.messages.extend(m);
         run.process.dispose();
+        check_schema(&self.messages);
         if let Ok(Some(Seen::Exit(exit))) = tokio::time::timeout(PATIENCE, async {
             loop {
                 match run.rx.recv().await {
@@ -251,6 +252,19 @@ impl Scene {
                 _ => None,
             })
             .collect()
+    }
+}
+
+/// Every page message validates against the page protocol's schema
+/// (`docs/page-protocol.schema.json`).
+fn check_schema(messages: &[PageMessage]) {
+    let validator =
+        jsonschema::validator_for(&orbit_types::page_side_schema("PageMessage")).unwrap();
+    for message in messages {
+        let value = serde_json::to_value(message).unwrap();
+        if let Err(error) = validator.validate(&value) {
+            panic!("{value} does not match the page schema: {error}");
+        }
     }
 }
 
