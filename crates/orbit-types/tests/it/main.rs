@@ -96,17 +96,21 @@ fn messages_validate_and_bad_ones_do_not() {
 #[test]
 fn requests_parse_strictly() {
     let validator = jsonschema::validator_for(&page_side_schema("PageRequest")).unwrap();
-    let ok = json!({"type": "answerPermission", "key": "c1", "requestId": "r1", "choice": "always"});
+    let ok =
+        json!({"type": "answerPermission", "key": "c1", "requestId": "r1", "choice": "always"});
     assert!(validator.is_valid(&ok));
     let parsed: PageRequest = serde_json::from_value(ok).unwrap();
     assert_eq!(parsed.kind(), "answerPermission");
     let prompt: PageRequest =
         serde_json::from_value(json!({"type": "prompt", "text": "hi"})).unwrap();
-    assert!(matches!(prompt, PageRequest::Prompt { key: None, ref skills, .. } if skills.is_empty()));
+    assert!(
+        matches!(prompt, PageRequest::Prompt { key: None, ref skills, .. } if skills.is_empty())
+    );
     // Unknown fields and choices are refused, by serde and by the schema.
     let extra = json!({"type": "stop", "key": "c1", "force": true});
     assert!(serde_json::from_value::<PageRequest>(extra).is_err());
-    let bad = json!({"type": "answerPermission", "key": "c1", "requestId": "r1", "choice": "maybe"});
+    let bad =
+        json!({"type": "answerPermission", "key": "c1", "requestId": "r1", "choice": "maybe"});
     assert!(serde_json::from_value::<PageRequest>(bad.clone()).is_err());
     assert!(!validator.is_valid(&bad));
 }
