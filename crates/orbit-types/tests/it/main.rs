@@ -1,11 +1,7 @@
 //! orbit-types' integration tests: the page protocol's JSON Schema is the
 //! one checked in (`docs/page-protocol.schema.json`; `UPDATE_SCHEMA=1`
 //! rewrites it), and the messages it describes validate against it.
-#![expect(
-    clippy::unwrap_used,
-    clippy::disallowed_methods,
-    reason = "tests fail loudly and use std::fs directly"
-)]
+#![expect(clippy::disallowed_methods, reason = "tests use std::fs directly")]
 
 use std::path::Path;
 
