@@ -71,7 +71,7 @@ impl LiveGraph {
                             watcher.sync_folders(&graph);
                             delta
                         };
-                        if changed(&delta) && tx.send(delta).is_err() {
+                        if !delta.is_empty() && tx.send(delta).is_err() {
                             break;
                         }
                     }
@@ -108,12 +108,4 @@ impl Drop for LiveGraph {
             let _ = thread.join();
         }
     }
-}
-
-fn changed(delta: &GraphDelta) -> bool {
-    !(delta.nodes_added.is_empty()
-        && delta.nodes_removed.is_empty()
-        && delta.nodes_changed.is_empty()
-        && delta.edges_added.is_empty()
-        && delta.edges_removed.is_empty())
 }

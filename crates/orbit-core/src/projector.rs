@@ -1306,23 +1306,7 @@ fn permission_card(request: &PermissionRequest, graph: &dyn GraphView) -> Permis
 
 /// `text` without ANSI escape sequences (the CLI's reasons may carry them).
 fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
+    strip_ansi_escapes::strip_str(text)
 }
 
 fn question_card(request: &QuestionRequest) -> QuestionCard {

@@ -232,6 +232,19 @@ pub struct GraphDelta {
     pub edges_removed: Vec<EdgeDto>,
 }
 
+impl GraphDelta {
+    /// Whether the update changed nothing (no node or edge came, went or
+    /// changed).
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.nodes_added.is_empty()
+            && self.nodes_removed.is_empty()
+            && self.nodes_changed.is_empty()
+            && self.edges_added.is_empty()
+            && self.edges_removed.is_empty()
+    }
+}
+
 /// Files and bytes of one language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct LanguageStats {

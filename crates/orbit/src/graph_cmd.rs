@@ -162,12 +162,7 @@ fn watch(mut graph: Graph, timings: bool) -> anyhow::Result<()> {
         };
         let elapsed = started.elapsed();
         watcher.sync_folders(&graph);
-        let changed = !(delta.nodes_added.is_empty()
-            && delta.nodes_removed.is_empty()
-            && delta.nodes_changed.is_empty()
-            && delta.edges_added.is_empty()
-            && delta.edges_removed.is_empty());
-        if changed {
+        if !delta.is_empty() {
             let mut stdout = io::stdout().lock();
             serde_json::to_writer(&mut stdout, &delta)?;
             writeln!(stdout)?;

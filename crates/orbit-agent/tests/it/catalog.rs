@@ -67,24 +67,11 @@ fn the_captured_mcp_status_goes_from_pending_to_connected() {
 }
 
 /// A stdio MCP server with one tool, in Python (the test kit's interpreter).
-const ECHO_SERVER: &str = r#"
-import json, sys
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    method = msg.get("method")
-    if method == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "echo", "version": "0.0.7"}}
-    elif method == "tools/list":
-        result = {"tools": [{"name": "echo", "description": "echo", "inputSchema": {"type": "object"}},
-                            {"name": "shout", "description": "shout", "inputSchema": {"type": "object"}}]}
-    else:
-        result = {}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
-    sys.stdout.flush()
-"#;
+/// The stdio MCP server of the tests, with two tools.
+fn echo_server() -> serde_json::Value {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/echo_mcp.py");
+    serde_json::json!({"command": "python3", "args": [script, "echo", "shout"]})
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_cli_lists_models_mcp_servers_and_skills_on_disk() {
@@ -96,9 +83,7 @@ async fn the_real_cli_lists_models_mcp_servers_and_skills_on_disk() {
         "---\nname: release-notes\ndescription: Write release notes\n---\nWrite them.\n",
     )
     .unwrap();
-    std::fs::write(ws.join("echo_server.py"), ECHO_SERVER).unwrap();
-    let mcp_config = serde_json::json!({"mcpServers": {"echo": {
-        "command": "python3", "args": [ws.join("echo_server.py")]}}});
+    let mcp_config = serde_json::json!({"mcpServers": {"echo": echo_server()}});
     let mut config = env.config(real_claude(), Timeouts::default());
     config.extra_args = vec!["--mcp-config".into(), mcp_config.to_string()];
     let claude_dir = env.home.path().join(".claude");
@@ -182,10 +167,7 @@ async fn the_real_cli_session_init_carries_mcp_statuses() {
     use orbit_types::{AgentEvent, McpServerStatus, TurnOutcome};
 
     let env = Env::new().await;
-    let ws = env.ws.path();
-    std::fs::write(ws.join("echo_server.py"), ECHO_SERVER).unwrap();
-    let mcp_config = serde_json::json!({"mcpServers": {"echo": {
-        "command": "python3", "args": [ws.join("echo_server.py")]}}});
+    let mcp_config = serde_json::json!({"mcpServers": {"echo": echo_server()}});
     let mut config = env.config(real_claude(), Timeouts::default());
     config.extra_args = vec!["--mcp-config".into(), mcp_config.to_string()];
     env.api.script([crate::fake_api::text("Hi.")]);

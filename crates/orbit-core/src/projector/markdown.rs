@@ -272,25 +272,9 @@ fn scheme(href: &str) -> Option<&str> {
 }
 
 fn percent_decode(path: &str) -> String {
-    if !path.contains('%') {
-        return path.to_owned();
-    }
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(hex) = path.get(i + 1..i + 3)
-            && let Ok(byte) = u8::from_str_radix(hex, 16)
-        {
-            out.push(byte);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| path.to_owned())
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .map_or_else(|_| path.to_owned(), std::borrow::Cow::into_owned)
 }
 
 #[cfg(test)]

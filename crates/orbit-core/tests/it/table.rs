@@ -496,40 +496,18 @@ async fn creates_a_file_and_touches_another_path() {
     assert_eq!(activity[0].0, scene.live.read().hash().to_string());
 }
 
-const MCP_SERVER: &str = r#"
-import json, sys
-for line in sys.stdin:
-    msg = json.loads(line)
-    if "id" not in msg:
-        continue
-    method = msg.get("method")
-    if method == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "echo", "version": "0.0.7"}}
-    elif method == "tools/list":
-        result = {"tools": [{"name": "echo", "description": "echo", "inputSchema": {"type": "object"}},
-                            {"name": "fail", "description": "fail", "inputSchema": {"type": "object"}}]}
-    elif method == "tools/call":
-        name = msg["params"]["name"]
-        result = {"content": [{"type": "text", "text": "echoed" if name == "echo" else "it broke"}],
-                  "isError": name != "echo"}
-    else:
-        result = {}
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
-    sys.stdout.flush()
-"#;
-
 /// Calls an MCP tool: an entry naming server and tool, "Asking echo", a
 /// pulse out and back (red on error); a tool that fails is a warning notice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_mcp_tools() {
     let mut scene = Scene::new(Env::new().await);
-    let server = scene.env.home.path().join("mcp_server.py");
-    std::fs::write(&server, MCP_SERVER).unwrap();
+    // orbit-agent's stdio test server, offering `echo` and `fail`.
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("../orbit-agent/tests/mcp/echo_mcp.py");
     let mut config = scene.config();
     config.extra_args = vec![
         "--mcp-config".into(),
-        json!({"mcpServers": {"echo": {"command": "python3", "args": [server]}}}).to_string(),
+        json!({"mcpServers": {"echo": {"command": "python3", "args": [server, "echo", "fail"]}}})
+            .to_string(),
     ];
     scene.env.api.script([
         tool("mcp__echo__echo", json!({})),
