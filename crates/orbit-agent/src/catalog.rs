@@ -88,6 +88,9 @@ pub struct McpActionOutcome {
     pub awaiting_callback: bool,
 }
 
+/// How long a control process may take to exit once its input is closed.
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// A CLI process used only for control requests (no prompt).
 pub struct ControlProcess {
     child: AgentChild,
@@ -267,7 +270,15 @@ impl ControlProcess {
     /// Ends the process (killed and reaped).
     pub async fn close(mut self) {
         let _ = self.stdin.shutdown().await;
-        let _ = self.child.kill_and_wait().await;
+        // With its input closed the CLI finishes what it saves (an MCP
+        // toggle goes to its settings after the answer) and exits; killing
+        // it at once could lose that write. Kill only if it lingers.
+        if tokio::time::timeout(CLOSE_GRACE, self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill_and_wait().await;
+        }
     }
 
     async fn write(&mut self, line: &Value) -> Result<()> {

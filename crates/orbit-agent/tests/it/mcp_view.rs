@@ -543,6 +543,9 @@ async fn toggles_of_config_and_project_servers_are_saved_as_mcp_saves_them() {
     assert_eq!(status(&view, "echo"), "disabled");
     assert_eq!(status(&view, "proj"), "connected");
     view.act(McpAction::Enable, "echo").await.unwrap();
+    // The CLI writes the toggle after it answers: closing the view lets it
+    // finish (a graceful close, not a kill) before the file is read.
+    view.close().await;
     assert!(disabled_servers(&env).is_empty());
     view.close().await;
 }
