@@ -78,6 +78,19 @@ fn string_list() -> Value {
     json!({"type": "array", "items": {"type": "string"}})
 }
 
+/// A federated server's destinations that did not answer (present only
+/// there).
+fn unreachable_list() -> Value {
+    json!({
+        "type": "array",
+        "description": "Federated server only: the destinations that did not answer, and why.",
+        "items": object(&json!({
+            "host": {"type": "string"},
+            "error": {"type": "string"},
+        }), &["host", "error"]),
+    })
+}
+
 fn file_entry() -> Value {
     object(
         &json!({
@@ -125,10 +138,7 @@ pub fn catalog() -> Vec<ToolSpec> {
                         "host": {"type": "string"},
                         "current": {"type": "boolean"},
                     }), &["selector", "name", "root", "host", "current"])},
-                    "unreachable": {"type": "array", "items": object(&json!({
-                        "host": {"type": "string"},
-                        "error": {"type": "string"},
-                    }), &["host", "error"])},
+                    "unreachable": unreachable_list(),
                 }),
                 &["host", "workspaces"],
             ),
@@ -259,21 +269,36 @@ pub fn catalog() -> Vec<ToolSpec> {
             title: "Keypad sessions",
             description: "The sessions on Orbit's keypad, across adapters (Claude in Orbit, \
                           Aider, Codex, scripts): what each agent is doing now. Read from a \
-                          running Orbit hub; says so when none is running.",
+                          running Orbit hub; says so when none is running. On a federated \
+                          server it spans the federation's machines: this one and every \
+                          destination, each session tagged with the `machine` it runs on, \
+                          each machine's hub state in `machines`, and the hosts that did not \
+                          answer in `unreachable`.",
             input_schema: object(&json!({}), &[]),
             output_schema: object(
                 &json!({
-                    "hub_running": {"type": "boolean"},
+                    "hub_running": {"type": "boolean", "description": "A hub runs (federated: on any machine)."},
                     "message": {"type": "string"},
                     "sessions": {"type": "array", "items": object(&json!({
                         "adapter_id": {"type": "string"},
-                        "host": {"type": "string"},
+                        "host": {"type": "string", "description": "The adapter's own host."},
                         "session_id": {"type": "string"},
                         "activity": {"type": "string"},
                         "visible": {"type": "boolean"},
                         "title": {"type": "string"},
                         "message_text": {"type": "string"},
+                        "machine": {"type": "string", "description": "Federated server only: the Orbit that answered for this session (a destination's name or this machine's)."},
                     }), &["adapter_id", "session_id", "activity"])},
+                    "machines": {
+                        "type": "array",
+                        "description": "Federated server only: each reachable machine's hub, this machine first.",
+                        "items": object(&json!({
+                            "machine": {"type": "string"},
+                            "hub_running": {"type": "boolean"},
+                            "message": {"type": "string"},
+                        }), &["machine", "hub_running"]),
+                    },
+                    "unreachable": unreachable_list(),
                 }),
                 &["hub_running", "sessions"],
             ),

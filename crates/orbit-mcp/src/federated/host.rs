@@ -67,16 +67,25 @@ impl FederatedMcpHost {
         &self.local_name
     }
 
-    async fn list(&self, call: CanonicalCall, context: &ToolSessionContext) -> ToolOutcome {
+    /// Asks this machine (in-process) and every destination (over SSH)
+    /// the same call, concurrently, each remote under its deadline. Answers
+    /// in destination order, this machine first, each with the name of the
+    /// machine that gave it; an error of this machine's host ends the call.
+    async fn fan_out(
+        &self,
+        call: CanonicalCall,
+        context: &ToolSessionContext,
+    ) -> std::result::Result<Vec<(String, ToolOutcome)>, ToolError> {
         let mut remote = JoinSet::new();
         for (index, destination) in self.destinations.iter().enumerate() {
             let destination = destination.clone();
+            let tool = call.tool.clone();
             let arguments = call.arguments.clone();
             let trace = context.trace.clone();
             let sessions = Arc::clone(&self.sessions);
             remote.spawn(async move {
                 let answer = sessions
-                    .call_remote(&destination, names::WORKSPACE_LIST, arguments, &trace)
+                    .call_remote(&destination, &tool, arguments, &trace)
                     .await;
                 (index, destination.name, answer)
             });
@@ -86,27 +95,86 @@ impl FederatedMcpHost {
             ..context.clone()
         };
         let local = self.local.call(call, &local_context).await?;
-        let mut workspaces = qualify_list(&self.local_name, &local);
-        let mut answers = Vec::new();
+        let mut remote_answers = Vec::with_capacity(self.destinations.len());
         while let Some(joined) = remote.join_next().await {
             if let Ok(answer) = joined {
-                answers.push(answer);
+                remote_answers.push(answer);
             }
         }
-        answers.sort_by_key(|(index, _, _)| *index);
+        remote_answers.sort_by_key(|(index, _, _)| *index);
+        let mut answers = Vec::with_capacity(remote_answers.len() + 1);
+        answers.push((self.local_name.clone(), Ok(local)));
+        answers.extend(
+            remote_answers
+                .into_iter()
+                .map(|(_, name, answer)| (name, answer)),
+        );
+        Ok(answers)
+    }
+
+    /// `orbit.workspace.list` across the federation: host-qualified
+    /// selectors, dead hosts in `unreachable`.
+    async fn list(&self, call: CanonicalCall, context: &ToolSessionContext) -> ToolOutcome {
+        let mut workspaces = Vec::new();
         let mut unreachable = Vec::new();
-        for (_, name, answer) in answers {
+        for (name, answer) in self.fan_out(call, context).await? {
             match answer {
                 Ok(answer) => workspaces.extend(qualify_list(&name, &answer)),
-                Err(error) => unreachable.push(serde_json::json!({
-                    "host": name,
-                    "error": error.message,
-                })),
+                Err(error) => unreachable.push(unreachable_entry(&name, &error)),
             }
         }
         let mut out = Map::new();
         out.insert("host".to_owned(), Value::from(self.local_name.clone()));
         out.insert("workspaces".to_owned(), Value::Array(workspaces));
+        out.insert("unreachable".to_owned(), Value::Array(unreachable));
+        Ok(out)
+    }
+
+    /// `orbit.keypad.sessions` across the federation: every machine's
+    /// sessions tagged with the `machine` that answered, each reachable
+    /// machine's hub state in `machines`, dead hosts in `unreachable`.
+    async fn keypad(&self, call: CanonicalCall, context: &ToolSessionContext) -> ToolOutcome {
+        let mut sessions = Vec::new();
+        let mut machines = Vec::new();
+        let mut unreachable = Vec::new();
+        let mut any_running = false;
+        for (name, answer) in self.fan_out(call, context).await? {
+            let answer = match answer {
+                Ok(answer) => answer,
+                Err(error) => {
+                    unreachable.push(unreachable_entry(&name, &error));
+                    continue;
+                }
+            };
+            let running = answer
+                .get("hub_running")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            any_running |= running;
+            let mut machine = Map::new();
+            machine.insert("machine".to_owned(), Value::from(name.clone()));
+            machine.insert("hub_running".to_owned(), Value::from(running));
+            if let Some(message) = answer.get("message").and_then(Value::as_str) {
+                machine.insert("message".to_owned(), Value::from(message));
+            }
+            machines.push(Value::Object(machine));
+            let listed = answer.get("sessions").and_then(Value::as_array);
+            for session in listed.into_iter().flatten().filter_map(Value::as_object) {
+                let mut session = session.clone();
+                session.insert("machine".to_owned(), Value::from(name.clone()));
+                sessions.push(Value::Object(session));
+            }
+        }
+        let mut out = Map::new();
+        out.insert("hub_running".to_owned(), Value::from(any_running));
+        if !any_running {
+            out.insert(
+                "message".to_owned(),
+                Value::from("the hub is not running on any reachable machine"),
+            );
+        }
+        out.insert("sessions".to_owned(), Value::Array(sessions));
+        out.insert("machines".to_owned(), Value::Array(machines));
         out.insert("unreachable".to_owned(), Value::Array(unreachable));
         Ok(out)
     }
@@ -169,8 +237,11 @@ impl McpHost for FederatedMcpHost {
         Box::pin(async move {
             match scope_of(&call.tool) {
                 _ if call.tool == names::WORKSPACE_LIST => self.list(call, context).await,
+                // The keypad spans every machine of the federation.
+                _ if call.tool == names::KEYPAD_SESSIONS => self.keypad(call, context).await,
                 Some(Scope::Workspace) => self.routed(call, context).await,
-                // Machine tools (the keypad) answer for the accepting machine.
+                // Other machine and server tools answer for the accepting
+                // machine.
                 Some(Scope::Machine | Scope::Server) => {
                     let local_context = ToolSessionContext {
                         transport: Transport::Federated,
@@ -185,4 +256,12 @@ impl McpHost for FederatedMcpHost {
             }
         })
     }
+}
+
+/// One `unreachable` entry: the destination and why it did not answer.
+fn unreachable_entry(name: &str, error: &ToolError) -> Value {
+    serde_json::json!({
+        "host": name,
+        "error": error.message,
+    })
 }

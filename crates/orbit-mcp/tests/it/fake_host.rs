@@ -78,6 +78,16 @@ impl McpHost for FakeHost {
                     }
                     Ok(out)
                 }
+                "orbit.keypad.sessions" => {
+                    let mut out = Map::new();
+                    out.insert("hub_running".into(), Value::from(true));
+                    out.insert(
+                        "sessions".into(),
+                        json!([{"adapter_id": "dev.test", "host": "local", "session_id": "s1",
+                                "activity": "idle", "visible": true, "title": "t"}]),
+                    );
+                    Ok(out)
+                }
                 _ => Err(ToolError::new("not_scripted", call.tool.clone())),
             }
         })

@@ -72,6 +72,100 @@ async fn list_qualifies_local_selectors_and_reports_dead_hosts_without_hanging()
     );
 }
 
+/// Checks `answer` against the catalog's output schema of `tool`.
+fn assert_matches_schema(tool: &str, answer: &Map<String, Value>) {
+    let spec = orbit_tools::catalog()
+        .into_iter()
+        .find(|spec| spec.name == tool)
+        .unwrap();
+    let validator = jsonschema::draft7::new(&spec.output_schema).unwrap();
+    let answer = Value::Object(answer.clone());
+    let errors: Vec<String> = validator
+        .iter_errors(&answer)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{answer}: {errors:?}");
+}
+
+#[tokio::test]
+async fn keypad_spans_every_machine_tags_sessions_and_reports_dead_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (local, seen) = FakeHost::new("box1");
+    let mux = FederatedMcpHost::new(local, destinations(dir.path())).unwrap();
+    let started = Instant::now();
+    let answer = mux
+        .call(call("orbit.keypad.sessions", json!({})), &context())
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a dead host was waited on"
+    );
+    assert_matches_schema("orbit.keypad.sessions", &answer);
+    assert_eq!(answer["hub_running"], true);
+    assert!(answer.get("message").is_none(), "{answer:?}");
+    assert_eq!(
+        Value::Object(answer.clone()),
+        json!({
+            "hub_running": true,
+            "sessions": [{"adapter_id": "dev.test", "host": "local", "session_id": "s1",
+                          "activity": "idle", "visible": true, "title": "t",
+                          "machine": "box1"}],
+            "machines": [{"machine": "box1", "hub_running": true}],
+            "unreachable": [
+                {"host": "dead", "error": answer["unreachable"][0]["error"]},
+                {"host": "hung", "error": answer["unreachable"][1]["error"]},
+            ],
+        })
+    );
+    assert!(
+        answer["unreachable"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("300 ms")
+    );
+    // This machine was asked in-process, once.
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].0.tool, "orbit.keypad.sessions");
+    assert_eq!(seen[0].3, Transport::Federated);
+}
+
+#[tokio::test]
+async fn keypad_without_destinations_is_this_machine_tagged_and_never_cached() {
+    let (local, seen) = FakeHost::new("box1");
+    let mux = FederatedMcpHost::new(local, Destinations::default()).unwrap();
+    for _ in 0..2 {
+        let answer = mux
+            .call(call("orbit.keypad.sessions", json!({})), &context())
+            .await
+            .unwrap();
+        assert_matches_schema("orbit.keypad.sessions", &answer);
+        assert_eq!(answer["sessions"][0]["machine"], "box1");
+        assert_eq!(answer["unreachable"], json!([]));
+    }
+    assert_eq!(seen.lock().unwrap().len(), 2, "each call asks the host");
+}
+
+#[test]
+fn keypad_schema_takes_plain_and_federated_answers_only() {
+    let plain = json!({"hub_running": false, "message": "the hub is not running", "sessions": []});
+    assert_matches_schema("orbit.keypad.sessions", plain.as_object().unwrap());
+    let spec = orbit_tools::catalog()
+        .into_iter()
+        .find(|spec| spec.name == "orbit.keypad.sessions")
+        .unwrap();
+    let validator = jsonschema::draft7::new(&spec.output_schema).unwrap();
+    for bad in [
+        json!({"hub_running": true, "sessions": [], "machines": [{"hub_running": true}]}),
+        json!({"hub_running": true, "sessions": [], "unreachable": [{"host": "x"}]}),
+        json!({"hub_running": true, "sessions": [{"adapter_id": "a", "session_id": "s",
+               "activity": "idle", "machine": 1}]}),
+    ] {
+        assert!(!validator.is_valid(&bad), "{bad}");
+    }
+}
+
 #[tokio::test]
 async fn routes_by_qualified_selector_and_refuses_anything_else() {
     let dir = tempfile::tempdir().unwrap();
