@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::mcp_support::{
-    Rpc, Sshd, client_check, free_port, orbit_bin, orbit_mcp, python, remote_orbit, workspace,
+    Rpc, RunningHub, Sshd, client_check, free_port, orbit_bin, orbit_mcp, python, remote_orbit,
+    workspace,
 };
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -346,6 +347,174 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
         identity["structuredContent"]["workspaces"],
         json!(["box1:app", "loop:far-app"])
     );
+}
+
+/// Checks `answer` against the output schema `rpc`'s server advertises for
+/// `tool`.
+fn assert_output_schema(rpc: &mut Rpc, tool: &str, answer: &Value) {
+    let tools = rpc.request("tools/list", &json!({}));
+    let schema = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == tool)
+        .unwrap()["outputSchema"]
+        .clone();
+    let validator = jsonschema::draft7::new(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(answer)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{answer}: {errors:?}");
+}
+
+#[test]
+fn federated_keypad_spans_every_machine_over_a_real_sshd() {
+    let home = tempfile::Builder::new()
+        .prefix("ok")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let sshd = Sshd::start(home.path());
+    let local_work = home.path().join("app");
+    workspace(&local_work);
+    let remote_work = home.path().join("far-app");
+    workspace(&remote_work);
+    // `loop` runs a hub with a session; `nohub` runs none; `dead` is down.
+    let with_hub = remote_orbit(home.path(), &remote_work, "loop-self");
+    let without_hub = remote_orbit(home.path(), &remote_work, "nohub-self");
+    let local_hub = RunningHub::start(
+        &home.path().join("config"),
+        &home.path().join("api-local/adapter-api.json"),
+    );
+    local_hub.session("dev.here", "s-here", "local work");
+    let remote_hub = RunningHub::start(
+        &home.path().join("remote-config-loop-self"),
+        &home.path().join("api-loop/adapter-api.json"),
+    );
+    remote_hub.session("dev.there", "s-there", "remote work");
+    let mut dead_options = sshd.ssh_options();
+    dead_options[1] = free_port().to_string();
+    let destinations = home.path().join("destinations.json");
+    std::fs::write(
+        &destinations,
+        json!({"destinations": [
+            {"name": "loop", "host": "127.0.0.1", "ssh_options": sshd.ssh_options(),
+             "orbit": with_hub.display().to_string(), "timeout_ms": 20000},
+            {"name": "nohub", "host": "127.0.0.1", "ssh_options": sshd.ssh_options(),
+             "orbit": without_hub.display().to_string(), "timeout_ms": 20000},
+            {"name": "dead", "host": "127.0.0.1", "ssh_options": dead_options,
+             "orbit": with_hub.display().to_string(), "timeout_ms": 20000},
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+
+    let mut command = orbit_mcp(home.path());
+    command
+        .args(["--federated", "--destinations"])
+        .arg(&destinations)
+        .args([
+            "--host-name",
+            "box1",
+            "--workspace",
+            local_work.to_str().unwrap(),
+        ]);
+    let mut rpc = Rpc::spawn(command);
+    let started = Instant::now();
+    let answer = rpc.call("orbit_keypad_sessions", &json!({}), None);
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a dead host was waited on"
+    );
+    assert_eq!(answer["isError"], false, "{answer}");
+    let keypad = &answer["structuredContent"];
+    assert_output_schema(&mut rpc, "orbit_keypad_sessions", keypad);
+    assert_eq!(keypad["hub_running"], true, "{keypad}");
+    let sessions: Vec<(&str, &str, &str)> = keypad["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["machine"].as_str().unwrap(),
+                s["adapter_id"].as_str().unwrap(),
+                s["session_id"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sessions,
+        [
+            ("box1", "dev.here", "s-here"),
+            ("loop", "dev.there", "s-there")
+        ]
+    );
+    assert_eq!(keypad["sessions"][1]["title"], "remote work");
+    let machines = keypad["machines"].as_array().unwrap();
+    let states: Vec<(&str, bool)> = machines
+        .iter()
+        .map(|m| {
+            (
+                m["machine"].as_str().unwrap(),
+                m["hub_running"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(states, [("box1", true), ("loop", true), ("nohub", false)]);
+    assert!(
+        machines[2]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not running"),
+        "{keypad}"
+    );
+    let unreachable = keypad["unreachable"].as_array().unwrap();
+    assert_eq!(unreachable.len(), 1, "{keypad}");
+    assert_eq!(unreachable[0]["host"], "dead");
+    assert!(
+        unreachable[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer")
+    );
+
+    // Not cached: a session shown after the first call is in the next
+    // (within a machine, in its hub's order: by id).
+    remote_hub.session("dev.there", "s-too", "more remote work");
+    let again = rpc.call("orbit_keypad_sessions", &json!({}), None);
+    let ids: Vec<&str> = again["structuredContent"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["s-here", "s-there", "s-too"]);
+
+    // With the remote hub gone, the local sessions still answer.
+    drop(remote_hub);
+    let later = rpc.call("orbit_keypad_sessions", &json!({}), None);
+    let later = &later["structuredContent"];
+    assert_output_schema(&mut rpc, "orbit_keypad_sessions", later);
+    assert_eq!(later["hub_running"], true);
+    assert_eq!(later["sessions"].as_array().unwrap().len(), 1, "{later}");
+    assert_eq!(later["sessions"][0]["machine"], "box1");
+    assert_eq!(later["machines"][1]["machine"], "loop");
+    assert_eq!(later["machines"][1]["hub_running"], false);
+    drop(rpc);
+
+    // A plain server answers for this machine alone, as before, and its
+    // answer is valid against the same schema.
+    let mut command = orbit_mcp(home.path());
+    command.args(["--workspace", local_work.to_str().unwrap()]);
+    let mut plain = Rpc::spawn(command);
+    let answer = plain.call("orbit_keypad_sessions", &json!({}), None);
+    let keypad = &answer["structuredContent"];
+    assert_output_schema(&mut plain, "orbit_keypad_sessions", keypad);
+    assert_eq!(keypad["hub_running"], true);
+    assert_eq!(keypad["sessions"][0]["session_id"], "s-here");
+    assert!(keypad["sessions"][0].get("machine").is_none(), "{keypad}");
+    assert!(keypad.get("machines").is_none(), "{keypad}");
+    assert!(keypad.get("unreachable").is_none(), "{keypad}");
 }
 
 #[test]

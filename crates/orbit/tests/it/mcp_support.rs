@@ -293,3 +293,80 @@ pub(crate) fn remote_orbit(dir: &Path, workspace: &Path, host_name: &str) -> Pat
     .unwrap();
     script
 }
+
+/// A real `orbit hub serve` with its own config directory (so its own
+/// control socket) and discovery file; killed on drop.
+pub(crate) struct RunningHub {
+    child: Child,
+    api_file: PathBuf,
+}
+
+impl RunningHub {
+    /// Starts a hub whose Orbit keeps everything in `config_dir`.
+    pub(crate) fn start(config_dir: &Path, api_file: &Path) -> Self {
+        let child = Command::new(orbit_bin())
+            .args(["hub", "serve"])
+            .env("ORBIT_CONFIG_DIR", config_dir)
+            .env("ORBTILE_API_FILE", api_file)
+            .env_remove("ORBIT_LOG")
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let hub = Self {
+            child,
+            api_file: api_file.to_owned(),
+        };
+        let socket = config_dir.join("run/control.sock");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !(hub.api_file.exists() && socket.exists()) {
+            assert!(Instant::now() < deadline, "the hub did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        hub
+    }
+
+    /// One adapter-protocol request over the adapter socket; the status.
+    fn http(&self, method: &str, path: &str, body: &Value) -> u16 {
+        use std::io::Read as _;
+        let discovery: Value =
+            serde_json::from_slice(&std::fs::read(&self.api_file).unwrap()).unwrap();
+        let mut stream =
+            std::os::unix::net::UnixStream::connect(discovery["socketPath"].as_str().unwrap())
+                .unwrap();
+        let body = body.to_string();
+        write!(
+            stream,
+            "{method} /a/v1{path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAuthorization: Bearer {}\r\nContent-Length: {}\r\n\r\n{body}",
+            discovery["token"].as_str().unwrap(),
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer.split(' ').nth(1).unwrap().parse().unwrap()
+    }
+
+    /// Registers `adapter` and shows one idle session `session` titled
+    /// `title` on the keypad.
+    pub(crate) fn session(&self, adapter: &str, session: &str, title: &str) {
+        let registration = json!({"name": "Test Agent", "shortName": "Test",
+            "palette": {"baseHue": 150, "attentionHue": 330}, "glyph": {"monogram": "Ta"},
+            "urlSchemes": ["myagent"]});
+        let status = self.http("PUT", &format!("/adapters/{adapter}"), &registration);
+        assert!(status == 200 || status == 201, "registration: {status}");
+        let status = self.http(
+            "POST",
+            &format!("/adapters/{adapter}/sessions/{session}"),
+            &json!({"title": title, "activity": "idle"}),
+        );
+        assert!((200..300).contains(&status), "session: {status}");
+    }
+}
+
+impl Drop for RunningHub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
