@@ -8,6 +8,12 @@
 //!   a deadline) and qualifies each selector with its host: `host:name`. A
 //!   dead host is reported in `unreachable`, never waited on past its
 //!   deadline.
+//! - `orbit.keypad.sessions` is asked of every destination the same way
+//!   (one shared fan-out): every session gains the `machine` that answered
+//!   for it (a destination's name or this machine's; distinct from the
+//!   session's own `host`), in destination order, this machine first;
+//!   `hub_running` is true when any machine's hub runs; `machines` gives
+//!   each reachable machine's hub state and `unreachable` the dead hosts.
 //! - A workspace tool's `workspace` selector must be one of those
 //!   host-qualified selectors; the call is routed to that host alone.
 //!   Anything else is refused as `unknown_selector`, never guessed at.
