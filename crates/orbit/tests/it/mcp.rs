@@ -368,6 +368,63 @@ fn assert_output_schema(rpc: &mut Rpc, tool: &str, answer: &Value) {
     assert!(errors.is_empty(), "{answer}: {errors:?}");
 }
 
+/// `loop` (a hub), `nohub` (none), both through `sshd`; `dead` is down.
+fn keypad_destinations(
+    dir: &std::path::Path,
+    sshd: &Sshd,
+    with_hub: &std::path::Path,
+    without_hub: &std::path::Path,
+) -> std::path::PathBuf {
+    let mut dead_options = sshd.ssh_options();
+    dead_options[1] = free_port().to_string();
+    let destinations = dir.join("destinations.json");
+    std::fs::write(
+        &destinations,
+        json!({"destinations": [
+            {"name": "loop", "host": "127.0.0.1", "ssh_options": sshd.ssh_options(),
+             "orbit": with_hub.display().to_string(), "timeout_ms": 20000},
+            {"name": "nohub", "host": "127.0.0.1", "ssh_options": sshd.ssh_options(),
+             "orbit": without_hub.display().to_string(), "timeout_ms": 20000},
+            {"name": "dead", "host": "127.0.0.1", "ssh_options": dead_options,
+             "orbit": with_hub.display().to_string(), "timeout_ms": 20000},
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    destinations
+}
+
+/// `(machine, session_id)` of every session of a keypad answer.
+fn machine_sessions(keypad: &Value) -> Vec<(String, String)> {
+    keypad["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["machine"].as_str().unwrap().to_owned(),
+                s["session_id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A plain server answers for this machine alone, as before, and its
+/// answer is valid against the same schema.
+fn plain_keypad_answers_for_this_machine_alone(home: &std::path::Path, work: &std::path::Path) {
+    let mut command = orbit_mcp(home);
+    command.args(["--workspace", work.to_str().unwrap()]);
+    let mut plain = Rpc::spawn(command);
+    let answer = plain.call("orbit_keypad_sessions", &json!({}), None);
+    let keypad = &answer["structuredContent"];
+    assert_output_schema(&mut plain, "orbit_keypad_sessions", keypad);
+    assert_eq!(keypad["hub_running"], true);
+    assert_eq!(keypad["sessions"][0]["session_id"], "s-here");
+    assert!(keypad["sessions"][0].get("machine").is_none(), "{keypad}");
+    assert!(keypad.get("machines").is_none(), "{keypad}");
+    assert!(keypad.get("unreachable").is_none(), "{keypad}");
+}
+
 #[test]
 fn federated_keypad_spans_every_machine_over_a_real_sshd() {
     let home = tempfile::Builder::new()
@@ -392,22 +449,7 @@ fn federated_keypad_spans_every_machine_over_a_real_sshd() {
         &home.path().join("api-loop/adapter-api.json"),
     );
     remote_hub.session("dev.there", "s-there", "remote work");
-    let mut dead_options = sshd.ssh_options();
-    dead_options[1] = free_port().to_string();
-    let destinations = home.path().join("destinations.json");
-    std::fs::write(
-        &destinations,
-        json!({"destinations": [
-            {"name": "loop", "host": "127.0.0.1", "ssh_options": sshd.ssh_options(),
-             "orbit": with_hub.display().to_string(), "timeout_ms": 20000},
-            {"name": "nohub", "host": "127.0.0.1", "ssh_options": sshd.ssh_options(),
-             "orbit": without_hub.display().to_string(), "timeout_ms": 20000},
-            {"name": "dead", "host": "127.0.0.1", "ssh_options": dead_options,
-             "orbit": with_hub.display().to_string(), "timeout_ms": 20000},
-        ]})
-        .to_string(),
-    )
-    .unwrap();
+    let destinations = keypad_destinations(home.path(), &sshd, &with_hub, &without_hub);
 
     let mut command = orbit_mcp(home.path());
     command
@@ -430,25 +472,15 @@ fn federated_keypad_spans_every_machine_over_a_real_sshd() {
     let keypad = &answer["structuredContent"];
     assert_output_schema(&mut rpc, "orbit_keypad_sessions", keypad);
     assert_eq!(keypad["hub_running"], true, "{keypad}");
-    let sessions: Vec<(&str, &str, &str)> = keypad["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["machine"].as_str().unwrap(),
-                s["adapter_id"].as_str().unwrap(),
-                s["session_id"].as_str().unwrap(),
-            )
-        })
-        .collect();
     assert_eq!(
-        sessions,
+        machine_sessions(keypad),
         [
-            ("box1", "dev.here", "s-here"),
-            ("loop", "dev.there", "s-there")
+            ("box1".into(), "s-here".into()),
+            ("loop".into(), "s-there".into())
         ]
     );
+    assert_eq!(keypad["sessions"][0]["adapter_id"], "dev.here");
+    assert_eq!(keypad["sessions"][1]["adapter_id"], "dev.there");
     assert_eq!(keypad["sessions"][1]["title"], "remote work");
     let machines = keypad["machines"].as_array().unwrap();
     let states: Vec<(&str, bool)> = machines
@@ -482,11 +514,9 @@ fn federated_keypad_spans_every_machine_over_a_real_sshd() {
     // (within a machine, in its hub's order: by id).
     remote_hub.session("dev.there", "s-too", "more remote work");
     let again = rpc.call("orbit_keypad_sessions", &json!({}), None);
-    let ids: Vec<&str> = again["structuredContent"]["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["session_id"].as_str().unwrap())
+    let ids: Vec<String> = machine_sessions(&again["structuredContent"])
+        .into_iter()
+        .map(|(_, id)| id)
         .collect();
     assert_eq!(ids, ["s-here", "s-there", "s-too"]);
 
@@ -502,19 +532,7 @@ fn federated_keypad_spans_every_machine_over_a_real_sshd() {
     assert_eq!(later["machines"][1]["hub_running"], false);
     drop(rpc);
 
-    // A plain server answers for this machine alone, as before, and its
-    // answer is valid against the same schema.
-    let mut command = orbit_mcp(home.path());
-    command.args(["--workspace", local_work.to_str().unwrap()]);
-    let mut plain = Rpc::spawn(command);
-    let answer = plain.call("orbit_keypad_sessions", &json!({}), None);
-    let keypad = &answer["structuredContent"];
-    assert_output_schema(&mut plain, "orbit_keypad_sessions", keypad);
-    assert_eq!(keypad["hub_running"], true);
-    assert_eq!(keypad["sessions"][0]["session_id"], "s-here");
-    assert!(keypad["sessions"][0].get("machine").is_none(), "{keypad}");
-    assert!(keypad.get("machines").is_none(), "{keypad}");
-    assert!(keypad.get("unreachable").is_none(), "{keypad}");
+    plain_keypad_answers_for_this_machine_alone(home.path(), &local_work);
 }
 
 #[test]
