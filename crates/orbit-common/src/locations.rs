@@ -85,6 +85,18 @@ impl Locations {
     pub fn control_socket(&self) -> PathBuf {
         self.runtime_dir.join("control.sock")
     }
+
+    /// The socket of the Orbit that keeps `root`'s graph live:
+    /// `<runtime dir>/ws/<16 hex digits of BLAKE3(root)>.sock`. `root` should
+    /// be canonical (the graph's root), so that every process finds the same
+    /// socket; the name is short so the path fits a Unix socket address.
+    pub fn workspace_socket(&self, root: &std::path::Path) -> PathBuf {
+        let digest = blake3::hash(root.as_os_str().as_encoded_bytes());
+        let hex = digest.to_hex();
+        self.runtime_dir
+            .join("ws")
+            .join(format!("{}.sock", &hex.as_str()[..16]))
+    }
 }
 
 #[cfg(test)]
@@ -103,6 +115,21 @@ mod tests {
         assert_eq!(l.runtime_dir(), std::path::Path::new("/tmp/o/run"));
         assert_eq!(l.settings_file(), PathBuf::from("/tmp/o/settings.json"));
         assert_eq!(l.control_socket(), PathBuf::from("/tmp/o/run/control.sock"));
+    }
+
+    #[test]
+    fn workspace_sockets_are_per_root_and_short() {
+        let l = Locations::with_config_dir(PathBuf::from("/tmp/o"));
+        let a = l.workspace_socket(std::path::Path::new("/home/u/project"));
+        let b = l.workspace_socket(std::path::Path::new("/home/u/project2"));
+        assert_ne!(a, b);
+        assert_eq!(
+            a,
+            l.workspace_socket(std::path::Path::new("/home/u/project"))
+        );
+        assert!(a.starts_with("/tmp/o/run/ws"));
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(name.len(), "0123456789abcdef.sock".len(), "{name}");
     }
 
     #[test]

@@ -15,3 +15,4 @@ pub mod controller;
 pub mod live;
 pub mod mcp_host;
 pub mod projector;
+pub mod workspace_socket;

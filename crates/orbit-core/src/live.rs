@@ -1,12 +1,13 @@
 //! `LiveGraph`: a workspace's graph kept live by its watcher on a thread of
 //! its own, shared with whoever reads it (the projector resolves tool paths
-//! against it; each change is reported as a [`GraphDelta`]).
+//! against it, the workspace socket answers the graph tools from it; each
+//! change is reported as a [`LiveUpdate`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use orbit_graph::{Graph, GraphWatcher};
 use orbit_types::GraphDelta;
@@ -16,9 +17,22 @@ use tokio::sync::mpsc;
 /// should stop.
 const POLL: Duration = Duration::from_millis(100);
 
+/// One update that changed the graph.
+#[derive(Debug, Clone)]
+pub struct LiveUpdate {
+    /// What changed.
+    pub delta: GraphDelta,
+    /// How many changed paths the watcher reported (0: a rescan).
+    pub paths: usize,
+    /// How long applying them took (the write lock's hold, less the cache
+    /// flush).
+    pub elapsed: Duration,
+}
+
 /// A graph and the thread that keeps it live.
 pub struct LiveGraph {
     graph: Arc<RwLock<Graph>>,
+    root: PathBuf,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -32,14 +46,19 @@ impl std::fmt::Debug for LiveGraph {
 impl LiveGraph {
     /// Starts watching `graph`'s folders; events closer together than
     /// `debounce` come as one update. Each update that changed something is
-    /// sent on the returned receiver.
+    /// sent on the returned receiver; the watcher stops when the receiver is
+    /// dropped, so keep receiving for as long as the graph should stay live.
+    /// Parse results of an update are written to the graph's cache right
+    /// after it (a second, short hold of the lock; nothing to write costs
+    /// nothing).
     ///
     /// # Errors
     /// When the watcher cannot start.
     pub fn start(
         mut graph: Graph,
         debounce: Duration,
-    ) -> Result<(Self, mpsc::UnboundedReceiver<GraphDelta>), orbit_graph::Error> {
+    ) -> Result<(Self, mpsc::UnboundedReceiver<LiveUpdate>), orbit_graph::Error> {
+        let root = graph.root().to_owned();
         graph.prepare_live_updates();
         let mut watcher = GraphWatcher::new(&graph, debounce)?;
         if watcher.failed_folders() > 0 {
@@ -61,6 +80,7 @@ impl LiveGraph {
                         let Some(paths) = watcher.next_batch(POLL) else {
                             continue;
                         };
+                        let started = Instant::now();
                         let delta = {
                             let mut graph = graph.write().unwrap_or_else(PoisonError::into_inner);
                             let delta = if paths.is_empty() {
@@ -71,8 +91,20 @@ impl LiveGraph {
                             watcher.sync_folders(&graph);
                             delta
                         };
-                        if !delta.is_empty() && tx.send(delta).is_err() {
-                            break;
+                        let elapsed = started.elapsed();
+                        graph
+                            .write()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .flush_cache();
+                        if !delta.is_empty() {
+                            let update = LiveUpdate {
+                                delta,
+                                paths: paths.len(),
+                                elapsed,
+                            };
+                            if tx.send(update).is_err() {
+                                break;
+                            }
                         }
                     }
                 })
@@ -81,11 +113,17 @@ impl LiveGraph {
         Ok((
             Self {
                 graph,
+                root,
                 stop,
                 thread,
             },
             rx,
         ))
+    }
+
+    /// The workspace's root (the graph's, canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
     }
 
     /// The graph as it is now (hold the guard briefly: updates wait for it).

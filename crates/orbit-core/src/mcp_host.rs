@@ -7,22 +7,24 @@
 //! workspace selector through the registry, answer, and audit (tool,
 //! caller, trace id, outcome: never argument values).
 
-mod args;
+pub(crate) mod args;
 mod audit;
 mod error;
 mod glob;
-mod graph_tools;
+pub(crate) mod graph_tools;
 mod hub;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use orbit_common::Locations;
 use orbit_graph::GraphOptions;
 use orbit_registry::{Registry, WorkspaceDescriptor};
 use orbit_tools::names;
 use serde_json::{Map, Value};
+
+use crate::workspace_socket;
 
 pub use audit::{AuditEntry, AuditSink, FileAudit, MemoryAudit};
 pub use error::ToolFailure;
@@ -54,6 +56,10 @@ pub struct CoreMcpHost {
     tools: Vec<orbit_tools::ToolSpec>,
     /// One graph build at a time: they share the parse cache and two cores.
     building: Arc<tokio::sync::Mutex<()>>,
+    /// Where running Orbits serve their live graphs.
+    locations: Locations,
+    /// How long a live graph may take to answer before the call scans.
+    live_timeout: Duration,
 }
 
 impl std::fmt::Debug for CoreMcpHost {
@@ -82,7 +88,17 @@ impl CoreMcpHost {
             version: version.to_owned(),
             tools: orbit_tools::catalog(),
             building: Arc::new(tokio::sync::Mutex::new(())),
+            locations: locations.clone(),
+            live_timeout: Duration::from_secs(2),
         }
+    }
+
+    /// Waits at most `timeout` for a running Orbit's live graph before a
+    /// graph tool scans on its own (2 s unless set).
+    #[must_use]
+    pub fn with_live_timeout(mut self, timeout: Duration) -> Self {
+        self.live_timeout = timeout;
+        self
     }
 
     /// Reads the keypad from `hub` instead of the control socket.
@@ -162,6 +178,9 @@ impl CoreMcpHost {
             | names::GRAPH_DEPENDENTS
             | names::GRAPH_PATH => {
                 let workspace = self.resolve(call.arguments)?;
+                if let Some(answer) = self.live_answer(&workspace, &call).await? {
+                    return Ok(answer);
+                }
                 let options = self.graph_options.clone();
                 let tool = call.tool.to_owned();
                 let arguments = call.arguments.clone();
@@ -176,6 +195,48 @@ impl CoreMcpHost {
                 "not_served_here",
                 format!("`{}` is answered by the MCP server itself", call.tool),
             )),
+        }
+    }
+
+    /// The answer of a running Orbit that keeps `workspace`'s graph live, if
+    /// one answers on its workspace socket in time. Its refusals (an unknown
+    /// file) are this call's; anything else it does makes the call scan.
+    async fn live_answer(
+        &self,
+        workspace: &WorkspaceDescriptor,
+        call: &ToolCall<'_>,
+    ) -> Result<Option<Map<String, Value>>, ToolFailure> {
+        let Some(method) = workspace_socket::method_of(call.tool) else {
+            return Ok(None);
+        };
+        let root = fs_err::canonicalize(&workspace.root).unwrap_or_else(|_| workspace.root.clone());
+        let socket = self.locations.workspace_socket(&root);
+        let mut params = call.arguments.clone();
+        params.remove("workspace");
+        let answer =
+            orbtile::call_async(&socket, method, Value::Object(params), self.live_timeout).await;
+        let scan_instead = |why: &str| {
+            tracing::warn!(
+                workspace = %workspace.selector,
+                "the live graph did not answer ({why}); scanning instead"
+            );
+            Ok(None)
+        };
+        match answer {
+            Ok(Value::Object(answer)) => Ok(Some(graph_tools::with_base(
+                workspace,
+                graph_tools::Source::Live,
+                answer,
+            ))),
+            Ok(_) => scan_instead("an answer that is not an object"),
+            Err(orbtile::Error::NotRunning { .. }) => Ok(None),
+            Err(orbtile::Error::Control { code, message }) => {
+                match workspace_socket::tool_code(&code) {
+                    Some(tool_code) => Err(ToolFailure::new(tool_code, message)),
+                    None => scan_instead(&format!("{code}: {message}")),
+                }
+            }
+            Err(error) => scan_instead(&error_chain(&error)),
         }
     }
 

@@ -4,13 +4,17 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use orbit_graph::{Graph, GraphOptions, GraphWatcher};
+use orbit_common::Locations;
+use orbit_core::live::LiveGraph;
+use orbit_core::workspace_socket::WorkspaceSocket;
+use orbit_graph::{Graph, GraphOptions};
+use tokio::signal::unix::SignalKind;
 
 /// How long a scan runs before it shows progress.
 const PROGRESS_AFTER: Duration = Duration::from_secs(1);
@@ -29,6 +33,7 @@ pub(crate) enum Format {
 }
 
 #[derive(Debug, Args)]
+#[expect(clippy::struct_excessive_bools, reason = "command-line flags")]
 pub(crate) struct GraphArgs {
     /// The workspace folder.
     #[arg(default_value = ".")]
@@ -37,8 +42,14 @@ pub(crate) struct GraphArgs {
     #[arg(long, value_enum, default_value_t = Format::Json)]
     format: Format,
     /// After printing, keep watching and print each change as a JSON line.
+    /// While it watches, other Orbit processes (the MCP server's graph
+    /// tools) are answered from this live graph through the workspace's
+    /// socket.
     #[arg(long)]
     watch: bool,
+    /// With `--watch`: do not answer other Orbit processes from this graph.
+    #[arg(long, requires = "watch")]
+    no_serve: bool,
     /// Skip files larger than this many bytes.
     #[arg(long, default_value_t = 2 * 1024 * 1024, value_name = "BYTES")]
     max_file_size: u64,
@@ -93,7 +104,7 @@ pub(crate) fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     stdout.flush()?;
     drop(stdout);
     if args.watch {
-        watch(graph, args.timings)?;
+        watch(graph, args.timings, !args.no_serve)?;
     } else {
         // The process ends here: freeing every node, edge and string one by
         // one would only delay the exit.
@@ -134,48 +145,76 @@ fn build_with_progress(args: &GraphArgs, options: GraphOptions) -> anyhow::Resul
     graph.with_context(|| format!("cannot build the graph of `{}`", args.dir.display()))
 }
 
-fn watch(mut graph: Graph, timings: bool) -> anyhow::Result<()> {
-    graph.prepare_live_updates();
-    let mut watcher = GraphWatcher::new(&graph, DEBOUNCE).context("cannot start watching")?;
-    if watcher.failed_folders() > 0 {
+fn watch(graph: Graph, timings: bool, serve: bool) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    runtime.block_on(async move {
+        let root = graph.root().to_owned();
+        let (files, hash) = (graph.node_count(), graph.hash().to_string());
+        let (live, mut updates) =
+            LiveGraph::start(graph, DEBOUNCE).context("cannot start watching")?;
+        let live = Arc::new(live);
         note(&format!(
-            "{} folders could not be watched (raise fs.inotify.max_user_watches)",
-            watcher.failed_folders()
+            "watching `{}`: {files} files, hash {hash}",
+            root.display()
         ));
-    }
-    note(&format!(
-        "watching `{}`: {} files, {} folders, hash {}",
-        graph.root().display(),
-        graph.node_count(),
-        watcher.watched_folders(),
-        graph.hash()
-    ));
-    loop {
-        let Some(paths) = watcher.next_batch(Duration::from_hours(1)) else {
-            continue;
-        };
-        let started = Instant::now();
-        let delta = if paths.is_empty() {
-            graph.rescan()
+        let socket = if serve {
+            serve_socket(&live).await
         } else {
-            graph.apply_changes(&paths)
+            None
         };
-        let elapsed = started.elapsed();
-        watcher.sync_folders(&graph);
-        if !delta.is_empty() {
+        let mut terminate = tokio::signal::unix::signal(SignalKind::terminate())
+            .context("cannot handle SIGTERM")?;
+        loop {
+            let update = tokio::select! {
+                update = updates.recv() => update,
+                _ = tokio::signal::ctrl_c() => None,
+                _ = terminate.recv() => None,
+            };
+            let Some(update) = update else { break };
             let mut stdout = io::stdout().lock();
-            serde_json::to_writer(&mut stdout, &delta)?;
+            serde_json::to_writer(&mut stdout, &update.delta)?;
             writeln!(stdout)?;
             stdout.flush()?;
+            drop(stdout);
+            if timings {
+                note(&format!(
+                    "update of {} paths applied in {:.3} ms",
+                    update.paths,
+                    update.elapsed.as_secs_f64() * 1e3
+                ));
+            }
         }
-        if timings {
+        // The socket goes first, so nobody asks a graph that is going away.
+        if let Some(socket) = socket {
+            socket.shutdown().await;
+        }
+        Ok(())
+    })
+}
+
+/// Answers other Orbit processes from `live` on the workspace's socket,
+/// unless another Orbit already does.
+async fn serve_socket(live: &Arc<LiveGraph>) -> Option<WorkspaceSocket> {
+    let locations = Locations::from_env()?;
+    match WorkspaceSocket::serve(&locations, Arc::clone(live)).await {
+        Ok(Some(socket)) => {
             note(&format!(
-                "update of {} paths applied in {:.3} ms",
-                paths.len(),
-                elapsed.as_secs_f64() * 1e3
+                "answering Orbit's graph tools on `{}`",
+                socket.path().display()
             ));
+            Some(socket)
         }
-        graph.flush_cache();
+        Ok(None) => {
+            note("another Orbit already answers for this workspace's graph");
+            None
+        }
+        Err(error) => {
+            note(&format!("{:#}", anyhow::Error::new(error)));
+            None
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use orbit_agent::Answer;
-use orbit_core::live::LiveGraph;
+use orbit_core::live::{LiveGraph, LiveUpdate};
 use orbit_core::projector::{PromptNote, SessionProjector};
 use orbit_graph::{Graph, GraphOptions};
 use orbit_types::{AgentEvent, GraphDelta, PageMessage, ProcessExit};
@@ -25,7 +25,7 @@ const DEBOUNCE: Duration = Duration::from_millis(50);
 pub(crate) struct PageEvents {
     projector: SessionProjector,
     live: LiveGraph,
-    deltas: mpsc::UnboundedReceiver<GraphDelta>,
+    deltas: mpsc::UnboundedReceiver<LiveUpdate>,
 }
 
 impl PageEvents {
@@ -81,7 +81,7 @@ impl PageEvents {
 
     /// Waits for the next live update of the graph.
     pub(crate) async fn next_delta(&mut self) -> Option<GraphDelta> {
-        self.deltas.recv().await
+        self.deltas.recv().await.map(|update| update.delta)
     }
 
     /// The graph changed: creates light up.

@@ -22,6 +22,41 @@ use crate::server::Shared;
 /// The longest request line.
 pub const MAX_LINE: usize = 1024 * 1024;
 
+/// The methods a control socket serves. The hub's own (`orbit.ping`,
+/// `hub.*`, `keypad.*`) are one implementation; a process that keeps a
+/// workspace's graph live serves `graph.*` on that workspace's socket with
+/// another. Each call runs on a blocking thread, so a method may take a few
+/// milliseconds of work.
+pub trait ControlMethods: Send + Sync + 'static {
+    /// Answers `method` with `params`: a result, or an error code of
+    /// `docs/control-socket.md` (`invalid_params`, `not_found`,
+    /// `unavailable`, `unknown_method`, `internal`) with a one-line message.
+    ///
+    /// # Errors
+    /// The error answer to send.
+    fn call(&self, method: &str, params: &Value) -> Result<Value, ControlFailure>;
+}
+
+/// An error answer: a code from `docs/control-socket.md` and one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ControlFailure {
+    /// `invalid_params`, `not_found`, `unavailable`, `unknown_method` or
+    /// `internal`.
+    pub code: &'static str,
+    /// One line.
+    pub message: String,
+}
+
+impl ControlFailure {
+    /// A failure with this code and message.
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
 /// A running control socket server.
 #[derive(Debug)]
 pub struct ControlServer {
@@ -30,8 +65,15 @@ pub struct ControlServer {
 }
 
 impl ControlServer {
-    /// Listens on `path` (its directory made 0700).
+    /// Serves the hub's methods on `path` (its directory made 0700).
     pub async fn start(path: PathBuf, shared: Arc<Shared>) -> Result<Self> {
+        Self::start_with(path, Arc::new(HubMethods(shared))).await
+    }
+
+    /// Serves `methods` on `path` (its directory made 0700). A socket file
+    /// nobody answers on is replaced; one that answers is another Orbit's,
+    /// and the error says so ([`Error::is_in_use`]).
+    pub async fn start_with(path: PathBuf, methods: Arc<dyn ControlMethods>) -> Result<Self> {
         if let Some(dir) = path.parent() {
             orbit_common::ensure_private_dir(dir).map_err(|source| Error::Io {
                 what: "cannot create the runtime directory",
@@ -40,19 +82,31 @@ impl ControlServer {
             })?;
         }
         let listener = crate::server::bind_private(&path).await?;
-        let task = tokio::spawn(accept_loop(listener, shared));
+        let task = tokio::spawn(accept_loop(listener, methods));
         Ok(Self { path, task })
     }
 
-    /// Stops and removes the socket.
-    pub async fn shutdown(self) {
+    /// The socket's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Stops and removes the socket (dropping it does the same, without
+    /// waiting for the accept loop to end).
+    pub async fn shutdown(mut self) {
         self.task.abort();
-        let _ = self.task.await;
+        let _ = (&mut self.task).await;
+    }
+}
+
+impl Drop for ControlServer {
+    fn drop(&mut self) {
+        self.task.abort();
         let _ = fs_err::remove_file(&self.path);
     }
 }
 
-async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
+async fn accept_loop(listener: UnixListener, methods: Arc<dyn ControlMethods>) {
     let uid = crate::server::own_uid();
     loop {
         let Ok((stream, _)) = listener.accept().await else {
@@ -63,12 +117,12 @@ async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
             tracing::warn!("control connection from another user refused");
             continue;
         }
-        let shared = Arc::clone(&shared);
-        tokio::spawn(async move { serve(stream, &shared).await });
+        let methods = Arc::clone(&methods);
+        tokio::spawn(async move { serve(stream, methods).await });
     }
 }
 
-async fn serve(stream: UnixStream, shared: &Shared) {
+async fn serve(stream: UnixStream, methods: Arc<dyn ControlMethods>) {
     let (read, mut write) = stream.into_split();
     let mut lines = AsyncBufReader::new(read);
     let mut line = Vec::new();
@@ -89,7 +143,29 @@ async fn serve(stream: UnixStream, shared: &Shared) {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let answer = answer_line(&line, shared);
+        let request: ControlRequest = match serde_json::from_slice(&line) {
+            Ok(request) => request,
+            Err(e) => {
+                let answer =
+                    error_answer(Value::Null, "bad_request", &format!("not a request: {e}"));
+                if write.write_all(&answer).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let methods = Arc::clone(&methods);
+        let ControlRequest { id, method, params } = request;
+        let outcome = tokio::task::spawn_blocking(move || methods.call(&method, &params)).await;
+        let answer = match outcome {
+            Ok(Ok(result)) => encode(&ControlResponse {
+                id,
+                result: Some(result),
+                error: None,
+            }),
+            Ok(Err(failure)) => error_answer(id, failure.code, &failure.message),
+            Err(_) => error_answer(id, "internal", "the method failed"),
+        };
         if write.write_all(&answer).await.is_err() {
             return;
         }
@@ -113,18 +189,13 @@ fn encode(response: &ControlResponse) -> Vec<u8> {
     bytes
 }
 
-fn answer_line(line: &[u8], shared: &Shared) -> Vec<u8> {
-    let request: ControlRequest = match serde_json::from_slice(line) {
-        Ok(request) => request,
-        Err(e) => return error_answer(Value::Null, "bad_request", &format!("not a request: {e}")),
-    };
-    match dispatch(&request.method, &request.params, shared) {
-        Ok(result) => encode(&ControlResponse {
-            id: request.id,
-            result: Some(result),
-            error: None,
-        }),
-        Err((code, message)) => error_answer(request.id, code, &message),
+/// The hub's methods.
+struct HubMethods(Arc<Shared>);
+
+impl ControlMethods for HubMethods {
+    fn call(&self, method: &str, params: &Value) -> Result<Value, ControlFailure> {
+        dispatch(method, params, &self.0)
+            .map_err(|(code, message)| ControlFailure { code, message })
     }
 }
 
@@ -206,6 +277,69 @@ fn dispatch(method: &str, params: &Value, shared: &Shared) -> Result<Value, Fail
     }
 }
 
+/// Calls one method on the control socket (or a workspace socket) at `path`,
+/// waiting at most `deadline` for the whole exchange.
+///
+/// # Errors
+/// [`Error::NotRunning`] when nobody listens there (or it hangs up without
+/// an answer), [`Error::Control`] for an error answer, [`Error::NoAnswer`]
+/// past the deadline, [`Error::BadAnswer`] for anything else.
+pub async fn call_async(
+    path: &Path,
+    method: &str,
+    params: Value,
+    deadline: Duration,
+) -> Result<Value> {
+    let exchange = async {
+        let not_running = || Error::NotRunning {
+            path: path.to_owned(),
+        };
+        let stream = UnixStream::connect(path).await.map_err(|_| not_running())?;
+        let (read, mut write) = stream.into_split();
+        let request = ControlRequest {
+            id: json!(1),
+            method: method.to_owned(),
+            params,
+        };
+        let mut line = serde_json::to_vec(&request).map_err(|e| Error::BadAnswer(e.to_string()))?;
+        line.push(b'\n');
+        write.write_all(&line).await.map_err(|_| not_running())?;
+        let mut answer = Vec::new();
+        AsyncBufReader::new(AsyncReadExt::take(read, MAX_LINE as u64 + 1))
+            .read_until(b'\n', &mut answer)
+            .await
+            .map_err(|e| Error::BadAnswer(e.to_string()))?;
+        if answer.is_empty() {
+            return Err(not_running());
+        }
+        if answer.len() > MAX_LINE {
+            return Err(Error::BadAnswer("answer line over 1 MiB".to_owned()));
+        }
+        let response: ControlResponse = serde_json::from_slice(&answer)
+            .map_err(|e| Error::BadAnswer(format!("not JSON: {e}")))?;
+        answer_of(response)
+    };
+    tokio::time::timeout(deadline, exchange)
+        .await
+        .unwrap_or_else(|_| {
+            Err(Error::NoAnswer {
+                path: path.to_owned(),
+                after: deadline,
+            })
+        })
+}
+
+fn answer_of(response: ControlResponse) -> Result<Value> {
+    match (response.result, response.error) {
+        (_, Some(error)) => Err(Error::Control {
+            code: error.code,
+            message: error.message,
+        }),
+        (Some(result), None) => Ok(result),
+        (None, None) => Err(Error::BadAnswer("neither result nor error".to_owned())),
+    }
+}
+
 /// Calls one method on the control socket at `path` (blocking).
 pub fn call(path: &Path, method: &str, params: Value) -> Result<Value> {
     let not_running = || Error::NotRunning {
@@ -227,12 +361,5 @@ pub fn call(path: &Path, method: &str, params: Value) -> Result<Value> {
         .map_err(|e| Error::BadAnswer(e.to_string()))?;
     let response: ControlResponse =
         serde_json::from_str(&answer).map_err(|e| Error::BadAnswer(e.to_string()))?;
-    match (response.result, response.error) {
-        (_, Some(error)) => Err(Error::Control {
-            code: error.code,
-            message: error.message,
-        }),
-        (Some(result), None) => Ok(result),
-        (None, None) => Err(Error::BadAnswer("neither result nor error".to_owned())),
-    }
+    answer_of(response)
 }

@@ -34,9 +34,25 @@ pub enum Error {
         /// The control socket.
         path: PathBuf,
     },
+    /// Nothing answered on the socket in time.
+    #[error("no answer on `{}` within {after:?}", path.display())]
+    NoAnswer {
+        /// The socket.
+        path: PathBuf,
+        /// The deadline.
+        after: std::time::Duration,
+    },
     /// The control socket sent something that is not an answer.
     #[error("bad answer from the control socket: {0}")]
     BadAnswer(String),
+}
+
+impl Error {
+    /// Whether a socket could not be bound because another Orbit answers on
+    /// it.
+    pub fn is_in_use(&self) -> bool {
+        matches!(self, Self::Io { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse)
+    }
 }
 
 /// One error answer of the adapter API (§4): the status follows the code.

@@ -29,7 +29,7 @@ pub use client::{
     default_api_file,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use control::{ControlServer, MAX_LINE, call};
+pub use control::{ControlFailure, ControlMethods, ControlServer, MAX_LINE, call, call_async};
 pub use error::{ApiError, Error, Result};
 pub use http::{Head, MAX_HEAD, check_head, parse_head, response_bytes};
 pub use hub::view::NotFound;

@@ -230,7 +230,7 @@ pub(crate) async fn bind_private(path: &Path) -> Result<UnixListener> {
     if path.exists() {
         if UnixStream::connect(path).await.is_ok() {
             return Err(Error::Io {
-                what: "another hub is already listening on",
+                what: "another Orbit is already listening on",
                 path: path.to_owned(),
                 source: std::io::Error::from(std::io::ErrorKind::AddrInUse),
             });

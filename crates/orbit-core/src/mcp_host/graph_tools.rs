@@ -1,7 +1,8 @@
-//! The graph tools, answered from a scan of the workspace (`Graph::build`,
-//! which reuses the parse cache so a warm start reads nothing unchanged).
-//! Every answer names its `source`: `scan` here; `live` is for answers from
-//! a running Orbit's watched graph.
+//! The graph tools' answers, from any graph: a scan of the workspace
+//! (`Graph::build`, which reuses the parse cache so a warm start reads
+//! nothing unchanged), or a running Orbit's live graph, whose workspace
+//! socket answers with [`answer_from`] too. Every answer names its `source`:
+//! `scan` or `live`.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -15,13 +16,32 @@ use super::glob::glob_match;
 
 const DEFAULT_FILES_LIMIT: u64 = 200;
 
-fn base(workspace: &WorkspaceDescriptor) -> Map<String, Value> {
+/// Where an answer came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A scan of this call's own.
+    Scan,
+    /// A running Orbit's live graph.
+    Live,
+}
+
+/// The answer's common fields, then the graph's own.
+pub(crate) fn with_base(
+    workspace: &WorkspaceDescriptor,
+    source: Source,
+    answer: Map<String, Value>,
+) -> Map<String, Value> {
     let mut out = Map::new();
     out.insert(
         "workspace".to_owned(),
         Value::from(workspace.selector.clone()),
     );
-    out.insert("source".to_owned(), Value::from("scan"));
+    let source = match source {
+        Source::Scan => "scan",
+        Source::Live => "live",
+    };
+    out.insert("source".to_owned(), Value::from(source));
+    out.extend(answer);
     out
 }
 
@@ -78,13 +98,23 @@ pub(super) fn answer(
             format!("could not scan `{}`: {error}", workspace.selector),
         )
     })?;
-    let mut out = base(workspace);
+    let answer = answer_from(&graph, tool, arguments)?;
+    Ok(with_base(workspace, Source::Scan, answer))
+}
+
+/// `tool`'s answer from `graph` (without `workspace` and `source`).
+pub(crate) fn answer_from(
+    graph: &Graph,
+    tool: &str,
+    arguments: &Map<String, Value>,
+) -> Result<Map<String, Value>, ToolFailure> {
+    let mut out = Map::new();
     match tool {
-        names::GRAPH_STATS => stats(&graph, &mut out),
-        names::GRAPH_FILES => files(&graph, arguments, &mut out),
-        names::GRAPH_IMPORTS => imports(&graph, arguments, &mut out)?,
-        names::GRAPH_DEPENDENTS => dependents(&graph, arguments, &mut out)?,
-        names::GRAPH_PATH => import_path(&graph, arguments, &mut out)?,
+        names::GRAPH_STATS => stats(graph, &mut out),
+        names::GRAPH_FILES => files(graph, arguments, &mut out),
+        names::GRAPH_IMPORTS => imports(graph, arguments, &mut out)?,
+        names::GRAPH_DEPENDENTS => dependents(graph, arguments, &mut out)?,
+        names::GRAPH_PATH => import_path(graph, arguments, &mut out)?,
         _ => return Err(ToolFailure::new("unknown_tool", tool.to_owned())),
     }
     Ok(out)

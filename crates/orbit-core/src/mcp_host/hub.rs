@@ -9,10 +9,6 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
-
-/// The longest answer line read (the protocol's own limit).
-const MAX_LINE: u64 = 1024 * 1024;
 
 /// Why the hub's status could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,54 +49,27 @@ impl ControlSocketHub {
         self.timeout = timeout;
         self
     }
-
-    #[cfg(unix)]
-    async fn ask(&self) -> Result<Value, HubError> {
-        let stream = tokio::net::UnixStream::connect(&self.path)
-            .await
-            .map_err(|_| HubError::NotRunning)?;
-        let (read, mut write) = stream.into_split();
-        write
-            .write_all(b"{\"id\":1,\"method\":\"hub.status\"}\n")
-            .await
-            .map_err(|error| HubError::Failed(error.to_string()))?;
-        let mut line = String::new();
-        let mut reader = BufReader::new(tokio::io::AsyncReadExt::take(read, MAX_LINE));
-        reader
-            .read_line(&mut line)
-            .await
-            .map_err(|error| HubError::Failed(error.to_string()))?;
-        if line.is_empty() {
-            return Err(HubError::NotRunning);
-        }
-        let answer: Value = serde_json::from_str(line.trim_end())
-            .map_err(|_| HubError::Failed("not JSON".to_owned()))?;
-        if let Some(error) = answer.get("error") {
-            let code = error.get("code").and_then(Value::as_str).unwrap_or("");
-            if code == "unavailable" || code == "unknown_method" {
-                return Err(HubError::NotRunning);
-            }
-            let message = error.get("message").and_then(Value::as_str).unwrap_or(code);
-            return Err(HubError::Failed(message.to_owned()));
-        }
-        match answer.get("result") {
-            Some(result @ Value::Object(_)) => Ok(result.clone()),
-            _ => Err(HubError::Failed("no result".to_owned())),
-        }
-    }
-
-    #[cfg(not(unix))]
-    async fn ask(&self) -> Result<Value, HubError> {
-        Err(HubError::NotRunning)
-    }
 }
 
 impl HubStatusSource for ControlSocketHub {
     fn status(&self) -> Pin<Box<dyn Future<Output = Result<Value, HubError>> + Send + '_>> {
         Box::pin(async move {
-            tokio::time::timeout(self.timeout, self.ask())
-                .await
-                .unwrap_or_else(|_| Err(HubError::Failed("no answer in time".to_owned())))
+            match orbtile::call_async(&self.path, "hub.status", Value::Null, self.timeout).await {
+                Ok(result @ Value::Object(_)) => Ok(result),
+                Ok(_) => Err(HubError::Failed("no result".to_owned())),
+                Err(orbtile::Error::NotRunning { .. }) => Err(HubError::NotRunning),
+                Err(orbtile::Error::Control { code, .. })
+                    if code == "unavailable" || code == "unknown_method" =>
+                {
+                    Err(HubError::NotRunning)
+                }
+                Err(orbtile::Error::Control { message, .. }) => Err(HubError::Failed(message)),
+                Err(orbtile::Error::NoAnswer { .. }) => {
+                    Err(HubError::Failed("no answer in time".to_owned()))
+                }
+                Err(orbtile::Error::BadAnswer(why)) => Err(HubError::Failed(why)),
+                Err(error) => Err(HubError::Failed(error.to_string())),
+            }
         })
     }
 }

@@ -1,6 +1,7 @@
 //! orbit-core's integration tests: the MCP host's answers (graph tools on a
 //! fixture workspace, workspace resolution and authorization, argument
-//! validation, the audit), the keypad's control-socket client against a
+//! validation, the audit), the workspace socket that lets the graph tools
+//! answer from a running Orbit's live graph (`workspace_socket`), the keypad's control-socket client against a
 //! fake control socket, the controller's rules, the spec's table row by
 //! row through the real CLI (`table`), and the session projector: snapshots of its streams
 //! for every captured CLI exchange (`projector_snapshots`, replayed by
@@ -44,3 +45,4 @@ mod projector_snapshots;
 )]
 mod support;
 mod table;
+mod workspace_socket;

@@ -15,7 +15,7 @@ struct Fixture {
     other: std::path::PathBuf,
 }
 
-fn write(root: &Path, files: &[(&str, &str)]) {
+pub(crate) fn write(root: &Path, files: &[(&str, &str)]) {
     for (path, text) in files {
         let full = root.join(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();

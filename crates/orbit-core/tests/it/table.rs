@@ -32,7 +32,7 @@ type During = Box<dyn FnOnce(&mut Scene, &orbit_agent::CliProcess)>;
 struct Scene {
     env: Env,
     live: LiveGraph,
-    deltas: tokio::sync::mpsc::UnboundedReceiver<orbit_types::GraphDelta>,
+    deltas: tokio::sync::mpsc::UnboundedReceiver<orbit_core::live::LiveUpdate>,
     projector: SessionProjector,
     messages: Vec<PageMessage>,
     hash_at_start: String,

@@ -17,6 +17,7 @@ mod agent_cli;
 mod catalog_cli;
 mod cli;
 mod dep_boundary;
+mod graph_live;
 mod history_cli;
 mod hub;
 mod mcp;
