@@ -113,9 +113,53 @@ pub struct HostIdentity {
     pub version: String,
 }
 
+/// One audited call: tool, caller, trace id, outcome and duration; never
+/// argument values (they could hold secrets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRecord {
+    /// The tool: its canonical name, or the name as the client sent it when
+    /// no tool has it (outcome `unknown_tool`).
+    pub tool: String,
+    /// Who called ([`ToolSessionContext::caller`]).
+    pub caller: String,
+    /// The call's trace id.
+    pub trace_id: String,
+    /// `ok` or the error's code.
+    pub outcome: String,
+    /// How long the call took.
+    pub micros: u64,
+}
+
+impl AuditRecord {
+    /// The record of a call answered with `outcome` after `micros`.
+    pub fn of<T>(
+        tool: impl Into<String>,
+        context: &ToolSessionContext,
+        outcome: &Result<T, ToolError>,
+        micros: u128,
+    ) -> Self {
+        Self {
+            tool: tool.into(),
+            caller: context.caller(),
+            trace_id: context.trace.trace_id().to_owned(),
+            outcome: match outcome {
+                Ok(_) => "ok".to_owned(),
+                Err(error) => error.code.clone(),
+            },
+            micros: u64::try_from(micros).unwrap_or(u64::MAX),
+        }
+    }
+}
+
 /// Everything the protocol must not decide: resolving workspaces,
 /// validating arguments, auditing, authorizing. `orbit-core` implements it;
 /// the federated mux wraps one.
+///
+/// Auditing: the host audits the calls it answers ([`McpHost::call`]); the
+/// calls the protocol side answers or refuses itself (the kernel's identity
+/// and discovery tools, unknown tool names, the federated mux's refusals and
+/// remote answers) reach it through [`McpHost::audit`], so that every call
+/// leaves one entry on the machine that accepted it.
 pub trait McpHost: Send + Sync + 'static {
     /// This machine and version.
     fn identity(&self) -> HostIdentity;
@@ -127,4 +171,10 @@ pub trait McpHost: Send + Sync + 'static {
         call: CanonicalCall,
         context: &'a ToolSessionContext,
     ) -> BoxFuture<'a, ToolOutcome>;
+
+    /// Records a call the host did not answer itself (see the trait's
+    /// documentation). The default drops it.
+    fn audit(&self, record: AuditRecord) {
+        let _ = record;
+    }
 }

@@ -26,8 +26,8 @@ pub use error::{Error, Result};
 pub use federated::config::{DEFAULT_TIMEOUT, Destination, Destinations};
 pub use federated::host::FederatedMcpHost;
 pub use host::{
-    BoxFuture, CanonicalCall, ClientIdentity, HostIdentity, McpHost, ToolError, ToolOutcome,
-    ToolSessionContext, Transport,
+    AuditRecord, BoxFuture, CanonicalCall, ClientIdentity, HostIdentity, McpHost, ToolError,
+    ToolOutcome, ToolSessionContext, Transport,
 };
 pub use listener::{ListenOptions, bind_http, serve_http};
 pub use remote::ssh::{SshTarget, proxy_stdio};

@@ -181,6 +181,50 @@ async fn canonical_names_are_accepted_and_the_kernel_answers_identity_and_discov
 }
 
 #[tokio::test]
+async fn the_kernel_audits_what_it_answers_or_refuses_never_the_arguments() {
+    let (host, _) = FakeHost::new("box1");
+    let audited = Arc::clone(&host.audited);
+    let client = connect(host).await;
+    let traced = |name: &'static str| {
+        let mut params = CallToolRequestParams::new(name)
+            .with_arguments(args(json!({"secret": "hunter2-value"})));
+        let mut meta = RequestMetaObject::default();
+        meta.set_traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        params.meta = Some(meta);
+        params
+    };
+    client.call_tool(traced("orbit_tools_list")).await.unwrap();
+    client
+        .call_tool(traced("orbit_server_identity"))
+        .await
+        .unwrap();
+    // The host answers (and audits) catalog tools itself: no kernel entry.
+    client.call_tool(traced("orbit_graph_stats")).await.unwrap();
+    client
+        .call_tool(traced("orbit_hunter2_nope"))
+        .await
+        .unwrap_err();
+    let audited = audited.lock().unwrap().clone();
+    let tools: Vec<(&str, &str)> = audited
+        .iter()
+        .map(|r| (r.tool.as_str(), r.outcome.as_str()))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("orbit.tools.list", "ok"),
+            ("orbit.server.identity", "ok"),
+            ("orbit_hunter2_nope", "unknown_tool"),
+        ]
+    );
+    for record in &audited {
+        assert_eq!(record.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert!(record.caller.starts_with("memory:"), "{record:?}");
+        assert!(!format!("{record:?}").contains("hunter2-value"));
+    }
+}
+
+#[tokio::test]
 async fn garbage_lines_are_dropped_and_the_session_goes_on() {
     use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
     let (host, _) = FakeHost::new("here");

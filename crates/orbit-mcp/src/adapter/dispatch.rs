@@ -15,7 +15,7 @@ use rmcp::{RoleServer, ServerHandler};
 use serde_json::Map;
 
 use super::{OrbitServer, structured};
-use crate::host::{CanonicalCall, ClientIdentity, ToolSessionContext};
+use crate::host::{AuditRecord, CanonicalCall, ClientIdentity, ToolError, ToolSessionContext};
 use crate::remote::{discovery, identity};
 use crate::trace::TraceContext;
 
@@ -35,14 +35,18 @@ impl OrbitServer {
             .iter()
             .find(|tool| tool.name == canonical)
             .map(|tool| tool.scope);
-        let outcome = match (canonical, scope) {
-            (orbit_tools::names::SERVER_IDENTITY, _) => {
-                identity::answer(self.inner.host.as_ref(), context).await
-            }
-            (orbit_tools::names::TOOLS_LIST, _) => {
-                Ok(discovery::answer(&self.inner.tools, &self.inner.names))
-            }
-            _ => {
+        // The kernel's own tools are audited here; the host audits the
+        // calls it answers.
+        let (outcome, kernel) = match (canonical, scope) {
+            (orbit_tools::names::SERVER_IDENTITY, _) => (
+                identity::answer(self.inner.host.as_ref(), context).await,
+                true,
+            ),
+            (orbit_tools::names::TOOLS_LIST, _) => (
+                Ok(discovery::answer(&self.inner.tools, &self.inner.names)),
+                true,
+            ),
+            _ => (
                 self.inner
                     .host
                     .call(
@@ -52,10 +56,16 @@ impl OrbitServer {
                         },
                         context,
                     )
-                    .await
-            }
+                    .await,
+                false,
+            ),
         };
         let micros = started.elapsed().as_micros();
+        if kernel {
+            self.inner
+                .host
+                .audit(AuditRecord::of(canonical, context, &outcome, micros));
+        }
         match &outcome {
             Ok(_) => tracing::info!(
                 trace_id = context.trace.trace_id(),
@@ -123,12 +133,6 @@ impl ServerHandler for OrbitServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(canonical) = self.inner.names.canonical(&request.name) else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{}`", request.name),
-                None,
-            ));
-        };
         let trace = TraceContext::from_traceparent(context.meta.get_traceparent());
         let client = context.peer.peer_info().map(|info| ClientIdentity {
             name: info.client_info.name.clone(),
@@ -138,6 +142,25 @@ impl ServerHandler for OrbitServer {
             trace,
             transport: self.transport.clone(),
             client,
+        };
+        let Some(canonical) = self.inner.names.canonical(&request.name) else {
+            let refusal = ToolError::new("unknown_tool", "no tool has this name");
+            // The name as sent (cut short: it is the client's text).
+            self.inner.host.audit(AuditRecord::of(
+                request.name.chars().take(64).collect::<String>(),
+                &session,
+                &Err::<(), _>(refusal),
+                0,
+            ));
+            tracing::info!(
+                trace_id = session.trace.trace_id(),
+                caller = %session.caller(),
+                "tools/call of an unknown tool"
+            );
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{}`", request.name),
+                None,
+            ));
         };
         let arguments = request.arguments.unwrap_or_default();
         let outcome = self.dispatch(canonical, arguments, &session).await;

@@ -2,6 +2,7 @@
 //! operator's remote destinations.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use orbit_tools::{Scope, names};
 use serde_json::{Map, Value};
@@ -13,8 +14,8 @@ use super::descriptor::{qualify, qualify_list, split};
 use super::probe::Sessions;
 use crate::error::{Error, Result};
 use crate::host::{
-    BoxFuture, CanonicalCall, HostIdentity, McpHost, ToolError, ToolOutcome, ToolSessionContext,
-    Transport,
+    AuditRecord, BoxFuture, CanonicalCall, HostIdentity, McpHost, ToolError, ToolOutcome,
+    ToolSessionContext, Transport,
 };
 
 /// The mux: this machine in-process, the destinations over SSH.
@@ -179,45 +180,91 @@ impl FederatedMcpHost {
         Ok(out)
     }
 
+    /// A workspace tool, routed by its host-qualified selector. The local
+    /// host audits what it answers; the mux audits (through the local host)
+    /// its own refusals and what a remote host answered.
     async fn routed(&self, mut call: CanonicalCall, context: &ToolSessionContext) -> ToolOutcome {
+        let started = Instant::now();
         let selector = call
             .arguments
             .get("workspace")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let refuse = || {
-            ToolError::new(
-                "unknown_selector",
-                format!(
-                    "`{selector}` is not a workspace selector of this federated server: copy one \
-                     (`host:name`) from orbit.workspace.list"
-                ),
-            )
+        let Some((host, local_selector)) = split(&selector) else {
+            let refusal = Err(unknown_selector(&selector, None));
+            return self.audited(&call.tool, context, started, refusal);
         };
-        let (host, local_selector) = split(&selector).ok_or_else(refuse)?;
         call.arguments.insert(
             "workspace".to_owned(),
             Value::from(local_selector.to_owned()),
         );
-        let mut answer = if host == self.local_name {
+        let answer = if host == self.local_name {
             let local_context = ToolSessionContext {
                 transport: Transport::Federated,
                 ..context.clone()
             };
-            self.local.call(call, &local_context).await?
+            self.local
+                .call(call, &local_context)
+                .await
+                .map_err(|error| not_listed(error, &selector))
         } else if let Some(destination) = self.destinations.iter().find(|d| d.name == host) {
-            self.sessions
+            let answer = self
+                .sessions
                 .call_remote(destination, &call.tool, call.arguments, &context.trace)
-                .await?
+                .await
+                .map_err(|error| not_listed(error, &selector));
+            self.audited(&call.tool, context, started, answer)
         } else {
-            return Err(refuse());
+            let refusal = Err(unknown_selector(&selector, None));
+            return self.audited(&call.tool, context, started, refusal);
         };
+        let mut answer = answer?;
         if let Some(Value::String(workspace)) = answer.get("workspace") {
             let qualified = qualify(host, workspace);
             answer.insert("workspace".to_owned(), Value::from(qualified));
         }
         Ok(answer)
+    }
+
+    /// Audits `outcome` of `tool` (through the local host) and returns it.
+    fn audited(
+        &self,
+        tool: &str,
+        context: &ToolSessionContext,
+        started: Instant,
+        outcome: ToolOutcome,
+    ) -> ToolOutcome {
+        self.local.audit(AuditRecord::of(
+            tool,
+            context,
+            &outcome,
+            started.elapsed().as_micros(),
+        ));
+        outcome
+    }
+}
+
+/// The refusal of a selector this federated server does not list.
+fn unknown_selector(selector: &str, why: Option<&str>) -> ToolError {
+    let why = why.map(|why| format!(" ({why})")).unwrap_or_default();
+    ToolError::new(
+        "unknown_selector",
+        format!(
+            "`{selector}` is not a workspace selector of this federated server{why}: copy one \
+             (`host:name`) from orbit.workspace.list"
+        ),
+    )
+}
+
+/// A known host that does not know the workspace: to the federated caller
+/// the selector is unknown, whatever the host called it.
+fn not_listed(error: ToolError, selector: &str) -> ToolError {
+    match error.code.as_str() {
+        "unknown_workspace" | "no_workspace" => {
+            unknown_selector(selector, Some("its host has no such workspace"))
+        }
+        _ => error,
     }
 }
 
@@ -249,12 +296,20 @@ impl McpHost for FederatedMcpHost {
                     };
                     self.local.call(call, &local_context).await
                 }
-                None => Err(ToolError::new(
-                    "unknown_tool",
-                    format!("`{}` is not an Orbit tool", call.tool),
-                )),
+                None => {
+                    let refusal = Err(ToolError::new(
+                        "unknown_tool",
+                        format!("`{}` is not an Orbit tool", call.tool),
+                    ));
+                    self.audited(&call.tool, context, Instant::now(), refusal)
+                }
             }
         })
+    }
+
+    /// The mux keeps no audit of its own: this machine's host does.
+    fn audit(&self, record: AuditRecord) {
+        self.local.audit(record);
     }
 }
 

@@ -1,13 +1,16 @@
 //! Reaching a destination: in-process for this machine, an MCP client over
 //! the SSH hop for the others. Remote sessions are opened on first use and
 //! kept for later calls (an SSH handshake costs hundreds of milliseconds);
-//! answers are never cached. A session that fails is dropped (its ssh
-//! killed) and the call retried once on a fresh one. Every remote call runs
+//! answers are never cached. Each destination has its own slot: connecting
+//! to a slow or hung host holds that slot only, so the others' first
+//! connections go on. A session that fails is marked broken and dropped
+//! (its ssh killed), and the call retried once on a fresh one. Every remote call runs
 //! under the destination's deadline and passes its `traceparent` on, so one
 //! trace id spans the hop.
 
 use std::collections::HashMap;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleClient;
@@ -28,12 +31,26 @@ type StderrTail = Arc<Mutex<String>>;
 struct Session {
     client: RunningService<RoleClient, ()>,
     stderr: StderrTail,
+    /// Set when a call on it failed: the next call replaces it.
+    broken: AtomicBool,
 }
 
-/// Open sessions per destination name.
+impl Session {
+    fn usable(&self) -> bool {
+        !self.broken.load(Ordering::Acquire) && !self.client.is_closed()
+    }
+}
+
+/// One destination's session, opened on first use. Its own lock: a
+/// destination that is slow to connect holds only its slot, never another
+/// destination's first connection.
+type Slot = Arc<tokio::sync::Mutex<Option<Arc<Session>>>>;
+
+/// Open sessions per destination name. The map's lock is held only to find
+/// or add a slot (never across an await); connecting holds the slot's.
 #[derive(Default)]
 pub(crate) struct Sessions {
-    open: tokio::sync::Mutex<HashMap<String, Arc<Session>>>,
+    slots: Mutex<HashMap<String, Slot>>,
 }
 
 fn unreachable(destination: &Destination, why: &str) -> ToolError {
@@ -83,6 +100,7 @@ async fn connect(destination: &Destination) -> Result<Session, ToolError> {
         Ok(Ok(client)) => Ok(Session {
             client,
             stderr: tail,
+            broken: AtomicBool::new(false),
         }),
         Ok(Err(error)) => {
             // Give ssh a moment to say why it failed.
@@ -104,26 +122,43 @@ async fn connect(destination: &Destination) -> Result<Session, ToolError> {
 }
 
 impl Sessions {
+    fn slot(&self, destination: &Destination) -> Slot {
+        let mut slots = self
+            .slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Arc::clone(slots.entry(destination.name.clone()).or_default())
+    }
+
+    /// The destination's open session (`true`: reused), or a new one.
+    /// Calls to one destination wait for its connection; calls to others
+    /// do not.
     async fn session(&self, destination: &Destination) -> Result<(Arc<Session>, bool), ToolError> {
-        let mut open = self.open.lock().await;
-        if let Some(session) = open.get(&destination.name) {
-            if !session.client.is_closed() {
+        let slot = self.slot(destination);
+        let mut open = slot.lock().await;
+        if let Some(session) = open.as_ref() {
+            if session.usable() {
                 return Ok((Arc::clone(session), true));
             }
-            open.remove(&destination.name);
+            // Dropping it kills its ssh.
+            *open = None;
         }
         let session = Arc::new(connect(destination).await?);
-        open.insert(destination.name.clone(), Arc::clone(&session));
+        *open = Some(Arc::clone(&session));
         Ok((session, false))
     }
 
-    async fn forget(&self, destination: &Destination, session: &Arc<Session>) {
-        let mut open = self.open.lock().await;
-        if open
-            .get(&destination.name)
-            .is_some_and(|current| Arc::ptr_eq(current, session))
+    /// Marks `session` broken, and drops it from its slot unless the slot
+    /// is busy (then its holder replaces it: never wait for a connection
+    /// here).
+    fn forget(&self, destination: &Destination, session: &Arc<Session>) {
+        session.broken.store(true, Ordering::Release);
+        if let Ok(mut open) = self.slot(destination).try_lock()
+            && open
+                .as_ref()
+                .is_some_and(|current| Arc::ptr_eq(current, session))
         {
-            open.remove(&destination.name);
+            *open = None;
         }
     }
 
@@ -157,7 +192,7 @@ impl Sessions {
             match answer {
                 Ok(Ok(result)) => return shape(destination, result),
                 Ok(Err(error)) => {
-                    self.forget(destination, &session).await;
+                    self.forget(destination, &session);
                     if reused && attempt == 1 {
                         tracing::debug!(host = %destination.name, %error, "stale session, reconnecting");
                         continue;
@@ -166,7 +201,7 @@ impl Sessions {
                     return Err(unreachable(destination, &why));
                 }
                 Err(_) => {
-                    self.forget(destination, &session).await;
+                    self.forget(destination, &session);
                     return Err(unreachable(
                         destination,
                         &format!("no answer within {} ms", destination.timeout.as_millis()),

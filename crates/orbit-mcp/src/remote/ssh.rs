@@ -1,4 +1,4 @@
-//! The SSH hop: `ssh -T -o BatchMode=yes [options] HOST <orbit> mcp`, with
+//! The SSH hop: `ssh -T -o BatchMode=yes [options] -- HOST "<orbit> mcp"`, with
 //! the ssh program, its options and the remote `orbit` path settable (so a
 //! test can point at its own sshd, key and build). [`proxy_stdio`] copies
 //! bytes both ways and never re-frames, so the remote behaves exactly as if
@@ -98,4 +98,68 @@ pub async fn proxy_stdio(target: &SshTarget) -> Result<ExitStatus> {
     upstream.abort();
     copied.map_err(|source| Error::io("copying from ssh", source))?;
     Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(words: &[&str]) -> Vec<String> {
+        words.iter().map(|word| (*word).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_command_line_is_pinned() {
+        let target = SshTarget {
+            program: "/opt/ssh".to_owned(),
+            options: strings(&["-p", "2222", "-i", "/k/id"]),
+            host: "me@build.lan".to_owned(),
+            remote_orbit: "env ORBIT_CONFIG_DIR=/x /opt/orbit".to_owned(),
+        };
+        let expected = strings(&[
+            "-T",
+            "-o",
+            "BatchMode=yes",
+            "-p",
+            "2222",
+            "-i",
+            "/k/id",
+            "--",
+            "me@build.lan",
+            "env ORBIT_CONFIG_DIR=/x /opt/orbit mcp",
+        ]);
+        assert_eq!(target.args(), expected);
+        // The process it starts is exactly that.
+        let command = target.command();
+        let std = command.as_std();
+        assert_eq!(std.get_program(), "/opt/ssh");
+        let args: Vec<String> = std
+            .get_args()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(args, expected);
+        // Defaults: `ssh -T -o BatchMode=yes -- HOST orbit mcp`.
+        let plain = SshTarget::new("box");
+        assert_eq!(plain.program, "ssh");
+        assert_eq!(
+            plain.args(),
+            strings(&["-T", "-o", "BatchMode=yes", "--", "box", "orbit mcp"])
+        );
+    }
+
+    #[test]
+    fn a_host_like_an_option_stays_after_the_separator() {
+        let target = SshTarget::new("-oProxyCommand=touch /tmp/pwned");
+        let args = target.args();
+        let separator = args.iter().position(|arg| arg == "--");
+        assert_eq!(separator, Some(3));
+        assert_eq!(
+            args[4..],
+            strings(&["-oProxyCommand=touch /tmp/pwned", "orbit mcp"])
+        );
+        assert!(
+            args[..3].iter().all(|arg| !arg.contains("ProxyCommand")),
+            "{args:?}"
+        );
+    }
 }

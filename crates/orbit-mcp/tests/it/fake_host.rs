@@ -3,16 +3,21 @@
 use std::sync::{Arc, Mutex};
 
 use orbit_mcp::{
-    BoxFuture, CanonicalCall, HostIdentity, McpHost, ToolError, ToolOutcome, ToolSessionContext,
+    AuditRecord, BoxFuture, CanonicalCall, HostIdentity, McpHost, ToolError, ToolOutcome,
+    ToolSessionContext,
 };
 use serde_json::{Map, Value, json};
 
 /// What the host saw: (call, trace id, caller, transport).
 pub(crate) type Seen = Arc<Mutex<Vec<(CanonicalCall, String, String, orbit_mcp::Transport)>>>;
 
+/// What the host was handed to audit.
+pub(crate) type Audited = Arc<Mutex<Vec<AuditRecord>>>;
+
 pub(crate) struct FakeHost {
     pub(crate) name: String,
     pub(crate) seen: Seen,
+    pub(crate) audited: Audited,
 }
 
 impl FakeHost {
@@ -22,6 +27,7 @@ impl FakeHost {
             Arc::new(Self {
                 name: name.to_owned(),
                 seen: Arc::clone(&seen),
+                audited: Audited::default(),
             }),
             seen,
         )
@@ -91,5 +97,9 @@ impl McpHost for FakeHost {
                 _ => Err(ToolError::new("not_scripted", call.tool.clone())),
             }
         })
+    }
+
+    fn audit(&self, record: AuditRecord) {
+        self.audited.lock().unwrap().push(record);
     }
 }

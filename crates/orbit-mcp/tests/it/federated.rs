@@ -166,10 +166,52 @@ fn keypad_schema_takes_plain_and_federated_answers_only() {
     }
 }
 
+/// A hung destination listed first must not hold back another's first
+/// connection: each destination connects under its own lock.
+#[tokio::test]
+async fn a_hung_host_does_not_hold_back_the_others_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let hang = dir.path().join("hang.sh");
+    std::fs::write(&hang, "#!/bin/sh\nexec sleep 30\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // `hung` connects first and holds its connection for 2 s; `dead` fails
+    // at once (no ssh program) and has 1 s: waiting behind `hung` it would
+    // be reported as a timeout instead.
+    let text = json!({"destinations": [
+        {"name": "hung", "host": "nowhere", "ssh": hang.to_str().unwrap(), "timeout_ms": 2000},
+        {"name": "dead", "host": "nowhere", "ssh": dir.path().join("no-such-ssh").to_str().unwrap(),
+         "timeout_ms": 1000},
+    ]})
+    .to_string();
+    let destinations = Destinations::parse(&text, std::path::Path::new("t.json")).unwrap();
+    let (local, _) = FakeHost::new("box1");
+    let mux = FederatedMcpHost::new(local, destinations).unwrap();
+    let answer = mux
+        .call(call("orbit.workspace.list", json!({})), &context())
+        .await
+        .unwrap();
+    let unreachable = answer["unreachable"].as_array().unwrap();
+    assert_eq!(unreachable[0]["host"], "hung");
+    assert!(
+        unreachable[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("2000 ms")
+    );
+    assert_eq!(unreachable[1]["host"], "dead");
+    let error = unreachable[1]["error"].as_str().unwrap();
+    assert!(error.contains("cannot start ssh"), "{error}");
+}
+
 #[tokio::test]
 async fn routes_by_qualified_selector_and_refuses_anything_else() {
     let dir = tempfile::tempdir().unwrap();
     let (local, seen) = FakeHost::new("box1");
+    let audited = std::sync::Arc::clone(&local.audited);
     let mux = FederatedMcpHost::new(local, destinations(dir.path())).unwrap();
     let answer = mux
         .call(
@@ -210,6 +252,38 @@ async fn routes_by_qualified_selector_and_refuses_anything_else() {
         .await
         .unwrap_err();
     assert_eq!(error.code, "host_unreachable");
+    // A known host without that workspace: the selector is unknown.
+    let error = mux
+        .call(
+            call("orbit.graph.stats", json!({"workspace": "box1:missing"})),
+            &context(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, "unknown_selector");
+    assert!(error.message.contains("`box1:missing`"), "{error}");
+    assert!(error.message.contains("orbit.workspace.list"), "{error}");
+    // The mux's own refusals and remote answers are audited through this
+    // machine's host (which audits what it answers itself, `box1:...`).
+    let outcomes: Vec<(String, String)> = audited
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| (r.tool.clone(), r.outcome.clone()))
+        .collect();
+    let mut expected: Vec<(String, String)> = (0..5)
+        .map(|_| {
+            (
+                "orbit.graph.stats".to_owned(),
+                "unknown_selector".to_owned(),
+            )
+        })
+        .collect();
+    expected.push((
+        "orbit.graph.stats".to_owned(),
+        "host_unreachable".to_owned(),
+    ));
+    assert_eq!(outcomes, expected);
 }
 
 #[test]
