@@ -144,6 +144,12 @@ impl CoreMcpHost {
         &self.registry
     }
 
+    /// Audits a call this host did not answer (the MCP server's own tools,
+    /// its refusals, what a remote host answered through this one).
+    pub fn record(&self, entry: &AuditEntry) {
+        self.audit.record(entry);
+    }
+
     /// Answers one call, and audits it.
     pub async fn call(&self, call: ToolCall<'_>) -> Result<Map<String, Value>, ToolFailure> {
         let started = Instant::now();

@@ -14,10 +14,11 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use clap::Args;
-use orbit_core::mcp_host::{CoreMcpHost, ToolCall};
+use orbit_core::mcp_host::{AuditEntry, CoreMcpHost, ToolCall};
 use orbit_mcp::{
-    BoxFuture, CanonicalCall, Destinations, FederatedMcpHost, HostIdentity, ListenOptions, McpHost,
-    OrbitServer, SshTarget, ToolError, ToolOutcome, ToolSessionContext, Transport,
+    AuditRecord, BoxFuture, CanonicalCall, Destinations, FederatedMcpHost, HostIdentity,
+    ListenOptions, McpHost, OrbitServer, SshTarget, ToolError, ToolOutcome, ToolSessionContext,
+    Transport,
 };
 
 /// The environment variable that carries the HTTP listener's bearer token
@@ -105,6 +106,16 @@ impl McpHost for CoreBridge {
                 .await
                 .map_err(|failure| ToolError::new(failure.code, failure.message))
         })
+    }
+
+    fn audit(&self, record: AuditRecord) {
+        self.0.record(&AuditEntry {
+            tool: record.tool,
+            caller: record.caller,
+            trace_id: record.trace_id,
+            outcome: record.outcome,
+            micros: record.micros,
+        });
     }
 }
 

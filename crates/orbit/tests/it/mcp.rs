@@ -321,7 +321,16 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
     let local = rpc.call("orbit_graph_stats", &json!({"workspace": "box1:app"}), None);
     assert_eq!(local["structuredContent"]["files"], 3);
 
-    for selector in ["far-app", "app", "nowhere:app", "loop", ""] {
+    // Unqualified, unknown host, or a known host without that workspace.
+    for selector in [
+        "far-app",
+        "app",
+        "nowhere:app",
+        "loop",
+        "",
+        "box1:nope",
+        "loop:nope",
+    ] {
         let refused = rpc.call("orbit_graph_stats", &json!({"workspace": selector}), None);
         assert_eq!(refused["isError"], true, "{selector}");
         assert_eq!(
@@ -346,6 +355,113 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
     assert_eq!(
         identity["structuredContent"]["workspaces"],
         json!(["box1:app", "loop:far-app"])
+    );
+    let tools = rpc.call("orbit_tools_list", &json!({}), None);
+    assert_eq!(tools["isError"], false);
+    let unknown = rpc.request(
+        "tools/call",
+        &json!({"name": "orbit_graph_bogus", "arguments": {"workspace": "box1:app"}}),
+    );
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+
+    // Every call is audited on this machine, the mux's own answers and
+    // refusals included (caller: the client), never an argument value.
+    let audit = std::fs::read_to_string(home.path().join("config/mcp-audit.jsonl")).unwrap();
+    let entries: Vec<Value> = audit
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let client_calls: Vec<(&str, &str)> = entries
+        .iter()
+        .filter(|e| e["caller"] == "stdio:orbit-test/1")
+        .map(|e| (e["tool"].as_str().unwrap(), e["outcome"].as_str().unwrap()))
+        .collect();
+    for expected in [
+        ("orbit.graph.imports", "ok"),
+        ("orbit.graph.stats", "unknown_selector"),
+        ("orbit.graph.stats", "host_unreachable"),
+        ("orbit.server.identity", "ok"),
+        ("orbit.tools.list", "ok"),
+        ("orbit_graph_bogus", "unknown_tool"),
+    ] {
+        assert!(client_calls.contains(&expected), "{expected:?}: {audit}");
+    }
+    // far-app, app, nowhere:app, loop, "", loop:nope (box1:nope is this
+    // machine's host's `unknown_workspace`, audited by it).
+    let refusals = client_calls
+        .iter()
+        .filter(|c| **c == ("orbit.graph.stats", "unknown_selector"))
+        .count();
+    assert_eq!(refusals, 6, "{audit}");
+    for entry in &entries {
+        assert_eq!(
+            entry.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["at_ms", "caller", "micros", "outcome", "tool", "trace_id"]
+        );
+    }
+    for value in ["far-app", "src/d.ts", "nowhere", "nope", "box1:app"] {
+        assert!(!audit.contains(value), "{value} in {audit}");
+    }
+}
+
+/// A destination that hangs, listed first, must not hold back another's
+/// first connection: `loop` (deadline 5 s) answers while `hang` (6 s) is
+/// still connecting. Waiting behind it, `loop` would time out.
+#[test]
+fn a_hung_host_does_not_hold_back_the_others_first_connection() {
+    let home = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(home.path());
+    let local_work = home.path().join("app");
+    workspace(&local_work);
+    let remote_work = home.path().join("far-app");
+    workspace(&remote_work);
+    let remote = remote_orbit(home.path(), &remote_work, "loop-self");
+    let hang = home.path().join("hang-ssh");
+    std::fs::write(&hang, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&hang, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let destinations = home.path().join("destinations.json");
+    std::fs::write(
+        &destinations,
+        json!({"destinations": [
+            {"name": "hang", "host": "127.0.0.1", "ssh": hang.display().to_string(),
+             "timeout_ms": 6000},
+            {"name": "loop", "host": "127.0.0.1", "ssh_options": sshd.ssh_options(),
+             "orbit": remote.display().to_string(), "timeout_ms": 5000},
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let mut command = orbit_mcp(home.path());
+    command
+        .args(["--federated", "--destinations"])
+        .arg(&destinations)
+        .args([
+            "--host-name",
+            "box1",
+            "--workspace",
+            local_work.to_str().unwrap(),
+        ]);
+    let mut rpc = Rpc::spawn(command);
+    let list = rpc.call("orbit_workspace_list", &json!({}), None);
+    let list = &list["structuredContent"];
+    let selectors: Vec<&str> = list["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["selector"].as_str().unwrap())
+        .collect();
+    assert_eq!(selectors, ["box1:app", "loop:far-app"], "{list}");
+    assert_eq!(list["unreachable"].as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list["unreachable"][0]["host"], "hang");
+    assert!(
+        list["unreachable"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("6000 ms"),
+        "{list}"
     );
 }
 
