@@ -17,9 +17,13 @@
 //! - A workspace tool's `workspace` selector must be one of those
 //!   host-qualified selectors; the call is routed to that host alone.
 //!   Anything else is refused as `unknown_selector`, never guessed at.
+//!   A known host that has no such workspace is `unknown_selector` too.
 //! - No answer is cached between calls. SSH sessions are kept open and
-//!   reused (a handshake costs hundreds of milliseconds); a broken one is
-//!   replaced once.
+//!   reused (a handshake costs hundreds of milliseconds), each destination
+//!   in its own slot so one host's slow connection never delays another's;
+//!   a broken one is replaced once.
+//! - The mux's own refusals and what remote hosts answered are audited
+//!   through this machine's host ([`McpHost::audit`](crate::McpHost::audit)).
 
 pub(crate) mod capability;
 pub(crate) mod config;

@@ -2,6 +2,8 @@
 //! name map's reverse direction to the kernel's own tools (identity,
 //! discovery) or to the [`McpHost`](crate::McpHost). Unknown names are a
 //! protocol error (-32602); a tool that ran and failed is a tool error.
+//! What the kernel answers or refuses itself goes to the host's audit hook
+//! ([`McpHost::audit`](crate::McpHost::audit)); the host audits the rest.
 
 use std::borrow::Cow;
 use std::time::Instant;

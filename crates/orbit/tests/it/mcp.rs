@@ -364,9 +364,14 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
     );
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
 
-    // Every call is audited on this machine, the mux's own answers and
-    // refusals included (caller: the client), never an argument value.
-    let audit = std::fs::read_to_string(home.path().join("config/mcp-audit.jsonl")).unwrap();
+    assert_every_call_audited(&home.path().join("config/mcp-audit.jsonl"));
+}
+
+/// Every call of the federated test is audited on this machine, the mux's
+/// own answers and refusals included (caller: the client), never an
+/// argument value.
+fn assert_every_call_audited(file: &std::path::Path) {
+    let audit = std::fs::read_to_string(file).unwrap();
     let entries: Vec<Value> = audit
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -393,6 +398,14 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
         .filter(|c| **c == ("orbit.graph.stats", "unknown_selector"))
         .count();
     assert_eq!(refusals, 6, "{audit}");
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["caller"] == "federated:orbit-test/1"
+                && e["tool"] == "orbit.graph.stats"
+                && e["outcome"] == "unknown_workspace"),
+        "{audit}"
+    );
     for entry in &entries {
         assert_eq!(
             entry.as_object().unwrap().keys().collect::<Vec<_>>(),
