@@ -4,9 +4,9 @@
 //! answers are never cached. Each destination has its own slot: connecting
 //! to a slow or hung host holds that slot only, so the others' first
 //! connections go on. A session that fails is marked broken and dropped
-//! (its ssh killed), and the call retried once on a fresh one. Every remote call runs
-//! under the destination's deadline and passes its `traceparent` on, so one
-//! trace id spans the hop.
+//! (its ssh killed), and the call retried once on a fresh one. Every remote
+//! call runs under the destination's deadline and passes its `traceparent`
+//! on, so one trace id spans the hop.
 
 use std::collections::HashMap;
 use std::process::Stdio;
