@@ -94,6 +94,11 @@ def main():
             if msg.get("request", {}).get("subtype") == "initialize":
                 answer = {"models": [{"value": "default", "resolvedModel": "fake-model"},
                                      {"value": "opus", "resolvedModel": "fake-opus-1"}]}
+                # As the real CLI does: the workspace's skills are commands.
+                skills = os.path.join(os.getcwd(), ".claude", "skills")
+                names = sorted(os.listdir(skills)) if os.path.isdir(skills) else []
+                answer["commands"] = [{"name": "compact", "description": "Compact", "builtin": True}] + [
+                    {"name": n, "description": "A skill"} for n in names]
                 # As CLI 2.1.328 does: the model it was started with is listed
                 # too, as a "Custom model".
                 if "--model" in sys.argv[1:-1]:
@@ -174,6 +179,26 @@ def main():
         elif mode == "prompt":
             content = msg.get("message", {}).get("content")
             text(json.dumps({"prompt": content, "argv": sys.argv[1:]}))
+            total += 0.1
+            result(total)
+        elif mode == "readwrite":
+            # Reads main.rs, then writes new.rs (really: the live graph must
+            # see it), as a real turn would, with each call's result.
+            cwd = os.getcwd()
+            for tid, name, inp in [
+                ("toolu_r", "Read", {"file_path": os.path.join(cwd, "main.rs")}),
+                ("toolu_w", "Write", {"file_path": os.path.join(cwd, "new.rs"), "content": "mod main;\n"}),
+            ]:
+                out({"type": "assistant", "message": {"id": "msg_" + tid, "role": "assistant", "content": [
+                    {"type": "tool_use", "id": tid, "name": name, "input": inp}]},
+                     "parent_tool_use_id": None, "session_id": SESSION})
+                if name == "Write":
+                    with open(inp["file_path"], "w") as f:
+                        f.write(inp["content"])
+                out({"type": "user", "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": tid, "content": "ok"}]},
+                     "parent_tool_use_id": None, "session_id": SESSION})
+            text("Read and wrote.")
             total += 0.1
             result(total)
         elif mode == "env":

@@ -1161,7 +1161,17 @@ fn tool_result(
     text: &str,
     subagent: Option<&str>,
 ) -> (Vec<ActivityRecord>, Option<SubagentMessage>) {
-    let info = conv.tools.get(tool_use_id).cloned();
+    // A call's result is its last word, so its entry goes (one long turn
+    // of many calls stays bounded); a subagent's stays until the turn ends,
+    // as its envelopes may come after the call's result (background agents).
+    let info = match conv.tools.get(tool_use_id) {
+        Some(ToolInfo {
+            call: ToolCall::Subagent { .. },
+            ..
+        }) => conv.tools.get(tool_use_id).cloned(),
+        Some(_) => conv.tools.remove(tool_use_id),
+        None => None,
+    };
     let name = info.as_ref().map_or("A tool", |i| i.name.as_str());
     let mut records = Vec::new();
     let mut message = None;
@@ -1248,6 +1258,22 @@ fn tail_head(text: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}…", &text[..end])
+}
+
+/// The card a permission or question request shows (`None` for any other
+/// event), as the projector makes it: for a host that answers requests
+/// without a projector of its own (the terminal's `orbit ask`) and asks the
+/// controller with it.
+pub fn pending_card(event: &AgentEvent, graph: &dyn GraphView) -> Option<PendingCard> {
+    match event {
+        AgentEvent::PermissionRequest(request) => {
+            Some(PendingCard::Permission(permission_card(request, graph)))
+        }
+        AgentEvent::QuestionRequest(request) => {
+            Some(PendingCard::Questions(question_card(request)))
+        }
+        _ => None,
+    }
 }
 
 fn permission_card(request: &PermissionRequest, graph: &dyn GraphView) -> PermissionCard {
@@ -1411,4 +1437,58 @@ fn turn_ended(conv: &mut Conv, end: &TurnEnd) {
         }
     }
     conv.state.file = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    struct Empty;
+
+    impl GraphView for Empty {
+        fn resolve(&self, _path: &str) -> Option<String> {
+            None
+        }
+        fn hash(&self) -> String {
+            "h".to_owned()
+        }
+        fn root(&self) -> &Path {
+            Path::new("/ws")
+        }
+    }
+
+    /// One long turn of many calls keeps no more than its calls in flight
+    /// (and its subagents' calls, whose envelopes may come after).
+    #[test]
+    fn a_long_turn_forgets_the_calls_that_returned() {
+        let mut projector = SessionProjector::new();
+        let call = |id: String, name: &str| AgentEvent::ToolUse {
+            tool_use_id: id,
+            name: name.to_owned(),
+            input: serde_json::json!({"file_path": "/ws/a.rs", "description": "d"}),
+            subagent: None,
+        };
+        let result = |id: String| AgentEvent::ToolResult {
+            tool_use_id: id,
+            is_error: false,
+            text: "ok".to_owned(),
+            subagent: None,
+        };
+        projector.agent_event("c1", &call("agent".to_owned(), "Agent"), &Empty);
+        projector.agent_event("c1", &result("agent".to_owned()), &Empty);
+        for n in 0..5_000 {
+            projector.agent_event("c1", &call(format!("t{n}"), "Read"), &Empty);
+            projector.agent_event("c1", &result(format!("t{n}")), &Empty);
+            if n % 100 == 0 {
+                projector.tick();
+            }
+        }
+        projector.agent_event("c1", &call("open".to_owned(), "Read"), &Empty);
+        let tools = &projector.convs["c1"].tools;
+        let mut left: Vec<&str> = tools.keys().map(String::as_str).collect();
+        left.sort_unstable();
+        assert_eq!(left, ["agent", "open"]);
+    }
 }

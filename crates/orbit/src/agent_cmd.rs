@@ -13,16 +13,25 @@ use std::sync::Arc;
 use anyhow::{Context as _, bail};
 use clap::{Args, ValueEnum};
 use orbit_agent::probe::{self, ProbeEnv};
-use orbit_agent::settings::{self, SettingsFile};
+use orbit_agent::settings::SettingsFile;
 use orbit_agent::{
-    AgentProcess as _, AgentSink, Answer, CliBackend, CliConfig, ProcessSpec, Timeouts, TrustStore,
+    AgentProcess as _, AgentSink, Answer, CliBackend, CliConfig, ProcessOptions, ProcessSpec,
+    Timeouts, TrustStore,
 };
 use orbit_common::Locations;
-use orbit_types::{AgentEvent, PermissionRequest, ProcessExit, QuestionRequest, TurnOutcome};
+use orbit_core::controller::{
+    self, Decision, Facts, Files, GraphFiles, HostFiles, NoPending, OptionChange, Origin,
+    PromptDecision, Refused,
+};
+use orbit_core::projector::{GraphView, PromptNote, pending_card};
+use orbit_graph::{Graph, GraphOptions};
+use orbit_types::{
+    AgentEvent, Catalog, NoticeLevel, PageRequest, PendingCard, PermissionChoice,
+    PermissionRequest, ProcessExit, QuestionAnswer, QuestionRequest, TurnOutcome,
+};
 use tokio::sync::mpsc;
 
-use crate::page_events::PageEvents;
-use orbit_core::projector::PromptNote;
+use crate::page_events::{KEY, PageEvents};
 
 #[derive(Debug, Args)]
 pub(crate) struct TrustArgs {
@@ -93,67 +102,162 @@ pub(crate) struct AskArgs {
     prompt: String,
 }
 
-/// The prompt with its skills and files (each checked), and the session to
-/// resume (only an id the history lists).
-fn prepare_prompt(args: &AskArgs, dir: &Path) -> anyhow::Result<(String, Option<String>)> {
+/// What the controller decided for this turn: the options, the session to
+/// resume, the prompt as sent and what it dropped.
+struct Turn {
+    options: ProcessOptions,
+    resume: Option<String>,
+    prompt: PromptDecision,
+}
+
+/// The facts of a request from the terminal: the host, a trusted workspace
+/// (`check_trust` passed), no card waiting.
+fn host_facts<'a>(catalog: Option<&'a Catalog>, files: &'a dyn Files) -> Facts<'a> {
+    Facts {
+        trusted: true,
+        catalog,
+        ..Facts::new(Origin::Host, files, &NoPending)
+    }
+}
+
+/// A refusal as the command's one-line error.
+fn refused(refusal: &Refused) -> anyhow::Error {
+    anyhow::anyhow!("{refusal}")
+}
+
+/// The controller decides the turn: the options the flags set (a model
+/// against the CLI's list when it gave one; `bypassPermissions` only from
+/// `settings.json`, never from a flag: the command line is refused it as the
+/// page is), the history id to continue (only one the listing gives), and the
+/// prompt's skills (the catalog's) and files (graph files, and existing
+/// absolute paths), dropping the rest.
+fn decide_turn(
+    args: &AskArgs,
+    dir: &Path,
+    settings: &ProcessOptions,
+    catalog: Option<&Catalog>,
+    files: &dyn Files,
+) -> anyhow::Result<Turn> {
+    let facts = host_facts(catalog, files);
+    let mut options = settings.clone();
+    if let Some(model) = &args.model {
+        let request = PageRequest::SetModel {
+            model: Some(model.clone()),
+        };
+        match controller::decide(&request, &facts) {
+            Ok(Decision::SetOption(OptionChange::Model(model))) => options.model = model,
+            Ok(_) => bail!("the controller answered a model with something else"),
+            Err(refusal) => {
+                let offered = catalog
+                    .map(orbit_agent::catalog_model_names)
+                    .unwrap_or_default();
+                if offered.is_empty() {
+                    return Err(refused(&refusal));
+                }
+                bail!("{refusal}: it offers {}", offered.join(", "));
+            }
+        }
+    }
+    if let Some(effort) = &args.effort {
+        let request = PageRequest::SetEffort {
+            effort: Some(effort.clone()),
+        };
+        match controller::decide(&request, &facts).map_err(|r| refused(&r))? {
+            Decision::SetOption(OptionChange::Effort(effort)) => options.effort = effort,
+            _ => bail!("the controller answered an effort with something else"),
+        }
+    }
+    if let Some(mode) = &args.permission_mode {
+        let request = PageRequest::SetPermissionMode { mode: mode.clone() };
+        let flag = Facts {
+            origin: Origin::Page,
+            ..facts
+        };
+        match controller::decide(&request, &flag) {
+            Ok(Decision::SetOption(OptionChange::PermissionMode(mode))) => {
+                options.permission_mode = Some(mode);
+            }
+            Ok(_) => bail!("the controller answered a mode with something else"),
+            Err(Refused::BypassFromPage) => bail!(
+                "bypassPermissions is taken only from settings.json (`claude.permissionMode`), never from a flag"
+            ),
+            Err(refusal) => return Err(refused(&refusal)),
+        }
+    }
     let resume = match &args.resume {
         None => None,
         Some(id) => {
             let history = crate::history_cmd::open(dir)?;
-            history.list()?;
-            history.resume_path(id)?;
-            Some(id.clone())
-        }
-    };
-    if args.skills.len() > orbit_agent::MAX_PROMPT_SKILLS {
-        bail!(
-            "at most {} skills per prompt",
-            orbit_agent::MAX_PROMPT_SKILLS
-        );
-    }
-    if args.files.len() > orbit_agent::MAX_PROMPT_FILES {
-        bail!("at most {} files per prompt", orbit_agent::MAX_PROMPT_FILES);
-    }
-    if !args.skills.is_empty() {
-        let claude = orbit_agent::claude_config_dir()
-            .context("no home directory to find Claude Code's skills in")?;
-        let known = orbit_agent::skills_on_disk(dir, &claude);
-        for skill in &args.skills {
-            let name = skill.trim_start_matches('/');
-            if !known.iter().any(|k| k.name == name) {
-                bail!(
-                    "no skill `{name}` on disk (in .claude/skills, ~/.claude/skills or a plugin)"
-                );
+            let ids: Vec<String> = history.list()?.into_iter().map(|c| c.id).collect();
+            let request = PageRequest::Continue { id: id.clone() };
+            let facts = Facts {
+                history_ids: &ids,
+                ..facts
+            };
+            match controller::decide(&request, &facts).map_err(|r| refused(&r))? {
+                Decision::Continue { id } => {
+                    history.resume_path(&id)?;
+                    Some(id)
+                }
+                _ => bail!("the controller answered a continue with something else"),
             }
         }
+    };
+    let request = PageRequest::Prompt {
+        key: None,
+        text: args.prompt.clone(),
+        skills: args.skills.clone(),
+        files: args
+            .files
+            .iter()
+            .map(|file| {
+                // The terminal's files: relative to the workspace, or absolute.
+                let full = if file.is_absolute() {
+                    file.clone()
+                } else {
+                    dir.join(file)
+                };
+                full.to_string_lossy().into_owned()
+            })
+            .collect(),
+    };
+    let Decision::Prompt(prompt) = controller::decide(&request, &facts).map_err(|r| refused(&r))?
+    else {
+        bail!("the controller answered a prompt with something else")
+    };
+    Ok(Turn {
+        options,
+        resume,
+        prompt,
+    })
+}
+
+/// The catalog the controller checks models and skills against: asked of a
+/// control process started without `--model` (CLI 2.1.328 lists the model
+/// it was started with as a "Custom model"), MCP servers not waited for.
+/// `None` (with a warning) when the CLI does not answer.
+async fn turn_catalog(config: &CliConfig, dir: &Path, options: &ProcessOptions) -> Option<Catalog> {
+    let bare = ProcessOptions {
+        model: None,
+        ..options.clone()
+    };
+    let claude = orbit_agent::claude_config_dir()?;
+    let loaded = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        orbit_agent::load_catalog(config, dir, &bare, &claude, std::time::Duration::ZERO),
+    )
+    .await;
+    match loaded {
+        Ok(Ok(catalog)) => Some(catalog),
+        Ok(Err(error)) => {
+            tracing::warn!(error = %error, "the CLI's catalog could not be read");
+            None
+        }
+        Err(_) => {
+            tracing::warn!("the CLI's catalog did not come within 30 s");
+            None
+        }
     }
-    let mut files = Vec::new();
-    for file in &args.files {
-        let full = if file.is_absolute() {
-            file.clone()
-        } else {
-            dir.join(file)
-        };
-        let real = full
-            .canonicalize()
-            .with_context(|| format!("no file `{}`", file.display()))?;
-        // Inside the workspace: the mention is workspace-relative.
-        let mention = real.strip_prefix(dir).map_or_else(
-            |_| real.to_string_lossy().into_owned(),
-            |r| r.to_string_lossy().into_owned(),
-        );
-        files.push(mention);
-    }
-    let encoded = orbit_agent::encode_prompt(&args.prompt, &args.skills, &files);
-    if let Some(file) = encoded.dropped_files.first() {
-        bail!(
-            "`{file}` cannot be given as a file (a quote or a line break in its path, or given twice)"
-        );
-    }
-    if let Some(skill) = encoded.dropped_skills.first() {
-        bail!("skill `{skill}` given twice");
-    }
-    Ok((encoded.text, resume))
 }
 
 pub(crate) fn locations() -> anyhow::Result<Locations> {
@@ -283,36 +387,11 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
     check_trust(&locations, &dir)?;
     let file = SettingsFile::load(&locations.settings_file())?;
     let current = file.current().clone();
-    let mut options = current.options.clone();
-    if let Some(model) = &args.model {
-        settings::check_model(model, None)?;
-        options.model = Some(model.clone());
-    }
-    if let Some(effort) = &args.effort {
-        settings::check_effort(effort)?;
-        options.effort = Some(effort.clone());
-    }
-    if let Some(mode) = &args.permission_mode {
-        settings::check_permission_mode(mode, false)?;
-        options.permission_mode = Some(mode.clone());
-    }
     if args.permissions == Permissions::Ask && !terminal() {
         tracing::debug!("no terminal: permission requests will be refused");
     }
-    let (prompt, resume) = prepare_prompt(args, &dir)?;
-    let page = if args.events {
-        Some(PageEvents::start(
-            &dir,
-            PromptNote {
-                text: args.prompt.clone(),
-                skills: args.skills.clone(),
-                files: args
-                    .files
-                    .iter()
-                    .map(|f| f.to_string_lossy().into_owned())
-                    .collect(),
-            },
-        )?)
+    let mut page = if args.events {
+        Some(PageEvents::start(&dir)?)
     } else {
         None
     };
@@ -325,36 +404,68 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
             env: Vec::new(),
             timeouts: Timeouts::default(),
         };
-        if let Some(model) = &options.model {
-            // The CLI's own model list, when it gives one: a model it does
-            // not offer is refused before the prompt is sent. Asked of a
-            // control process started without `--model`: CLI 2.1.328 lists
-            // the model it was started with as a "Custom model".
-            let bare = orbit_agent::ProcessOptions {
-                model: None,
-                ..options.clone()
-            };
-            if let Ok(mut control) = orbit_agent::ControlProcess::start(&config, &dir, &bare) {
-                let answer =
-                    tokio::time::timeout(std::time::Duration::from_secs(30), control.initialize())
-                        .await;
-                control.close().await;
-                if let Ok(Ok(answer)) = answer {
-                    settings::check_model(model, Some(&orbit_agent::model_names(&answer)))?;
-                }
+        let catalog = if args.model.is_some() || !args.skills.is_empty() {
+            turn_catalog(&config, &dir, &current.options).await
+        } else {
+            None
+        };
+        let turn = if let Some(page) = &page {
+            let graph = page.graph();
+            let files = GraphFiles(&*graph);
+            decide_turn(
+                args,
+                &dir,
+                &current.options,
+                catalog.as_ref(),
+                &HostFiles(&files),
+            )?
+        } else if args.files.is_empty() {
+            decide_turn(args, &dir, &current.options, catalog.as_ref(), &NoFiles)?
+        } else {
+            let graph = Graph::build(&dir, GraphOptions::default())
+                .with_context(|| format!("cannot build the graph of `{}`", dir.display()))?;
+            let files = GraphFiles(&graph);
+            decide_turn(
+                args,
+                &dir,
+                &current.options,
+                catalog.as_ref(),
+                &HostFiles(&files),
+            )?
+        };
+        if let Some(notice) = turn.prompt.notice() {
+            writeln!(io::stderr().lock(), "orbit: {notice}")?;
+            if let Some(page) = &mut page {
+                page.notice(NoticeLevel::Info, &notice)?;
             }
+        }
+        if let Some(page) = &mut page {
+            page.note_prompt(PromptNote {
+                text: turn.prompt.prompt.clone(),
+                skills: turn.prompt.skills.clone(),
+                files: turn.prompt.files.clone(),
+            });
         }
         let backend = CliBackend::new(config);
         let (tx, rx) = mpsc::unbounded_channel();
         let spec = ProcessSpec {
             cwd: dir,
-            options,
-            resume,
+            options: turn.options,
+            resume: turn.resume,
         };
         let process = backend.spawn(&spec, Arc::new(Sink(tx)))?;
-        process.prompt(&prompt)?;
-        drive(args, &process, rx, page).await
+        process.prompt(&turn.prompt.text)?;
+        drive(args, &spec.cwd, &process, rx, page).await
     })
+}
+
+/// No files: a turn without `--file` needs no graph.
+struct NoFiles;
+
+impl Files for NoFiles {
+    fn graph_file(&self, _path: &str) -> Option<String> {
+        None
+    }
 }
 
 pub(crate) fn fs_canonical(dir: &Path) -> anyhow::Result<PathBuf> {
@@ -364,6 +475,7 @@ pub(crate) fn fs_canonical(dir: &Path) -> anyhow::Result<PathBuf> {
 
 async fn drive(
     args: &AskArgs,
+    dir: &Path,
     process: &orbit_agent::CliProcess,
     mut rx: mpsc::UnboundedReceiver<Seen>,
     mut page: Option<PageEvents>,
@@ -424,16 +536,22 @@ async fn drive(
                 } else {
                     show(&event)?;
                 }
+                let card = match &page {
+                    Some(page) => pending_card(&event, &*page.graph()),
+                    None => pending_card(&event, &NoGraph(dir)),
+                };
                 match event {
                     AgentEvent::PermissionRequest(request) => {
-                        let answer = permission_answer(args.permissions, &request)?;
+                        let card = card.context("a permission request without its card")?;
+                        let answer = permission_answer(args.permissions, &request, &card)?;
                         process.answer(&request.request_id, answer.clone())?;
                         if let Some(page) = &mut page {
                             page.answered(&request.request_id, &answer)?;
                         }
                     }
                     AgentEvent::QuestionRequest(request) => {
-                        let answer = question_answer(args.questions, &request)?;
+                        let card = card.context("a question request without its card")?;
+                        let answer = question_answer(args.questions, &request, &card)?;
                         process.answer(&request.request_id, answer.clone())?;
                         if let Some(page) = &mut page {
                             page.answered(&request.request_id, &answer)?;
@@ -512,23 +630,60 @@ fn show(event: &AgentEvent) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn permission_answer(mode: Permissions, request: &PermissionRequest) -> anyhow::Result<Answer> {
+/// The answer to a permission request, as the flag or the terminal chooses
+/// and the controller decides (allow echoes the input, always sends the
+/// request's own suggestions).
+fn permission_answer(
+    mode: Permissions,
+    request: &PermissionRequest,
+    card: &PendingCard,
+) -> anyhow::Result<Answer> {
+    let (choice, message) = permission_choice(mode, request)?;
+    let decide = |choice: PermissionChoice, message: Option<String>| {
+        decide_answer(
+            &PageRequest::AnswerPermission {
+                key: KEY.to_owned(),
+                request_id: request.request_id.clone(),
+                choice,
+                message,
+            },
+            card,
+        )
+    };
+    match decide(choice, message) {
+        Err(Refused::NoAlways) => {
+            writeln!(
+                io::stderr().lock(),
+                "orbit: Claude Code offers no \"always\" for {}; allowed once",
+                request.tool_name
+            )?;
+            decide(PermissionChoice::Allow, None).map_err(|r| refused(&r))
+        }
+        other => other.map_err(|r| refused(&r)),
+    }
+}
+
+fn permission_choice(
+    mode: Permissions,
+    request: &PermissionRequest,
+) -> anyhow::Result<(PermissionChoice, Option<String>)> {
     Ok(match mode {
-        Permissions::Allow => Answer::Allow,
-        Permissions::Always => Answer::AllowAlways,
-        Permissions::Deny => Answer::Deny {
-            message: "Denied by `orbit ask --permissions deny`.".to_owned(),
-        },
+        Permissions::Allow => (PermissionChoice::Allow, None),
+        Permissions::Always => (PermissionChoice::Always, None),
+        Permissions::Deny => (
+            PermissionChoice::Deny,
+            Some("Denied by `orbit ask --permissions deny`.".to_owned()),
+        ),
         Permissions::Ask if !terminal() => {
             writeln!(
                 io::stderr().lock(),
                 "orbit: refused {} (no terminal to ask; pass --permissions allow, always or deny)",
                 request.tool_name
             )?;
-            Answer::Deny {
-                message: "The user could not be asked (no terminal), so this is refused."
-                    .to_owned(),
-            }
+            (
+                PermissionChoice::Deny,
+                Some("The user could not be asked (no terminal), so this is refused.".to_owned()),
+            )
         }
         Permissions::Ask => {
             let detail = request
@@ -559,27 +714,70 @@ fn permission_answer(mode: Permissions, request: &PermissionRequest) -> anyhow::
                 request.tool_name
             ))?;
             match reply.as_str() {
-                "y" | "Y" | "yes" => Answer::Allow,
-                "a" | "A" | "always" if !request.suggestions.is_empty() => Answer::AllowAlways,
-                _ => Answer::Deny {
-                    message: "The user denied this.".to_owned(),
-                },
+                "y" | "Y" | "yes" => (PermissionChoice::Allow, None),
+                "a" | "A" | "always" if !request.suggestions.is_empty() => {
+                    (PermissionChoice::Always, None)
+                }
+                _ => (
+                    PermissionChoice::Deny,
+                    Some("The user denied this.".to_owned()),
+                ),
             }
         }
     })
 }
 
-fn question_answer(mode: Questions, request: &QuestionRequest) -> anyhow::Result<Answer> {
+/// The answer to Claude's questions, as the flag or the terminal chooses
+/// and the controller decides (one answer per question, keyed by its text;
+/// skip is a deny saying so).
+fn question_answer(
+    mode: Questions,
+    request: &QuestionRequest,
+    card: &PendingCard,
+) -> anyhow::Result<Answer> {
+    let skip = PageRequest::SkipQuestions {
+        key: KEY.to_owned(),
+        request_id: request.request_id.clone(),
+    };
+    let chosen = match question_choice(mode, request)? {
+        Some(answers) => PageRequest::AnswerQuestions {
+            key: KEY.to_owned(),
+            request_id: request.request_id.clone(),
+            answers,
+        },
+        None => skip.clone(),
+    };
+    match decide_answer(&chosen, card) {
+        Ok(answer) => Ok(answer),
+        Err(refusal) => {
+            writeln!(
+                io::stderr().lock(),
+                "orbit: {refusal}; skipping the questions"
+            )?;
+            decide_answer(&skip, card).map_err(|r| refused(&r))
+        }
+    }
+}
+
+/// One answer per question, or `None` to skip.
+fn question_choice(
+    mode: Questions,
+    request: &QuestionRequest,
+) -> anyhow::Result<Option<Vec<QuestionAnswer>>> {
     Ok(match mode {
-        Questions::Skip => Answer::SkipQuestions,
-        Questions::First => Answer::Questions(
+        Questions::Skip => None,
+        Questions::First => Some(
             request
                 .questions
                 .iter()
-                .filter_map(|q| {
-                    q.options
+                .map(|q| QuestionAnswer {
+                    options: q
+                        .options
                         .first()
-                        .map(|o| (q.question.clone(), vec![o.label.clone()]))
+                        .map(|o| o.label.clone())
+                        .into_iter()
+                        .collect(),
+                    text: None,
                 })
                 .collect(),
         ),
@@ -588,10 +786,10 @@ fn question_answer(mode: Questions, request: &QuestionRequest) -> anyhow::Result
                 io::stderr().lock(),
                 "orbit: skipped Claude's questions (no terminal to ask; pass --questions first or skip)"
             )?;
-            Answer::SkipQuestions
+            None
         }
         Questions::Ask => {
-            let mut answers = BTreeMap::new();
+            let mut answers = Vec::new();
             for q in &request.questions {
                 let mut err = io::stderr().lock();
                 writeln!(err, "{}", q.question)?;
@@ -606,7 +804,7 @@ fn question_answer(mode: Questions, request: &QuestionRequest) -> anyhow::Result
                 };
                 let reply = read_answer(&format!("({hint}; empty skips): "))?;
                 if reply.is_empty() {
-                    return Ok(Answer::SkipQuestions);
+                    return Ok(None);
                 }
                 let picked: Option<Vec<String>> = reply
                     .split(',')
@@ -618,15 +816,53 @@ fn question_answer(mode: Questions, request: &QuestionRequest) -> anyhow::Result
                             .map(|o| o.label.clone())
                     })
                     .collect();
-                let labels = match picked {
+                answers.push(match picked {
                     Some(labels) if !labels.is_empty() && (q.multi_select || labels.len() == 1) => {
-                        labels
+                        QuestionAnswer {
+                            options: labels,
+                            text: None,
+                        }
                     }
-                    _ => vec![reply],
-                };
-                answers.insert(q.question.clone(), labels);
+                    _ => QuestionAnswer {
+                        options: Vec::new(),
+                        text: Some(reply),
+                    },
+                });
             }
-            Answer::Questions(answers)
+            Some(answers)
         }
     })
+}
+
+/// The controller's answer to `request` for the one `card` waiting.
+fn decide_answer(request: &PageRequest, card: &PendingCard) -> Result<Answer, Refused> {
+    let cards = BTreeMap::from([(KEY.to_owned(), card.clone())]);
+    let facts = Facts {
+        trusted: true,
+        ..Facts::new(Origin::Host, &NoFiles, &cards)
+    };
+    match controller::decide(request, &facts) {
+        Ok(Decision::Answer { answer, .. }) => Ok(answer),
+        Ok(_) => Err(Refused::BadAnswer(
+            "the controller answered a card with something else".to_owned(),
+        )),
+        Err(refusal) => Err(refusal),
+    }
+}
+
+/// No graph: `orbit ask` without `--events` links no card to a file.
+struct NoGraph<'a>(&'a Path);
+
+impl GraphView for NoGraph<'_> {
+    fn resolve(&self, _path: &str) -> Option<String> {
+        None
+    }
+
+    fn hash(&self) -> String {
+        String::new()
+    }
+
+    fn root(&self) -> &Path {
+        self.0
+    }
 }

@@ -13,7 +13,10 @@ use orbit_agent::Answer;
 use orbit_core::live::{LiveGraph, LiveUpdate};
 use orbit_core::projector::{PromptNote, SessionProjector};
 use orbit_graph::{Graph, GraphOptions};
-use orbit_types::{AgentEvent, GraphDelta, PageMessage, ProcessExit};
+use orbit_types::{
+    AgentEvent, ConversationPhase, ConversationState, GraphDelta, NoticeLevel, PageMessage,
+    ProcessExit, SessionsSnapshot,
+};
 use tokio::sync::mpsc;
 
 /// `orbit ask` has one conversation.
@@ -29,19 +32,56 @@ pub(crate) struct PageEvents {
 }
 
 impl PageEvents {
-    /// Builds the graph of `dir` and starts keeping it live.
-    pub(crate) fn start(dir: &Path, note: PromptNote) -> anyhow::Result<Self> {
+    /// Builds the graph of `dir` and starts keeping it live; the `sessions`
+    /// snapshot of the one conversation comes first.
+    pub(crate) fn start(dir: &Path) -> anyhow::Result<Self> {
         let graph = Graph::build(dir, GraphOptions::default())
             .with_context(|| format!("cannot build the graph of `{}`", dir.display()))?;
         let (live, deltas) =
             LiveGraph::start(graph, DEBOUNCE).context("cannot watch the workspace")?;
-        let mut projector = SessionProjector::new();
-        projector.note_prompt(KEY, note);
-        Ok(Self {
-            projector,
+        let mut events = Self {
+            projector: SessionProjector::new(),
             live,
             deltas,
-        })
+        };
+        events.sessions(ConversationPhase::Idle, None, true)?;
+        Ok(events)
+    }
+
+    /// The graph as it is now (the controller's files).
+    pub(crate) fn graph(&self) -> std::sync::RwLockReadGuard<'_, Graph> {
+        self.live.read()
+    }
+
+    /// The prompt about to be sent, with what it carries.
+    pub(crate) fn note_prompt(&mut self, note: PromptNote) {
+        self.projector.note_prompt(KEY, note);
+    }
+
+    /// A notice in the transcript (what the controller dropped).
+    pub(crate) fn notice(&mut self, level: NoticeLevel, text: &str) -> anyhow::Result<()> {
+        let messages = self.projector.notice(KEY, level, text);
+        print_all(&messages)
+    }
+
+    /// The `sessions` snapshot: `orbit ask`'s one conversation.
+    fn sessions(
+        &mut self,
+        phase: ConversationPhase,
+        session_id: Option<String>,
+        warm: bool,
+    ) -> anyhow::Result<()> {
+        let snapshot = SessionsSnapshot {
+            current: Some(KEY.to_owned()),
+            conversations: vec![ConversationState {
+                key: KEY.to_owned(),
+                phase,
+                session_id,
+                warm,
+            }],
+        };
+        let messages = self.projector.sessions(&snapshot);
+        print_all(&messages)
     }
 
     /// An agent event: the event's line, then the page's messages.
@@ -54,11 +94,17 @@ impl PageEvents {
         print_all(&messages)
     }
 
-    /// The process ended.
+    /// The process ended: its last messages, then the `sessions` snapshot
+    /// with the conversation idle and no process.
     pub(crate) fn exited(&mut self, exit: &ProcessExit) -> anyhow::Result<()> {
         print_line(&AgentEvent::Exited(exit.clone()))?;
         let messages = self.projector.exited(KEY, exit);
-        print_all(&messages)
+        print_all(&messages)?;
+        let session_id = self
+            .projector
+            .state(KEY)
+            .and_then(|state| state.session_id.clone());
+        self.sessions(ConversationPhase::Idle, session_id, false)
     }
 
     /// The user (or the flags) answered a card.

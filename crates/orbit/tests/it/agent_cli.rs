@@ -112,6 +112,32 @@ fn untrusted_folder_without_terminal_names_orbit_trust() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
+/// The `sessions` snapshot comes before the first entry (c1, current, warm)
+/// and after the turn (the process gone, the session id known).
+fn check_sessions_snapshots(page: &[Value]) {
+    let sessions: Vec<&Value> = page.iter().filter(|m| m["type"] == "sessions").collect();
+    assert_eq!(sessions.len(), 2, "{page:#?}");
+    let at = |pred: &dyn Fn(&Value) -> bool| page.iter().position(pred).unwrap();
+    let first_sessions = at(&|m| m["type"] == "sessions");
+    let last_sessions = page.iter().rposition(|m| m["type"] == "sessions").unwrap();
+    let first_entry = at(&|m| m["type"] == "transcript");
+    let turn_end =
+        at(&|m| m["type"] == "transcript" && m["entries"][0]["body"]["kind"] == "turnEnd");
+    assert!(
+        first_sessions < first_entry && turn_end < last_sessions,
+        "{page:#?}"
+    );
+    assert_eq!(sessions[0]["current"], "c1");
+    assert_eq!(sessions[0]["conversations"][0]["key"], "c1");
+    assert_eq!(sessions[0]["conversations"][0]["warm"], true);
+    assert_eq!(sessions[1]["conversations"][0]["warm"], false);
+    assert!(
+        sessions[1]["conversations"][0]["sessionId"].is_string(),
+        "{:#}",
+        sessions[1]
+    );
+}
+
 #[test]
 fn events_are_json_lines_and_a_good_turn_exits_0() {
     let setup = Setup::new(true);
@@ -169,17 +195,20 @@ fn events_are_json_lines_and_a_good_turn_exits_0() {
         .collect();
     assert_eq!(kinds, ["prompt", "reply", "turnEnd"], "{page:#?}");
     assert_eq!(entries[0]["body"]["text"], "Do it.");
+    check_sessions_snapshots(&page);
     assert_eq!(entries[2]["body"]["outcome"], "completed");
     let mut labels: Vec<&Value> = page
         .iter()
         .filter(|m| m["type"] == "session")
         .map(|m| &m["label"])
         .collect();
-    // A state is sent whenever it changes (the session id arriving too).
+    // A state is sent whenever it changes (the session id arriving too); the
+    // first, idle, comes with the `sessions` snapshot.
     labels.dedup();
     assert_eq!(
         labels,
         [
+            &Value::Null,
             &Value::from("Thinking"),
             &Value::from("Writing a reply"),
             &Value::Null
@@ -196,7 +225,11 @@ fn events_are_json_lines_and_a_good_turn_exits_0() {
         .map(|m| m["activity"].as_str().unwrap())
         .collect();
     keypad.dedup();
-    assert_eq!(keypad, ["thinking", "streaming", "done"], "{page:#?}");
+    assert_eq!(
+        keypad,
+        ["starting", "thinking", "streaming", "done"],
+        "{page:#?}"
+    );
 }
 
 #[test]
@@ -440,28 +473,19 @@ fn skills_files_and_resume_reach_the_prompt_and_the_arguments() {
         "/review Check it.\n\nAlso use these skills: /lint.\n\n@\"docs/a b.md\" @main.rs"
     );
 
-    // Refusals, one line each: unknown skill, missing file, unlisted resume id.
-    for (args, needle) in [
-        (vec!["--skill", "nope"], "no skill `nope`"),
-        (vec!["--file", "missing.txt"], "no file `missing.txt`"),
-        (
-            vec!["--resume", "abc"],
-            "`abc` is not one of this workspace's earlier conversations",
-        ),
-    ] {
-        let mut all = vec!["ask"];
-        all.extend(args);
-        all.push("x");
-        let out = setup
-            .orbit("prompt", &all)
-            .env("CLAUDE_CONFIG_DIR", home.path())
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains(needle), "{err}");
-    }
+    // An id the history does not list is refused in one line.
+    let out = setup
+        .orbit("prompt", &["ask", "--resume", "abc", "x"])
+        .env("CLAUDE_CONFIG_DIR", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("`abc` is not in the conversation history list"),
+        "{err}"
+    );
 
     // A listed id is resumed (`--resume ID` reaches the CLI).
     let real = std::fs::canonicalize(ws).unwrap();
@@ -535,4 +559,129 @@ fn a_model_the_cli_does_not_offer_is_refused_before_the_prompt() {
         let at = argv.iter().position(|a| *a == "--model").unwrap();
         assert_eq!(argv[at + 1], model);
     }
+}
+
+/// `--events` glue: the tick turns a Read of a graph file into an activity
+/// record carrying the graph's hash; a Write of a new file waits for the
+/// live graph, then comes as a `create` under the new hash, and its entry is
+/// sent again, linked (same seq).
+#[test]
+fn events_light_reads_and_creates_on_the_live_graph() {
+    let setup = Setup::new(true);
+    std::fs::write(setup.ws.path().join("main.rs"), "fn main() {}\n").unwrap();
+    let out = setup.ask("readwrite", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = page(&out);
+    let records: Vec<(String, String, String)> = page
+        .iter()
+        .filter(|m| m["type"] == "activity")
+        .flat_map(|m| {
+            let hash = m["graphHash"].as_str().unwrap().to_owned();
+            m["records"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |r| {
+                    (
+                        r["kind"].as_str().unwrap().to_owned(),
+                        r["file"].as_str().unwrap_or("").to_owned(),
+                        hash.clone(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let read = records
+        .iter()
+        .find(|(kind, file, _)| kind == "read" && file == "main.rs")
+        .unwrap_or_else(|| panic!("no read of main.rs in {records:?}"));
+    let create = records
+        .iter()
+        .find(|(kind, file, _)| kind == "create" && file == "new.rs")
+        .unwrap_or_else(|| panic!("no create of new.rs in {records:?}"));
+    assert_ne!(
+        read.2, create.2,
+        "a create comes with the graph that has the file"
+    );
+    assert!(!read.2.is_empty());
+    // The Write entry: first unlinked (no such file yet), then again linked.
+    let writes: Vec<&Value> = page
+        .iter()
+        .filter(|m| m["type"] == "transcript")
+        .flat_map(|m| m["entries"].as_array().unwrap())
+        .filter(|e| e["body"]["kind"] == "tool" && e["body"]["tool"] == "Write")
+        .collect();
+    assert!(writes.len() >= 2, "{writes:#?}");
+    assert_eq!(
+        writes.last().unwrap()["body"]["file"],
+        "new.rs",
+        "{writes:#?}"
+    );
+    assert_eq!(writes[0]["seq"], writes.last().unwrap()["seq"]);
+    let reads: Vec<&Value> = page
+        .iter()
+        .filter(|m| m["type"] == "transcript")
+        .flat_map(|m| m["entries"].as_array().unwrap())
+        .filter(|e| e["body"]["kind"] == "tool" && e["body"]["tool"] == "Read")
+        .collect();
+    assert_eq!(reads[0]["body"]["file"], "main.rs", "{reads:#?}");
+}
+
+#[test]
+fn what_the_controller_may_not_send_is_dropped_and_said() {
+    let setup = Setup::new(true);
+    let ws = setup.ws.path();
+    std::fs::create_dir_all(ws.join(".claude/skills/review")).unwrap();
+    std::fs::write(
+        ws.join(".claude/skills/review/SKILL.md"),
+        "---\nname: review\n---\n",
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    // The controller drops what it may not send (a skill the CLI's catalog
+    // does not list, a file that is neither a graph file nor an existing
+    // absolute path) and says so; the prompt still goes.
+    let out = setup
+        .orbit(
+            "prompt",
+            &[
+                "ask",
+                "--events",
+                "--skill",
+                "nope",
+                "--skill",
+                "review",
+                "--file",
+                "missing.txt",
+                "x",
+            ],
+        )
+        .env("CLAUDE_CONFIG_DIR", home.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("Dropped 1 skill not in the catalog (nope)") && err.contains("missing.txt"),
+        "{err}"
+    );
+    let seen = lines(&out);
+    let notice = seen
+        .iter()
+        .filter(|l| l["type"] == "transcript")
+        .flat_map(|l| l["entries"].as_array().cloned().unwrap_or_default())
+        .map(|e| e["body"].clone())
+        .find(|b| b["kind"] == "notice")
+        .unwrap_or_else(|| panic!("no notice entry in {seen:#?}"));
+    assert_eq!(notice["level"], "info", "{notice}");
+    assert!(
+        notice["text"].as_str().unwrap().contains("(nope)"),
+        "{notice}"
+    );
+    let reply: Value = serde_json::from_str(&reply_text(&events(&out))).unwrap();
+    assert_eq!(reply["prompt"], "/review x");
 }
