@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use orbit_common::{Locations, normalize_lexically, write_private_file};
+use orbit_common::{Locations, ensure_private_dir, normalize_lexically, write_private_file};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -85,6 +85,29 @@ impl Registry {
         Ok(self.read()?.workspaces)
     }
 
+    /// The cross-process writer lock (released when the file is dropped).
+    fn lock(&self) -> Result<std::fs::File> {
+        let io = |source| Error::Io {
+            path: self.file.clone(),
+            source,
+        };
+        if let Some(dir) = self.file.parent() {
+            ensure_private_dir(dir).map_err(io)?;
+        }
+        let mut path = self.file.clone().into_os_string();
+        path.push(".lock");
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).write(true).truncate(false);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = fs_err::OpenOptions::from_options(options)
+            .open(PathBuf::from(path))
+            .map_err(io)?
+            .into_file();
+        file.lock().map_err(io)?;
+        Ok(file)
+    }
+
     fn read(&self) -> Result<File> {
         let text = match fs_err::read_to_string(&self.file) {
             Ok(text) => text,
@@ -110,9 +133,12 @@ impl Registry {
     /// Remembers a workspace (idempotent) and returns its entry.
     pub fn remember(&self, root: &Path) -> Result<WorkspaceEntry> {
         // One writer at a time in this process (the temporary file is named
-        // by process id); across processes the rename keeps it whole.
+        // by process id), and across processes an advisory lock on a file
+        // beside the registry, held from the read to the rename: two Orbits
+        // remembering at once both land.
         static WRITER: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _guard = WRITER.lock();
+        let _lock = self.lock()?;
         let root = normalize_lexically(root);
         let mut file = self.read()?;
         if let Some(entry) = file.workspaces.iter().find(|entry| entry.root == root) {

@@ -175,7 +175,7 @@ pub fn catalog() -> Vec<ToolSpec> {
             input_schema: object(
                 &json!({
                     "workspace": workspace_arg(),
-                    "pattern": {"type": "string", "description": "e.g. `src/**/*.rs`, or `config`."},
+                    "pattern": {"type": "string", "maxLength": 1024, "description": "e.g. `src/**/*.rs`, or `config`."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200},
                 }),
                 &["pattern"],

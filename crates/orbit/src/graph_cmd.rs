@@ -199,6 +199,10 @@ fn watch(graph: Graph, timings: bool, serve: bool) -> anyhow::Result<()> {
 /// unless another Orbit already does.
 async fn serve_socket(live: &Arc<LiveGraph>) -> Option<WorkspaceSocket> {
     let locations = Locations::from_env()?;
+    // Opened by Orbit: remembered, so MCP clients can select it by name.
+    if let Err(error) = orbit_registry::Registry::new(&locations).remember(live.root()) {
+        note(&format!("{:#}", anyhow::Error::new(error)));
+    }
     match WorkspaceSocket::serve(&locations, Arc::clone(live)).await {
         Ok(Some(socket)) => {
             note(&format!(

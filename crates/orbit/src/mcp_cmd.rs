@@ -152,7 +152,13 @@ async fn serve(args: McpArgs) -> anyhow::Result<ExitCode> {
             dir.canonicalize()
                 .with_context(|| format!("workspace `{}`", dir.display()))?,
         ),
-        None => std::env::current_dir().ok(),
+        // The folder it runs in, unless that is the home folder or the
+        // root: `ssh HOST orbit mcp` runs in the home folder, which is no
+        // workspace (and a graph of it would scan everything).
+        None => std::env::current_dir().ok().filter(|dir| {
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            dir.parent().is_some() && home.as_deref() != Some(dir.as_path())
+        }),
     };
     let mut core = CoreMcpHost::new(&locations, current.clone(), env!("CARGO_PKG_VERSION"));
     if let (Some(_), Some(root)) = (&args.workspace, &current) {

@@ -33,12 +33,28 @@ pub(crate) fn validate(schema: &Value, arguments: &Map<String, Value>) -> Result
     Ok(())
 }
 
+/// The longest string argument, whatever the schema says.
+const MAX_STRING: usize = 4096;
+
 fn check_type(name: &str, property: &Value, value: &Value) -> Result<(), ToolFailure> {
     let expected = property.get("type").and_then(Value::as_str).unwrap_or("");
     let ok = match expected {
-        "string" => value
-            .as_str()
-            .is_some_and(|s| !s.is_empty() && s.len() <= 4096),
+        "string" => {
+            let limit = property
+                .get("maxLength")
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(MAX_STRING)
+                .min(MAX_STRING);
+            if let Some(text) = value.as_str()
+                && text.chars().count() > limit
+            {
+                return Err(invalid(format!(
+                    "`{name}` must be at most {limit} characters"
+                )));
+            }
+            value.as_str().is_some_and(|s| !s.is_empty())
+        }
         "integer" => {
             let Some(n) = value.as_i64() else {
                 return Err(invalid(format!("`{name}` must be an integer")));
@@ -63,7 +79,7 @@ fn check_type(name: &str, property: &Value, value: &Value) -> Result<(), ToolFai
         Err(invalid(format!(
             "`{name}` must be a {}",
             if expected == "string" {
-                "non-empty string (at most 4096 bytes)"
+                "non-empty string"
             } else {
                 expected
             }

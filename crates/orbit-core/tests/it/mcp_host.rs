@@ -332,3 +332,50 @@ fn glob_patterns() {
     let long = "*".repeat(200) + "x";
     assert!(!glob_match(&long, &"a".repeat(300)));
 }
+
+#[tokio::test]
+async fn every_answer_matches_its_output_schema() {
+    let f = fixture();
+    for (tool, arguments) in [
+        ("orbit.workspace.list", json!({})),
+        ("orbit.workspace.list", json!({"prefix": "ot"})),
+        ("orbit.keypad.sessions", json!({})),
+        ("orbit.graph.stats", json!({"workspace": "other"})),
+        ("orbit.graph.files", json!({"pattern": "**"})),
+        ("orbit.graph.imports", json!({"file": "src/a.ts"})),
+        (
+            "orbit.graph.dependents",
+            json!({"file": "src/c.ts", "depth": 2}),
+        ),
+        (
+            "orbit.graph.path",
+            json!({"from": "src/a.ts", "to": "lib/d.ts"}),
+        ),
+    ] {
+        let answer = call(&f.host, tool, arguments).await.unwrap();
+        crate::workspace_socket::check_output(tool, &answer);
+    }
+}
+
+#[tokio::test]
+async fn a_pattern_past_its_length_is_refused_before_any_work() {
+    let f = fixture();
+    let long = "*".repeat(1025);
+    let refused = call(&f.host, "orbit.graph.files", json!({"pattern": long}))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, "invalid_arguments");
+    assert!(
+        refused.message.contains("`pattern` must be at most 1024"),
+        "{}",
+        refused.message
+    );
+    let ok = call(
+        &f.host,
+        "orbit.graph.files",
+        json!({"pattern": "*".repeat(1024)}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ok["source"], "scan");
+}

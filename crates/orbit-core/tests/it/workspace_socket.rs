@@ -104,6 +104,21 @@ fn every_graph_call() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// An answer is valid against its tool's output schema.
+pub(crate) fn check_output(tool: &str, answer: &Map<String, Value>) {
+    let spec = orbit_tools::catalog()
+        .into_iter()
+        .find(|spec| spec.name == tool)
+        .unwrap();
+    let validator = jsonschema::draft7::new(&spec.output_schema).unwrap();
+    let answer = Value::Object(answer.clone());
+    let errors: Vec<String> = validator
+        .iter_errors(&answer)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{tool}: {errors:?} in {answer:#}");
+}
+
 fn without_source(mut answer: Map<String, Value>) -> Map<String, Value> {
     answer.remove("source");
     answer
@@ -122,6 +137,7 @@ async fn a_live_graph_gives_the_answers_a_scan_gives() {
     for (tool, arguments) in every_graph_call() {
         let answer = call(&f.host, tool, arguments).await.unwrap();
         assert_eq!(answer["source"], "live", "{tool}: {answer:?}");
+        check_output(tool, &answer);
         assert_eq!(answer["workspace"], "app");
         live_answers.push(without_source(answer));
     }
@@ -131,6 +147,7 @@ async fn a_live_graph_gives_the_answers_a_scan_gives() {
     for ((tool, arguments), live_answer) in every_graph_call().into_iter().zip(live_answers) {
         let answer = call(&f.host, tool, arguments).await.unwrap();
         assert_eq!(answer["source"], "scan", "{tool}");
+        check_output(tool, &answer);
         assert_eq!(without_source(answer), live_answer, "{tool}");
     }
 }

@@ -2,7 +2,8 @@
 //! `orbit graph --watch` serves the workspace socket, an `orbit mcp` in the
 //! same Orbit config answers from it (`"source": "live"`, changes the
 //! watcher saw included); when the watcher ends (SIGTERM) the socket goes
-//! and the tools scan again; `--no-serve` serves nothing.
+//! and the tools scan again; `--no-serve` serves nothing. And where `orbit
+//! mcp` takes its current workspace from.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
@@ -104,6 +105,9 @@ fn orbit_graph_watch_answers_the_mcp_servers_graph_tools() {
     let said = watch.stderr_until("answering Orbit's graph tools on");
     assert!(said.contains("watching"), "{said}");
     assert_eq!(sockets(home.path()), 1);
+    // Opened by Orbit, so remembered: MCP clients elsewhere can select it.
+    let registry = std::fs::read_to_string(home.path().join("config/workspaces.json")).unwrap();
+    assert!(registry.contains("\"app\""), "{registry}");
 
     let mut rpc = mcp(home.path(), &work);
     let stats = rpc.call("orbit_graph_stats", &json!({}), None);
@@ -155,4 +159,20 @@ fn no_serve_keeps_the_graph_to_itself() {
     assert_eq!(sockets(home.path()), 0);
     let exit = watch.terminate();
     assert!(exit.success());
+}
+
+#[test]
+fn in_the_home_folder_orbit_mcp_has_no_current_workspace() {
+    // As `ssh HOST orbit mcp` runs: in the home folder, which is no
+    // workspace (a graph of it would scan everything).
+    let home = tempfile::tempdir().unwrap();
+    workspace(home.path());
+    let mut command = orbit_mcp(home.path());
+    command.current_dir(home.path());
+    let mut rpc = Rpc::spawn(command);
+    let list = rpc.call("orbit_workspace_list", &json!({}), None);
+    assert_eq!(list["structuredContent"]["workspaces"], json!([]), "{list}");
+    let stats = rpc.call("orbit_graph_stats", &json!({}), None);
+    assert_eq!(stats["isError"], true);
+    assert_eq!(stats["structuredContent"]["error"]["code"], "no_workspace");
 }
