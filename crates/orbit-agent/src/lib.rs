@@ -52,7 +52,9 @@ pub use cli::{
 pub use error::{AgentError, Result};
 pub use history::{ConversationHistory, HistoryError, claude_config_dir, summarize_transcript};
 pub use host::{AgentHost, SettingsWatch, catalog_model_names};
-pub use mcp_view::{Clock, MCP_VIEW_IDLE, ManualClock, McpView, McpViewOutcome, SystemClock};
+pub use mcp_view::{
+    Clock, MCP_VIEW_IDLE, MCP_VIEW_PATIENCE, ManualClock, McpView, McpViewOutcome, SystemClock,
+};
 pub use prompt::{EncodedPrompt, MAX_PROMPT_FILES, MAX_PROMPT_SKILLS, encode_prompt};
 pub use service::{MAX_CONVERSATIONS, ServiceEvent, SessionService};
 pub use skills::skills_on_disk;
