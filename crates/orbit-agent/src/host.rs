@@ -35,8 +35,8 @@ use orbit_types::{Catalog, McpServerInfo};
 use tokio::sync::mpsc;
 
 use crate::backend::ProcessOptions;
-use crate::cli::{CliBackend, CliConfig, Timeouts};
 use crate::catalog::McpAction;
+use crate::cli::{CliBackend, CliConfig, Timeouts};
 use crate::error::{AgentError, Result};
 use crate::mcp_view::{Clock, MCP_VIEW_PATIENCE, McpView, McpViewOutcome, SystemClock};
 use crate::probe::{self, Probe, ProbeEnv};
@@ -315,11 +315,7 @@ impl AgentHost {
 
     /// [`AgentHost::mcp_action`] with the action as a word (`reconnect`,
     /// `enable`, `disable`, `signin`, `signout`); any other is refused.
-    pub async fn mcp_action_named(
-        &mut self,
-        action: &str,
-        server: &str,
-    ) -> Result<McpViewOutcome> {
+    pub async fn mcp_action_named(&mut self, action: &str, server: &str) -> Result<McpViewOutcome> {
         let action =
             McpAction::parse(action).ok_or_else(|| AgentError::UnknownMcpAction(action.into()))?;
         self.mcp_action(action, server).await

@@ -14,7 +14,8 @@
 //!   change) and the probe.
 //! - [`McpView`] is the MCP view's control process: reload, the fixed
 //!   actions on listed servers, sign-in URLs for the host only, let go after
-//!   five minutes unused.
+//!   five minutes unused. [`AgentHost`] owns it: sessions' `init` statuses
+//!   update it, and its actions restart conversations (all but reconnect).
 //! - [`settings`] checks and re-reads the settings that reach the process.
 //! - [`ConversationHistory`] summarises the workspace's earlier
 //!   conversations from the CLI's transcripts; [`skills_on_disk`] and

@@ -1,5 +1,7 @@
 //! The MCP view: the service's own control process (the catalog's
-//! arguments, no prompt) and the last listing of MCP servers.
+//! arguments, no prompt) and the last listing of MCP servers. Its owner in a
+//! running Orbit is [`crate::AgentHost`], which does what "the owner" below
+//! is asked to.
 //!
 //! - [`McpView::reload`] replaces the process and asks `mcp_status` again
 //!   while any server is `pending`, up to the view's patience; servers still

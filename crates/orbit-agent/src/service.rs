@@ -209,7 +209,11 @@ impl SessionService {
 
     fn note_mcp_statuses(&mut self, servers: &[orbit_types::McpServerStatus]) {
         for server in servers {
-            match self.mcp_statuses.iter_mut().find(|(n, _)| *n == server.name) {
+            match self
+                .mcp_statuses
+                .iter_mut()
+                .find(|(n, _)| *n == server.name)
+            {
                 Some((_, status)) => status.clone_from(&server.status),
                 None => self
                     .mcp_statuses

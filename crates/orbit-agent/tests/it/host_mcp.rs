@@ -23,10 +23,7 @@ fn echo_script() -> PathBuf {
 
 /// A host on the real CLI whose `claude.extraArgs` give the `echo` MCP
 /// server by `--mcp-config`; its settings file lives in `config_dir`.
-async fn host(
-    env: &Env,
-    config_dir: &Path,
-) -> (AgentHost, mpsc::UnboundedReceiver<ServiceEvent>) {
+async fn host(env: &Env, config_dir: &Path) -> (AgentHost, mpsc::UnboundedReceiver<ServiceEvent>) {
     let mcp_config = json!({"mcpServers": {"echo": {
         "command": "python3", "args": [echo_script()]}}});
     let settings = config_dir.join("settings.json");
@@ -171,10 +168,7 @@ async fn mcp_actions_through_the_host_restart_conversations_except_reconnect() {
     assert!(pid_alive(first_pid));
 
     // Disable: the next prompt starts a new process with --resume.
-    let disabled = host
-        .mcp_action_named("disable", "echo")
-        .await
-        .unwrap();
+    let disabled = host.mcp_action_named("disable", "echo").await.unwrap();
     assert!(disabled.restart_conversations);
     assert_eq!(disabled.auth_url, None);
     assert_eq!(host.mcp_servers()[0].status, "disabled");
@@ -190,7 +184,11 @@ async fn mcp_actions_through_the_host_restart_conversations_except_reconnect() {
     assert_eq!(third.outcome, TurnOutcome::Completed);
     assert_eq!(third.session_id.as_deref(), Some(session.as_str()));
     let requests = env.api.requests();
-    assert!(requests.last().unwrap()["messages"].to_string().contains("Second."));
+    assert!(
+        requests.last().unwrap()["messages"]
+            .to_string()
+            .contains("Second.")
+    );
 
     // Refusals come through unchanged and restart nothing.
     assert!(matches!(
@@ -217,6 +215,7 @@ async fn the_hosts_mcp_control_process_is_let_go_after_five_idle_minutes() {
     let env = Env::new().await;
     let config_dir = tempfile::tempdir().unwrap();
     let (mut host, _out) = host(&env, config_dir.path()).await;
+    assert_eq!(MCP_VIEW_IDLE, Duration::from_mins(5));
     let clock = Arc::new(ManualClock::new());
     host.set_mcp_clock(clock.clone());
     assert_eq!(host.mcp_idle_deadline(), None);
@@ -227,7 +226,7 @@ async fn the_hosts_mcp_control_process_is_let_go_after_five_idle_minutes() {
     let pid = host.mcp_view().pid().unwrap();
     assert_eq!(host.mcp_idle_deadline(), Some(clock.now() + MCP_VIEW_IDLE));
 
-    clock.advance(MCP_VIEW_IDLE - Duration::from_secs(1));
+    clock.advance(Duration::from_secs(299));
     assert!(!host.expire_mcp_idle().await);
     assert_eq!(host.mcp_view().pid(), Some(pid));
     assert!(pid_alive(pid));
@@ -243,7 +242,7 @@ async fn the_hosts_mcp_control_process_is_let_go_after_five_idle_minutes() {
     host.mcp_action(McpAction::Reconnect, "echo").await.unwrap();
     let again = host.mcp_view().pid().unwrap();
     assert_ne!(again, pid);
-    clock.advance(MCP_VIEW_IDLE - Duration::from_secs(1));
+    clock.advance(Duration::from_secs(299));
     host.mcp_action(McpAction::Reconnect, "echo").await.unwrap();
     clock.advance(Duration::from_secs(2));
     assert!(!host.expire_mcp_idle().await);
