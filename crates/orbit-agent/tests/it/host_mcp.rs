@@ -1,8 +1,8 @@
 //! `AgentHost` owns the MCP view, with the pinned real CLI against the fake
 //! API: a session's `init` updates the view's statuses, an action through
-//! the host restarts conversations (every action but reconnect), and the
-//! view's control process is let go after five minutes unused on a manual
-//! clock.
+//! the host restarts conversations (every action but reconnect), a sign-in's
+//! URL goes to the caller alone, and the view's control process is let go
+//! after five minutes unused on a manual clock.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +26,16 @@ fn echo_script() -> PathBuf {
 async fn host(env: &Env, config_dir: &Path) -> (AgentHost, mpsc::UnboundedReceiver<ServiceEvent>) {
     let mcp_config = json!({"mcpServers": {"echo": {
         "command": "python3", "args": [echo_script()]}}});
+    host_with(env, config_dir, &mcp_config).await
+}
+
+/// A host on the real CLI with `mcp_config` given by `--mcp-config` (in
+/// `claude.extraArgs`).
+async fn host_with(
+    env: &Env,
+    config_dir: &Path,
+    mcp_config: &serde_json::Value,
+) -> (AgentHost, mpsc::UnboundedReceiver<ServiceEvent>) {
     let settings = config_dir.join("settings.json");
     std::fs::write(
         &settings,
@@ -51,16 +61,26 @@ async fn turn_end(
     host: &mut AgentHost,
     out: &mut mpsc::UnboundedReceiver<ServiceEvent>,
 ) -> TurnEnd {
+    turn_end_seen(host, out, &mut Vec::new()).await
+}
+
+/// [`turn_end`], keeping every event the service sent meanwhile.
+async fn turn_end_seen(
+    host: &mut AgentHost,
+    out: &mut mpsc::UnboundedReceiver<ServiceEvent>,
+    seen: &mut Vec<ServiceEvent>,
+) -> TurnEnd {
     let mut found = None;
     loop {
         while let Ok(event) = out.try_recv() {
             if let ServiceEvent::Agent {
                 event: AgentEvent::TurnEnded(end),
                 ..
-            } = event
+            } = &event
             {
-                found = Some(end);
+                found = Some(end.clone());
             }
+            seen.push(event);
         }
         if let Some(end) = &found
             && host
@@ -249,4 +269,70 @@ async fn the_hosts_mcp_control_process_is_let_go_after_five_idle_minutes() {
     assert!(pid_alive(again));
     host.close().await;
     assert!(!pid_alive(again));
+}
+
+/// A sign-in through the host: the URL is in the returned outcome only (not
+/// in the listing, not in anything the service sends its owner, which is
+/// what reaches a page); conversations restart at their next prompt, and
+/// again once the polling sees the server connect.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_through_the_host_gives_the_url_to_the_caller_alone() {
+    let env = Env::new().await;
+    env.api
+        .script([crate::fake_api::text("One."), crate::fake_api::text("Two.")]);
+    let server = crate::mcp_view::OauthServer::start(env.home.path());
+    let mcp_config = json!({"mcpServers": {"web": {"type": "http",
+        "url": format!("http://127.0.0.1:{}/mcp", server.port)}}});
+    let config_dir = tempfile::tempdir().unwrap();
+    let (mut host, mut out) = host_with(&env, config_dir.path(), &mcp_config).await;
+    host.set_mcp_poll_interval(Duration::from_millis(100));
+    let mut seen = Vec::new();
+    let key = host.prompt(None, "First.").await.unwrap();
+    turn_end_seen(&mut host, &mut out, &mut seen).await;
+    let first_pid = host.service().pid(&key).unwrap();
+    let servers = host.mcp_reload().await.unwrap().to_vec();
+    assert_eq!(servers[0].status, "needs-auth", "{servers:?}");
+
+    let signin = host.mcp_action(McpAction::SignIn, "web").await.unwrap();
+    assert!(signin.restart_conversations && signin.awaiting_callback);
+    let url = signin.auth_url.clone().unwrap();
+    assert!(url.contains("/authorize?"), "{url}");
+    let listing = serde_json::to_string(host.mcp_servers()).unwrap();
+    assert!(!listing.contains("authorize"), "{listing}");
+
+    crate::mcp_view::browse(&url);
+    let row = host
+        .mcp_await_connected("web", Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert_eq!(row.status, "connected");
+    assert_eq!(host.mcp_servers()[0].status, "connected");
+
+    assert_eq!(host.prompt(None, "Second.").await.unwrap(), key);
+    assert_ne!(host.service().pid(&key), Some(first_pid), "restarted");
+    turn_end_seen(&mut host, &mut out, &mut seen).await;
+    host.service().drain();
+    while let Ok(event) = out.try_recv() {
+        seen.push(event);
+    }
+    // Everything the service told its owner, both processes' `init`
+    // included: no URL, no token.
+    let inits = seen
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                ServiceEvent::Agent {
+                    event: AgentEvent::SessionInit { .. },
+                    ..
+                }
+            )
+        })
+        .count();
+    assert!(inits >= 2, "{seen:#?}");
+    let told = format!("{seen:?}");
+    assert!(!told.contains("authorize") && !told.contains("fake-access-token"));
+    assert!(!told.contains(&url));
+    assert!(host.mcp_servers().iter().all(|s| s.status == "connected"));
+    host.close().await;
 }
