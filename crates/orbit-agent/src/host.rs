@@ -5,17 +5,40 @@
 //! with `--resume`); model, effort and permission mode apply from the next
 //! prompt the same way. [`AgentHost::load_catalog`] gives it the CLI's
 //! model list, against which `claude.model` is then checked.
+//!
+//! The host owns the workspace's [`McpView`] (its control process runs with
+//! the host's CLI, settings and environment, the catalog's options):
+//!
+//! - The listing starts from [`AgentHost::load_catalog`] and follows each
+//!   session's `init` message: the service keeps the statuses every `init`
+//!   reports ([`SessionService::take_mcp_statuses`]) and the host applies
+//!   them ([`McpView::apply_init`]) before anything reads or uses the view,
+//!   so the owner needs no extra call in its event loop.
+//! - [`AgentHost::mcp_action`] runs an action through the view; every
+//!   action but reconnect makes each conversation start a new process at its
+//!   next prompt ([`SessionService::restart_all_at_next_prompt`]). A
+//!   sign-in's URL is returned to the caller (the host's own code, for the
+//!   system browser) and is never put into the listing or any event;
+//!   [`AgentHost::mcp_await_connected`] then polls until the server
+//!   connects.
+//! - The control process is let go after five minutes unused: the owner
+//!   waits until [`AgentHost::mcp_idle_deadline`] (on the view's clock, the
+//!   system's unless [`AgentHost::set_mcp_clock`] gave another) and calls
+//!   [`AgentHost::expire_mcp_idle`].
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use orbit_types::Catalog;
+use orbit_types::{Catalog, McpServerInfo};
 use tokio::sync::mpsc;
 
 use crate::backend::ProcessOptions;
+use crate::catalog::McpAction;
 use crate::cli::{CliBackend, CliConfig, Timeouts};
 use crate::error::{AgentError, Result};
+use crate::mcp_view::{Clock, MCP_VIEW_PATIENCE, McpView, McpViewOutcome, SystemClock};
 use crate::probe::{self, Probe, ProbeEnv};
 use crate::service::{ServiceEvent, SessionService};
 use crate::settings::{SettingsChange, SettingsFile};
@@ -48,6 +71,7 @@ pub struct AgentHost {
     timeouts: Timeouts,
     cwd: PathBuf,
     service: SessionService,
+    mcp: McpView,
 }
 
 impl AgentHost {
@@ -67,6 +91,13 @@ impl AgentHost {
         let backend = Self::backend(&probe, &settings, &env, timeouts);
         let options = settings.current().options.clone();
         let (service, rx) = SessionService::new(Arc::new(backend), cwd.clone(), options);
+        let mcp = McpView::new(
+            Self::cli_config(&probe, &settings, &env, timeouts),
+            &cwd,
+            Self::catalog_options(&settings),
+            Arc::new(SystemClock),
+            MCP_VIEW_PATIENCE,
+        );
         Ok((
             Self {
                 settings,
@@ -76,6 +107,7 @@ impl AgentHost {
                 timeouts,
                 cwd,
                 service,
+                mcp,
             },
             rx,
         ))
@@ -104,6 +136,17 @@ impl AgentHost {
         }
     }
 
+    /// The options of the catalog and the MCP view's control process: the
+    /// settings' without `--model` (the CLI (2.1.328) lists the model it was
+    /// started with as a "Custom model", so `claude.model` would vouch for
+    /// itself).
+    fn catalog_options(settings: &SettingsFile) -> ProcessOptions {
+        ProcessOptions {
+            model: None,
+            ..settings.current().options.clone()
+        }
+    }
+
     fn unavailable(&self) -> Result<()> {
         match &self.probe {
             Ok(_) => Ok(()),
@@ -128,16 +171,14 @@ impl AgentHost {
         self.refresh().await?;
         self.unavailable()?;
         let config = Self::cli_config(&self.probe, &self.settings, &self.env, self.timeouts);
-        // Without `--model`: the CLI (2.1.328) lists the model it was started
-        // with as a "Custom model", so `claude.model` would vouch for itself.
-        let options = ProcessOptions {
-            model: None,
-            ..self.settings.current().options.clone()
-        };
+        let options = Self::catalog_options(&self.settings);
         let catalog =
             crate::catalog::load_catalog(&config, &self.cwd, &options, claude_config_dir, patience)
                 .await?;
         self.set_models(catalog_model_names(&catalog))?;
+        // The catalog's listing is newer than any `init` kept so far.
+        self.service.take_mcp_statuses();
+        self.mcp.set_servers(catalog.mcp_servers.clone());
         Ok(catalog)
     }
 
@@ -179,10 +220,19 @@ impl AgentHost {
                 .map_err(|e| e.to_string());
             let backend = Self::backend(&self.probe, &self.settings, &self.env, self.timeouts);
             self.service.set_backend(Arc::new(backend));
+            // The view's process ran the former executable or arguments.
+            self.mcp.close().await;
+            self.mcp.set_config(Self::cli_config(
+                &self.probe,
+                &self.settings,
+                &self.env,
+                self.timeouts,
+            ));
         }
         if change.options {
             self.service
                 .set_options(self.settings.current().options.clone());
+            self.mcp.set_options(Self::catalog_options(&self.settings));
         }
         Ok(change)
     }
@@ -194,8 +244,118 @@ impl AgentHost {
         if change.options {
             self.service
                 .set_options(self.settings.current().options.clone());
+            self.mcp.set_options(Self::catalog_options(&self.settings));
         }
         Ok(change)
+    }
+
+    /// Applies the MCP statuses of the `init` messages the service saw since
+    /// the view was last used.
+    fn sync_mcp(&mut self) {
+        let statuses = self.service.take_mcp_statuses();
+        if !statuses.is_empty() {
+            self.mcp.apply_init(&statuses);
+        }
+    }
+
+    /// The MCP view, its listing brought up to date with the sessions'
+    /// `init` messages.
+    pub fn mcp_view(&mut self) -> &McpView {
+        self.sync_mcp();
+        &self.mcp
+    }
+
+    /// The MCP servers as last listed (the catalog, a reload, an action or a
+    /// session's `init`).
+    pub fn mcp_servers(&mut self) -> &[McpServerInfo] {
+        self.mcp_view().servers()
+    }
+
+    /// Where the view's time comes from (tests: a [`crate::ManualClock`]).
+    pub fn set_mcp_clock(&mut self, clock: Arc<dyn Clock>) {
+        self.mcp.set_clock(clock);
+    }
+
+    /// How long the view waits for `pending` servers ([`MCP_VIEW_PATIENCE`]
+    /// unless set).
+    pub fn set_mcp_patience(&mut self, patience: Duration) {
+        self.mcp.set_patience(patience);
+    }
+
+    /// How often the view asks `mcp_status` again while waiting.
+    pub fn set_mcp_poll_interval(&mut self, every: Duration) {
+        self.mcp.set_poll_interval(every);
+    }
+
+    /// Reload: replaces the view's control process and lists the servers
+    /// (see [`McpView::reload`]), after applying any settings change.
+    pub async fn mcp_reload(&mut self) -> Result<&[McpServerInfo]> {
+        self.refresh().await?;
+        self.unavailable()?;
+        self.sync_mcp();
+        self.mcp.reload().await
+    }
+
+    /// One action on a listed server through the view's control process
+    /// (see [`McpView::act`]). When the outcome says so (every action but
+    /// reconnect), each conversation starts a new process with `--resume`
+    /// at its next prompt. A sign-in's URL is in the outcome for the
+    /// caller's browser only; follow it with
+    /// [`AgentHost::mcp_await_connected`].
+    pub async fn mcp_action(&mut self, action: McpAction, server: &str) -> Result<McpViewOutcome> {
+        self.refresh().await?;
+        self.unavailable()?;
+        self.sync_mcp();
+        let outcome = self.mcp.act(action, server).await?;
+        if outcome.restart_conversations {
+            self.service.restart_all_at_next_prompt();
+        }
+        Ok(outcome)
+    }
+
+    /// [`AgentHost::mcp_action`] with the action as a word (`reconnect`,
+    /// `enable`, `disable`, `signin`, `signout`); any other is refused.
+    pub async fn mcp_action_named(&mut self, action: &str, server: &str) -> Result<McpViewOutcome> {
+        let action =
+            McpAction::parse(action).ok_or_else(|| AgentError::UnknownMcpAction(action.into()))?;
+        self.mcp_action(action, server).await
+    }
+
+    /// After a sign-in: polls until `server` connects (see
+    /// [`McpView::await_connected`]); once it has, conversations start a new
+    /// process at their next prompt again, so that one started meanwhile
+    /// also loads the new token.
+    pub async fn mcp_await_connected(
+        &mut self,
+        server: &str,
+        timeout: Duration,
+    ) -> Result<McpServerInfo> {
+        self.sync_mcp();
+        let row = self.mcp.await_connected(server, timeout).await?;
+        self.service.restart_all_at_next_prompt();
+        Ok(row)
+    }
+
+    /// When the view's control process will have been unused for five
+    /// minutes, on the view's clock (none while no process runs). An owner
+    /// on the system clock sleeps until then
+    /// (`tokio::time::sleep_until(deadline.into())`) and calls
+    /// [`AgentHost::expire_mcp_idle`].
+    pub fn mcp_idle_deadline(&self) -> Option<Instant> {
+        self.mcp.idle_deadline()
+    }
+
+    /// Lets the view's control process go if it has been unused for five
+    /// minutes; returns whether it did. The listing is kept; the next reload
+    /// or action starts a new process.
+    pub async fn expire_mcp_idle(&mut self) -> bool {
+        self.mcp.expire_idle().await
+    }
+
+    /// Shutdown: ends the view's control process and every conversation's.
+    pub async fn close(&mut self) {
+        self.mcp.close().await;
+        self.service.dispose_all();
     }
 
     /// Sends a prompt (see [`SessionService::prompt`]) after applying any

@@ -14,7 +14,8 @@
 //!   change) and the probe.
 //! - [`McpView`] is the MCP view's control process: reload, the fixed
 //!   actions on listed servers, sign-in URLs for the host only, let go after
-//!   five minutes unused.
+//!   five minutes unused. [`AgentHost`] owns it: sessions' `init` statuses
+//!   update it, and its actions restart conversations (all but reconnect).
 //! - [`settings`] checks and re-reads the settings that reach the process.
 //! - [`ConversationHistory`] summarises the workspace's earlier
 //!   conversations from the CLI's transcripts; [`skills_on_disk`] and
@@ -52,7 +53,9 @@ pub use cli::{
 pub use error::{AgentError, Result};
 pub use history::{ConversationHistory, HistoryError, claude_config_dir, summarize_transcript};
 pub use host::{AgentHost, SettingsWatch, catalog_model_names};
-pub use mcp_view::{Clock, MCP_VIEW_IDLE, ManualClock, McpView, McpViewOutcome, SystemClock};
+pub use mcp_view::{
+    Clock, MCP_VIEW_IDLE, MCP_VIEW_PATIENCE, ManualClock, McpView, McpViewOutcome, SystemClock,
+};
 pub use prompt::{EncodedPrompt, MAX_PROMPT_FILES, MAX_PROMPT_SKILLS, encode_prompt};
 pub use service::{MAX_CONVERSATIONS, ServiceEvent, SessionService};
 pub use skills::skills_on_disk;

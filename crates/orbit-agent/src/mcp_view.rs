@@ -1,5 +1,7 @@
 //! The MCP view: the service's own control process (the catalog's
-//! arguments, no prompt) and the last listing of MCP servers.
+//! arguments, no prompt) and the last listing of MCP servers. Its owner in a
+//! running Orbit is [`crate::AgentHost`], which does what "the owner" below
+//! is asked to.
 //!
 //! - [`McpView::reload`] replaces the process and asks `mcp_status` again
 //!   while any server is `pending`, up to the view's patience; servers still
@@ -32,6 +34,10 @@ use crate::error::{AgentError, Result};
 
 /// The control process is let go after this long unused.
 pub const MCP_VIEW_IDLE: Duration = Duration::from_mins(5);
+
+/// How long [`crate::AgentHost`]'s view waits for `pending` servers unless
+/// told otherwise (as `orbit catalog --wait`).
+pub const MCP_VIEW_PATIENCE: Duration = Duration::from_secs(15);
 
 /// Where the view's time comes from.
 pub trait Clock: Send + Sync {
@@ -159,6 +165,24 @@ impl McpView {
     /// its own until the next reload).
     pub fn set_options(&mut self, options: ProcessOptions) {
         self.options = options;
+    }
+
+    /// How to run the CLI from the next process on (a new executable or
+    /// extra arguments; the owner closes the current process).
+    pub fn set_config(&mut self, config: CliConfig) {
+        self.config = config;
+    }
+
+    /// How long each wait for `pending` servers may take from now on.
+    pub fn set_patience(&mut self, patience: Duration) {
+        self.patience = patience;
+    }
+
+    /// Where time comes from from now on (tests); the process counts as
+    /// used now.
+    pub fn set_clock(&mut self, clock: Arc<dyn Clock>) {
+        self.last_used = clock.now();
+        self.clock = clock;
     }
 
     /// The last listing (from the catalog, a reload, an action or a

@@ -10,6 +10,10 @@
 //! - Past eight conversations, the oldest idle non-current one is let go.
 //! - Option changes (model, effort, permission mode) restart the process with
 //!   `--resume` at the next prompt; so does a process that died while idle.
+//! - The MCP statuses each session's `init` message carries are kept (newest
+//!   per server) until the owner takes them
+//!   ([`SessionService::take_mcp_statuses`]; [`crate::AgentHost`] feeds
+//!   them to its MCP view).
 //!
 //! The service is synchronous: processes report through sinks into an inbox
 //! that the owner drains with [`SessionService::step`] (or `drain`), and the
@@ -113,6 +117,9 @@ pub struct SessionService {
     inbox_tx: mpsc::UnboundedSender<Inbox>,
     inbox_rx: mpsc::UnboundedReceiver<Inbox>,
     out: mpsc::UnboundedSender<ServiceEvent>,
+    /// The MCP statuses of the `init` messages applied since the owner last
+    /// took them (newest per server), for the MCP view.
+    mcp_statuses: Vec<(String, String)>,
 }
 
 impl SessionService {
@@ -137,6 +144,7 @@ impl SessionService {
                 inbox_tx,
                 inbox_rx,
                 out,
+                mcp_statuses: Vec::new(),
             },
             out_rx,
         )
@@ -182,6 +190,36 @@ impl SessionService {
     /// disabled, signed in or out). Running turns are not disturbed.
     pub fn restart_all_at_next_prompt(&mut self) {
         self.epoch += 1;
+    }
+
+    /// The process id of a conversation's process, while it runs.
+    pub fn pid(&self, key: &str) -> Option<u32> {
+        self.index(key)
+            .ok()
+            .and_then(|i| self.conversations[i].process.as_ref())
+            .and_then(|p| p.pid())
+    }
+
+    /// The MCP statuses (`name`, `status`) that sessions' `init` messages
+    /// reported since the last call, newest per server, in the order first
+    /// seen ([`crate::AgentHost`] feeds them to its [`crate::McpView`]).
+    pub fn take_mcp_statuses(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.mcp_statuses)
+    }
+
+    fn note_mcp_statuses(&mut self, servers: &[orbit_types::McpServerStatus]) {
+        for server in servers {
+            match self
+                .mcp_statuses
+                .iter_mut()
+                .find(|(n, _)| *n == server.name)
+            {
+                Some((_, status)) => status.clone_from(&server.status),
+                None => self
+                    .mcp_statuses
+                    .push((server.name.clone(), server.status.clone())),
+            }
+        }
     }
 
     /// The options in force.
@@ -426,6 +464,9 @@ impl SessionService {
         if self.conversations[i].generation != inbox.generation {
             // A process this conversation already let go.
             return;
+        }
+        if let SinkMsg::Event(AgentEvent::SessionInit { mcp_servers, .. }) = &inbox.msg {
+            self.note_mcp_statuses(mcp_servers);
         }
         let is_current = self.current.as_deref() == Some(inbox.key.as_str());
         let conversation = &mut self.conversations[i];

@@ -264,3 +264,38 @@ async fn the_host_checks_the_model_against_the_real_cli_catalog() {
     );
     host.service().dispose_all();
 }
+
+/// A server that answers `initialize` only after 30 s stays `pending`: with
+/// one second of patience the catalog gives up on it and says so
+/// (`timed_out`), while the prompt server beside it is listed connected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_still_pending_when_the_patience_passes_is_marked_timed_out() {
+    let env = Env::new().await;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/echo_mcp.py");
+    let mcp_config = serde_json::json!({"mcpServers": {
+        "echo": {"command": "python3", "args": [script]},
+        "slow": {"command": "python3", "args": [script],
+                 "env": {"ECHO_MCP_INIT_DELAY": "30"}},
+    }});
+    let mut config = env.config(real_claude(), Timeouts::default());
+    config.extra_args = vec!["--mcp-config".into(), mcp_config.to_string()];
+    let catalog = load_catalog(
+        &config,
+        env.ws.path(),
+        &ProcessOptions::default(),
+        &env.home.path().join(".claude"),
+        Duration::from_secs(1),
+    )
+    .await
+    .unwrap();
+    let mut rows: Vec<(&str, &str, bool)> = catalog
+        .mcp_servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.status.as_str(), s.timed_out))
+        .collect();
+    rows.sort_unstable();
+    assert_eq!(
+        rows,
+        [("echo", "connected", false), ("slow", "pending", true)]
+    );
+}

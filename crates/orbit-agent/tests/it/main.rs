@@ -12,6 +12,7 @@ mod fake_api;
 mod fake_cli;
 mod harness;
 mod history;
+mod host_mcp;
 mod mcp_view;
 mod prompts;
 mod real_cli;

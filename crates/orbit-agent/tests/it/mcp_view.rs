@@ -315,14 +315,14 @@ async fn a_toggle_restarts_the_conversation_which_then_loads_it() {
 
 /// The local OAuth MCP server, started by python3 (the test kit's
 /// interpreter); killed on drop.
-struct OauthServer {
+pub(crate) struct OauthServer {
     child: std::process::Child,
-    port: u16,
+    pub(crate) port: u16,
     log: PathBuf,
 }
 
 impl OauthServer {
-    fn start(dir: &Path) -> Self {
+    pub(crate) fn start(dir: &Path) -> Self {
         let log = dir.join("oauth.log");
         let mut child = std::process::Command::new("python3")
             .arg(scripts().join("oauth_mcp.py"))
@@ -359,7 +359,7 @@ impl Drop for OauthServer {
 
 /// The user's browser, played by python3: follows the authorization
 /// server's redirect to the CLI's local callback.
-fn browse(url: &str) {
+pub(crate) fn browse(url: &str) {
     let status = std::process::Command::new("python3")
         .args([
             "-c",

@@ -1,14 +1,31 @@
 """A stdio MCP server (version 0.0.7) offering the tools named on its command
 line (`echo` when none). A call to `fail` answers an error result; any other
-call answers "echoed"."""
-import json, sys
+call answers "echoed".
+
+With ECHO_MCP_INIT_DELAY=SECONDS in its environment it waits that long
+before answering `initialize` (the server stays `pending` meanwhile); it
+exits early if its parent goes away."""
+import json, os, sys, time
 TOOLS = sys.argv[1:] or ["echo"]
+DELAY = float(os.environ.get("ECHO_MCP_INIT_DELAY", "0"))
+
+
+def wait(seconds):
+    parent = os.getppid()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if os.getppid() != parent:
+            sys.exit(0)
+        time.sleep(0.1)
+
+
 for line in sys.stdin:
     msg = json.loads(line)
     if "id" not in msg:
         continue
     method = msg.get("method")
     if method == "initialize":
+        wait(DELAY)
         result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
                   "serverInfo": {"name": "echo", "version": "0.0.7"}}
     elif method == "tools/list":

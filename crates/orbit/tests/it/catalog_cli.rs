@@ -133,3 +133,56 @@ fn catalog_json_and_mcp_actions() {
         "clap refuses an action outside the set"
     );
 }
+
+/// A server that answers `initialize` only after 30 s is still `pending`
+/// when `--wait 1` passes: `orbit catalog` says it timed out (text and
+/// JSON), and lists the other server connected.
+#[test]
+fn a_server_still_pending_after_the_wait_is_shown_timed_out() {
+    let setup = Setup::new();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../orbit-agent/tests/mcp/echo_mcp.py");
+    let mcp = serde_json::json!({"mcpServers": {
+        "echo": {"command": "python3", "args": [script]},
+        "slow": {"command": "python3", "args": [script], "env": {"ECHO_MCP_INIT_DELAY": "30"}},
+    }});
+    std::fs::write(
+        setup.config.path().join("settings.json"),
+        serde_json::json!({"claude.path": real_claude(), "claude.extraArgs": ["--mcp-config", mcp.to_string()]})
+            .to_string(),
+    )
+    .unwrap();
+
+    let out = setup.run(&["catalog", "--wait", "1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name}  ")))
+            .unwrap_or_else(|| panic!("no `{name}` row in:\n{text}"))
+            .trim()
+            .to_owned()
+    };
+    assert_eq!(line("slow"), "slow  pending (timed out)  0 tools");
+    assert_eq!(line("echo"), "echo  connected  1 tools");
+
+    let out = setup.run(&["catalog", "--json", "--wait", "1"]);
+    assert!(out.status.success());
+    let catalog: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |name: &str| {
+        catalog["mcpServers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("slow")["status"], "pending");
+    assert_eq!(row("slow")["timedOut"], true);
+    assert_eq!(row("echo")["status"], "connected");
+    assert_eq!(row("echo").get("timedOut"), None);
+}
