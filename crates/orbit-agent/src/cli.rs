@@ -178,6 +178,7 @@ impl CliBackend {
             turn: None,
             session_id: spec.resume.clone(),
             subagents: Subagents::default(),
+            compacting: false,
             malformed: 0,
             escalation: None,
             background: Arc::clone(&background),
@@ -328,6 +329,9 @@ struct Actor {
     turn: Option<Turn>,
     session_id: Option<String>,
     subagents: Subagents,
+    /// The CLI said it is compacting the conversation and has not said
+    /// it is done.
+    compacting: bool,
     malformed: u64,
     escalation: Option<Escalation>,
     /// Background subagents launched and not ended (read by the handle).
@@ -640,9 +644,16 @@ impl Actor {
                 });
             }
             SystemMessage::Status {
-                permission_mode: Some(mode),
-                ..
-            } => self.emit(AgentEvent::PermissionModeChanged { mode }),
+                status,
+                permission_mode,
+                compact_result,
+                compact_error,
+            } => {
+                if let Some(mode) = permission_mode {
+                    self.emit(AgentEvent::PermissionModeChanged { mode });
+                }
+                self.compaction(status.as_deref(), compact_result, compact_error);
+            }
             SystemMessage::ApiRetry {
                 attempt,
                 max_retries,
@@ -673,13 +684,37 @@ impl Actor {
                     message.as_deref().unwrap_or("no reason given")
                 ),
             }),
-            SystemMessage::Status { .. }
-            | SystemMessage::TaskProgress(_)
+            SystemMessage::TaskProgress(_)
             | SystemMessage::TaskUpdated(_)
             | SystemMessage::ThinkingTokens {}
             | SystemMessage::SessionStateChanged { .. }
             | SystemMessage::BackgroundTasksChanged { .. }
             | SystemMessage::Other => {}
+        }
+    }
+
+    /// `system/status` says whether the CLI compacts the conversation:
+    /// `compacting` starts it (repeats while it lasts are not news); any
+    /// other status (CLI 2.1.328: `null` with `compact_result`) ends it.
+    fn compaction(&mut self, status: Option<&str>, result: Option<String>, error: Option<String>) {
+        let compacting = status == Some("compacting");
+        if compacting && !self.compacting {
+            self.compacting = true;
+            self.emit(AgentEvent::CompactionStarted {});
+        } else if !compacting && (self.compacting || result.is_some()) {
+            self.compacting = false;
+            self.emit(AgentEvent::CompactionEnded { result, error });
+        }
+    }
+
+    /// A compaction still open when the turn ends is over.
+    fn end_compaction(&mut self) {
+        if self.compacting {
+            self.compacting = false;
+            self.emit(AgentEvent::CompactionEnded {
+                result: None,
+                error: None,
+            });
         }
     }
 
@@ -781,6 +816,7 @@ impl Actor {
         let interrupted = self.turn.as_ref().is_some_and(|t| t.interrupting);
         self.turn = None;
         self.escalation = None;
+        self.end_compaction();
         self.subagents.end_all("turn_ended", &*self.sink);
         if let Some(session) = &result.session_id {
             self.session_id = Some(session.clone());
@@ -839,6 +875,7 @@ impl Actor {
         let last_stderr = self.child.last_stderr();
         let during_turn = self.turn.is_some();
         self.fail_controls();
+        self.end_compaction();
         if let Some(turn) = self.turn.take() {
             let outcome = if turn.interrupting {
                 TurnOutcome::Interrupted
@@ -909,6 +946,7 @@ impl Actor {
         let (code, signal) = split_status(status);
         let during_turn = self.turn.is_some();
         self.fail_controls();
+        self.end_compaction();
         if self.turn.take().is_some() {
             self.subagents.end_all("turn_ended", &*self.sink);
             self.emit(AgentEvent::TurnEnded(TurnEnd {

@@ -83,6 +83,12 @@ pub enum SystemMessage {
         /// The permission mode now in force, when it changed.
         #[serde(default, rename = "permissionMode")]
         permission_mode: Option<String>,
+        /// `success` or `failed`, when a compaction ended.
+        #[serde(default)]
+        compact_result: Option<String>,
+        /// Why a compaction failed.
+        #[serde(default)]
+        compact_error: Option<String>,
     },
     /// An API call is retried.
     ApiRetry {

@@ -134,6 +134,17 @@ struct Conv {
     in_turn: bool,
     /// Stop was asked: "Stopping" until the turn ends.
     stopping: bool,
+    /// Claude compacts the conversation: what the bubble and the key showed
+    /// before, to go back to when it is done.
+    before_compact: Option<BeforeCompact>,
+}
+
+/// What a conversation showed before a compaction.
+struct BeforeCompact {
+    phase: HudPhase,
+    label: Option<String>,
+    file: Option<String>,
+    keypad: KeypadSession,
 }
 
 impl Conv {
@@ -183,6 +194,7 @@ impl Conv {
             warm: false,
             in_turn: false,
             stopping: false,
+            before_compact: None,
         }
     }
 
@@ -615,6 +627,14 @@ impl SessionProjector {
         }
         conv.in_turn = false;
         conv.stopping = false;
+        conv.before_compact = None;
+        if conv.state.phase == HudPhase::Compacting {
+            conv.state.phase = HudPhase::Idle;
+            conv.state.label = None;
+        }
+        if conv.keypad.activity == "compacting" {
+            conv.keypad_activity("idle");
+        }
         conv.subagents.clear();
         conv.state.subagents = 0;
         conv.keypad.subagent_count = 0;
@@ -813,6 +833,10 @@ impl SessionProjector {
                             output: None,
                         });
                     }
+                }
+                AgentEvent::CompactionStarted {} => compaction_started(conv),
+                AgentEvent::CompactionEnded { result, error } => {
+                    compaction_ended(conv, result.as_deref(), error.as_deref());
                 }
                 AgentEvent::TurnEnded(end) => turn_ended(conv, end),
                 AgentEvent::BlockStarted {
@@ -1360,9 +1384,67 @@ fn question_card(request: &QuestionRequest) -> QuestionCard {
     }
 }
 
+/// Claude compacts the conversation (adapter protocol §7: `PreCompact`):
+/// "Compacting the conversation", the key `compacting`.
+fn compaction_started(conv: &mut Conv) {
+    if conv.before_compact.is_none() {
+        conv.before_compact = Some(BeforeCompact {
+            phase: conv.state.phase,
+            label: conv.state.label.clone(),
+            file: conv.state.file.clone(),
+            keypad: conv.keypad.clone(),
+        });
+    }
+    conv.set_phase(
+        HudPhase::Compacting,
+        Some("Compacting the conversation".to_owned()),
+        None,
+    );
+    if conv.keypad_live() {
+        conv.keypad_activity("compacting");
+        conv.keypad.status_detail = None;
+    }
+}
+
+/// The compaction is over (`PostCompact`): the bubble and the key go back
+/// to what they showed before, unless something else has shown since; a
+/// failed compaction is a warning.
+fn compaction_ended(conv: &mut Conv, result: Option<&str>, error: Option<&str>) {
+    if let Some(before) = conv.before_compact.take() {
+        if conv.state.phase == HudPhase::Compacting {
+            conv.state.phase = before.phase;
+            conv.state.label = before.label;
+            conv.state.file = before.file;
+        } else if let Some((HudPhase::Compacting, ..)) = conv.before_cards {
+            conv.before_cards = Some((before.phase, before.label, before.file));
+        }
+        if conv.keypad.activity == "compacting" {
+            conv.keypad.activity = before.keypad.activity;
+            conv.keypad.tool_label = before.keypad.tool_label;
+            conv.keypad.tool_kind = before.keypad.tool_kind;
+            conv.keypad.status_detail = before.keypad.status_detail;
+        }
+    }
+    if result == Some("failed") {
+        let text = match error.map(str::trim).filter(|e| !e.is_empty()) {
+            Some(error) => format!("Compacting the conversation failed: {error}"),
+            None => "Compacting the conversation failed".to_owned(),
+        };
+        conv.entry(
+            None,
+            EntryBody::Notice {
+                level: NoticeLevel::Warning,
+                text: one_line(&text, 500),
+                tool_use_id: None,
+            },
+        );
+    }
+}
+
 fn turn_ended(conv: &mut Conv, end: &TurnEnd) {
     conv.in_turn = false;
     conv.stopping = false;
+    conv.before_compact = None;
     conv.state.pending.clear();
     conv.before_cards = None;
     conv.state.turn_cost_usd = Some(end.cost_usd);

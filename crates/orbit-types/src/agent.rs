@@ -113,6 +113,19 @@ pub enum AgentEvent {
         /// `completed`, `failed`, `stopped`, or `turn_ended`.
         status: String,
     },
+    /// The CLI started compacting the conversation (`/compact`, or an
+    /// automatic compaction when the context fills): a `system/status` with
+    /// `status: "compacting"`. Reported once until the compaction ends,
+    /// however often the CLI repeats the status.
+    CompactionStarted {},
+    /// The compaction is over: the status left `compacting` (CLI 2.1.328
+    /// sends `status: null` with `compact_result`).
+    CompactionEnded {
+        /// `success` or `failed`, when the CLI said.
+        result: Option<String>,
+        /// The CLI's reason when it failed.
+        error: Option<String>,
+    },
     /// The turn is over.
     TurnEnded(TurnEnd),
     /// Something worth a warning that does not end the session.

@@ -93,6 +93,8 @@ pub enum HudPhase {
     Tool,
     /// A permission or question card waits for the user.
     Waiting,
+    /// Claude compacts the conversation: "Compacting the conversation".
+    Compacting,
     /// Stop was asked; the turn is ending.
     Stopping,
     /// The last turn failed (the bubble stays until opened).
@@ -548,7 +550,8 @@ pub struct KeypadSession {
     /// The key's title (the first prompt, at most 120 characters).
     pub title: String,
     /// `starting`, `idle`, `thinking`, `tool`, `streaming`,
-    /// `waitingPermission`, `waitingQuestion`, `done` or `error`.
+    /// `waitingPermission`, `waitingQuestion`, `compacting` (while Claude
+    /// compacts the conversation; then the prior state), `done` or `error`.
     pub activity: String,
     /// The tool label (at most 80 characters), while `tool`.
     pub tool_label: Option<String>,
