@@ -13,6 +13,9 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   permission / question  asks (Bash / AskUserQuestion) and echoes the answer
   env       reports its argv, cwd and ELECTRON_RUN_AS_NODE as the reply text
   prompt    replies with the prompt text it received (and its argv after a newline)
+  compact   compaction statuses as CLI 2.1.328 sends them (`system/status`
+            `compacting`, repeated; then `status: null` with `compact_result`),
+            one that succeeds, one that fails, one still open at the result
   replay    replays the captured exchange FAKE_CLAUDE_FIXTURE: each captured
             stdin line of type user / control_response / interrupt waits for
             one such line from the host; the CLI's stdout lines follow
@@ -199,6 +202,19 @@ def main():
                     {"type": "tool_result", "tool_use_id": tid, "content": "ok"}]},
                      "parent_tool_use_id": None, "session_id": SESSION})
             text("Read and wrote.")
+            total += 0.1
+            result(total)
+        elif mode == "compact":
+            def status(value, **extra):
+                out(dict({"type": "system", "subtype": "status", "status": value, "session_id": SESSION}, **extra))
+            status("requesting")
+            status("compacting")
+            status("compacting")
+            status(None, compact_result="success")
+            status(None, permissionMode="acceptEdits")
+            status("compacting")
+            status(None, compact_result="failed", compact_error="Not enough messages to compact.")
+            status("compacting")
             total += 0.1
             result(total)
         elif mode == "env":

@@ -589,3 +589,59 @@ async fn a_background_subagent_ends_with_the_process() {
     );
     assert!(matches!(run.seen[ended[0].0 + 1], Seen::Exit(_)));
 }
+
+/// Compaction as CLI 2.1.328 reports it (`system/status` `compacting`, then
+/// `status: null` with `compact_result`): one `CompactionStarted` however
+/// often the status repeats, a `CompactionEnded` with the CLI's result and
+/// error, a permission mode in a status is still reported, another status
+/// (`requesting`) is not a compaction, and one still open when the turn
+/// ends is ended before the turn's end.
+#[tokio::test]
+async fn compaction_starts_once_and_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("compact", &[], quick());
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    run.process.prompt("/compact").unwrap();
+    run.turn_end().await;
+    let seen: Vec<AgentEvent> = run
+        .events()
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                e,
+                AgentEvent::CompactionStarted {}
+                    | AgentEvent::CompactionEnded { .. }
+                    | AgentEvent::PermissionModeChanged { .. }
+                    | AgentEvent::TurnEnded(_)
+            )
+        })
+        .map(|e| match e {
+            AgentEvent::TurnEnded(_) => AgentEvent::Warning {
+                message: "turn ended".to_owned(),
+            },
+            other => other.clone(),
+        })
+        .collect();
+    let ended = |result: Option<&str>, error: Option<&str>| AgentEvent::CompactionEnded {
+        result: result.map(str::to_owned),
+        error: error.map(str::to_owned),
+    };
+    assert_eq!(
+        seen,
+        [
+            AgentEvent::CompactionStarted {},
+            ended(Some("success"), None),
+            AgentEvent::PermissionModeChanged {
+                mode: "acceptEdits".to_owned()
+            },
+            AgentEvent::CompactionStarted {},
+            ended(Some("failed"), Some("Not enough messages to compact.")),
+            AgentEvent::CompactionStarted {},
+            ended(None, None),
+            AgentEvent::Warning {
+                message: "turn ended".to_owned()
+            },
+        ]
+    );
+    run.process.dispose();
+}

@@ -191,3 +191,95 @@ fn rings_bound_what_is_kept() {
     let (small, large) = (sizes[0], sizes[1]);
     assert!(large < small + small / 20, "{small} -> {large}");
 }
+
+/// The keypad as the last `keypad` message left it.
+fn keypad_of(
+    keypad: &mut Option<orbit_types::KeypadSession>,
+    messages: Vec<orbit_types::PageMessage>,
+) -> Vec<orbit_types::PageMessage> {
+    for m in &messages {
+        if let orbit_types::PageMessage::Keypad(k) = m {
+            *keypad = Some(k.clone());
+        }
+    }
+    messages
+}
+
+/// Adapter protocol §7: "`PreCompact` / `PostCompact` | `compacting`, then
+/// the prior state". While the CLI compacts (however often it repeats the
+/// status) the bubble says "Compacting the conversation" and the key is
+/// `compacting` with no tool; once it is done both show what they showed
+/// before (here a running Bash call); a failed compaction is a warning.
+#[test]
+fn compaction_shows_compacting_then_the_prior_state() {
+    let graph = FakeGraph::new();
+    let mut projector = SessionProjector::new();
+    let mut keypad = None;
+    started(&mut projector, &graph);
+    let m = projector.agent_event(
+        KEY,
+        &AgentEvent::ToolUse {
+            tool_use_id: "toolu_1".to_owned(),
+            name: "Bash".to_owned(),
+            input: json!({ "command": "npm test" }),
+            subagent: None,
+        },
+        &graph,
+    );
+    keypad_of(&mut keypad, m);
+    let before = projector.state(KEY).unwrap().clone();
+    assert_eq!(before.label.as_deref(), Some("Bash npm test"));
+    let before_keypad = keypad.clone().unwrap();
+    assert_eq!(before_keypad.activity, "tool");
+    for _ in 0..2 {
+        let m = projector.agent_event(KEY, &AgentEvent::CompactionStarted {}, &graph);
+        keypad_of(&mut keypad, m);
+        let state = projector.state(KEY).unwrap();
+        assert_eq!(state.phase, HudPhase::Compacting);
+        assert_eq!(state.label.as_deref(), Some("Compacting the conversation"));
+        assert_eq!(state.file, None);
+        let k = keypad.clone().unwrap();
+        assert_eq!(k.activity, "compacting");
+        assert_eq!(k.tool_label, None);
+        assert_eq!(k.tool_kind, None);
+    }
+    let m = projector.agent_event(
+        KEY,
+        &AgentEvent::CompactionEnded {
+            result: Some("success".to_owned()),
+            error: None,
+        },
+        &graph,
+    );
+    let m = keypad_of(&mut keypad, m);
+    assert!(
+        !m.iter()
+            .any(|m| matches!(m, orbit_types::PageMessage::Transcript(_))),
+        "a compaction that went well adds no entry: {m:#?}"
+    );
+    assert_eq!(projector.state(KEY).unwrap(), &before);
+    assert_eq!(keypad.clone().unwrap(), before_keypad);
+    // Again, and it fails: back to the prior state, with a warning.
+    projector.agent_event(KEY, &AgentEvent::CompactionStarted {}, &graph);
+    projector.agent_event(
+        KEY,
+        &AgentEvent::CompactionEnded {
+            result: Some("failed".to_owned()),
+            error: Some("Not enough messages to compact.".to_owned()),
+        },
+        &graph,
+    );
+    assert_eq!(projector.state(KEY).unwrap(), &before);
+    let (own, _) = projector.transcript(KEY).unwrap();
+    assert!(
+        matches!(&own.last().unwrap().body, EntryBody::Notice { level: orbit_types::NoticeLevel::Warning, text, .. }
+            if text == "Compacting the conversation failed: Not enough messages to compact."),
+        "{own:#?}"
+    );
+    // A turn that ends while compacting ends it: done, not compacting.
+    projector.agent_event(KEY, &AgentEvent::CompactionStarted {}, &graph);
+    let m = projector.agent_event(KEY, &turn_ended(), &graph);
+    keypad_of(&mut keypad, m);
+    assert_eq!(projector.state(KEY).unwrap().phase, HudPhase::Idle);
+    assert_eq!(keypad.unwrap().activity, "done");
+}

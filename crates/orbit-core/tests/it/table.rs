@@ -36,6 +36,8 @@ struct Scene {
     projector: SessionProjector,
     messages: Vec<PageMessage>,
     hash_at_start: String,
+    /// The session the next turn resumes (a new process each turn).
+    resume: Option<String>,
 }
 
 impl Scene {
@@ -57,6 +59,7 @@ impl Scene {
             projector: SessionProjector::new(),
             messages: Vec::new(),
             hash_at_start,
+            resume: None,
         }
     }
 
@@ -78,7 +81,11 @@ impl Scene {
         during: Option<During>,
     ) -> TurnEnd {
         let backend = orbit_agent::CliBackend::new(config);
-        let mut run = Run::start(&backend, &self.env.spec());
+        let spec = orbit_agent::ProcessSpec {
+            resume: self.resume.clone(),
+            ..self.env.spec()
+        };
+        let mut run = Run::start(&backend, &spec);
         self.projector.note_prompt(
             KEY,
             PromptNote {
@@ -342,12 +349,18 @@ async fn starts_thinks_writes_and_finishes() {
         json!({"t": "paragraph", "children": [{"t": "text", "text": "<b>bold?</b>"}]})
     );
     let EntryBody::TurnEnd {
-        outcome, cost_usd, ..
+        outcome,
+        cost_usd,
+        duration_ms,
     } = &bodies[2]
     else {
         panic!("{bodies:#?}")
     };
     assert_eq!(*outcome, TurnOutcome::Completed);
+    // The turn line's duration is the one the CLI's result reported (the
+    // agent event carries the result's `duration_ms`).
+    assert!(end.duration_ms.is_some(), "{end:#?}");
+    assert_eq!(*duration_ms, end.duration_ms);
     assert!(end.cost_usd > 0.0, "{end:#?}");
     assert!((cost_usd - end.cost_usd).abs() < 1e-12);
     let last = scene.last_state();
@@ -897,4 +910,238 @@ async fn partial_messages_refine_the_phase() {
         labels.contains(&Some("Writing a reply".into())),
         "{labels:?}"
     );
+}
+
+/// A program that starts the real CLI with its own arguments and pipes,
+/// and once `trigger` exists kills it, says `fatal: wrapper says goodbye`
+/// on stderr and exits 1: a process that dies mid-turn saying why.
+fn dying_wrapper(dir: &Path, trigger: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let wrapper = dir.join("claude-wrapper.sh");
+    let script = format!(
+        r#"#!/bin/bash
+exec 3<&0
+"{real}" "$@" <&3 &
+child=$!
+while [ ! -e "{trigger}" ]; do
+  if ! kill -0 "$child" 2>/dev/null; then wait "$child"; exit $?; fi
+  sleep 0.05
+done
+kill -KILL "$child" 2>/dev/null
+wait "$child" 2>/dev/null
+echo "fatal: wrapper says goodbye" >&2
+exit 1
+"#,
+        real = real_claude().display(),
+        trigger = trigger.display(),
+    );
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    wrapper
+}
+
+/// Its process dies having said why on stderr: the failed turn, the
+/// bubble's error, the keypad's detail and the transcript's error notice
+/// all carry that last stderr line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn its_process_dies_saying_why() {
+    const LINE: &str = "fatal: wrapper says goodbye";
+    let mut scene = Scene::new(Env::new().await);
+    let trigger = scene.env.home.path().join("die-now");
+    let mut config = scene.config();
+    config.program = dying_wrapper(scene.env.home.path(), &trigger);
+    scene.env.api.script([Reply::Message {
+        blocks: vec![Block::Text("Slowly.".repeat(40))],
+        delay: Some(Duration::from_millis(250)),
+    }]);
+    let end = scene
+        .turn(
+            config,
+            "Talk slowly.",
+            allow,
+            Some(Box::new(move |_: &mut Scene, _| {
+                std::fs::write(&trigger, "").unwrap();
+            })),
+        )
+        .await;
+    assert_eq!(end.outcome, TurnOutcome::Failed);
+    assert_eq!(end.error.as_deref(), Some(LINE), "{end:#?}");
+    let bodies = scene.bodies(false);
+    assert!(
+        bodies
+            .iter()
+            .any(|b| matches!(b, EntryBody::Failed { error: Some(e) } if e == LINE)),
+        "{bodies:#?}"
+    );
+    assert!(
+        bodies.iter().any(
+            |b| matches!(b, EntryBody::Notice { level: NoticeLevel::Error, text, .. }
+            if text == &format!("Claude's process ended (code 1): {LINE}"))
+        ),
+        "{bodies:#?}"
+    );
+    let last = scene.last_state();
+    assert_eq!(last.phase, HudPhase::Failed);
+    assert_eq!(last.label.as_deref(), Some("Failed"));
+    assert_eq!(last.error.as_deref(), Some(LINE));
+    assert_eq!(last.last_outcome, Some(TurnOutcome::Failed));
+    let keypad = scene.keypads().last().copied().unwrap();
+    assert_eq!(keypad.activity, "error");
+    assert_eq!(keypad.status_detail.as_deref(), Some(LINE));
+}
+
+/// The edit tools other than Edit: a Write over a graph file that exists
+/// is an edit (not a create) of that file; a NotebookEdit of a notebook in
+/// the graph is an edit of it. Each: its entry linked to the file,
+/// "Editing <path>", an `edit` record on exactly that file. (CLI 2.1.328
+/// offers no MultiEdit: its tool list has Edit, Write and NotebookEdit.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_over_a_file_and_edits_a_notebook() {
+    let env = Env::new().await;
+    std::fs::create_dir_all(env.ws.path().join("nb")).unwrap();
+    let notebook = json!({
+        "cells": [{"cell_type": "code", "execution_count": null, "id": "cell-1",
+                   "metadata": {}, "outputs": [], "source": ["print(1)\n"]}],
+        "metadata": {"language_info": {"name": "python"}},
+        "nbformat": 4, "nbformat_minor": 5
+    });
+    std::fs::write(
+        env.ws.path().join("nb/analysis.ipynb"),
+        serde_json::to_string_pretty(&notebook).unwrap(),
+    )
+    .unwrap();
+    let mut scene = Scene::new(env);
+    assert_eq!(
+        orbit_core::projector::GraphView::resolve(&*scene.live.read(), "nb/analysis.ipynb")
+            .as_deref(),
+        Some("nb/analysis.ipynb"),
+        "the notebook is a graph file"
+    );
+    let readme = scene.ws().join("README.md");
+    let nb = scene.ws().join("nb/analysis.ipynb");
+    scene.env.api.script([
+        tool("Read", json!({"file_path": readme})),
+        tool(
+            "Write",
+            json!({"file_path": readme, "content": "# Demo\n\nRewritten.\n"}),
+        ),
+        tool("Read", json!({"file_path": nb})),
+        tool(
+            "NotebookEdit",
+            json!({"notebook_path": nb, "cell_id": "cell-1", "new_source": "print(2)\n", "edit_mode": "replace"}),
+        ),
+        text("Done."),
+    ]);
+    let end = scene.turn(scene.config(), "Rewrite.", allow, None).await;
+    assert_eq!(end.outcome, TurnOutcome::Completed);
+    let bodies = scene.bodies(false);
+    // Both tools ran (no failure notice), so the files changed.
+    assert!(
+        !bodies.iter().any(|b| matches!(b, EntryBody::Notice { .. })),
+        "{bodies:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&readme).unwrap(),
+        "# Demo\n\nRewritten.\n"
+    );
+    assert!(
+        std::fs::read_to_string(&nb).unwrap().contains("print(2)"),
+        "{}",
+        std::fs::read_to_string(&nb).unwrap()
+    );
+    let readme_str = readme.to_string_lossy().into_owned();
+    let nb_str = nb.to_string_lossy().into_owned();
+    assert!(
+        bodies
+            .iter()
+            .any(tool_entry("Write", Some(&readme_str), Some("README.md"))),
+        "{bodies:#?}"
+    );
+    assert!(
+        bodies.iter().any(tool_entry(
+            "NotebookEdit",
+            Some(&nb_str),
+            Some("nb/analysis.ipynb")
+        )),
+        "{bodies:#?}"
+    );
+    let labels = scene.labels();
+    assert!(
+        labels.contains(&Some("Editing README.md".into())),
+        "{labels:?}"
+    );
+    assert!(
+        labels.contains(&Some("Editing nb/analysis.ipynb".into())),
+        "{labels:?}"
+    );
+    assert!(scene.states().iter().any(|s| s.phase == HudPhase::Editing
+        && s.label.as_deref() == Some("Editing nb/analysis.ipynb")
+        && s.file.as_deref() == Some("nb/analysis.ipynb")));
+    let records: Vec<ActivityRecord> = scene.activity().into_iter().map(|(_, r)| r).collect();
+    assert_eq!(
+        records,
+        [
+            file_record(ActivityKind::Read, "README.md"),
+            file_record(ActivityKind::Edit, "README.md"),
+            file_record(ActivityKind::Read, "nb/analysis.ipynb"),
+            file_record(ActivityKind::Edit, "nb/analysis.ipynb"),
+        ]
+    );
+    assert!(
+        scene
+            .keypads()
+            .iter()
+            .any(|k| k.tool_kind.as_deref() == Some("edit")
+                && k.tool_label.as_deref() == Some("Editing nb/analysis.ipynb"))
+    );
+}
+
+/// Compacts the conversation (`/compact` in a resumed conversation): the
+/// bubble says "Compacting the conversation" and the keypad `compacting`
+/// (the adapter protocol's §7), then both go back to the state before it,
+/// and the turn finishes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compacts_the_conversation() {
+    let mut scene = Scene::new(Env::new().await);
+    scene.env.api.script([text("Hi.")]);
+    let first = scene.turn(scene.config(), "Say hi.", allow, None).await;
+    assert_eq!(first.outcome, TurnOutcome::Completed);
+    scene.resume = Some(first.session_id.clone().unwrap());
+    let from = scene.messages.len();
+    scene
+        .env
+        .api
+        .script([text("<summary>The user said hi.</summary>")]);
+    let end = scene.turn(scene.config(), "/compact", allow, None).await;
+    assert_eq!(end.outcome, TurnOutcome::Completed);
+    let later = &scene.messages[from..];
+    let mut phases: Vec<(HudPhase, Option<String>)> = later
+        .iter()
+        .filter_map(|m| match m {
+            PageMessage::Session(s) => Some((s.phase, s.label.clone())),
+            _ => None,
+        })
+        .collect();
+    phases.dedup();
+    assert_eq!(
+        phases,
+        [
+            (HudPhase::Thinking, Some("Thinking".into())),
+            (
+                HudPhase::Compacting,
+                Some("Compacting the conversation".into())
+            ),
+            (HudPhase::Thinking, Some("Thinking".into())),
+            (HudPhase::Idle, None),
+        ]
+    );
+    let mut keypad: Vec<&str> = later
+        .iter()
+        .filter_map(|m| match m {
+            PageMessage::Keypad(k) => Some(k.activity.as_str()),
+            _ => None,
+        })
+        .collect();
+    keypad.dedup();
+    assert_eq!(keypad, ["thinking", "compacting", "thinking", "done"]);
 }
