@@ -43,6 +43,10 @@ pub const BASE_ARGS: [&str; 8] = [
     "stdio",
 ];
 
+/// The longest wait, once the process exited, for the rest of its stderr
+/// (its last line says why it died).
+const STDERR_DRAIN: Duration = Duration::from_secs(1);
+
 /// Timings of the control protocol, injectable for tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
@@ -872,6 +876,10 @@ impl Actor {
             _ => self.child.kill_and_wait().await.ok(),
         };
         let (code, signal) = split_status(status);
+        // The line a dying process wrote last may still be in the pipe.
+        self.child
+            .stderr_drained(self.timeouts.term_grace.min(STDERR_DRAIN))
+            .await;
         let last_stderr = self.child.last_stderr();
         let during_turn = self.turn.is_some();
         self.fail_controls();

@@ -917,23 +917,25 @@ async fn partial_messages_refine_the_phase() {
 /// on stderr and exits 1: a process that dies mid-turn saying why.
 fn dying_wrapper(dir: &Path, trigger: &Path) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt as _;
-    let wrapper = dir.join("claude-wrapper.sh");
+    let wrapper = dir.join("claude-wrapper.py");
+    // Python rather than a shell: a shell may report the killed job on its
+    // own stderr after the wrapper's line.
     let script = format!(
-        r#"#!/bin/bash
-exec 3<&0
-"{real}" "$@" <&3 &
-child=$!
-while [ ! -e "{trigger}" ]; do
-  if ! kill -0 "$child" 2>/dev/null; then wait "$child"; exit $?; fi
-  sleep 0.05
-done
-kill -KILL "$child" 2>/dev/null
-wait "$child" 2>/dev/null
-echo "fatal: wrapper says goodbye" >&2
-exit 1
+        r#"#!/usr/bin/env python3
+import os, subprocess, sys, time
+child = subprocess.Popen([{real:?}] + sys.argv[1:])
+while not os.path.exists({trigger:?}):
+    if child.poll() is not None:
+        sys.exit(child.returncode)
+    time.sleep(0.05)
+child.kill()
+child.wait()
+sys.stderr.write("fatal: wrapper says goodbye\n")
+sys.stderr.flush()
+sys.exit(1)
 "#,
-        real = real_claude().display(),
-        trigger = trigger.display(),
+        real = real_claude().display().to_string(),
+        trigger = trigger.display().to_string(),
     );
     std::fs::write(&wrapper, script).unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
