@@ -427,7 +427,12 @@ impl SessionProjector {
                 conv.state.file = file;
             }
             if conv.keypad.activity.starts_with("waiting") {
-                conv.keypad_activity("thinking");
+                let activity = if conv.state.phase == HudPhase::Compacting {
+                    "compacting"
+                } else {
+                    "thinking"
+                };
+                conv.keypad_activity(activity);
                 conv.keypad.status_detail = None;
             }
         } else {
@@ -1388,10 +1393,19 @@ fn question_card(request: &QuestionRequest) -> QuestionCard {
 /// "Compacting the conversation", the key `compacting`.
 fn compaction_started(conv: &mut Conv) {
     if conv.before_compact.is_none() {
+        // Under a waiting card, what shows once it is answered.
+        let (phase, label, file) = match &conv.before_cards {
+            Some(before) if !conv.state.pending.is_empty() => before.clone(),
+            _ => (
+                conv.state.phase,
+                conv.state.label.clone(),
+                conv.state.file.clone(),
+            ),
+        };
         conv.before_compact = Some(BeforeCompact {
-            phase: conv.state.phase,
-            label: conv.state.label.clone(),
-            file: conv.state.file.clone(),
+            phase,
+            label,
+            file,
             keypad: conv.keypad.clone(),
         });
     }
@@ -1423,6 +1437,11 @@ fn compaction_ended(conv: &mut Conv, result: Option<&str>, error: Option<&str>) 
             conv.keypad.tool_label = before.keypad.tool_label;
             conv.keypad.tool_kind = before.keypad.tool_kind;
             conv.keypad.status_detail = before.keypad.status_detail;
+            if conv.keypad.activity.starts_with("waiting") {
+                // It began under a card, answered since.
+                conv.keypad_activity("thinking");
+                conv.keypad.status_detail = None;
+            }
         }
     }
     if result == Some("failed") {

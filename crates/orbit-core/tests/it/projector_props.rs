@@ -333,7 +333,7 @@ fn card_op() -> impl Strategy<Value = CardOp> {
         1 => Just(CardOp::AnswerUnknown),
         2 => any::<usize>().prop_map(CardOp::Withdraw),
         1 => Just(CardOp::WithdrawUnknown),
-        4 => (0..8_u8).prop_map(CardOp::Noise),
+        4 => (0..10_u8).prop_map(CardOp::Noise),
         1 => Just(CardOp::TurnEnd),
         1 => Just(CardOp::TurnStart),
     ]
@@ -364,6 +364,11 @@ fn noise(n: u8, i: usize) -> AgentEvent {
             text: String::new(),
             subagent: None,
         },
+        8 => AgentEvent::CompactionStarted {},
+        9 => AgentEvent::CompactionEnded {
+            result: Some("success".to_owned()),
+            error: None,
+        },
         _ => AgentEvent::SubagentStarted {
             tool_use_id: "toolu_sub".to_owned(),
             agent_id: None,
@@ -373,7 +378,7 @@ fn noise(n: u8, i: usize) -> AgentEvent {
     }
 }
 
-fn permission(id: &str, subagent: bool) -> AgentEvent {
+pub(crate) fn permission(id: &str, subagent: bool) -> AgentEvent {
     AgentEvent::PermissionRequest(PermissionRequest {
         request_id: id.to_owned(),
         tool_name: "Bash".to_owned(),

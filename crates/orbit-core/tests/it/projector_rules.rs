@@ -7,7 +7,7 @@ use orbit_core::projector::{SessionProjector, TRANSCRIPT_RING};
 use orbit_types::{AgentEvent, EntryBody, HudPhase, QuestionRequest, TurnEnd, TurnOutcome};
 use serde_json::json;
 
-use crate::projector_props::{FakeGraph, KEY, turn_ended};
+use crate::projector_props::{FakeGraph, KEY, permission, turn_ended};
 
 fn started(projector: &mut SessionProjector, graph: &FakeGraph) {
     projector.agent_event(
@@ -282,4 +282,38 @@ fn compaction_shows_compacting_then_the_prior_state() {
     keypad_of(&mut keypad, m);
     assert_eq!(projector.state(KEY).unwrap().phase, HudPhase::Idle);
     assert_eq!(keypad.unwrap().activity, "done");
+}
+
+/// A compaction that starts while a card waits: the bubble and the key keep
+/// waiting; once answered they show the compaction; once it is done, what
+/// showed before the card.
+#[test]
+fn compaction_under_a_card_shows_once_it_is_answered() {
+    let graph = FakeGraph::new();
+    let mut projector = SessionProjector::new();
+    let mut keypad = None;
+    started(&mut projector, &graph);
+    let m = projector.agent_event(KEY, &permission("req_1", false), &graph);
+    keypad_of(&mut keypad, m);
+    let m = projector.agent_event(KEY, &AgentEvent::CompactionStarted {}, &graph);
+    keypad_of(&mut keypad, m);
+    assert_eq!(projector.state(KEY).unwrap().phase, HudPhase::Waiting);
+    assert_eq!(keypad.clone().unwrap().activity, "waitingPermission");
+    let m = projector.answered(KEY, "req_1", &Answer::Allow);
+    keypad_of(&mut keypad, m);
+    assert_eq!(projector.state(KEY).unwrap().phase, HudPhase::Compacting);
+    assert_eq!(keypad.clone().unwrap().activity, "compacting");
+    let m = projector.agent_event(
+        KEY,
+        &AgentEvent::CompactionEnded {
+            result: Some("success".to_owned()),
+            error: None,
+        },
+        &graph,
+    );
+    keypad_of(&mut keypad, m);
+    let state = projector.state(KEY).unwrap();
+    assert_eq!(state.phase, HudPhase::Thinking);
+    assert_eq!(state.label.as_deref(), Some("Thinking"));
+    assert_eq!(keypad.unwrap().activity, "thinking");
 }
