@@ -993,10 +993,10 @@ async fn its_process_dies_saying_why() {
 }
 
 /// The edit tools other than Edit: a Write over a graph file that exists
-/// is an edit (not a create) of that file; a NotebookEdit of a notebook in
+/// is an edit (not a create) of that file; a `NotebookEdit` of a notebook in
 /// the graph is an edit of it. Each: its entry linked to the file,
 /// "Editing <path>", an `edit` record on exactly that file. (CLI 2.1.328
-/// offers no MultiEdit: its tool list has Edit, Write and NotebookEdit.)
+/// offers no `MultiEdit`: its tool list has `Edit`, `Write` and `NotebookEdit`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_over_a_file_and_edits_a_notebook() {
     let env = Env::new().await;
