@@ -38,6 +38,7 @@ mod projector_props;
 mod projector_replay;
 mod projector_rules;
 mod projector_snapshots;
+mod service_projector;
 #[path = "../../../orbit-agent/tests/it/support.rs"]
 #[allow(
     dead_code,
