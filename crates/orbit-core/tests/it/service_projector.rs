@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use orbit_agent::{CliBackend, CliConfig, ProcessOptions, ServiceEvent, SessionService, Timeouts};
+use orbit_agent::{CliBackend, CliConfig, ProcessOptions, SessionService, Timeouts};
 use orbit_core::projector::{PromptNote, SessionProjector};
 use orbit_graph::{Graph, GraphOptions};
 use orbit_types::PageMessage;
