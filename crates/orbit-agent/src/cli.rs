@@ -143,6 +143,13 @@ impl CliBackend {
         }
     }
 
+    /// A backend running `config.program` that takes turn costs as deltas
+    /// against `ledger`'s totals (shared with an earlier backend, so a
+    /// session resumed by this one is not charged its earlier turns again).
+    pub fn with_ledger(config: CliConfig, ledger: CostLedger) -> Self {
+        Self { config, ledger }
+    }
+
     /// The cost ledger.
     pub fn ledger(&self) -> &CostLedger {
         &self.ledger

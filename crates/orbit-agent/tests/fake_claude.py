@@ -41,6 +41,12 @@ def text(t):
 
 
 def result(total, text="done", is_error=False):
+    # FAKE_TOTAL_FILE: the session's total is kept there, and a process
+    # started with --resume starts from it, as the real CLI (2.1.328) reports
+    # a resumed session's total with its earlier turns in it.
+    if os.environ.get("FAKE_TOTAL_FILE"):
+        with open(os.environ["FAKE_TOTAL_FILE"], "w") as f:
+            f.write(repr(total))
     out({"type": "result", "subtype": "success", "is_error": is_error, "result": text, "num_turns": 1,
          "duration_ms": 5, "total_cost_usd": total, "session_id": SESSION})
 
@@ -84,6 +90,10 @@ def main():
     if os.environ.get("FAKE_IGNORE_TERM") == "1":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     total = 0.0
+    kept = os.environ.get("FAKE_TOTAL_FILE")
+    if kept and "--resume" in sys.argv and os.path.exists(kept):
+        with open(kept) as f:
+            total = float(f.read())
     for msg in lines():
         kind = msg.get("type")
         if kind == "control_request":
