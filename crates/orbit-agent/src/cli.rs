@@ -390,7 +390,7 @@ impl Actor {
                         self.emit(AgentEvent::MalformedLine { count: self.malformed, error });
                     }
                     None => {
-                        self.finish().await;
+                        self.finish(&mut commands).await;
                         return;
                     }
                 },
@@ -836,12 +836,24 @@ impl Actor {
     }
 
     /// Stdout ended: wait for the process, report a turn it broke, then exit.
-    async fn finish(&mut self) {
+    async fn finish(&mut self, commands: &mut mpsc::UnboundedReceiver<Command>) {
         self.stdin = None;
         let status = match tokio::time::timeout(self.timeouts.term_grace, self.child.wait()).await {
             Ok(Ok(status)) => Some(status),
             _ => self.child.kill_and_wait().await.ok(),
         };
+        // A prompt sent as the process died never reached it: its turn
+        // fails with the death's reason below, rather than vanishing.
+        while let Ok(command) = commands.try_recv() {
+            if let Command::Prompt(prompt) = command
+                && self.turn.is_none()
+            {
+                self.turn = Some(Turn {
+                    interrupting: false,
+                });
+                self.emit(AgentEvent::TurnStarted { prompt });
+            }
+        }
         let (code, signal) = split_status(status);
         let last_stderr = self.child.last_stderr();
         let during_turn = self.turn.is_some();

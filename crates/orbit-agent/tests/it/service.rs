@@ -719,3 +719,62 @@ async fn a_new_backend_charges_a_resumed_session_only_its_new_turn() {
     }
     host.service().dispose_all();
 }
+
+/// A process that died while idle, its exit not yet handled by the owner:
+/// the next prompt resumes the conversation in a new process instead of
+/// going to the dead one.
+#[tokio::test]
+async fn a_prompt_after_an_unhandled_idle_death_resumes() {
+    let ws = tempfile::tempdir().unwrap();
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_claude.py");
+    let backend = orbit_agent::CliBackend::new(orbit_agent::CliConfig {
+        program: fake,
+        extra_args: Vec::new(),
+        env: vec![("FAKE_CLAUDE_MODE".into(), "idle_exit".into())],
+        timeouts: orbit_agent::Timeouts::default(),
+    });
+    let (mut service, mut out) = SessionService::new(
+        Arc::new(backend),
+        ws.path().to_owned(),
+        ProcessOptions::default(),
+    );
+    let turn_end = async |service: &mut SessionService,
+                          out: &mut mpsc::UnboundedReceiver<ServiceEvent>| {
+        tokio::time::timeout(std::time::Duration::from_secs(20), async {
+            loop {
+                assert!(service.step().await);
+                while let Ok(event) = out.try_recv() {
+                    if let ServiceEvent::Agent {
+                        event: AgentEvent::TurnEnded(end),
+                        ..
+                    } = event
+                    {
+                        return end;
+                    }
+                }
+            }
+        })
+        .await
+        .expect("the turn ended")
+    };
+    service.prompt(None, "one").unwrap();
+    let first = turn_end(&mut service, &mut out).await;
+    assert_eq!(first.outcome, TurnOutcome::Completed);
+    // The process exits on its own (code 2) and reports it; the owner does
+    // not look before the next prompt.
+    let pid = service.pid("c1").unwrap();
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let gone = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while proc_dir.exists() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    });
+    gone.await.expect("the fake CLI exited");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(service.prompt(None, "two").unwrap(), "c1");
+    let second = turn_end(&mut service, &mut out).await;
+    assert_eq!(second.outcome, TurnOutcome::Completed, "{second:?}");
+    assert_eq!(second.session_id, first.session_id);
+    assert_ne!(service.pid("c1"), Some(pid));
+    service.dispose_all();
+}
