@@ -11,7 +11,11 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   idle_exit answers one turn, then exits with rc 2 while idle
   unsupported  sends a control request Orbit does not handle, echoes the answer
   permission / question  asks (Bash / AskUserQuestion) and echoes the answer
-  env       reports its argv, cwd and ELECTRON_RUN_AS_NODE as the reply text
+  env       reports its argv, cwd, ELECTRON_RUN_AS_NODE and ANTHROPIC_BASE_URL as the reply text
+  hold      asks to run Bash and holds the request until an interrupt ends the turn
+  cancel    asks to run Bash, then withdraws the request itself (control_cancel_request)
+
+FAKE_STDIN_LOG=FILE: every stdin line is appended to FILE as it comes.
   prompt    replies with the prompt text it received (and its argv after a newline)
   replay    replays the captured exchange FAKE_CLAUDE_FIXTURE: each captured
             stdin line of type user / control_response / interrupt waits for
@@ -52,9 +56,13 @@ def result(total, text="done", is_error=False):
 
 
 def lines():
+    log = os.environ.get("FAKE_STDIN_LOG")
     for raw in sys.stdin:
         raw = raw.strip()
         if raw:
+            if log:
+                with open(log, "a") as f:
+                    f.write(raw + "\n")
             yield json.loads(raw)
 
 
@@ -180,6 +188,25 @@ def main():
             text("answer: " + json.dumps(answer, sort_keys=True))
             total += 0.1
             result(total)
+        elif mode in ("hold", "cancel"):
+            out({"type": "control_request", "request_id": "req_1", "request": {
+                "subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "make"},
+                "tool_use_id": "toolu_1"}})
+            if mode == "cancel":
+                out({"type": "control_cancel_request", "request_id": "req_1"})
+                text("withdrawn")
+                total += 0.1
+                result(total)
+                continue
+            for got in lines():
+                if got.get("type") != "control_request":
+                    continue
+                out({"type": "control_response", "response": {
+                    "subtype": "success", "request_id": got["request_id"], "response": {}}})
+                if got.get("request", {}).get("subtype") == "interrupt":
+                    total += 0.1
+                    result(total, text="interrupted")
+                    break
         elif mode == "idle_exit":
             total += 0.25
             result(total)
@@ -213,7 +240,8 @@ def main():
             result(total)
         elif mode == "env":
             text(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(),
-                             "electron": os.environ.get("ELECTRON_RUN_AS_NODE")}))
+                             "electron": os.environ.get("ELECTRON_RUN_AS_NODE"),
+                             "base_url": os.environ.get("ANTHROPIC_BASE_URL")}))
             total += 0.1
             result(total)
     return 0

@@ -685,3 +685,24 @@ fn what_the_controller_may_not_send_is_dropped_and_said() {
     let reply: Value = serde_json::from_str(&reply_text(&events(&out))).unwrap();
     assert_eq!(reply["prompt"], "/review x");
 }
+
+/// The child inherits Orbit's environment (so `ANTHROPIC_BASE_URL` and the
+/// like reach it), minus `ELECTRON_RUN_AS_NODE`.
+#[test]
+fn the_child_inherits_the_environment_but_electron_run_as_node() {
+    let setup = Setup::new(true);
+    let out = setup
+        .orbit("env", &["ask", "--events", "x"])
+        .env("ELECTRON_RUN_AS_NODE", "1")
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&reply_text(&events(&out))).unwrap();
+    assert_eq!(report["electron"], Value::Null, "{report}");
+    assert_eq!(report["base_url"], "http://127.0.0.1:9", "{report}");
+}
