@@ -127,6 +127,10 @@ impl CostLedger {
     }
 }
 
+/// How long an exit waits for the rest of stderr (its last line is the
+/// failure's reason).
+const STDERR_READ: Duration = Duration::from_millis(500);
+
 /// Starts `claude` processes.
 #[derive(Debug, Clone, Default)]
 pub struct CliBackend {
@@ -855,6 +859,7 @@ impl Actor {
             }
         }
         let (code, signal) = split_status(status);
+        self.child.stderr_read(STDERR_READ).await;
         let last_stderr = self.child.last_stderr();
         let during_turn = self.turn.is_some();
         self.fail_controls();

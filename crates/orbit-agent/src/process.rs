@@ -59,6 +59,8 @@ pub struct AgentChild {
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    /// The task collecting stderr; it ends at stderr's end.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// Starts `invocation` with stdin, stdout and stderr piped. Must be called
@@ -75,7 +77,7 @@ pub fn spawn(invocation: &Invocation) -> Result<AgentChild> {
         source,
     })?;
     let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-    if let Some(stderr) = child.stderr.take() {
+    let stderr_reader = child.stderr.take().map(|stderr| {
         let tail = Arc::clone(&stderr_tail);
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
@@ -90,13 +92,14 @@ pub fn spawn(invocation: &Invocation) -> Result<AgentChild> {
                 }
                 tail.push_back(line);
             }
-        });
-    }
+        })
+    });
     Ok(AgentChild {
         stdin: child.stdin.take(),
         stdout: child.stdout.take(),
         child,
         stderr_tail,
+        stderr_reader,
     })
 }
 
@@ -140,6 +143,17 @@ impl AgentChild {
     /// Takes the stdout pipe.
     pub fn take_stdout(&mut self) -> Option<ChildStdout> {
         self.stdout.take()
+    }
+
+    /// Waits (at most `within`: a grandchild may hold stderr open) until
+    /// everything the process wrote on stderr has been read, so that
+    /// [`AgentChild::last_stderr`] after an exit is really the last line.
+    pub async fn stderr_read(&mut self, within: std::time::Duration) {
+        if let Some(reader) = self.stderr_reader.as_mut()
+            && tokio::time::timeout(within, reader).await.is_ok()
+        {
+            self.stderr_reader = None;
+        }
     }
 
     /// The last non-empty stderr line.

@@ -12,6 +12,7 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   unsupported  sends a control request Orbit does not handle, echoes the answer
   permission / question  asks (Bash / AskUserQuestion) and echoes the answer
   env       reports its argv, cwd, ELECTRON_RUN_AS_NODE and ANTHROPIC_BASE_URL as the reply text
+  api_error a result with subtype success and is_error true (as the CLI reports API errors)
   hold      asks to run Bash and holds the request until an interrupt ends the turn
   cancel    asks to run Bash, then withdraws the request itself (control_cancel_request)
 
@@ -188,6 +189,10 @@ def main():
             text("answer: " + json.dumps(answer, sort_keys=True))
             total += 0.1
             result(total)
+        elif mode == "api_error":
+            text("API Error: 500 Internal Server Error")
+            total += 0.0
+            result(total, text="API Error: 500 Internal Server Error", is_error=True)
         elif mode in ("hold", "cancel"):
             out({"type": "control_request", "request_id": "req_1", "request": {
                 "subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "make"},

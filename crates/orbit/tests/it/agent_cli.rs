@@ -232,6 +232,23 @@ fn events_are_json_lines_and_a_good_turn_exits_0() {
     );
 }
 
+/// The CLI reports API errors as a result whose subtype says success and
+/// whose `is_error` is true: a failed turn, exit 1.
+#[test]
+fn an_error_result_that_says_success_exits_1() {
+    let setup = Setup::new(true);
+    let out = setup.ask("api_error", &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = events(&out);
+    let end = events.iter().find(|e| e["event"] == "turn_ended").unwrap();
+    assert_eq!(end["outcome"], "failed");
+}
+
 #[test]
 fn a_dead_process_exits_1() {
     let setup = Setup::new(true);
