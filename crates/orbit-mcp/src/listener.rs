@@ -171,44 +171,104 @@ fn plain(status: StatusCode, text: &'static str) -> Response<BoxBody<Bytes, Infa
     response
 }
 
-impl Gate {
-    /// The refusal for a request that may not reach MCP, if it may not.
-    fn check<B>(&self, request: &Request<B>) -> Option<Response<BoxBody<Bytes, Infallible>>> {
-        let path = request.uri().path();
-        if path != "/mcp" {
-            // `/a/` included: a plain 404, as the adapter protocol asks.
-            return Some(plain(StatusCode::NOT_FOUND, "not found\n"));
+/// Why the gate refused a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// Any path but `/mcp` (`/a/` included).
+    NotFound,
+    /// `Host` not a loopback name while not exposed (DNS rebinding).
+    Host,
+    /// `Origin` neither loopback nor allowed.
+    Origin,
+    /// The bearer token missing or wrong.
+    Token,
+}
+
+impl Refusal {
+    fn status(self) -> StatusCode {
+        match self {
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Host | Self::Origin => StatusCode::FORBIDDEN,
+            Self::Token => StatusCode::UNAUTHORIZED,
         }
-        if !self.expose
-            && let Some(host) = request.headers().get(header::HOST)
-            && !host
-                .to_str()
-                .is_ok_and(|host| is_loopback_origin(&format!("http://{host}")))
-        {
-            // DNS rebinding: a page of another site reached loopback by name.
-            return Some(plain(StatusCode::FORBIDDEN, "host not allowed\n"));
-        }
-        if let Some(origin) = request.headers().get(header::ORIGIN)
-            && !origin
-                .to_str()
-                .is_ok_and(|origin| self.origin_allowed(origin))
-        {
-            return Some(plain(StatusCode::FORBIDDEN, "origin not allowed\n"));
-        }
-        if let Some(token) = &self.token {
-            let given = request
-                .headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|value| value.to_str().ok())
-                .and_then(|value| value.strip_prefix("Bearer "))
-                .unwrap_or("");
-            if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
-                let mut response = plain(StatusCode::UNAUTHORIZED, "bearer token required\n");
+    }
+
+    fn response(self) -> Response<BoxBody<Bytes, Infallible>> {
+        match self {
+            Self::NotFound => plain(self.status(), "not found\n"),
+            Self::Host => plain(self.status(), "host not allowed\n"),
+            Self::Origin => plain(self.status(), "origin not allowed\n"),
+            Self::Token => {
+                let mut response = plain(self.status(), "bearer token required\n");
                 response.headers_mut().insert(
                     header::WWW_AUTHENTICATE,
                     header::HeaderValue::from_static("Bearer"),
                 );
-                return Some(response);
+                response
+            }
+        }
+    }
+}
+
+/// A header value as text, as `HeaderValue::to_str` reads it: visible ASCII
+/// (and tabs) only.
+fn header_text(value: &[u8]) -> Option<&str> {
+    if value
+        .iter()
+        .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b))
+    {
+        std::str::from_utf8(value).ok()
+    } else {
+        None
+    }
+}
+
+impl Gate {
+    /// The refusal for a request that may not reach MCP, if it may not.
+    fn check<B>(&self, request: &Request<B>) -> Option<Response<BoxBody<Bytes, Infallible>>> {
+        let headers = request.headers();
+        let value = |name| headers.get(name).map(header::HeaderValue::as_bytes);
+        self.verdict(
+            request.uri().path(),
+            value(header::HOST),
+            value(header::ORIGIN),
+            value(header::AUTHORIZATION),
+        )
+        .map(Refusal::response)
+    }
+
+    /// The gate's rule on a request's path and (first) `Host`, `Origin` and
+    /// `Authorization` header values, as bytes.
+    fn verdict(
+        &self,
+        path: &str,
+        host: Option<&[u8]>,
+        origin: Option<&[u8]>,
+        authorization: Option<&[u8]>,
+    ) -> Option<Refusal> {
+        if path != "/mcp" {
+            // `/a/` included: a plain 404, as the adapter protocol asks.
+            return Some(Refusal::NotFound);
+        }
+        if !self.expose
+            && let Some(host) = host
+            && !header_text(host).is_some_and(|host| is_loopback_origin(&format!("http://{host}")))
+        {
+            // DNS rebinding: a page of another site reached loopback by name.
+            return Some(Refusal::Host);
+        }
+        if let Some(origin) = origin
+            && !header_text(origin).is_some_and(|origin| self.origin_allowed(origin))
+        {
+            return Some(Refusal::Origin);
+        }
+        if let Some(token) = &self.token {
+            let given = authorization
+                .and_then(header_text)
+                .and_then(|value| value.strip_prefix("Bearer "))
+                .unwrap_or("");
+            if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+                return Some(Refusal::Token);
             }
         }
         None
@@ -223,8 +283,31 @@ impl Gate {
     }
 }
 
-/// `http(s)://localhost|127.x.y.z|[::1]` with any port.
-pub(crate) fn is_loopback_origin(origin: &str) -> bool {
+/// The gate's answer to a request on `path` with these (first) `Host`,
+/// `Origin` and `Authorization` header values: `None` when it reaches MCP,
+/// else the refusal's status (404, 403 or 401). Public for the fuzz target
+/// only.
+#[doc(hidden)]
+pub fn gate_status(
+    options: &ListenOptions,
+    path: &str,
+    host: Option<&[u8]>,
+    origin: Option<&[u8]>,
+    authorization: Option<&[u8]>,
+) -> Option<u16> {
+    Gate {
+        expose: options.expose,
+        token: options.token.clone(),
+        allowed_origins: options.allowed_origins.clone(),
+    }
+    .verdict(path, host, origin, authorization)
+    .map(|refusal| refusal.status().as_u16())
+}
+
+/// `http(s)://localhost|127.x.y.z|[::1]` with any port. Public for the
+/// fuzz target only.
+#[doc(hidden)]
+pub fn is_loopback_origin(origin: &str) -> bool {
     let Some(rest) = origin
         .strip_prefix("http://")
         .or_else(|| origin.strip_prefix("https://"))

@@ -1,5 +1,6 @@
 //! Per-call trace ids: W3C `traceparent` (SEP-414) honoured when the caller
-//! sends one, minted otherwise.
+//! sends one (in the request's `_meta`, or as the HTTP header on the
+//! Streamable HTTP transport), minted otherwise.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -17,7 +18,17 @@ impl TraceContext {
     /// The trace of a call whose request `_meta` carried `traceparent`
     /// (`None` or an invalid value: a new trace).
     pub fn from_traceparent(traceparent: Option<&str>) -> Self {
-        if let Some((trace_id, parent)) = traceparent.and_then(parse_traceparent) {
+        Self::from_first_valid([traceparent])
+    }
+
+    /// The trace of the first valid `traceparent` among `candidates` (the
+    /// request `_meta`'s, then the HTTP header's); none valid: a new trace.
+    pub fn from_first_valid<'a>(candidates: impl IntoIterator<Item = Option<&'a str>>) -> Self {
+        if let Some((trace_id, parent)) = candidates
+            .into_iter()
+            .flatten()
+            .find_map(parse_traceparent)
+        {
             return Self {
                 trace_id,
                 span_id: random_hex(8),
@@ -59,8 +70,11 @@ fn is_hex(text: &str, len: usize) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// `00-<32 hex>-<16 hex>-<2 hex>`, ids not all zero (W3C trace-context).
-fn parse_traceparent(value: &str) -> Option<(String, String)> {
+/// `00-<32 hex>-<16 hex>-<2 hex>`, ids not all zero (W3C trace-context):
+/// the trace id and the parent span id. A later version may append fields.
+/// Public for the fuzz target only.
+#[doc(hidden)]
+pub fn parse_traceparent(value: &str) -> Option<(String, String)> {
     let mut parts = value.trim().split('-');
     let (version, trace, parent, flags) =
         (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
