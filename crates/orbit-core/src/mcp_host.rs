@@ -26,13 +26,13 @@ use serde_json::{Map, Value};
 
 use crate::workspace_socket;
 
-pub use audit::{AuditEntry, AuditSink, FileAudit, MemoryAudit};
-pub use error::ToolFailure;
-pub use glob::glob_match;
 /// Public for the fuzz target only: a call's arguments against its tool's
 /// input schema.
 #[doc(hidden)]
 pub use args::validate as validate_arguments;
+pub use audit::{AuditEntry, AuditSink, FileAudit, MemoryAudit};
+pub use error::ToolFailure;
+pub use glob::glob_match;
 pub use hub::{ControlSocketHub, HubError, HubStatusSource};
 
 /// One call as orbit-core sees it.

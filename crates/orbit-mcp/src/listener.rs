@@ -373,6 +373,111 @@ mod tests {
         }
     }
 
+    fn gate(expose: bool, token: Option<&str>) -> Gate {
+        Gate {
+            expose,
+            token: token.map(str::to_owned),
+            allowed_origins: vec!["https://ide.example:8443/".to_owned()],
+        }
+    }
+
+    #[test]
+    fn the_gate_on_raw_header_bytes() {
+        let open = gate(false, None);
+        let verdict = |g: &Gate, host: Option<&[u8]>, origin: Option<&[u8]>| {
+            g.verdict("/mcp", host, origin, None)
+        };
+        assert_eq!(verdict(&open, None, None), None);
+        assert_eq!(
+            open.verdict("/a/", None, None, None),
+            Some(Refusal::NotFound)
+        );
+        assert_eq!(
+            open.verdict("/mcp/", None, None, None),
+            Some(Refusal::NotFound)
+        );
+        assert_eq!(verdict(&open, Some(b"localhost:8080"), None), None);
+        for host in [
+            &b"localhost@evil.example"[..],
+            b"localhost:80/x",
+            b"evil.example",
+            b"localhost\xff",
+            b"",
+        ] {
+            assert_eq!(
+                verdict(&open, Some(host), None),
+                Some(Refusal::Host),
+                "{host:?}"
+            );
+        }
+        // Exposed, the token is the gate and any Host passes.
+        let exposed = gate(true, Some("0123456789abcdef"));
+        assert_eq!(
+            exposed.verdict(
+                "/mcp",
+                Some(b"box.lan"),
+                None,
+                Some(b"Bearer 0123456789abcdef")
+            ),
+            None
+        );
+        for origin in [&b"https://ide.example:8443"[..], b"http://127.0.0.1:5173"] {
+            assert_eq!(verdict(&open, None, Some(origin)), None, "{origin:?}");
+        }
+        for origin in [
+            &b"https://ide.example:8443/"[..],
+            b"https://ide.example",
+            b"http://localhost@evil.example",
+            b"null",
+            b"http://localhost\x80",
+        ] {
+            assert_eq!(
+                verdict(&open, None, Some(origin)),
+                Some(Refusal::Origin),
+                "{origin:?}"
+            );
+        }
+        let locked = gate(false, Some("0123456789abcdef"));
+        for authorization in [
+            None,
+            Some(&b"Bearer 0123456789abcde"[..]),
+            Some(b"bearer 0123456789abcdef"),
+            Some(b"Bearer 0123456789abcdef "),
+            Some(b"Bearer 0123456789abcdef\xff"),
+        ] {
+            assert_eq!(
+                locked.verdict("/mcp", None, None, authorization),
+                Some(Refusal::Token),
+                "{authorization:?}"
+            );
+        }
+        assert_eq!(
+            locked.verdict("/mcp", None, None, Some(b"Bearer 0123456789abcdef")),
+            None
+        );
+        assert_eq!(
+            gate_status(&ListenOptions::default(), "/x", None, None, None),
+            Some(404)
+        );
+    }
+
+    proptest::proptest! {
+        /// What the `mcp_http_gate` fuzz target checks of the origin rule:
+        /// an origin judged loopback has a plain host-and-port authority.
+        #[test]
+        fn a_loopback_origin_hides_no_other_host(
+            origin in "(http|https)://(localhost|127\\.0\\.0\\.1|\\[::1\\]|[a-z.@:/\\[\\]0-9]{0,12})[:@/#?a-z0-9. ]{0,10}"
+        ) {
+            if is_loopback_origin(&origin) {
+                let authority = origin.split_once("://").map_or("", |(_, rest)| rest);
+                proptest::prop_assert!(
+                    authority.bytes().all(|b| b.is_ascii_alphanumeric() || b".:[]".contains(&b)),
+                    "{}", origin
+                );
+            }
+        }
+    }
+
     #[test]
     fn exposure_needs_flag_and_token() {
         // Only checked, never bound: exposure is refused without the flag.
