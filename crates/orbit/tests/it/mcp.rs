@@ -199,6 +199,7 @@ fn listening_beyond_loopback_needs_expose_and_a_token() {
 
 #[test]
 fn the_token_comes_from_the_token_file_and_never_from_argv() {
+    // Also: a `traceparent` HTTP header is honoured end to end.
     let home = tempfile::tempdir().unwrap();
     let work = home.path().join("app");
     workspace(&work);
@@ -261,6 +262,24 @@ fn the_token_comes_from_the_token_file_and_never_from_argv() {
     ] {
         assert!(answer.contains(&format!("\"{tool}\"")), "{tool}: {answer}");
     }
+    // A W3C `traceparent` HTTP header is the call's trace (no `_meta` one),
+    // answered and audited under it.
+    let mut traced = headers.clone();
+    traced.push(format!("traceparent: 00-{TRACE}-00f067aa0ba902b7-01"));
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"orbit_workspace_list","arguments":{}}}"#;
+    let (status, answer) = http_post(&url, &traced, call);
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        answer.contains(&format!("\"orbit/traceId\":\"{TRACE}\"")),
+        "{answer}"
+    );
+    let audit = std::fs::read_to_string(home.path().join("config/mcp-audit.jsonl")).unwrap();
+    assert!(
+        audit
+            .lines()
+            .any(|line| line.contains(TRACE) && line.contains("orbit.workspace.list")),
+        "{audit}"
+    );
     // The session's id is no substitute for the token.
     assert_eq!(http_post(&url, &headers[1..], list).0, 401);
 }
