@@ -43,10 +43,6 @@ pub const BASE_ARGS: [&str; 8] = [
     "stdio",
 ];
 
-/// The longest wait, once the process exited, for the rest of its stderr
-/// (its last line says why it died).
-const STDERR_DRAIN: Duration = Duration::from_secs(1);
-
 /// Timings of the control protocol, injectable for tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timeouts {
@@ -131,6 +127,10 @@ impl CostLedger {
     }
 }
 
+/// How long an exit waits for the rest of stderr (its last line is the
+/// failure's reason).
+const STDERR_READ: Duration = Duration::from_millis(500);
+
 /// Starts `claude` processes.
 #[derive(Debug, Clone, Default)]
 pub struct CliBackend {
@@ -145,6 +145,13 @@ impl CliBackend {
             config,
             ledger: CostLedger::default(),
         }
+    }
+
+    /// A backend running `config.program` that takes turn costs as deltas
+    /// against `ledger`'s totals (shared with an earlier backend, so a
+    /// session resumed by this one is not charged its earlier turns again).
+    pub fn with_ledger(config: CliConfig, ledger: CostLedger) -> Self {
+        Self { config, ledger }
     }
 
     /// The cost ledger.
@@ -391,7 +398,7 @@ impl Actor {
                         self.emit(AgentEvent::MalformedLine { count: self.malformed, error });
                     }
                     None => {
-                        self.finish().await;
+                        self.finish(&mut commands).await;
                         return;
                     }
                 },
@@ -869,17 +876,26 @@ impl Actor {
     }
 
     /// Stdout ended: wait for the process, report a turn it broke, then exit.
-    async fn finish(&mut self) {
+    async fn finish(&mut self, commands: &mut mpsc::UnboundedReceiver<Command>) {
         self.stdin = None;
         let status = match tokio::time::timeout(self.timeouts.term_grace, self.child.wait()).await {
             Ok(Ok(status)) => Some(status),
             _ => self.child.kill_and_wait().await.ok(),
         };
+        // A prompt sent as the process died never reached it: its turn
+        // fails with the death's reason below, rather than vanishing.
+        while let Ok(command) = commands.try_recv() {
+            if let Command::Prompt(prompt) = command
+                && self.turn.is_none()
+            {
+                self.turn = Some(Turn {
+                    interrupting: false,
+                });
+                self.emit(AgentEvent::TurnStarted { prompt });
+            }
+        }
         let (code, signal) = split_status(status);
-        // The line a dying process wrote last may still be in the pipe.
-        self.child
-            .stderr_drained(self.timeouts.term_grace.min(STDERR_DRAIN))
-            .await;
+        self.child.stderr_read(STDERR_READ).await;
         let last_stderr = self.child.last_stderr();
         let during_turn = self.turn.is_some();
         self.fail_controls();

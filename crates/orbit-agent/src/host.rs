@@ -36,7 +36,7 @@ use tokio::sync::mpsc;
 
 use crate::backend::ProcessOptions;
 use crate::catalog::McpAction;
-use crate::cli::{CliBackend, CliConfig, Timeouts};
+use crate::cli::{CliBackend, CliConfig, CostLedger, Timeouts};
 use crate::error::{AgentError, Result};
 use crate::mcp_view::{Clock, MCP_VIEW_PATIENCE, McpView, McpViewOutcome, SystemClock};
 use crate::probe::{self, Probe, ProbeEnv};
@@ -72,6 +72,10 @@ pub struct AgentHost {
     cwd: PathBuf,
     service: SessionService,
     mcp: McpView,
+    /// The cost totals seen per session, kept across backends: a new
+    /// executable or extra arguments resume every conversation, and the CLI
+    /// reports a resumed session's total with its earlier turns in it.
+    ledger: CostLedger,
 }
 
 impl AgentHost {
@@ -88,7 +92,8 @@ impl AgentHost {
         let probe = probe::probe(settings.current().path.as_deref(), &probe_env)
             .await
             .map_err(|e| e.to_string());
-        let backend = Self::backend(&probe, &settings, &env, timeouts);
+        let ledger = CostLedger::default();
+        let backend = Self::backend(&probe, &settings, &env, timeouts, &ledger);
         let options = settings.current().options.clone();
         let (service, rx) = SessionService::new(Arc::new(backend), cwd.clone(), options);
         let mcp = McpView::new(
@@ -108,6 +113,7 @@ impl AgentHost {
                 cwd,
                 service,
                 mcp,
+                ledger,
             },
             rx,
         ))
@@ -118,8 +124,12 @@ impl AgentHost {
         settings: &SettingsFile,
         env: &[(OsString, OsString)],
         timeouts: Timeouts,
+        ledger: &CostLedger,
     ) -> CliBackend {
-        CliBackend::new(Self::cli_config(probe, settings, env, timeouts))
+        CliBackend::with_ledger(
+            Self::cli_config(probe, settings, env, timeouts),
+            ledger.clone(),
+        )
     }
 
     fn cli_config(
@@ -218,7 +228,13 @@ impl AgentHost {
             self.probe = probe::probe(self.settings.current().path.as_deref(), &self.probe_env)
                 .await
                 .map_err(|e| e.to_string());
-            let backend = Self::backend(&self.probe, &self.settings, &self.env, self.timeouts);
+            let backend = Self::backend(
+                &self.probe,
+                &self.settings,
+                &self.env,
+                self.timeouts,
+                &self.ledger,
+            );
             self.service.set_backend(Arc::new(backend));
             // The view's process ran the former executable or arguments.
             self.mcp.close().await;

@@ -89,7 +89,16 @@ async fn probe_inner(configured: Option<&str>, env: &ProbeEnv) -> Result<Probe> 
         args: vec!["--version".into()],
         ..Invocation::default()
     };
-    let output = process::output(&invocation, Duration::from_secs(20)).await?;
+    let output = process::output(&invocation, Duration::from_secs(20))
+        .await
+        .map_err(|error| match error {
+            // Found but not startable (a bad interpreter line, no
+            // permission): unavailable, saying why.
+            AgentError::Spawn { program, source } => {
+                AgentError::Unavailable(format!("cannot start `{program}`: {source}"))
+            }
+            other => other,
+        })?;
     let text = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
         let err = String::from_utf8_lossy(&output.stderr);

@@ -59,8 +59,8 @@ pub struct AgentChild {
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
-    /// The task reading stderr, until it has read to the end.
-    stderr_task: Option<tokio::task::JoinHandle<()>>,
+    /// The task collecting stderr; it ends at stderr's end.
+    stderr_reader: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// Starts `invocation` with stdin, stdout and stderr piped. Must be called
@@ -77,10 +77,9 @@ pub fn spawn(invocation: &Invocation) -> Result<AgentChild> {
         source,
     })?;
     let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-    let mut stderr_task = None;
-    if let Some(stderr) = child.stderr.take() {
+    let stderr_reader = child.stderr.take().map(|stderr| {
         let tail = Arc::clone(&stderr_tail);
-        stderr_task = Some(tokio::spawn(async move {
+        tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::debug!(target: "orbit_agent::stderr", "{line}");
@@ -93,14 +92,14 @@ pub fn spawn(invocation: &Invocation) -> Result<AgentChild> {
                 }
                 tail.push_back(line);
             }
-        }));
-    }
+        })
+    });
     Ok(AgentChild {
         stdin: child.stdin.take(),
         stdout: child.stdout.take(),
         child,
         stderr_tail,
-        stderr_task,
+        stderr_reader,
     })
 }
 
@@ -146,15 +145,14 @@ impl AgentChild {
         self.stdout.take()
     }
 
-    /// Waits, at most `within`, until stderr has been read to its end: once
-    /// the process has exited, the last line it wrote may still be in the
-    /// pipe. (A process it left behind may hold stderr open: hence the
-    /// bound.)
-    pub async fn stderr_drained(&mut self, within: std::time::Duration) {
-        if let Some(task) = self.stderr_task.as_mut()
-            && tokio::time::timeout(within, task).await.is_ok()
+    /// Waits (at most `within`: a grandchild may hold stderr open) until
+    /// everything the process wrote on stderr has been read, so that
+    /// [`AgentChild::last_stderr`] after an exit is really the last line.
+    pub async fn stderr_read(&mut self, within: std::time::Duration) {
+        if let Some(reader) = self.stderr_reader.as_mut()
+            && tokio::time::timeout(within, reader).await.is_ok()
         {
-            self.stderr_task = None;
+            self.stderr_reader = None;
         }
     }
 

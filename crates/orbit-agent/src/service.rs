@@ -340,6 +340,10 @@ impl SessionService {
 
     /// Sends a prompt; returns the key of the conversation that took it.
     pub fn prompt(&mut self, key: Option<&str>, text: &str) -> Result<String> {
+        // What the processes reported first: a process that died while idle
+        // is then known gone, and this prompt resumes its conversation in a
+        // new one.
+        self.drain();
         let key = match key {
             Some(key) => {
                 let i = self.index(key)?;

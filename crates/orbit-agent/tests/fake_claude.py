@@ -11,7 +11,12 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   idle_exit answers one turn, then exits with rc 2 while idle
   unsupported  sends a control request Orbit does not handle, echoes the answer
   permission / question  asks (Bash / AskUserQuestion) and echoes the answer
-  env       reports its argv, cwd and ELECTRON_RUN_AS_NODE as the reply text
+  env       reports its argv, cwd, ELECTRON_RUN_AS_NODE and ANTHROPIC_BASE_URL as the reply text
+  api_error a result with subtype success and is_error true (as the CLI reports API errors)
+  hold      asks to run Bash and holds the request until an interrupt ends the turn
+  cancel    asks to run Bash, then withdraws the request itself (control_cancel_request)
+
+FAKE_STDIN_LOG=FILE: every stdin line is appended to FILE as it comes.
   prompt    replies with the prompt text it received (and its argv after a newline)
   compact   compaction statuses as CLI 2.1.328 sends them (`system/status`
             `compacting`, repeated; then `status: null` with `compact_result`),
@@ -44,14 +49,24 @@ def text(t):
 
 
 def result(total, text="done", is_error=False):
+    # FAKE_TOTAL_FILE: the session's total is kept there, and a process
+    # started with --resume starts from it, as the real CLI (2.1.328) reports
+    # a resumed session's total with its earlier turns in it.
+    if os.environ.get("FAKE_TOTAL_FILE"):
+        with open(os.environ["FAKE_TOTAL_FILE"], "w") as f:
+            f.write(repr(total))
     out({"type": "result", "subtype": "success", "is_error": is_error, "result": text, "num_turns": 1,
          "duration_ms": 5, "total_cost_usd": total, "session_id": SESSION})
 
 
 def lines():
+    log = os.environ.get("FAKE_STDIN_LOG")
     for raw in sys.stdin:
         raw = raw.strip()
         if raw:
+            if log:
+                with open(log, "a") as f:
+                    f.write(raw + "\n")
             yield json.loads(raw)
 
 
@@ -87,6 +102,10 @@ def main():
     if os.environ.get("FAKE_IGNORE_TERM") == "1":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     total = 0.0
+    kept = os.environ.get("FAKE_TOTAL_FILE")
+    if kept and "--resume" in sys.argv and os.path.exists(kept):
+        with open(kept) as f:
+            total = float(f.read())
     for msg in lines():
         kind = msg.get("type")
         if kind == "control_request":
@@ -173,6 +192,29 @@ def main():
             text("answer: " + json.dumps(answer, sort_keys=True))
             total += 0.1
             result(total)
+        elif mode == "api_error":
+            text("API Error: 500 Internal Server Error")
+            total += 0.0
+            result(total, text="API Error: 500 Internal Server Error", is_error=True)
+        elif mode in ("hold", "cancel"):
+            out({"type": "control_request", "request_id": "req_1", "request": {
+                "subtype": "can_use_tool", "tool_name": "Bash", "input": {"command": "make"},
+                "tool_use_id": "toolu_1"}})
+            if mode == "cancel":
+                out({"type": "control_cancel_request", "request_id": "req_1"})
+                text("withdrawn")
+                total += 0.1
+                result(total)
+                continue
+            for got in lines():
+                if got.get("type") != "control_request":
+                    continue
+                out({"type": "control_response", "response": {
+                    "subtype": "success", "request_id": got["request_id"], "response": {}}})
+                if got.get("request", {}).get("subtype") == "interrupt":
+                    total += 0.1
+                    result(total, text="interrupted")
+                    break
         elif mode == "idle_exit":
             total += 0.25
             result(total)
@@ -219,7 +261,8 @@ def main():
             result(total)
         elif mode == "env":
             text(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(),
-                             "electron": os.environ.get("ELECTRON_RUN_AS_NODE")}))
+                             "electron": os.environ.get("ELECTRON_RUN_AS_NODE"),
+                             "base_url": os.environ.get("ANTHROPIC_BASE_URL")}))
             total += 0.1
             result(total)
     return 0

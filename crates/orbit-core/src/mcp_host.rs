@@ -26,6 +26,10 @@ use serde_json::{Map, Value};
 
 use crate::workspace_socket;
 
+/// Public for the fuzz target only: a call's arguments against its tool's
+/// input schema.
+#[doc(hidden)]
+pub use args::validate as validate_arguments;
 pub use audit::{AuditEntry, AuditSink, FileAudit, MemoryAudit};
 pub use error::ToolFailure;
 pub use glob::glob_match;

@@ -32,3 +32,9 @@ pub use host::{
 pub use listener::{ListenOptions, bind_http, serve_http};
 pub use remote::ssh::{SshTarget, proxy_stdio};
 pub use trace::TraceContext;
+
+// For the fuzz targets (`fuzz/`) only: the parsers of what clients send.
+#[doc(hidden)]
+pub use listener::{gate_status, is_loopback_origin};
+#[doc(hidden)]
+pub use trace::parse_traceparent;

@@ -171,44 +171,104 @@ fn plain(status: StatusCode, text: &'static str) -> Response<BoxBody<Bytes, Infa
     response
 }
 
-impl Gate {
-    /// The refusal for a request that may not reach MCP, if it may not.
-    fn check<B>(&self, request: &Request<B>) -> Option<Response<BoxBody<Bytes, Infallible>>> {
-        let path = request.uri().path();
-        if path != "/mcp" {
-            // `/a/` included: a plain 404, as the adapter protocol asks.
-            return Some(plain(StatusCode::NOT_FOUND, "not found\n"));
+/// Why the gate refused a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// Any path but `/mcp` (`/a/` included).
+    NotFound,
+    /// `Host` not a loopback name while not exposed (DNS rebinding).
+    Host,
+    /// `Origin` neither loopback nor allowed.
+    Origin,
+    /// The bearer token missing or wrong.
+    Token,
+}
+
+impl Refusal {
+    fn status(self) -> StatusCode {
+        match self {
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::Host | Self::Origin => StatusCode::FORBIDDEN,
+            Self::Token => StatusCode::UNAUTHORIZED,
         }
-        if !self.expose
-            && let Some(host) = request.headers().get(header::HOST)
-            && !host
-                .to_str()
-                .is_ok_and(|host| is_loopback_origin(&format!("http://{host}")))
-        {
-            // DNS rebinding: a page of another site reached loopback by name.
-            return Some(plain(StatusCode::FORBIDDEN, "host not allowed\n"));
-        }
-        if let Some(origin) = request.headers().get(header::ORIGIN)
-            && !origin
-                .to_str()
-                .is_ok_and(|origin| self.origin_allowed(origin))
-        {
-            return Some(plain(StatusCode::FORBIDDEN, "origin not allowed\n"));
-        }
-        if let Some(token) = &self.token {
-            let given = request
-                .headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|value| value.to_str().ok())
-                .and_then(|value| value.strip_prefix("Bearer "))
-                .unwrap_or("");
-            if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
-                let mut response = plain(StatusCode::UNAUTHORIZED, "bearer token required\n");
+    }
+
+    fn response(self) -> Response<BoxBody<Bytes, Infallible>> {
+        match self {
+            Self::NotFound => plain(self.status(), "not found\n"),
+            Self::Host => plain(self.status(), "host not allowed\n"),
+            Self::Origin => plain(self.status(), "origin not allowed\n"),
+            Self::Token => {
+                let mut response = plain(self.status(), "bearer token required\n");
                 response.headers_mut().insert(
                     header::WWW_AUTHENTICATE,
                     header::HeaderValue::from_static("Bearer"),
                 );
-                return Some(response);
+                response
+            }
+        }
+    }
+}
+
+/// A header value as text, as `HeaderValue::to_str` reads it: visible ASCII
+/// (and tabs) only.
+fn header_text(value: &[u8]) -> Option<&str> {
+    if value
+        .iter()
+        .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b))
+    {
+        std::str::from_utf8(value).ok()
+    } else {
+        None
+    }
+}
+
+impl Gate {
+    /// The refusal for a request that may not reach MCP, if it may not.
+    fn check<B>(&self, request: &Request<B>) -> Option<Response<BoxBody<Bytes, Infallible>>> {
+        let headers = request.headers();
+        let value = |name| headers.get(name).map(header::HeaderValue::as_bytes);
+        self.verdict(
+            request.uri().path(),
+            value(header::HOST),
+            value(header::ORIGIN),
+            value(header::AUTHORIZATION),
+        )
+        .map(Refusal::response)
+    }
+
+    /// The gate's rule on a request's path and (first) `Host`, `Origin` and
+    /// `Authorization` header values, as bytes.
+    fn verdict(
+        &self,
+        path: &str,
+        host: Option<&[u8]>,
+        origin: Option<&[u8]>,
+        authorization: Option<&[u8]>,
+    ) -> Option<Refusal> {
+        if path != "/mcp" {
+            // `/a/` included: a plain 404, as the adapter protocol asks.
+            return Some(Refusal::NotFound);
+        }
+        if !self.expose
+            && let Some(host) = host
+            && !header_text(host).is_some_and(|host| is_loopback_origin(&format!("http://{host}")))
+        {
+            // DNS rebinding: a page of another site reached loopback by name.
+            return Some(Refusal::Host);
+        }
+        if let Some(origin) = origin
+            && !header_text(origin).is_some_and(|origin| self.origin_allowed(origin))
+        {
+            return Some(Refusal::Origin);
+        }
+        if let Some(token) = &self.token {
+            let given = authorization
+                .and_then(header_text)
+                .and_then(|value| value.strip_prefix("Bearer "))
+                .unwrap_or("");
+            if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+                return Some(Refusal::Token);
             }
         }
         None
@@ -223,8 +283,31 @@ impl Gate {
     }
 }
 
-/// `http(s)://localhost|127.x.y.z|[::1]` with any port.
-pub(crate) fn is_loopback_origin(origin: &str) -> bool {
+/// The gate's answer to a request on `path` with these (first) `Host`,
+/// `Origin` and `Authorization` header values: `None` when it reaches MCP,
+/// else the refusal's status (404, 403 or 401). Public for the fuzz target
+/// only.
+#[doc(hidden)]
+pub fn gate_status(
+    options: &ListenOptions,
+    path: &str,
+    host: Option<&[u8]>,
+    origin: Option<&[u8]>,
+    authorization: Option<&[u8]>,
+) -> Option<u16> {
+    Gate {
+        expose: options.expose,
+        token: options.token.clone(),
+        allowed_origins: options.allowed_origins.clone(),
+    }
+    .verdict(path, host, origin, authorization)
+    .map(|refusal| refusal.status().as_u16())
+}
+
+/// `http(s)://localhost|127.x.y.z|[::1]` with any port. Public for the
+/// fuzz target only.
+#[doc(hidden)]
+pub fn is_loopback_origin(origin: &str) -> bool {
     let Some(rest) = origin
         .strip_prefix("http://")
         .or_else(|| origin.strip_prefix("https://"))
@@ -287,6 +370,111 @@ mod tests {
             "http://10.0.0.1",
         ] {
             assert!(!is_loopback_origin(bad), "{bad}");
+        }
+    }
+
+    fn gate(expose: bool, token: Option<&str>) -> Gate {
+        Gate {
+            expose,
+            token: token.map(str::to_owned),
+            allowed_origins: vec!["https://ide.example:8443/".to_owned()],
+        }
+    }
+
+    #[test]
+    fn the_gate_on_raw_header_bytes() {
+        let open = gate(false, None);
+        let verdict = |g: &Gate, host: Option<&[u8]>, origin: Option<&[u8]>| {
+            g.verdict("/mcp", host, origin, None)
+        };
+        assert_eq!(verdict(&open, None, None), None);
+        assert_eq!(
+            open.verdict("/a/", None, None, None),
+            Some(Refusal::NotFound)
+        );
+        assert_eq!(
+            open.verdict("/mcp/", None, None, None),
+            Some(Refusal::NotFound)
+        );
+        assert_eq!(verdict(&open, Some(b"localhost:8080"), None), None);
+        for host in [
+            &b"localhost@evil.example"[..],
+            b"localhost:80/x",
+            b"evil.example",
+            b"localhost\xff",
+            b"",
+        ] {
+            assert_eq!(
+                verdict(&open, Some(host), None),
+                Some(Refusal::Host),
+                "{host:?}"
+            );
+        }
+        // Exposed, the token is the gate and any Host passes.
+        let exposed = gate(true, Some("0123456789abcdef"));
+        assert_eq!(
+            exposed.verdict(
+                "/mcp",
+                Some(b"box.lan"),
+                None,
+                Some(b"Bearer 0123456789abcdef")
+            ),
+            None
+        );
+        for origin in [&b"https://ide.example:8443"[..], b"http://127.0.0.1:5173"] {
+            assert_eq!(verdict(&open, None, Some(origin)), None, "{origin:?}");
+        }
+        for origin in [
+            &b"https://ide.example:8443/"[..],
+            b"https://ide.example",
+            b"http://localhost@evil.example",
+            b"null",
+            b"http://localhost\x80",
+        ] {
+            assert_eq!(
+                verdict(&open, None, Some(origin)),
+                Some(Refusal::Origin),
+                "{origin:?}"
+            );
+        }
+        let locked = gate(false, Some("0123456789abcdef"));
+        for authorization in [
+            None,
+            Some(&b"Bearer 0123456789abcde"[..]),
+            Some(b"bearer 0123456789abcdef"),
+            Some(b"Bearer 0123456789abcdef "),
+            Some(b"Bearer 0123456789abcdef\xff"),
+        ] {
+            assert_eq!(
+                locked.verdict("/mcp", None, None, authorization),
+                Some(Refusal::Token),
+                "{authorization:?}"
+            );
+        }
+        assert_eq!(
+            locked.verdict("/mcp", None, None, Some(b"Bearer 0123456789abcdef")),
+            None
+        );
+        assert_eq!(
+            gate_status(&ListenOptions::default(), "/x", None, None, None),
+            Some(404)
+        );
+    }
+
+    proptest::proptest! {
+        /// What the `mcp_http_gate` fuzz target checks of the origin rule:
+        /// an origin judged loopback has a plain host-and-port authority.
+        #[test]
+        fn a_loopback_origin_hides_no_other_host(
+            origin in "(http|https)://(localhost|127\\.0\\.0\\.1|\\[::1\\]|[a-z.@:/\\[\\]0-9]{0,12})[:@/#?a-z0-9. ]{0,10}"
+        ) {
+            if is_loopback_origin(&origin) {
+                let authority = origin.split_once("://").map_or("", |(_, rest)| rest);
+                proptest::prop_assert!(
+                    authority.bytes().all(|b| b.is_ascii_alphanumeric() || b".:[]".contains(&b)),
+                    "{}", origin
+                );
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 //! Per-call trace ids: W3C `traceparent` (SEP-414) honoured when the caller
-//! sends one, minted otherwise.
+//! sends one (in the request's `_meta`, or as the HTTP header on the
+//! Streamable HTTP transport), minted otherwise.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -17,7 +18,15 @@ impl TraceContext {
     /// The trace of a call whose request `_meta` carried `traceparent`
     /// (`None` or an invalid value: a new trace).
     pub fn from_traceparent(traceparent: Option<&str>) -> Self {
-        if let Some((trace_id, parent)) = traceparent.and_then(parse_traceparent) {
+        Self::from_first_valid([traceparent])
+    }
+
+    /// The trace of the first valid `traceparent` among `candidates` (the
+    /// request `_meta`'s, then the HTTP header's); none valid: a new trace.
+    pub fn from_first_valid<'a>(candidates: impl IntoIterator<Item = Option<&'a str>>) -> Self {
+        if let Some((trace_id, parent)) =
+            candidates.into_iter().flatten().find_map(parse_traceparent)
+        {
             return Self {
                 trace_id,
                 span_id: random_hex(8),
@@ -59,8 +68,11 @@ fn is_hex(text: &str, len: usize) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// `00-<32 hex>-<16 hex>-<2 hex>`, ids not all zero (W3C trace-context).
-fn parse_traceparent(value: &str) -> Option<(String, String)> {
+/// `00-<32 hex>-<16 hex>-<2 hex>`, ids not all zero (W3C trace-context):
+/// the trace id and the parent span id. A later version may append fields.
+/// Public for the fuzz target only.
+#[doc(hidden)]
+pub fn parse_traceparent(value: &str) -> Option<(String, String)> {
     let mut parts = value.trim().split('-');
     let (version, trace, parent, flags) =
         (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
@@ -126,5 +138,68 @@ mod tests {
         let a = TraceContext::from_traceparent(None);
         let b = TraceContext::from_traceparent(None);
         assert_ne!(a.trace_id(), b.trace_id());
+    }
+
+    const META: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const HEADER: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    #[test]
+    fn the_first_valid_candidate_wins() {
+        let both = TraceContext::from_first_valid([Some(META), Some(HEADER)]);
+        assert_eq!(both.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        let header = TraceContext::from_first_valid([None, Some(HEADER)]);
+        assert_eq!(header.trace_id(), "0af7651916cd43dd8448eb211c80319c");
+        assert_eq!(header.parent_span(), Some("b7ad6b7169203331"));
+        let invalid_meta = TraceContext::from_first_valid([Some("00-zz"), Some(HEADER)]);
+        assert_eq!(invalid_meta.trace_id(), "0af7651916cd43dd8448eb211c80319c");
+        let neither = TraceContext::from_first_valid([None, Some("junk")]);
+        assert_eq!(neither.parent_span(), None);
+    }
+
+    #[test]
+    fn later_versions_may_append_fields() {
+        let future = "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-ever";
+        assert!(parse_traceparent(future).is_some());
+        assert!(parse_traceparent(&future.replacen("cc", "00", 1)).is_none());
+    }
+
+    fn lower_hex(text: &str, len: usize) -> bool {
+        text.len() == len && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    }
+
+    proptest::proptest! {
+        /// What the `mcp_traceparent` fuzz target checks: any text parses
+        /// or not without a panic; what parses is the input's own ids, hex,
+        /// not all zero; what Orbit hands on parses back.
+        #[test]
+        fn any_text_parses_or_mints(text in "\\PC{0,80}|[0-9a-f-]{50,60}") {
+            let context = TraceContext::from_traceparent(Some(&text));
+            if let Some((trace, parent)) = parse_traceparent(&text) {
+                proptest::prop_assert!(lower_hex(&trace, 32) && lower_hex(&parent, 16));
+                proptest::prop_assert!(trace.bytes().any(|b| b != b'0'));
+                proptest::prop_assert!(parent.bytes().any(|b| b != b'0'));
+                let ids = format!("-{trace}-{parent}-");
+                proptest::prop_assert!(text.contains(&ids));
+                proptest::prop_assert_eq!(context.trace_id(), trace);
+            } else {
+                proptest::prop_assert_eq!(context.parent_span(), None);
+            }
+            proptest::prop_assert_eq!(
+                parse_traceparent(&context.traceparent()),
+                Some((context.trace_id().to_owned(), context.span_id().to_owned()))
+            );
+        }
+
+        #[test]
+        fn valid_traceparents_are_honoured(
+            trace in "[0-9a-f]{31}[1-9a-f]",
+            parent in "[1-9a-f][0-9a-f]{15}",
+            flags in "[0-9a-f]{2}",
+        ) {
+            let value = format!(" 00-{trace}-{parent}-{flags}\t");
+            let context = TraceContext::from_traceparent(Some(&value));
+            proptest::prop_assert_eq!(context.trace_id(), trace);
+            proptest::prop_assert_eq!(context.parent_span(), Some(parent.as_str()));
+        }
     }
 }

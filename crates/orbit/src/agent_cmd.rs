@@ -409,29 +409,27 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
         } else {
             None
         };
-        let turn = if let Some(page) = &page {
-            let graph = page.graph();
-            let files = GraphFiles(&*graph);
-            decide_turn(
-                args,
-                &dir,
-                &current.options,
-                catalog.as_ref(),
-                &HostFiles(&files),
-            )?
-        } else if args.files.is_empty() {
-            decide_turn(args, &dir, &current.options, catalog.as_ref(), &NoFiles)?
-        } else {
-            let graph = Graph::build(&dir, GraphOptions::default())
-                .with_context(|| format!("cannot build the graph of `{}`", dir.display()))?;
-            let files = GraphFiles(&graph);
-            decide_turn(
-                args,
-                &dir,
-                &current.options,
-                catalog.as_ref(),
-                &HostFiles(&files),
-            )?
+        // The files the controller admits: the live graph's (with `--events`),
+        // else a graph built only when files were given; and the host's
+        // absolute files.
+        let turn = {
+            let live = page.as_ref().map(PageEvents::graph);
+            let built = if live.is_none() && !args.files.is_empty() {
+                Some(
+                    Graph::build(&dir, GraphOptions::default()).with_context(|| {
+                        format!("cannot build the graph of `{}`", dir.display())
+                    })?,
+                )
+            } else {
+                None
+            };
+            let graph_files = live.as_deref().or(built.as_ref()).map(GraphFiles);
+            let host_files = graph_files.as_ref().map(HostFiles);
+            let files: &dyn Files = match &host_files {
+                Some(files) => files,
+                None => &NoFiles,
+            };
+            decide_turn(args, &dir, &current.options, catalog.as_ref(), files)?
         };
         if let Some(notice) = turn.prompt.notice() {
             writeln!(io::stderr().lock(), "orbit: {notice}")?;

@@ -296,13 +296,7 @@ pub async fn call_async(
         };
         let stream = UnixStream::connect(path).await.map_err(|_| not_running())?;
         let (read, mut write) = stream.into_split();
-        let request = ControlRequest {
-            id: json!(1),
-            method: method.to_owned(),
-            params,
-        };
-        let mut line = serde_json::to_vec(&request).map_err(|e| Error::BadAnswer(e.to_string()))?;
-        line.push(b'\n');
+        let line = request_line(method, params)?;
         write.write_all(&line).await.map_err(|_| not_running())?;
         let mut answer = Vec::new();
         AsyncBufReader::new(AsyncReadExt::take(read, MAX_LINE as u64 + 1))
@@ -329,6 +323,18 @@ pub async fn call_async(
         })
 }
 
+/// One request line (id 1) for `method`.
+fn request_line(method: &str, params: Value) -> Result<Vec<u8>> {
+    let request = ControlRequest {
+        id: json!(1),
+        method: method.to_owned(),
+        params,
+    };
+    let mut line = serde_json::to_vec(&request).map_err(|e| Error::BadAnswer(e.to_string()))?;
+    line.push(b'\n');
+    Ok(line)
+}
+
 fn answer_of(response: ControlResponse) -> Result<Value> {
     match (response.result, response.error) {
         (_, Some(error)) => Err(Error::Control {
@@ -347,13 +353,7 @@ pub fn call(path: &Path, method: &str, params: Value) -> Result<Value> {
     };
     let stream = std::os::unix::net::UnixStream::connect(path).map_err(|_| not_running())?;
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let request = ControlRequest {
-        id: json!(1),
-        method: method.to_owned(),
-        params,
-    };
-    let mut line = serde_json::to_vec(&request).map_err(|e| Error::BadAnswer(e.to_string()))?;
-    line.push(b'\n');
+    let line = request_line(method, params)?;
     (&stream).write_all(&line).map_err(|_| not_running())?;
     let mut answer = String::new();
     BufReader::new(&stream)

@@ -64,6 +64,22 @@ async fn probe_configured_path_and_search() {
         Some("2.1.328")
     );
     assert_eq!(probe::parse_version("Claude Code"), None);
+
+    // Executable but not startable (its interpreter does not exist):
+    // unavailable, saying why.
+    let broken = tmp.path().join("broken/claude");
+    executable(&broken, "#!/nonexistent/interpreter\n");
+    let err = probe::probe(Some(broken.to_str().unwrap()), &env)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, AgentError::Unavailable(_))
+            && err
+                .to_string()
+                .starts_with("agent unavailable: cannot start")
+            && err.to_string().contains("No such file"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -645,3 +645,127 @@ async fn compaction_starts_once_and_ends() {
     );
     run.process.dispose();
 }
+
+/// The stdin lines a fake CLI logged (`FAKE_STDIN_LOG`), once `done` says so.
+async fn stdin_log(
+    path: &Path,
+    done: impl Fn(&[serde_json::Value]) -> bool,
+) -> Vec<serde_json::Value> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if done(&lines) || tokio::time::Instant::now() > deadline {
+            return lines;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Interrupt with a permission pending: the request is denied on the wire
+/// first, then the interrupt goes out.
+#[tokio::test]
+async fn interrupt_denies_the_pending_request_before_it_interrupts() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("stdin.jsonl");
+    let backend = backend(
+        "hold",
+        &[("FAKE_STDIN_LOG", log.to_str().unwrap())],
+        quick(),
+    );
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    run.process.prompt("go").unwrap();
+    run.until(|s| matches!(s, Seen::Event(AgentEvent::PermissionRequest(_))))
+        .await;
+    run.process.interrupt();
+    assert_eq!(run.turn_end().await.outcome, TurnOutcome::Interrupted);
+    let lines = stdin_log(&log, |_| true).await;
+    let deny = lines.iter().position(|l| {
+        l["type"] == "control_response"
+            && l["response"]["request_id"] == "req_1"
+            && l["response"]["response"]["behavior"] == "deny"
+    });
+    let interrupt = lines
+        .iter()
+        .position(|l| l["type"] == "control_request" && l["request"]["subtype"] == "interrupt");
+    let (Some(deny), Some(interrupt)) = (deny, interrupt) else {
+        panic!("no deny or no interrupt in {lines:#?}")
+    };
+    assert!(deny < interrupt, "{lines:#?}");
+}
+
+/// The CLI withdraws its own request: the card goes (once), and a late
+/// answer to it is a warning that writes nothing.
+#[tokio::test]
+async fn a_request_the_cli_withdraws_is_gone_and_a_late_answer_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("stdin.jsonl");
+    let backend = backend(
+        "cancel",
+        &[("FAKE_STDIN_LOG", log.to_str().unwrap())],
+        quick(),
+    );
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    run.process.prompt("go").unwrap();
+    run.turn_end().await;
+    let withdrawn = run
+        .events()
+        .iter()
+        .filter(
+            |e| matches!(e, AgentEvent::RequestWithdrawn { request_id } if request_id == "req_1"),
+        )
+        .count();
+    assert_eq!(withdrawn, 1);
+    run.process
+        .answer("req_1", orbit_agent::Answer::Allow)
+        .unwrap();
+    run.until(|s| matches!(s, Seen::Event(AgentEvent::Warning { .. })))
+        .await;
+    // Something written after the answer would come before this prompt.
+    run.process.prompt("again").unwrap();
+    let lines = stdin_log(&log, |lines| {
+        lines.iter().filter(|l| l["type"] == "user").count() == 2
+    })
+    .await;
+    assert!(
+        !lines.iter().any(|l| l["type"] == "control_response"),
+        "{lines:#?}"
+    );
+}
+
+/// A control request of Orbit's that times out is withdrawn on the wire.
+#[tokio::test]
+async fn a_timed_out_control_request_is_cancelled_on_the_wire() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("stdin.jsonl");
+    let backend = backend(
+        "env",
+        &[
+            ("FAKE_NO_CONTROL_REPLY", "1"),
+            ("FAKE_STDIN_LOG", log.to_str().unwrap()),
+        ],
+        quick(),
+    );
+    let run = Run::start(&backend, &spec(dir.path()));
+    let result = run
+        .process
+        .control(orbit_agent::wire::OutboundRequest::Initialize {})
+        .await;
+    assert!(matches!(result, Err(orbit_agent::AgentError::Timeout(_))));
+    let lines = stdin_log(&log, |lines| {
+        lines.iter().any(|l| l["type"] == "control_cancel_request")
+    })
+    .await;
+    let request = lines
+        .iter()
+        .find(|l| l["type"] == "control_request")
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    let cancel = lines
+        .iter()
+        .find(|l| l["type"] == "control_cancel_request")
+        .unwrap_or_else(|| panic!("no cancel in {lines:#?}"));
+    assert_eq!(cancel["request_id"], request["request_id"]);
+}

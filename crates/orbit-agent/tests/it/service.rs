@@ -650,3 +650,131 @@ async fn restart_all_at_next_prompt_resumes_warm_conversations() {
         }]
     );
 }
+
+/// A new executable or new extra arguments resume every conversation in a
+/// new backend; the CLI then reports the session's total with its earlier
+/// turns in it, and each turn is still charged only its own cost.
+#[tokio::test]
+async fn a_new_backend_charges_a_resumed_session_only_its_new_turn() {
+    let config = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let settings = config.path().join("settings.json");
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_claude.py");
+    let write = |extra: &str| {
+        std::fs::write(
+            &settings,
+            format!(r#"{{"claude.path": {:?}{extra}}}"#, fake.to_str().unwrap()),
+        )
+        .unwrap();
+    };
+    write("");
+    let total_file = config.path().join("total");
+    let (mut host, mut out) = orbit_agent::AgentHost::new(
+        &settings,
+        ws.path().to_path_buf(),
+        orbit_agent::probe::ProbeEnv::default(),
+        vec![
+            ("FAKE_CLAUDE_MODE".into(), "env".into()),
+            ("FAKE_TOTAL_FILE".into(), total_file.clone().into()),
+        ],
+        orbit_agent::Timeouts::default(),
+    )
+    .await
+    .unwrap();
+    let mut ends = Vec::new();
+    for (turn, extra) in [
+        "",
+        r#", "claude.extraArgs": ["--add-dir", "/tmp"]"#,
+        r#", "claude.extraArgs": ["--add-dir", "/var"]"#,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        write(extra);
+        host.prompt(None, &format!("turn {turn}")).await.unwrap();
+        let end = 'turn: loop {
+            assert!(host.service().step().await);
+            while let Ok(event) = out.try_recv() {
+                if let ServiceEvent::Agent {
+                    event: AgentEvent::TurnEnded(end),
+                    ..
+                } = event
+                {
+                    break 'turn end;
+                }
+            }
+        };
+        while host.service().snapshot().conversations[0].phase != ConversationPhase::Idle {
+            assert!(host.service().step().await);
+        }
+        ends.push(end);
+    }
+    let totals: Vec<f64> = ends.iter().map(|e| e.total_cost_usd.unwrap()).collect();
+    assert!(
+        (totals[2] - 0.3).abs() < 1e-9,
+        "the fake reports cumulative totals across --resume: {totals:?}"
+    );
+    for end in &ends {
+        assert!((end.cost_usd - 0.1).abs() < 1e-9, "{ends:#?}");
+    }
+    host.service().dispose_all();
+}
+
+/// A process that died while idle, its exit not yet handled by the owner:
+/// the next prompt resumes the conversation in a new process instead of
+/// going to the dead one.
+#[tokio::test]
+async fn a_prompt_after_an_unhandled_idle_death_resumes() {
+    let ws = tempfile::tempdir().unwrap();
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_claude.py");
+    let backend = orbit_agent::CliBackend::new(orbit_agent::CliConfig {
+        program: fake,
+        extra_args: Vec::new(),
+        env: vec![("FAKE_CLAUDE_MODE".into(), "idle_exit".into())],
+        timeouts: orbit_agent::Timeouts::default(),
+    });
+    let (mut service, mut out) = SessionService::new(
+        Arc::new(backend),
+        ws.path().to_owned(),
+        ProcessOptions::default(),
+    );
+    let turn_end = async |service: &mut SessionService,
+                          out: &mut mpsc::UnboundedReceiver<ServiceEvent>| {
+        tokio::time::timeout(std::time::Duration::from_secs(20), async {
+            loop {
+                assert!(service.step().await);
+                while let Ok(event) = out.try_recv() {
+                    if let ServiceEvent::Agent {
+                        event: AgentEvent::TurnEnded(end),
+                        ..
+                    } = event
+                    {
+                        return end;
+                    }
+                }
+            }
+        })
+        .await
+        .expect("the turn ended")
+    };
+    service.prompt(None, "one").unwrap();
+    let first = turn_end(&mut service, &mut out).await;
+    assert_eq!(first.outcome, TurnOutcome::Completed);
+    // The process exits on its own (code 2) and reports it; the owner does
+    // not look before the next prompt.
+    let pid = service.pid("c1").unwrap();
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let gone = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while proc_dir.exists() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    });
+    gone.await.expect("the fake CLI exited");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(service.prompt(None, "two").unwrap(), "c1");
+    let second = turn_end(&mut service, &mut out).await;
+    assert_eq!(second.outcome, TurnOutcome::Completed, "{second:?}");
+    assert_eq!(second.session_id, first.session_id);
+    assert_ne!(service.pid("c1"), Some(pid));
+    service.dispose_all();
+}

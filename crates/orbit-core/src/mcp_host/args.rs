@@ -11,7 +11,7 @@ fn invalid(message: String) -> ToolFailure {
 }
 
 /// Checks `arguments` against an object `schema` of the catalog.
-pub(crate) fn validate(schema: &Value, arguments: &Map<String, Value>) -> Result<(), ToolFailure> {
+pub fn validate(schema: &Value, arguments: &Map<String, Value>) -> Result<(), ToolFailure> {
     let properties = schema
         .get("properties")
         .and_then(Value::as_object)

@@ -1,6 +1,7 @@
 //! orbit-core's integration tests: the MCP host's answers (graph tools on a
 //! fixture workspace, workspace resolution and authorization, argument
-//! validation, the audit), the workspace socket that lets the graph tools
+//! validation, the audit; `mcp_props`: property tests of what MCP clients send — the
+//! glob matcher and argument validation, as the fuzz targets check them), the workspace socket that lets the graph tools
 //! answer from a running Orbit's live graph (`workspace_socket`), the keypad's control-socket client against a
 //! fake control socket, the controller's rules, the spec's table row by
 //! row through the real CLI (`table`), and the session projector: snapshots of its streams
@@ -34,10 +35,12 @@ mod fake_api;
 mod harness;
 mod hub;
 mod mcp_host;
+mod mcp_props;
 mod projector_props;
 mod projector_replay;
 mod projector_rules;
 mod projector_snapshots;
+mod service_projector;
 #[path = "../../../orbit-agent/tests/it/support.rs"]
 #[allow(
     dead_code,

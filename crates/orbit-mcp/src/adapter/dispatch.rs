@@ -21,6 +21,9 @@ use crate::host::{AuditRecord, CanonicalCall, ClientIdentity, ToolError, ToolSes
 use crate::remote::{discovery, identity};
 use crate::trace::TraceContext;
 
+/// The W3C trace-context header.
+const TRACEPARENT_HEADER: &str = "traceparent";
+
 impl OrbitServer {
     /// Answers one canonical call: the kernel's own tools here, the rest by
     /// the host. Logs the outcome with the trace id.
@@ -135,7 +138,14 @@ impl ServerHandler for OrbitServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let trace = TraceContext::from_traceparent(context.meta.get_traceparent());
+        // `_meta.traceparent` first; on Streamable HTTP, the W3C header
+        // (rmcp hands the request's HTTP parts over in its extensions).
+        let header = context
+            .extensions
+            .get::<hyper::http::request::Parts>()
+            .and_then(|parts| parts.headers.get(TRACEPARENT_HEADER))
+            .and_then(|value| value.to_str().ok());
+        let trace = TraceContext::from_first_valid([context.meta.get_traceparent(), header]);
         let client = context.peer.peer_info().map(|info| ClientIdentity {
             name: info.client_info.name.clone(),
             version: info.client_info.version.clone(),

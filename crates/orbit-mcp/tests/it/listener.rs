@@ -1,6 +1,7 @@
 //! The HTTP listener's gate, over raw HTTP/1.1: `/a/` a plain 404, foreign
-//! `Origin`s refused, the bearer token required when set, and MCP served on
-//! `/mcp`.
+//! `Origin`s refused, the bearer token required when set, MCP served on
+//! `/mcp`, and a W3C `traceparent` HTTP header honoured when the request's
+//! `_meta` has no valid one.
 
 use std::net::SocketAddr;
 
@@ -180,4 +181,97 @@ async fn exposure_needs_the_flag_and_a_token() {
     .unwrap_err()
     .to_string();
     assert!(no_token.contains("token"), "{no_token}");
+}
+
+/// The `data:` JSON-RPC message of an SSE (or plain JSON) answer's body.
+fn message_of(answer: &str) -> serde_json::Value {
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .chain(std::iter::once(body.trim()))
+        .find_map(|data| {
+            serde_json::from_str::<serde_json::Value>(data)
+                .ok()
+                .filter(|message| message.get("jsonrpc").is_some())
+        })
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {answer}"))
+}
+
+/// The `Mcp-Session-Id` header of an answer.
+fn session_of(answer: &str) -> String {
+    answer
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {answer}"))
+}
+
+#[tokio::test]
+async fn the_traceparent_header_is_honoured_when_meta_has_none() {
+    const META_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const HEADER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+    let (host, seen) = FakeHost::new("h");
+    let server = OrbitServer::new(host, Transport::Http).unwrap();
+    let options = ListenOptions::default();
+    let (listener, addr) = orbit_mcp::bind_http(&options).await.unwrap();
+    tokio::spawn(async move { orbit_mcp::serve_http(server, listener, &options).await });
+
+    let (status, answer) = request(addr, "POST", "/mcp", &MCP_HEADERS, INIT).await;
+    assert_eq!(status, 200, "{answer}");
+    let session = format!("Mcp-Session-Id: {}", session_of(&answer));
+    let mut headers = MCP_HEADERS.to_vec();
+    headers.push(&session);
+    headers.push("MCP-Protocol-Version: 2025-06-18");
+    let (status, answer) = request(
+        addr,
+        "POST",
+        "/mcp",
+        &headers,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )
+    .await;
+    assert_eq!(status, 202, "{answer}");
+
+    let header = format!("traceparent: 00-{HEADER_TRACE}-b7ad6b7169203331-01");
+    let call = |id: u32, meta: Option<&str>| {
+        let meta = meta.map_or(String::new(), |traceparent| {
+            format!(r#","_meta":{{"traceparent":"{traceparent}"}}"#)
+        });
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"orbit_graph_stats","arguments":{{"workspace":"app"}}{meta}}}}}"#
+        )
+    };
+    let meta_traceparent = format!("00-{META_TRACE}-00f067aa0ba902b7-01");
+    // (extra headers, _meta.traceparent, the trace the call must carry)
+    let cases: [(bool, Option<&str>, Option<&str>); 4] = [
+        (true, None, Some(HEADER_TRACE)),
+        (true, Some(&meta_traceparent), Some(META_TRACE)),
+        (true, Some("00-not-a-trace-01"), Some(HEADER_TRACE)),
+        (false, None, None),
+    ];
+    for (id, (with_header, meta, expected)) in (2..).zip(cases) {
+        let mut call_headers = headers.clone();
+        if with_header {
+            call_headers.push(&header);
+        }
+        let (status, answer) = request(addr, "POST", "/mcp", &call_headers, &call(id, meta)).await;
+        assert_eq!(status, 200, "{answer}");
+        let message = message_of(&answer);
+        let trace = message["result"]["_meta"]["orbit/traceId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{message}"))
+            .to_owned();
+        let handed = seen.lock().unwrap().last().unwrap().1.clone();
+        assert_eq!(handed, trace, "the host got the call's trace");
+        if let Some(expected) = expected {
+            assert_eq!(trace, expected, "case {id}");
+        } else {
+            assert_ne!(trace, HEADER_TRACE);
+            assert_ne!(trace, META_TRACE);
+        }
+    }
 }

@@ -232,6 +232,23 @@ fn events_are_json_lines_and_a_good_turn_exits_0() {
     );
 }
 
+/// The CLI reports API errors as a result whose subtype says success and
+/// whose `is_error` is true: a failed turn, exit 1.
+#[test]
+fn an_error_result_that_says_success_exits_1() {
+    let setup = Setup::new(true);
+    let out = setup.ask("api_error", &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events = events(&out);
+    let end = events.iter().find(|e| e["event"] == "turn_ended").unwrap();
+    assert_eq!(end["outcome"], "failed");
+}
+
 #[test]
 fn a_dead_process_exits_1() {
     let setup = Setup::new(true);
@@ -684,4 +701,25 @@ fn what_the_controller_may_not_send_is_dropped_and_said() {
     );
     let reply: Value = serde_json::from_str(&reply_text(&events(&out))).unwrap();
     assert_eq!(reply["prompt"], "/review x");
+}
+
+/// The child inherits Orbit's environment (so `ANTHROPIC_BASE_URL` and the
+/// like reach it), minus `ELECTRON_RUN_AS_NODE`.
+#[test]
+fn the_child_inherits_the_environment_but_electron_run_as_node() {
+    let setup = Setup::new(true);
+    let out = setup
+        .orbit("env", &["ask", "--events", "x"])
+        .env("ELECTRON_RUN_AS_NODE", "1")
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(&reply_text(&events(&out))).unwrap();
+    assert_eq!(report["electron"], Value::Null, "{report}");
+    assert_eq!(report["base_url"], "http://127.0.0.1:9", "{report}");
 }

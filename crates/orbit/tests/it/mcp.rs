@@ -1,8 +1,9 @@
 //! `orbit mcp` end to end with real clients: the Python MCP SDK on stdio,
 //! on Streamable HTTP (with a bearer token), through the SSH proxy to a
 //! real sshd; the federated mux over that sshd, with a dead host and
-//! unknown selectors; the listener's exposure rule on the command line; the
-//! MCP conformance suite against the HTTP listener.
+//! unknown selectors; the listener's exposure rule, token file and allowed
+//! origins on the command line (raw HTTP); the MCP conformance suite
+//! against the HTTP listener.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -11,8 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::mcp_support::{
-    Rpc, RunningHub, Sshd, client_check, free_port, orbit_bin, orbit_mcp, python, remote_orbit,
-    workspace,
+    HTTP_INIT, Rpc, RunningHub, Sshd, client_check, free_port, http_post, orbit_bin, orbit_mcp,
+    python, remote_orbit, session_header, workspace,
 };
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -194,6 +195,149 @@ fn listening_beyond_loopback_needs_expose_and_a_token() {
         Some("exposed-token-0123456789"),
     );
     assert!(url.starts_with("http://127.0.0.1:"));
+}
+
+#[test]
+fn the_token_comes_from_the_token_file_and_never_from_argv() {
+    // Also: a `traceparent` HTTP header is honoured end to end.
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("app");
+    workspace(&work);
+    let token = "file-token-0123456789-abcdef";
+    let token_file = home.path().join("mcp-token");
+    // A trailing newline, as an editor or `echo` leaves it, is not the token's.
+    std::fs::write(&token_file, format!("{token}\n")).unwrap();
+    let (child, url) = listen(
+        home.path(),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--token-file",
+            token_file.to_str().unwrap(),
+            "--workspace",
+            work.to_str().unwrap(),
+        ],
+        None,
+    );
+    // The process's argv holds the file's path, never the token; nor does
+    // its environment.
+    let pid = child.0.id();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let argv: Vec<String> = cmdline
+        .split(|&b| b == 0)
+        .filter(|arg| !arg.is_empty())
+        .map(|arg| String::from_utf8_lossy(arg).into_owned())
+        .collect();
+    assert!(argv.contains(&token_file.display().to_string()), "{argv:?}");
+    assert!(!argv.iter().any(|arg| arg.contains(token)), "{argv:?}");
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    assert!(!String::from_utf8_lossy(&environ).contains(token));
+
+    // Without the token, or with another: 401 and a Bearer challenge.
+    let (status, answer) = http_post(&url, &[], HTTP_INIT);
+    assert_eq!(status, 401, "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("www-authenticate: bearer")
+    );
+    let wrong = vec!["Authorization: Bearer file-token-0123456789-abcdeX".to_owned()];
+    assert_eq!(http_post(&url, &wrong, HTTP_INIT).0, 401);
+    // With it, MCP: initialize, then tools/list in that session.
+    let mut headers = vec![format!("Authorization: Bearer {token}")];
+    let (status, answer) = http_post(&url, &headers, HTTP_INIT);
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains("\"serverInfo\""), "{answer}");
+    headers.push(session_header(&answer));
+    headers.push("MCP-Protocol-Version: 2025-06-18".to_owned());
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(http_post(&url, &headers, initialized).0, 202);
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let (status, answer) = http_post(&url, &headers, list);
+    assert_eq!(status, 200, "{answer}");
+    for tool in [
+        "orbit_workspace_list",
+        "orbit_graph_files",
+        "orbit_tools_list",
+    ] {
+        assert!(answer.contains(&format!("\"{tool}\"")), "{tool}: {answer}");
+    }
+    // A W3C `traceparent` HTTP header is the call's trace (no `_meta` one),
+    // answered and audited under it.
+    let mut traced = headers.clone();
+    traced.push(format!("traceparent: 00-{TRACE}-00f067aa0ba902b7-01"));
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"orbit_workspace_list","arguments":{}}}"#;
+    let (status, answer) = http_post(&url, &traced, call);
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        answer.contains(&format!("\"orbit/traceId\":\"{TRACE}\"")),
+        "{answer}"
+    );
+    let audit = std::fs::read_to_string(home.path().join("config/mcp-audit.jsonl")).unwrap();
+    assert!(
+        audit
+            .lines()
+            .any(|line| line.contains(TRACE) && line.contains("orbit.workspace.list")),
+        "{audit}"
+    );
+    // The session's id is no substitute for the token.
+    assert_eq!(http_post(&url, &headers[1..], list).0, 401);
+}
+
+#[test]
+fn an_empty_token_file_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let token_file = home.path().join("empty-token");
+    std::fs::write(&token_file, "\n").unwrap();
+    let output = orbit_mcp(home.path())
+        .args(["--listen", "127.0.0.1:0", "--token-file"])
+        .arg(&token_file)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("token file is empty"), "{stderr}");
+}
+
+#[test]
+fn allowed_origins_pass_and_others_are_forbidden() {
+    let home = tempfile::tempdir().unwrap();
+    let (_child, url) = listen(
+        home.path(),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--allow-origin",
+            "https://ide.example:8443",
+            "--allow-origin",
+            "vscode-webview://abc",
+        ],
+        None,
+    );
+    let origin = |origin: &str| http_post(&url, &[format!("Origin: {origin}")], HTTP_INIT);
+    for allowed in [
+        "https://ide.example:8443",
+        "vscode-webview://abc",
+        "http://localhost:5173",
+        "http://127.0.0.1",
+    ] {
+        let (status, answer) = origin(allowed);
+        assert_eq!(status, 200, "{allowed}: {answer}");
+        assert!(answer.contains("\"serverInfo\""), "{answer}");
+    }
+    for refused in [
+        "https://evil.example",
+        "https://ide.example:8444",
+        "http://ide.example:8443",
+        "https://ide.example:8443.evil.example",
+        "null",
+    ] {
+        let (status, answer) = origin(refused);
+        assert_eq!(status, 403, "{refused}: {answer}");
+        assert!(answer.ends_with("origin not allowed\n"), "{answer}");
+    }
+    // No Origin at all (a non-browser client) is served.
+    assert_eq!(http_post(&url, &[], HTTP_INIT).0, 200);
 }
 
 #[test]

@@ -370,3 +370,47 @@ impl Drop for RunningHub {
         let _ = self.child.wait();
     }
 }
+
+/// One raw HTTP/1.1 request (`Connection: close`) to `url`'s host and
+/// path with these extra header lines; the status and the whole answer
+/// (head and body as sent: SSE frames may be chunked).
+pub(crate) fn http_post(url: &str, headers: &[String], body: &str) -> (u16, String) {
+    use std::io::Read as _;
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let mut stream = TcpStream::connect(authority).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut text = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+    );
+    for header in headers {
+        text.push_str(header);
+        text.push_str("\r\n");
+    }
+    text.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    stream.write_all(text.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, answer)
+}
+
+/// The MCP `initialize` request of the raw HTTP tests.
+pub(crate) const HTTP_INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// The `Mcp-Session-Id` header line of an answer.
+pub(crate) fn session_header(answer: &str) -> String {
+    let id = answer
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {answer}"));
+    format!("Mcp-Session-Id: {id}")
+}
