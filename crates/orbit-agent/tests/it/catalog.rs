@@ -284,7 +284,8 @@ async fn a_server_still_pending_when_the_patience_passes_is_marked_timed_out() {
         env.ws.path(),
         &ProcessOptions::default(),
         &env.home.path().join(".claude"),
-        Duration::from_secs(1),
+        // Room for `echo` to connect on a loaded machine; `slow` needs 30 s.
+        Duration::from_secs(5),
     )
     .await
     .unwrap();
