@@ -246,9 +246,7 @@ impl AgentHost {
             ));
         }
         if change.options {
-            self.service
-                .set_options(self.settings.current().options.clone());
-            self.mcp.set_options(Self::catalog_options(&self.settings));
+            self.apply_options();
         }
         Ok(change)
     }
@@ -258,11 +256,17 @@ impl AgentHost {
     pub fn set_models(&mut self, models: Vec<String>) -> Result<SettingsChange> {
         let change = self.settings.set_models(models)?;
         if change.options {
-            self.service
-                .set_options(self.settings.current().options.clone());
-            self.mcp.set_options(Self::catalog_options(&self.settings));
+            self.apply_options();
         }
         Ok(change)
+    }
+
+    /// The settings' options reach the conversations (from their next
+    /// prompt) and the MCP view's next control process.
+    fn apply_options(&mut self) {
+        self.service
+            .set_options(self.settings.current().options.clone());
+        self.mcp.set_options(Self::catalog_options(&self.settings));
     }
 
     /// Applies the MCP statuses of the `init` messages the service saw since

@@ -50,7 +50,12 @@ impl WorkspaceSocket {
         live: Arc<LiveGraph>,
     ) -> Result<Option<Self>, WorkspaceSocketError> {
         let path = locations.workspace_socket(live.root());
-        match ControlServer::start_with(path, Arc::new(GraphMethods { live })).await {
+        let tools = orbit_tools::catalog()
+            .into_iter()
+            .filter(|spec| GRAPH_METHODS.contains(&spec.name))
+            .collect();
+        let methods = Arc::new(GraphMethods { live, tools });
+        match ControlServer::start_with(path, methods).await {
             Ok(server) => Ok(Some(Self { server })),
             Err(error) if error.is_in_use() => Ok(None),
             Err(error) => Err(WorkspaceSocketError(error)),
@@ -103,6 +108,8 @@ pub(crate) fn tool_code(socket_code: &str) -> Option<&'static str> {
 
 struct GraphMethods {
     live: Arc<LiveGraph>,
+    /// The graph tools' catalog entries (their input schemas), made once.
+    tools: Vec<orbit_tools::ToolSpec>,
 }
 
 impl ControlMethods for GraphMethods {
@@ -117,9 +124,10 @@ impl ControlMethods for GraphMethods {
                 "files": graph.node_count(),
             }));
         }
-        let Some(tool) = GRAPH_METHODS
+        let Some(spec) = self
+            .tools
             .iter()
-            .find(|name| name.strip_prefix("orbit.") == Some(method))
+            .find(|spec| spec.name.strip_prefix("orbit.") == Some(method))
         else {
             return Err(ControlFailure::new(
                 "unknown_method",
@@ -143,16 +151,12 @@ impl ControlMethods for GraphMethods {
                 .map_or("internal", |(_, code)| *code);
             ControlFailure::new(code, failure.message)
         };
-        let spec = orbit_tools::catalog()
-            .into_iter()
-            .find(|spec| spec.name == *tool)
-            .ok_or_else(|| ControlFailure::new("internal", "the catalog lost a graph tool"))?;
         let mut arguments = arguments;
         // The socket is the workspace's own: a selector means nothing here.
         arguments.remove("workspace");
         args::validate(&spec.input_schema, &arguments).map_err(failure)?;
         let graph = self.live.read();
-        graph_tools::answer_from(&graph, tool, &arguments)
+        graph_tools::answer_from(&graph, spec.name, &arguments)
             .map(Value::Object)
             .map_err(failure)
     }

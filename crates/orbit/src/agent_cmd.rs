@@ -534,7 +534,12 @@ async fn drive(
                 } else {
                     show(&event)?;
                 }
+                let is_request = matches!(
+                    event,
+                    AgentEvent::PermissionRequest(_) | AgentEvent::QuestionRequest(_)
+                );
                 let card = match &page {
+                    _ if !is_request => None,
                     Some(page) => pending_card(&event, &*page.graph()),
                     None => pending_card(&event, &NoGraph(dir)),
                 };
