@@ -14,5 +14,6 @@
 pub mod controller;
 pub mod live;
 pub mod mcp_host;
+pub mod page_port;
 pub mod projector;
 pub mod workspace_socket;

@@ -10,6 +10,7 @@
 
 mod agent;
 mod catalog;
+mod channel;
 mod control;
 mod graph;
 mod history;
@@ -19,6 +20,10 @@ mod page;
 pub use agent::{
     AgentEvent, ConversationPhase, ConversationState, McpServerStatus, PermissionRequest,
     ProcessExit, Question, QuestionOption, QuestionRequest, SessionsSnapshot, TurnEnd, TurnOutcome,
+};
+pub use channel::{
+    ActionAck, AgentAvailability, CHANNEL_PROTOCOL, GraphSummary, HostBody, HostFrame, PageFrame,
+    WorkspaceMessage, WorkspaceState,
 };
 pub use catalog::{Catalog, CommandInfo, McpServerInfo, ModelOption, SkillInfo, SkillScope};
 pub use control::{ControlError, ControlRequest, ControlResponse};

@@ -727,9 +727,14 @@ pub struct QuestionAnswer {
 
 /// The JSON Schema of the page protocol: both directions, as one document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct PageProtocol {
     /// Host to page.
     pub message: PageMessage,
     /// Page to host.
     pub request: PageRequest,
+    /// A frame of the page's channel, host to page.
+    pub host_frame: crate::channel::HostFrame,
+    /// A frame of the page's channel, page to host.
+    pub page_frame: crate::channel::PageFrame,
 }
