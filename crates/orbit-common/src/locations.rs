@@ -91,12 +91,18 @@ impl Locations {
     /// be canonical (the graph's root), so that every process finds the same
     /// socket; the name is short so the path fits a Unix socket address.
     pub fn workspace_socket(&self, root: &std::path::Path) -> PathBuf {
-        let digest = blake3::hash(root.as_os_str().as_encoded_bytes());
-        let hex = digest.to_hex();
         self.runtime_dir
             .join("ws")
-            .join(format!("{}.sock", &hex.as_str()[..16]))
+            .join(format!("{}.sock", workspace_id(root)))
     }
+}
+
+/// A workspace's id: the first 16 hex digits of BLAKE3 of its canonical
+/// root (its socket's name, and its page's address `/w/<id>/`).
+#[must_use]
+pub fn workspace_id(root: &std::path::Path) -> String {
+    let digest = blake3::hash(root.as_os_str().as_encoded_bytes());
+    digest.to_hex().as_str()[..16].to_owned()
 }
 
 #[cfg(test)]

@@ -16,4 +16,5 @@ pub mod live;
 pub mod mcp_host;
 pub mod page_port;
 pub mod projector;
+pub mod workspace;
 pub mod workspace_socket;
