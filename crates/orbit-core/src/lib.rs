@@ -11,6 +11,7 @@
 //! refusal.
 #![warn(missing_docs)]
 
+pub mod ancestry;
 pub mod controller;
 pub mod live;
 pub mod mcp_host;
