@@ -20,6 +20,7 @@ pub const CONFIG_DIR_ENV: &str = "ORBIT_CONFIG_DIR";
 pub struct Locations {
     config_dir: PathBuf,
     runtime_dir: PathBuf,
+    state_dir: PathBuf,
 }
 
 impl Locations {
@@ -36,6 +37,16 @@ impl Locations {
             std::env::var_os("XDG_RUNTIME_DIR"),
             dirs::config_dir(),
         )
+        .map(|mut locations| {
+            // Logs: `$XDG_STATE_HOME/orbit` (`~/.local/state/orbit`), else
+            // the platform's local data folder (macOS has no state folder).
+            if std::env::var_os(CONFIG_DIR_ENV).is_none_or(|d| d.is_empty())
+                && let Some(dir) = dirs::state_dir().or_else(dirs::data_local_dir)
+            {
+                locations.state_dir = dir.join("orbit");
+            }
+            locations
+        })
     }
 
     fn from_vars(
@@ -52,6 +63,7 @@ impl Locations {
             _ => config_dir.join("run"),
         };
         Some(Self {
+            state_dir: config_dir.join("state"),
             config_dir,
             runtime_dir,
         })
@@ -61,6 +73,7 @@ impl Locations {
     pub fn with_config_dir(dir: PathBuf) -> Self {
         Self {
             runtime_dir: dir.join("run"),
+            state_dir: dir.join("state"),
             config_dir: dir,
         }
     }
@@ -68,6 +81,13 @@ impl Locations {
     /// Orbit's config directory (kept 0700).
     pub fn config_dir(&self) -> &std::path::Path {
         &self.config_dir
+    }
+
+    /// Orbit's state directory, for its logs (kept 0700): `<config>/state`
+    /// under `ORBIT_CONFIG_DIR`, else `$XDG_STATE_HOME/orbit` (or the
+    /// platform's local data folder).
+    pub fn state_dir(&self) -> &std::path::Path {
+        &self.state_dir
     }
 
     /// Orbit's runtime directory, for sockets (kept 0700).
