@@ -70,8 +70,12 @@ pub(crate) fn locations() -> anyhow::Result<Locations> {
 pub(crate) fn run(args: &HubArgs) -> anyhow::Result<ExitCode> {
     let locations = locations()?;
     let socket = locations.control_socket();
-    let call = |method: &str, params: Value| {
-        orbtile::call(&socket, method, params).with_context(|| format!("`{method}` failed"))
+    let call = |method: &str, params: Value| match orbit_control::call(&socket, method, params) {
+        Err(orbit_control::Error::NotRunning { path }) => Err(anyhow::anyhow!(
+            "no hub is running (no answer on `{}`); start one with `orbit hub serve`",
+            path.display()
+        )),
+        answer => answer.with_context(|| format!("`{method}` failed")),
     };
     match &args.command {
         HubCommand::Serve { print_requests } => serve(&locations, *print_requests),
@@ -187,9 +191,11 @@ fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode
                     let _ = writeln!(std::io::stderr().lock(), "{line}");
                 })));
         }
-        let control =
-            orbtile::ControlServer::start(locations.control_socket(), Arc::clone(running.shared()))
-                .await;
+        let control = orbit_control::ControlServer::start(
+            locations.control_socket(),
+            Arc::new(orbtile::HubMethods::new(Arc::clone(running.shared()))),
+        )
+        .await;
         let control = match control {
             Ok(control) => control,
             Err(error) => {

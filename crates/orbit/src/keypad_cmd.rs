@@ -139,7 +139,7 @@ fn glyph(activity: &str, frame: usize) -> &'static str {
 
 impl App {
     fn refresh(&mut self) {
-        match orbtile::call(&self.socket, "keypad.state", Value::Null)
+        match orbit_control::call(&self.socket, "keypad.state", Value::Null)
             .ok()
             .and_then(|v| serde_json::from_value::<KeypadMessage>(v).ok())
         {
@@ -189,11 +189,12 @@ impl App {
                 if let Some(banner) = self.state.banners.first() {
                     let method = if c == 'a' { "hub.allow" } else { "hub.deny" };
                     let id = banner.adapter_id.clone();
-                    self.status = match orbtile::call(&self.socket, method, json!({ "id": id })) {
-                        Ok(_) if c == 'a' => format!("allowed {id}"),
-                        Ok(_) => format!("denied {id}"),
-                        Err(e) => format!("error: {e}"),
-                    };
+                    self.status =
+                        match orbit_control::call(&self.socket, method, json!({ "id": id })) {
+                            Ok(_) if c == 'a' => format!("allowed {id}"),
+                            Ok(_) => format!("denied {id}"),
+                            Err(e) => format!("error: {e}"),
+                        };
                     self.refresh();
                 }
             }
@@ -206,7 +207,7 @@ impl App {
         let Some(key) = self.state.keys.get(self.selected) else {
             return;
         };
-        let answer = orbtile::call(&self.socket, "keypad.tap", json!({ "uid": key.uid }));
+        let answer = orbit_control::call(&self.socket, "keypad.tap", json!({ "uid": key.uid }));
         self.status = match answer.map(serde_json::from_value::<orbit_types::KeypadTapResult>) {
             Ok(Ok(tap)) => match (tap.action.as_str(), tap.url) {
                 ("markedIdle", _) => format!("{}: done → idle", key.title),
