@@ -96,7 +96,7 @@ const inspect = (page) => page.evaluate(() => window.orbitInspect.state());
 /** Polls the page's state until `predicate` holds; returns that state. */
 async function until(page, what, predicate, timeout = TIMEOUT) {
   const deadline = Date.now() + timeout;
-  let last = null;
+  let last;
   for (;;) {
     last = await inspect(page).catch(() => null);
     if (last && predicate(last)) return last;
