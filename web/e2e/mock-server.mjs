@@ -343,9 +343,16 @@ function hasCookie(req) {
   return (req.headers.cookie ?? '').split(/;\s*/).includes(`${COOKIE}=${cookieValue}`);
 }
 
+let listening = 0;
+const hostOk = (req) => [`127.0.0.1:${listening}`, `localhost:${listening}`].includes(req.headers.host ?? '');
+
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1');
   const headers = { 'Content-Security-Policy': CSP, 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff' };
+  if (!hostOk(req)) {
+    res.writeHead(421, headers).end('Wrong Host.');
+    return;
+  }
   if (url.pathname === '/login') {
     if (url.searchParams.get('token') !== token) {
       res.writeHead(403, headers).end('This login address was already used.');
@@ -388,7 +395,7 @@ server.on('upgrade', (req, socket, head) => {
   const url = new URL(req.url, 'http://127.0.0.1');
   const origin = req.headers.origin;
   const host = req.headers.host;
-  if (url.pathname !== '/ws' || url.searchParams.get('w') !== WORKSPACE_ID || !hasCookie(req) || origin !== `http://${host}`) {
+  if (!hostOk(req) || url.pathname !== '/ws' || url.searchParams.get('w') !== WORKSPACE_ID || !hasCookie(req) || origin !== `http://${host}`) {
     socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
     return;
   }
@@ -410,6 +417,7 @@ server.on('upgrade', (req, socket, head) => {
 
 server.listen(port, '127.0.0.1', () => {
   const { port: actual } = server.address();
+  listening = actual;
   console.log(`http://127.0.0.1:${actual}/login?token=${token}`);
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(0));

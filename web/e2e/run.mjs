@@ -368,6 +368,11 @@ async function security(page, context) {
   const rebound = await rebind.goto(pageUrl.replace(/\/\/[^/]+/, `//rebind.test:${port}`)).catch(() => null);
   checks.wrongHostRefused = rebound === null || rebound.status() >= 400;
   await rebind.close();
+  // The same, with the page's cookie: the Host alone must be enough to refuse.
+  const withCookie = await context.request.get(pageUrl, { headers: { Host: `rebind.test:${port}` }, failOnStatusCode: false, maxRedirects: 0 }).catch(() => null);
+  checks.wrongHostWithCookieRefused = withCookie === null || withCookie.status() >= 400;
+  const rightHost = await context.request.get(pageUrl, { failOnStatusCode: false, maxRedirects: 0 });
+  checks.rightHostServed = rightHost.status() === 200;
   // A foreign Origin's WebSocket gets nothing (the cookie is the page's own).
   const foreign = await newPage(context);
   await foreign.route('http://foreign.test/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>foreign</title>' }));

@@ -172,7 +172,11 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     const agentMissing = ws !== null && !ws.agent.available;
     agentBanner.hidden = !agentMissing;
     if (agentMissing) {
-      agentBanner.textContent = ws.agent.message ?? 'Claude Code was not found; install it and reopen Orbit.';
+      clear(agentBanner);
+      agentBanner.append(
+        h('strong', null, 'Claude Code is not available, so conversations are too. '),
+        ws.agent.message ?? 'Install Claude Code and reopen Orbit.',
+      );
     }
     trustBanner.hidden = ws === null || ws.trusted;
     if (ws?.trusted === false && state.outbox.every((o) => o.frame.type !== 'trust')) {

@@ -36,6 +36,7 @@ export class Drawer {
   private readonly newConversation: HTMLButtonElement;
   private readonly cost: HTMLElement;
   private readonly hint: HTMLElement;
+  private readonly sendButton: HTMLButtonElement;
   private tabsKey = '';
 
   constructor(private readonly host: DrawerHost) {
@@ -60,12 +61,13 @@ export class Drawer {
     this.stopAll = h('button', { type: 'button', onclick: () => { this.host.send({ type: 'stopAll' }); } }, 'Stop all');
     this.newConversation = h('button', { type: 'button', onclick: () => { this.host.send({ type: 'newConversation' }); } }, 'New conversation');
     this.cost = h('p', { class: 'cost muted', 'aria-live': 'off' });
+    this.sendButton = h('button', { type: 'button', class: 'primary', onclick: () => { this.submit(); } }, 'Send');
     this.hint = h('p', { class: 'drawer-hint muted', role: 'status' });
     this.el = h(
       'section',
       { class: 'drawer', 'aria-label': 'Drawer' },
       h('div', { class: 'drawer-row' }, this.tabs, this.newConversation),
-      h('div', { class: 'drawer-row prompt-row' }, this.box, h('button', { type: 'button', class: 'primary', onclick: () => { this.submit(); } }, 'Send')),
+      h('div', { class: 'drawer-row prompt-row' }, this.box, this.sendButton),
       h('div', { class: 'drawer-row' }, this.stop, this.stopAll, this.cost),
       this.hint,
     );
@@ -88,6 +90,7 @@ export class Drawer {
     const shown = this.host.shown();
     const available = state.workspace?.trusted === true && state.workspace.agent.available;
     this.box.disabled = !available;
+    this.sendButton.disabled = !available;
     this.hint.textContent = !state.workspace
       ? ''
       : !state.workspace.trusted
