@@ -227,7 +227,7 @@ function startTurn(c, text) {
     const tick = () => {
       n += 1;
       addEntries(c, [reply(`Part ${n} of a long reply.`)]);
-      if (n < 200) later(c, 250, tick);
+      if (n < 80) later(c, 200, tick);
       else endTurn(c, 'completed');
     };
     later(c, 200, tick);

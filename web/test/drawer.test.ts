@@ -7,7 +7,7 @@ import { session, workspace } from './fixtures';
 function setup(trusted = true) {
   const sent: PageRequest[] = [];
   let shown: string | null = 'c1';
-  const drawer = new Drawer({ send: (r) => sent.push(r), show: (k) => { shown = k; }, shown: () => shown });
+  const drawer = new Drawer({ send: (r) => `id${sent.push(r)}`, show: (k) => { shown = k; }, shown: () => shown });
   document.body.replaceChildren(drawer.el);
   const state = initialState();
   applyFrame(state, { seq: null, body: { type: 'workspace', ...workspace, trusted } });
@@ -53,6 +53,16 @@ describe('the drawer', () => {
     button('New conversation')?.click();
     expect(sent).toEqual([{ type: 'stop', key: 'c1' }, { type: 'stopAll' }, { type: 'newConversation' }]);
     expect(drawer.el.querySelector('.cost')?.textContent).toBe('Turn $0.50 · Session $1.25');
+  });
+
+  it('gives a refused prompt back to the box', () => {
+    const { box, drawer, state } = setup();
+    box.value = 'keep me';
+    press(box, 'Enter');
+    expect(box.value).toBe('');
+    applyFrame(state, { seq: null, body: { type: 'ack', id: 'id1', ok: false, code: 'busy', message: 'busy' } });
+    drawer.render(state);
+    expect(box.value).toBe('keep me');
   });
 
   it('is unavailable while the folder is untrusted', () => {

@@ -60,7 +60,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     subagentHistory: (toolUseId) => (shown ? subagentHistoryView(store.state, shown, toolUseId, mdContext) : null),
   });
   const bubbles = new Bubbles(show);
-  const drawer = new Drawer({ send: (r) => { send(r); }, show, shown: () => shown });
+  const drawer = new Drawer({ send, show, shown: () => shown });
   const scene = createScene();
 
   const connection = h('p', { class: 'connection', role: 'status' });

@@ -22,7 +22,8 @@ const PHASE_TEXT: Record<HudPhase, string> = {
 };
 
 export interface DrawerHost {
-  send(request: PageRequest): void;
+  /** Sends a request; returns the action's id. */
+  send(request: PageRequest): string;
   show(key: string): void;
   shown(): string | null;
 }
@@ -74,6 +75,8 @@ export class Drawer {
   }
 
   private current: string | null = null;
+  /** The last prompt sent, until its ack: a refused prompt comes back to the box. */
+  private sentPrompt: { id: string; text: string } | null = null;
 
   private submit(): void {
     const text = this.box.value;
@@ -81,12 +84,19 @@ export class Drawer {
     const shown = this.host.shown();
     // The conversation shown, unless it is the current one (then the host's own rule: current if idle, else a new one).
     const key = shown !== null && shown !== this.current ? shown : null;
-    this.host.send({ type: 'prompt', key, text, skills: [], files: [] });
+    const id = this.host.send({ type: 'prompt', key, text, skills: [], files: [] });
+    this.sentPrompt = { id, text };
     this.box.value = '';
   }
 
   render(state: PageState): void {
     this.current = state.current;
+    const sent = this.sentPrompt;
+    const ack = sent ? state.acks[sent.id] : undefined;
+    if (sent && ack) {
+      this.sentPrompt = null;
+      if (!ack.ok && this.box.value === '') this.box.value = sent.text;
+    }
     const shown = this.host.shown();
     const available = state.workspace?.trusted === true && state.workspace.agent.available;
     this.box.disabled = !available;
