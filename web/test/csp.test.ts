@@ -23,7 +23,8 @@ describe('what the strict CSP needs', () => {
   it('the page code builds no HTML and sets no style attribute, eval or Function', () => {
     for (const file of sources(join(root, 'src'))) {
       if (file.endsWith('types.ts')) continue;
-      const code = readFileSync(file, 'utf8');
+      // Comments may name what the code must not do.
+      const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
       expect(code, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*['"]style['"]|DOMParser|createContextualFragment/);
     }
   });
