@@ -166,7 +166,12 @@ function startTurn(c, text) {
   setPhase(c, 'thinking', 'Thinking', { turnCostUsd: null });
   sendSessions();
   const lower = text.toLowerCase();
-  if (lower.includes('permission')) {
+  if (lower.includes('permission') && c.allowEdits) {
+    later(c, 200, () => {
+      addEntries(c, [{ kind: 'tool', toolUseId: `toolu_auto${c.session.turns}`, tool: 'Edit', detail: 'src/a.rs', file: 'src/a.rs' }, reply('Edited again, without asking.')]);
+      endTurn(c, 'completed');
+    });
+  } else if (lower.includes('permission')) {
     later(c, 300, () => {
       requestCounter += 1;
       const requestId = `req-${requestCounter}`;
@@ -181,6 +186,7 @@ function startTurn(c, text) {
       c.onAnswer = (request) => {
         if (request.type !== 'answerPermission' || request.requestId !== requestId) return 'wrong_card';
         c.session.pending = [];
+        if (request.choice === 'always') c.allowEdits = true;
         if (request.choice === 'deny') {
           addEntries(c, [{ kind: 'denied', toolUseId, tool: 'Edit', message: request.message ?? 'The user denied this.' }]);
         } else {

@@ -68,7 +68,7 @@ const browser = await chromium.launch({
     // For the DNS-rebinding check: another name for the loopback address.
     '--host-resolver-rules=MAP rebind.test 127.0.0.1',
   ],
-});
+}).catch((error) => finish({ scenario: name, ok: false, error: `Chromium did not start: ${String(error?.message ?? error).split('\n')[0]}` }, 1));
 
 let shotCount = 0;
 const problems = [];
@@ -189,7 +189,7 @@ async function answerPermission(page, choice) {
     return turnEnded(st);
   });
   await shot(page, choice === 'deny' ? 'denied' : 'answered');
-  return { card: { title: card.title, always: card.always }, cardsSeen: seen.size, kinds: shownKinds(s), s };
+  return { key: s.shown, card: { title: card.title, always: card.always }, cardsSeen: seen.size, kinds: shownKinds(s), s };
 }
 
 async function allow(page) {
@@ -201,6 +201,20 @@ async function allow(page) {
 async function always(page) {
   const { s: _s, ...out } = await answerPermission(page, 'always');
   if (out.cardsSeen !== 1) throw new Error(`always should stop the next card, but ${out.cardsSeen} cards showed`);
+  // With ORBIT_SECOND_PROMPT, a second turn (which asks for the same tool) must show no card either.
+  const second = process.env.ORBIT_SECOND_PROMPT;
+  if (second) {
+    const turns = (await inspect(page)).sessions[out.key]?.turns ?? 0;
+    await ask(page, second);
+    let cards = 0;
+    await until(page, 'the second turn to end', (st) => {
+      cards += pendingCards(st).length;
+      return cards > 0 || (shownSession(st)?.turns > turns && turnEnded(st));
+    });
+    if (cards > 0) throw new Error('a card showed in the second turn, after always');
+    await shot(page, 'second-turn');
+    out.secondTurnCards = 0;
+  }
   return out;
 }
 
