@@ -105,4 +105,3 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
     })
 }
 
-/// Logs go to stderr; `ORBIT_LOG` takes a `tracing` filter (default `warn`).

@@ -351,9 +351,9 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
         .context("cannot start the keypad hub")?;
     let methods = Arc::new(OrbitMethods {
         orbit: Arc::clone(&orbit),
-        hub: orbtile::hub_methods(Arc::clone(hub.shared())),
+        hub: Arc::new(orbtile::HubMethods::new(Arc::clone(hub.shared()))),
     });
-    let control = match ControlServer::start_with(locations.control_socket(), methods).await {
+    let control = match ControlServer::start(locations.control_socket(), methods).await {
         Ok(control) => control,
         Err(error) => {
             hub.shutdown().await;
