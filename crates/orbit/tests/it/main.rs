@@ -20,6 +20,10 @@ mod dep_boundary;
 #[path = "../../../orbit-agent/tests/it/fake_api.rs"]
 #[allow(dead_code, reason = "shared with orbit-agent's tests; not every helper is used here")]
 mod fake_api;
+/// What the shared fake API expects of its crate's harness.
+mod harness {
+    pub(crate) const PATIENCE: std::time::Duration = std::time::Duration::from_secs(90);
+}
 mod graph_live;
 mod history_cli;
 mod hub;

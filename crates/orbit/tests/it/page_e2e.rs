@@ -89,7 +89,7 @@ impl Scene {
         )
         .unwrap();
         let mark = format!("e2e-{}-{}", std::process::id(), rand_suffix());
-        let mut scene = Self {
+        let scene = Self {
             runtime,
             api,
             home,
