@@ -19,6 +19,9 @@ import type {
   WorkspaceState,
 } from '../protocol/types';
 
+/** The channel protocol this page speaks (`hello.protocol`; `CHANNEL_PROTOCOL` in orbit-types). */
+export const CHANNEL_PROTOCOL = 1;
+
 /** Entries kept per conversation and history (the host keeps 400 of each). */
 export const TRANSCRIPT_LIMIT = 2000;
 /** Notices kept (refusals, refused frames, failed actions). */
@@ -182,6 +185,9 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
   const body = frame.body;
   switch (body.type) {
     case 'hello':
+      if (body.protocol !== CHANNEL_PROTOCOL) {
+        addError(state, `Orbit speaks channel protocol ${body.protocol}, this page ${CHANNEL_PROTOCOL}: reload the page (or update Orbit).`);
+      }
       if (!body.resumed) {
         // A snapshot follows: what it holds is the state up to `head`.
         clearConversations(state);
