@@ -57,6 +57,15 @@ describe('resume', () => {
     expect(state.lastSeq).toBe(11);
   });
 
+  it('says so when Orbit speaks another channel protocol', () => {
+    const state = initialState();
+    applyFrame(state, f(null, { type: 'hello', protocol: 2, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false }));
+    expect(state.errors[0]).toContain('channel protocol 2');
+    const ok = initialState();
+    applyFrame(ok, hello(false));
+    expect(ok.errors).toEqual([]);
+  });
+
   it('a frame whose seq the page holds is ignored', () => {
     const state = initialState();
     snapshot(state, 10);
