@@ -26,6 +26,7 @@ for (const scenario of scenarios) {
     ORBIT_ARTIFACTS: artifacts,
     ...(scenario === 'drop' ? { ORBIT_DROP_URL: `${login.origin}/mock/drop` } : {}),
     ...(scenario === 'always' ? { ORBIT_SECOND_PROMPT: 'Once more (permission)' } : {}),
+    ...(scenario === 'security' ? { ORBIT_SECURITY_PROMPT: 'Show me some html (xss)' } : {}),
   };
   const run = spawn(process.execPath, [join(here, 'run.mjs'), scenario], { env, stdio: ['ignore', 'inherit', 'inherit'] });
   const [code] = await once(run, 'exit');

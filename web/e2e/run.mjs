@@ -405,6 +405,16 @@ async function security(page, context) {
   );
   checks.foreignOriginRefused = foreignSocket === 'refused';
   await foreign.close();
+  // With ORBIT_SECURITY_PROMPT (the fake API answering with HTML such as
+  // `<img src=x onerror="window.__orbitXss=1">`), the reply shows as text.
+  if (process.env.ORBIT_SECURITY_PROMPT) {
+    await ask(page, process.env.ORBIT_SECURITY_PROMPT);
+    await until(page, 'the reply', (st) => turnEnded(st) && shownKinds(st).includes('reply'));
+    checks.htmlReplyIsText = await page.evaluate(() => {
+      const log = document.querySelector('[role="log"]');
+      return window.__orbitXss === undefined && log !== null && /<img|<script/i.test(log.textContent ?? '');
+    });
+  }
   // Nothing in the page came from HTML: no img element in the conversation view.
   checks.noImagesInLog = await page.evaluate(() => document.querySelectorAll('[role="log"] img, [role="log"] script').length === 0);
   await shot(page, 'page');
