@@ -35,6 +35,7 @@ describe('resume', () => {
     // A restarted Orbit: a new instance, a snapshot with only c1.
     applyFrame(state, hello(false, 3, 'i2'));
     expect(state.inSnapshot).toBe(true);
+    expect(state.ready).toBe(false);
     expect(state.sessions).toEqual({});
     applyFrame(state, f(null, { type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'idle', title: null, sessionId: null, warm: true }] }));
     applyFrame(state, f(null, { type: 'snapshotEnd' }));

@@ -32,6 +32,10 @@ const CONNECTION_TEXT: Record<PageState['connection'], string> = {
   closed: 'Disconnected',
 };
 
+/** After this long reconnecting, the status says Orbit may have stopped. */
+const LONG_WAIT_MS = 15000;
+let longWait: ReturnType<typeof setTimeout> | null = null;
+
 function cardKey(card: PendingCard): string {
   return `${card.kind}:${card.requestId}`;
 }
@@ -162,8 +166,17 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     }
     if (!pinned && shown === null) shown = state.current;
 
-    connection.textContent = CONNECTION_TEXT[state.connection];
-    connection.dataset.state = state.connection;
+    if (state.connection !== connection.dataset.state) {
+      connection.dataset.state = state.connection;
+      connection.textContent = CONNECTION_TEXT[state.connection];
+      if (longWait !== null) clearTimeout(longWait);
+      longWait = null;
+      if (state.connection === 'reconnecting') {
+        longWait = setTimeout(() => {
+          connection.textContent = 'Reconnecting… (if Orbit stopped, run `orbit open` again)';
+        }, LONG_WAIT_MS);
+      }
+    }
     const ws = state.workspace;
     wsName.textContent = ws ? ws.name : '';
     wsName.title = ws ? ws.root : '';

@@ -192,6 +192,7 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
         // A snapshot follows: what it holds is the state up to `head`.
         clearConversations(state);
         state.inSnapshot = true;
+        state.ready = false;
         state.lastSeq = body.head;
       } else {
         state.ready = true;
