@@ -34,7 +34,6 @@ const CONNECTION_TEXT: Record<PageState['connection'], string> = {
 
 /** After this long reconnecting, the status says Orbit may have stopped. */
 const LONG_WAIT_MS = 15000;
-let longWait: ReturnType<typeof setTimeout> | null = null;
 
 function cardKey(card: PendingCard): string {
   return `${card.kind}:${card.requestId}`;
@@ -45,6 +44,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   /** Whether the user picked a tab; otherwise the view follows the current conversation. */
   let pinned = false;
   let lastCurrent: string | null = null;
+  let longWait: ReturnType<typeof setTimeout> | null = null;
 
   const send = (request: PageRequest): string => channel.act(request).id;
 
