@@ -94,7 +94,7 @@ describe('the conversation view', () => {
     expect(text(1)).toBe('MCP github · search_issues');
     expect(text(2)).toBe("Error Claude's process ended (code 1): boom");
     expect(text(3)).toBe('Denied Bash The user said no.');
-    expect(text(4)).toBe('Stopped · 1 min 1 s · $0.0050');
+    expect(text(4)).toBe('Turn ended · 1 min 1 s · $0.0050');
   });
 
   it("shows a subagent's work as its Task call, its history on demand", () => {

@@ -11,10 +11,9 @@ import { renderMarkdown, type MarkdownContext } from './markdown';
 
 const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
 
+/** A stopped or failed turn has its own entry just before its turn line, which then only ends it. */
 function outcomeText(outcome: string): string {
-  if (outcome === 'completed') return 'Done';
-  if (outcome === 'interrupted') return 'Stopped';
-  return 'Failed';
+  return outcome === 'completed' ? 'Done' : 'Turn ended';
 }
 
 export function entryView(
