@@ -301,9 +301,10 @@ async function drop(page) {
     await mkdir(artifacts, { recursive: true });
     await writeFile(join(artifacts, 'drop.ready'), `${before.lastSeq}\n`);
   }
-  await until(page, 'the socket to drop', (s) => s.connection !== 'open');
-  await shot(page, 'reconnecting');
-  await until(page, 'the page to reconnect', (s) => s.connection === 'open' && s.ready);
+  // The page counts its connections: a drop and a reconnect between two polls is seen too.
+  const dropped = await until(page, 'the socket to drop', (s) => s.connection !== 'open' || s.connects > before.connects);
+  if (dropped.connection !== 'open') await shot(page, 'reconnecting');
+  await until(page, 'the page to reconnect', (s) => s.connection === 'open' && s.ready && s.connects > before.connects);
   const live = await until(page, 'the turn to end', turnEnded, TIMEOUT * 4);
   await shot(page, 'after-drop');
   const key = live.shown;

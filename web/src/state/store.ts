@@ -49,6 +49,8 @@ export interface OutboxItem {
 
 export interface PageState {
   connection: ConnectionState;
+  /** How many times the transport opened (a reconnect adds one). */
+  connects: number;
   instanceId: string | null;
   lastSeq: number | null;
   /** Between a `hello` with `resumed:false` and `snapshotEnd`. */
@@ -73,6 +75,7 @@ export interface PageState {
 export function initialState(): PageState {
   return {
     connection: 'connecting',
+    connects: 0,
     instanceId: null,
     lastSeq: null,
     inSnapshot: false,
@@ -295,6 +298,7 @@ export function inspect(state: PageState, shown: string | null): unknown {
   return JSON.parse(
     JSON.stringify({
       connection: state.connection,
+      connects: state.connects,
       ready: state.ready,
       lastSeq: state.lastSeq,
       instanceId: state.instanceId,
