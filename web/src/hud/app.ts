@@ -72,7 +72,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   const agentBanner = h('div', { class: 'banner banner-error', role: 'alert', hidden: true });
   const trustBanner = h('div', { class: 'banner banner-trust', hidden: true });
   const notices = h('div', { class: 'notices', role: 'alert', 'aria-label': 'Errors' });
-  const cards = h('div', { class: 'cards', 'aria-label': 'Waiting for you' });
+  const cards = h('div', { class: 'cards', role: 'region', 'aria-label': 'Waiting for you' });
   const conversationTitle = h('h2', { class: 'conversation-title' }, 'Conversation');
 
   const trustButton = h('button', { type: 'button', class: 'primary', onclick: () => {
