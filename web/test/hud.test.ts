@@ -113,5 +113,13 @@ describe('the conversation view', () => {
     expect(subagentHistory).toHaveBeenCalledWith('task1');
     expect(view.el.textContent).toContain('the history');
     expect(toggle?.getAttribute('aria-expanded')).toBe('true');
+    // New entries of the open history show.
+    subagentHistory.mockClear();
+    applyFrame(state, { seq: 3, body: { type: 'transcript', key: 'c1', subagents: true, reset: false, entries: [entry(3, { kind: 'stopped' }, 1, 'task1')] } });
+    view.render(state, 'c1');
+    expect(subagentHistory).toHaveBeenCalledWith('task1');
+    subagentHistory.mockClear();
+    view.render(state, 'c1');
+    expect(subagentHistory).not.toHaveBeenCalled();
   });
 });
