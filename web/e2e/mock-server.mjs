@@ -227,6 +227,11 @@ function startTurn(c, text) {
         return null;
       };
     });
+  } else if (lower.includes('xss')) {
+    later(c, 200, () => {
+      addEntries(c, [reply('<img src=x onerror="window.__orbitXss=1"><script>window.__orbitXss=2</script>')]);
+      endTurn(c, 'completed');
+    });
   } else if (lower.includes('slow')) {
     setPhase(c, 'writing', 'Writing a reply');
     let n = 0;

@@ -301,9 +301,10 @@ async function drop(page) {
     await mkdir(artifacts, { recursive: true });
     await writeFile(join(artifacts, 'drop.ready'), `${before.lastSeq}\n`);
   }
-  await until(page, 'the socket to drop', (s) => s.connection !== 'open');
-  await shot(page, 'reconnecting');
-  await until(page, 'the page to reconnect', (s) => s.connection === 'open' && s.ready);
+  // The page counts its connections: a drop and a reconnect between two polls is seen too.
+  const dropped = await until(page, 'the socket to drop', (s) => s.connection !== 'open' || s.connects > before.connects);
+  if (dropped.connection !== 'open') await shot(page, 'reconnecting');
+  await until(page, 'the page to reconnect', (s) => s.connection === 'open' && s.ready && s.connects > before.connects);
   const live = await until(page, 'the turn to end', turnEnded, TIMEOUT * 4);
   await shot(page, 'after-drop');
   const key = live.shown;
@@ -405,6 +406,16 @@ async function security(page, context) {
   );
   checks.foreignOriginRefused = foreignSocket === 'refused';
   await foreign.close();
+  // With ORBIT_SECURITY_PROMPT (the fake API answering with HTML such as
+  // `<img src=x onerror="window.__orbitXss=1">`), the reply shows as text.
+  if (process.env.ORBIT_SECURITY_PROMPT) {
+    await ask(page, process.env.ORBIT_SECURITY_PROMPT);
+    await until(page, 'the reply', (st) => turnEnded(st) && shownKinds(st).includes('reply'));
+    checks.htmlReplyIsText = await page.evaluate(() => {
+      const log = document.querySelector('[role="log"]');
+      return window.__orbitXss === undefined && log !== null && /<img|<script/i.test(log.textContent ?? '');
+    });
+  }
   // Nothing in the page came from HTML: no img element in the conversation view.
   checks.noImagesInLog = await page.evaluate(() => document.querySelectorAll('[role="log"] img, [role="log"] script').length === 0);
   await shot(page, 'page');

@@ -45,6 +45,7 @@ describe('Channel', () => {
     transport.sent = [];
     transport.setState('open');
     expect(transport.sent).toEqual([{ type: 'resume', instanceId: 'i1', lastSeq: 5 }]);
+    expect(store.state.connects).toBe(2);
     transport.deliver(hello(true, 5));
     expect(transport.sent.at(-1)).toEqual({ type: 'action', id: item.id, request: { type: 'stopAll' } });
     transport.deliver({ seq: null, body: { type: 'ack', id: item.id, ok: true, code: null, message: null } });

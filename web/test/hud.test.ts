@@ -94,7 +94,7 @@ describe('the conversation view', () => {
     expect(text(1)).toBe('MCP github · search_issues');
     expect(text(2)).toBe("Error Claude's process ended (code 1): boom");
     expect(text(3)).toBe('Denied Bash The user said no.');
-    expect(text(4)).toBe('Stopped · 1 min 1 s · $0.0050');
+    expect(text(4)).toBe('Turn ended · 1 min 1 s · $0.0050');
   });
 
   it("shows a subagent's work as its Task call, its history on demand", () => {
@@ -113,5 +113,13 @@ describe('the conversation view', () => {
     expect(subagentHistory).toHaveBeenCalledWith('task1');
     expect(view.el.textContent).toContain('the history');
     expect(toggle?.getAttribute('aria-expanded')).toBe('true');
+    // New entries of the open history show.
+    subagentHistory.mockClear();
+    applyFrame(state, { seq: 3, body: { type: 'transcript', key: 'c1', subagents: true, reset: false, entries: [entry(3, { kind: 'stopped' }, 1, 'task1')] } });
+    view.render(state, 'c1');
+    expect(subagentHistory).toHaveBeenCalledWith('task1');
+    subagentHistory.mockClear();
+    view.render(state, 'c1');
+    expect(subagentHistory).not.toHaveBeenCalled();
   });
 });

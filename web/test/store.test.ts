@@ -35,6 +35,7 @@ describe('resume', () => {
     // A restarted Orbit: a new instance, a snapshot with only c1.
     applyFrame(state, hello(false, 3, 'i2'));
     expect(state.inSnapshot).toBe(true);
+    expect(state.ready).toBe(false);
     expect(state.sessions).toEqual({});
     applyFrame(state, f(null, { type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'idle', title: null, sessionId: null, warm: true }] }));
     applyFrame(state, f(null, { type: 'snapshotEnd' }));
@@ -55,6 +56,15 @@ describe('resume', () => {
     applyFrame(state, f(11, { type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [prompt(3)] }));
     expect(state.transcripts.c1?.map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(state.lastSeq).toBe(11);
+  });
+
+  it('says so when Orbit speaks another channel protocol', () => {
+    const state = initialState();
+    applyFrame(state, f(null, { type: 'hello', protocol: 2, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false }));
+    expect(state.errors[0]).toContain('channel protocol 2');
+    const ok = initialState();
+    applyFrame(ok, hello(false));
+    expect(ok.errors).toEqual([]);
   });
 
   it('a frame whose seq the page holds is ignored', () => {

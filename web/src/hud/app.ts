@@ -32,6 +32,9 @@ const CONNECTION_TEXT: Record<PageState['connection'], string> = {
   closed: 'Disconnected',
 };
 
+/** After this long reconnecting, the status says Orbit may have stopped. */
+const LONG_WAIT_MS = 15000;
+
 function cardKey(card: PendingCard): string {
   return `${card.kind}:${card.requestId}`;
 }
@@ -41,6 +44,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   /** Whether the user picked a tab; otherwise the view follows the current conversation. */
   let pinned = false;
   let lastCurrent: string | null = null;
+  let longWait: ReturnType<typeof setTimeout> | null = null;
 
   const send = (request: PageRequest): string => channel.act(request).id;
 
@@ -68,7 +72,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   const agentBanner = h('div', { class: 'banner banner-error', role: 'alert', hidden: true });
   const trustBanner = h('div', { class: 'banner banner-trust', hidden: true });
   const notices = h('div', { class: 'notices', role: 'alert', 'aria-label': 'Errors' });
-  const cards = h('div', { class: 'cards', 'aria-label': 'Waiting for you' });
+  const cards = h('div', { class: 'cards', role: 'region', 'aria-label': 'Waiting for you' });
   const conversationTitle = h('h2', { class: 'conversation-title' }, 'Conversation');
 
   const trustButton = h('button', { type: 'button', class: 'primary', onclick: () => {
@@ -162,8 +166,17 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     }
     if (!pinned && shown === null) shown = state.current;
 
-    connection.textContent = CONNECTION_TEXT[state.connection];
-    connection.dataset.state = state.connection;
+    if (state.connection !== connection.dataset.state) {
+      connection.dataset.state = state.connection;
+      connection.textContent = CONNECTION_TEXT[state.connection];
+      if (longWait !== null) clearTimeout(longWait);
+      longWait = null;
+      if (state.connection === 'reconnecting') {
+        longWait = setTimeout(() => {
+          connection.textContent = 'Reconnecting… (if Orbit stopped, run `orbit open` again)';
+        }, LONG_WAIT_MS);
+      }
+    }
     const ws = state.workspace;
     wsName.textContent = ws ? ws.name : '';
     wsName.title = ws ? ws.root : '';

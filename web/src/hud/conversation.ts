@@ -11,10 +11,9 @@ import { renderMarkdown, type MarkdownContext } from './markdown';
 
 const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
 
+/** A stopped or failed turn has its own entry just before its turn line, which then only ends it. */
 function outcomeText(outcome: string): string {
-  if (outcome === 'completed') return 'Done';
-  if (outcome === 'interrupted') return 'Stopped';
-  return 'Failed';
+  return outcome === 'completed' ? 'Done' : 'Turn ended';
 }
 
 export function entryView(
@@ -43,7 +42,7 @@ export function entryView(
       const row = h('div', { ...attrs, class: 'entry tool' }, h('span', { class: 'tool-name' }, body.tool), ' ', detailNode);
       if (SUBAGENT_TOOLS.has(body.tool)) {
         const id = body.toolUseId;
-        const holder = h('div', { class: 'subagent-history', hidden: true });
+        const holder = h('div', { class: 'subagent-history', hidden: true, 'data-subagent': id });
         const toggle = h(
           'button',
           {
@@ -150,6 +149,17 @@ export class TranscriptView {
       this.el.appendChild(h('p', { class: 'empty muted' }, 'Nothing here yet. Ask Claude below.'));
     } else if (entries.length > 0) {
       this.el.querySelector('.empty')?.remove();
+    }
+    // An open subagent history follows its new entries.
+    for (const holder of Array.from(this.el.querySelectorAll<HTMLElement>('.subagent-history:not([hidden])'))) {
+      const id = holder.dataset.subagent;
+      const count = id && key ? (state.subagentTranscripts[key] ?? []).filter((e) => e.subagent === id).length : 0;
+      if (id && holder.dataset.count !== String(count)) {
+        holder.dataset.count = String(count);
+        const history = this.ctx.subagentHistory(id);
+        clear(holder);
+        holder.appendChild(history ?? h('p', { class: 'muted' }, 'Nothing from this subagent yet.'));
+      }
     }
     if (stick) this.el.scrollTop = this.el.scrollHeight;
   }

@@ -29,6 +29,7 @@ export class Channel {
       this.greeted = false;
       store.update((state) => {
         state.connection = connection;
+        if (connection === 'open') state.connects += 1;
       });
       if (connection === 'open') this.sendFrame(resumeFrame(store.state));
     });

@@ -19,6 +19,9 @@ import type {
   WorkspaceState,
 } from '../protocol/types';
 
+/** The channel protocol this page speaks (`hello.protocol`; `CHANNEL_PROTOCOL` in orbit-types). */
+export const CHANNEL_PROTOCOL = 1;
+
 /** Entries kept per conversation and history (the host keeps 400 of each). */
 export const TRANSCRIPT_LIMIT = 2000;
 /** Notices kept (refusals, refused frames, failed actions). */
@@ -46,6 +49,8 @@ export interface OutboxItem {
 
 export interface PageState {
   connection: ConnectionState;
+  /** How many times the transport opened (a reconnect adds one). */
+  connects: number;
   instanceId: string | null;
   lastSeq: number | null;
   /** Between a `hello` with `resumed:false` and `snapshotEnd`. */
@@ -70,6 +75,7 @@ export interface PageState {
 export function initialState(): PageState {
   return {
     connection: 'connecting',
+    connects: 0,
     instanceId: null,
     lastSeq: null,
     inSnapshot: false,
@@ -182,10 +188,14 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
   const body = frame.body;
   switch (body.type) {
     case 'hello':
+      if (body.protocol !== CHANNEL_PROTOCOL) {
+        addError(state, `Orbit speaks channel protocol ${body.protocol}, this page ${CHANNEL_PROTOCOL}: reload the page (or update Orbit).`);
+      }
       if (!body.resumed) {
         // A snapshot follows: what it holds is the state up to `head`.
         clearConversations(state);
         state.inSnapshot = true;
+        state.ready = false;
         state.lastSeq = body.head;
       } else {
         state.ready = true;
@@ -288,6 +298,7 @@ export function inspect(state: PageState, shown: string | null): unknown {
   return JSON.parse(
     JSON.stringify({
       connection: state.connection,
+      connects: state.connects,
       ready: state.ready,
       lastSeq: state.lastSeq,
       instanceId: state.instanceId,
