@@ -267,7 +267,11 @@ async function questionsSkip(page) {
 
 async function stop(page) {
   await ask(page, process.env.ORBIT_PROMPT ?? 'Write a long story (slow)');
-  await until(page, 'a streaming reply', (s) => shownSession(s)?.phase === 'writing' && shownKinds(s).includes('reply'));
+  // stream-json sends a text block whole, once it is complete: while the
+  // model streams, the bubble says Thinking (Writing a reply with
+  // --include-partial-messages). Either is a reply under way.
+  await until(page, 'a reply under way', (s) => ['thinking', 'writing'].includes(shownSession(s)?.phase) && shownSession(s).turns > 0);
+  await new Promise((r) => setTimeout(r, 700));
   await shot(page, 'streaming');
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
   const s = await until(page, 'the turn to stop', (st) => turnEnded(st) && shownSession(st).lastOutcome === 'interrupted');

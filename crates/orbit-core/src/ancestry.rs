@@ -36,11 +36,7 @@ pub fn descends_from(pid: u32, agents: &[u32]) -> bool {
 }
 
 /// [`descends_from`] with the parent lookup given (tests).
-pub fn descends_from_with(
-    pid: u32,
-    agents: &[u32],
-    parent: impl Fn(u32) -> Option<u32>,
-) -> bool {
+pub fn descends_from_with(pid: u32, agents: &[u32], parent: impl Fn(u32) -> Option<u32>) -> bool {
     if agents.is_empty() {
         return false;
     }
@@ -87,7 +83,11 @@ mod tests {
         assert!(!descends_from_with(30, &[11], tree));
         assert!(!descends_from_with(30, &[], tree));
         // A loop in the data ends the walk.
-        assert!(!descends_from_with(5, &[10], |pid| Some(if pid == 5 { 6 } else { 5 })));
+        assert!(!descends_from_with(5, &[10], |pid| Some(if pid == 5 {
+            6
+        } else {
+            5
+        })));
     }
 
     #[test]

@@ -41,7 +41,10 @@ pub(crate) async fn serve(
         return respond::no_workspace();
     };
     let Some(graph_path) = query.get("path") else {
-        return plain(StatusCode::BAD_REQUEST, "Orbit: the file panel needs `?path=`.");
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "Orbit: the file panel needs `?path=`.",
+        );
     };
     if !is_relative_graph_path(graph_path) {
         return not_a_graph_file();

@@ -44,7 +44,10 @@ pub(crate) async fn upgrade(
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let Some(id) = query.get("w") else {
-        return respond::plain(StatusCode::BAD_REQUEST, "Orbit: `/ws` needs `?w=<workspace id>`.");
+        return respond::plain(
+            StatusCode::BAD_REQUEST,
+            "Orbit: `/ws` needs `?w=<workspace id>`.",
+        );
     };
     let Some((port, open)) = shared.workspace(id) else {
         return respond::no_workspace();
@@ -149,7 +152,8 @@ impl Connection {
                 Some(Err(error)) => return Err(self.read_failed(&error).await),
                 Some(Ok(Message::Text(text))) => text,
                 Some(Ok(Message::Binary(_))) => {
-                    self.refuse("frame", "bad_frame", "frames are JSON text").await?;
+                    self.refuse("frame", "bad_frame", "frames are JSON text")
+                        .await?;
                     return Err(End::Close(close::POLICY, "resume expected"));
                 }
                 Some(Ok(Message::Close(_))) => return Err(End::Gone),
@@ -161,16 +165,13 @@ impl Connection {
                     last_seq,
                 }) => Ok((instance_id, last_seq)),
                 Ok(_) => {
-                    self.refuse(
-                        "frame",
-                        "bad_frame",
-                        "the first frame must be `resume`",
-                    )
-                    .await?;
+                    self.refuse("frame", "bad_frame", "the first frame must be `resume`")
+                        .await?;
                     Err(End::Close(close::POLICY, "resume expected"))
                 }
                 Err(error) => {
-                    self.refuse("frame", "bad_frame", &error.to_string()).await?;
+                    self.refuse("frame", "bad_frame", &error.to_string())
+                        .await?;
                     Err(End::Close(close::POLICY, "resume expected"))
                 }
             };
@@ -225,10 +226,15 @@ impl Connection {
     }
 
     /// One frame from the page after its `resume`.
-    async fn incoming(&mut self, message: Message, acks: &mpsc::Sender<ActionAck>) -> Result<(), End> {
+    async fn incoming(
+        &mut self,
+        message: Message,
+        acks: &mpsc::Sender<ActionAck>,
+    ) -> Result<(), End> {
         if !self.bucket.take(self.shared.clock.now()) {
             let per_second = self.shared.limits.frames_per_second;
-            let message_text = format!("more than {per_second} frames a second: this one was dropped");
+            let message_text =
+                format!("more than {per_second} frames a second: this one was dropped");
             if let Message::Text(text) = &message
                 && let Ok(PageFrame::Action { id, .. } | PageFrame::Trust { id }) =
                     serde_json::from_str::<PageFrame>(text.as_str())
@@ -244,7 +250,9 @@ impl Connection {
             return self.refuse("frame", "rate_limited", &message_text).await;
         }
         let Message::Text(text) = message else {
-            return self.refuse("frame", "bad_frame", "frames are JSON text").await;
+            return self
+                .refuse("frame", "bad_frame", "frames are JSON text")
+                .await;
         };
         let frame = match serde_json::from_str::<PageFrame>(text.as_str()) {
             Ok(PageFrame::Resume { .. }) => {
@@ -328,7 +336,10 @@ fn ack_frame(ack: ActionAck) -> HostFrame {
 }
 
 /// Resolves when the server stops or the workspace is removed.
-async fn stopped_or_gone(mut stopping: watch::Receiver<bool>, mut open: watch::Receiver<()>) -> End {
+async fn stopped_or_gone(
+    mut stopping: watch::Receiver<bool>,
+    mut open: watch::Receiver<()>,
+) -> End {
     tokio::select! {
         () = until_stopping(&mut stopping) => End::Close(close::GOING_AWAY, "orbit stopped"),
         _ = open.changed() => End::Close(close::GONE, "workspace closed"),

@@ -424,10 +424,15 @@ pub(crate) fn open_url(url: &str) -> std::io::Result<()> {
 /// `PATH` (`--app=URL`); an error when none is installed.
 pub(crate) fn open_app_window(url: &str) -> std::io::Result<()> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let found = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
-        .find(|candidate| candidate.is_file());
+    let found = [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+    .find(|candidate| candidate.is_file());
     match found {
         Some(browser) => spawn_detached(browser.as_os_str(), &[&format!("--app={url}")]),
         None => Err(std::io::Error::new(

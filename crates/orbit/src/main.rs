@@ -104,4 +104,3 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
     })
 }
-

@@ -95,7 +95,10 @@ pub(crate) fn stop() -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Err(error) if error.is_not_running() => {
-            bail!("no Orbit is running (nothing answers on `{}`)", locations.control_socket().display())
+            bail!(
+                "no Orbit is running (nothing answers on `{}`)",
+                locations.control_socket().display()
+            )
         }
         Err(error) => Err(error.into()),
     }
@@ -177,7 +180,8 @@ impl Orbit {
         .await?;
         let kept = self.workspaces.insert(Arc::clone(&handle));
         if Arc::ptr_eq(&kept, &handle) {
-            self.server.add_workspace(Arc::clone(&handle) as Arc<dyn orbit_core::page_port::PagePort>);
+            self.server
+                .add_workspace(Arc::clone(&handle) as Arc<dyn orbit_core::page_port::PagePort>);
         } else {
             // Opened twice at once: the first one stays.
             handle.shutdown().await;
@@ -286,15 +290,15 @@ impl OrbitMethods {
                 "a process started by Claude in Orbit cannot answer Claude's questions",
             ));
         }
-        let workspace = self
-            .orbit
-            .workspaces
-            .get(id)
-            .ok_or_else(|| ControlFailure::new("not_found", format!("no open workspace `{id}`")))?;
+        let workspace =
+            self.orbit.workspaces.get(id).ok_or_else(|| {
+                ControlFailure::new("not_found", format!("no open workspace `{id}`"))
+            })?;
         let reply = workspace.act_frame(frame);
         let ack = tokio::task::block_in_place(|| self.orbit.runtime.block_on(reply))
             .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
-        serde_json::to_value(ack).map_err(|error| ControlFailure::new("internal", error.to_string()))
+        serde_json::to_value(ack)
+            .map_err(|error| ControlFailure::new("internal", error.to_string()))
     }
 
     fn open(&self, caller: &Caller, params: &Value) -> Result<Value, ControlFailure> {
@@ -312,7 +316,10 @@ impl OrbitMethods {
             .ok_or_else(|| ControlFailure::new("invalid_params", "`dir` must be a folder path"))?;
         let dir = PathBuf::from(dir);
         if !dir.is_absolute() {
-            return Err(ControlFailure::new("invalid_params", "`dir` must be absolute"));
+            return Err(ControlFailure::new(
+                "invalid_params",
+                "`dir` must be absolute",
+            ));
         }
         let orbit = Arc::clone(&self.orbit);
         // The method is synchronous; the workspace opens on the runtime
@@ -320,7 +327,8 @@ impl OrbitMethods {
         let opened = tokio::task::block_in_place(|| {
             orbit.runtime.block_on(async { orbit.open(&dir).await })
         });
-        let workspace = opened.map_err(|error| ControlFailure::new("unavailable", format!("{error:#}")))?;
+        let workspace =
+            opened.map_err(|error| ControlFailure::new("unavailable", format!("{error:#}")))?;
         let url = self
             .orbit
             .server
@@ -346,9 +354,12 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
         runtime: tokio::runtime::Handle::current(),
     });
     let settings = orbit_common::Settings::load(&locations.settings_file()).unwrap_or_default();
-    let hub = orbtile::Running::start(crate::hub_cmd::serve_options(&locations, settings.hub_adapter_api))
-        .await
-        .context("cannot start the keypad hub")?;
+    let hub = orbtile::Running::start(crate::hub_cmd::serve_options(
+        &locations,
+        settings.hub_adapter_api,
+    ))
+    .await
+    .context("cannot start the keypad hub")?;
     let methods = Arc::new(OrbitMethods {
         orbit: Arc::clone(&orbit),
         hub: Arc::new(orbtile::HubMethods::new(Arc::clone(hub.shared()))),
@@ -419,7 +430,10 @@ fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<(
     orbit_common::ensure_private_dir(&dir)
         .with_context(|| format!("cannot create `{}`", dir.display()))?;
     let file = dir.join(format!("login-{}.html", std::process::id()));
-    let escaped = url.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
+    let escaped = url
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;");
     let html = format!(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\">\
          <meta name=\"referrer\" content=\"no-referrer\">\
@@ -430,7 +444,8 @@ fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<(
         .with_context(|| format!("cannot write `{}`", file.display()))?;
     let target = format!("file://{}", file.display());
     let opened = if app {
-        crate::keypad_cmd::open_app_window(&target).or_else(|_| crate::keypad_cmd::open_url(&target))
+        crate::keypad_cmd::open_app_window(&target)
+            .or_else(|_| crate::keypad_cmd::open_url(&target))
     } else {
         crate::keypad_cmd::open_url(&target)
     };

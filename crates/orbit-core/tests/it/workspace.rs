@@ -260,18 +260,33 @@ async fn stop_during_a_reply_and_shutdown_mid_turn_leave_no_claude() {
             .ok
     );
     let mut seen = Vec::new();
-    let writing = until(&mut page, &mut seen, |f| {
-        f["body"]["type"] == "session" && f["body"]["phase"] == "writing"
+    // The text block streams for ~14 s and arrives whole at its end (no
+    // partial messages): stop while the turn thinks.
+    let started = until(&mut page, &mut seen, |f| {
+        f["body"]["type"] == "session" && f["body"]["phase"] == "thinking"
     })
     .await;
-    let key = writing["body"]["key"].as_str().unwrap().to_owned();
+    let key = started["body"]["key"].as_str().unwrap().to_owned();
+    let asked = std::time::Instant::now();
     let stop = orbit.act("s", json!({"type": "stop", "key": key})).await;
     assert!(stop.ok, "{stop:?}");
     until(&mut page, &mut seen, |f| {
         f["body"]["type"] == "session" && f["body"]["phase"] == "stopping"
     })
     .await;
-    until(&mut page, &mut seen, turn_ended).await;
+    let ended = until(&mut page, &mut seen, turn_ended).await;
+    let outcome = ended["body"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["body"]["kind"] == "turnEnd")
+        .unwrap()["body"]["outcome"]
+        .clone();
+    assert_eq!(outcome, "interrupted", "{ended}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(10),
+        "the stop did not cut the reply short"
+    );
 
     // A second turn, ended by shutting the workspace down mid-reply.
     assert!(
@@ -281,7 +296,7 @@ async fn stop_during_a_reply_and_shutdown_mid_turn_leave_no_claude() {
             .ok
     );
     until(&mut page, &mut seen, |f| {
-        f["body"]["type"] == "session" && f["body"]["phase"] == "writing"
+        f["body"]["type"] == "session" && f["body"]["phase"] == "thinking"
     })
     .await;
     let pids = orbit.handle.claude_pids();

@@ -18,7 +18,10 @@ mod catalog_cli;
 mod cli;
 mod dep_boundary;
 #[path = "../../../orbit-agent/tests/it/fake_api.rs"]
-#[allow(dead_code, reason = "shared with orbit-agent's tests; not every helper is used here")]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
 mod fake_api;
 /// What the shared fake API expects of its crate's harness.
 mod harness {

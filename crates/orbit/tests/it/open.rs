@@ -80,7 +80,11 @@ impl Running {
     }
 
     fn trust(&self) {
-        let out = self.command(&["trust"]).arg(self.ws.path()).output().unwrap();
+        let out = self
+            .command(&["trust"])
+            .arg(self.ws.path())
+            .output()
+            .unwrap();
         assert!(out.status.success());
     }
 
@@ -217,8 +221,14 @@ fn a_second_open_joins_the_running_orbit_and_stop_ends_it() {
     assert_eq!(listed["result"].as_array().unwrap().len(), 2, "{listed}");
     let answer = get(first);
     assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
-    assert!(answer.contains("Set-Cookie: orbit-") || answer.contains("set-cookie: orbit-"), "{answer}");
-    assert!(get(first).starts_with("HTTP/1.1 403"), "the address works once");
+    assert!(
+        answer.contains("Set-Cookie: orbit-") || answer.contains("set-cookie: orbit-"),
+        "{answer}"
+    );
+    assert!(
+        get(first).starts_with("HTTP/1.1 403"),
+        "the address works once"
+    );
     // `orbit hub serve` says an Orbit already serves the hub.
     let hub = orbit.command(&["hub", "serve"]).output().unwrap();
     assert_eq!(hub.status.code(), Some(1));
@@ -247,7 +257,10 @@ fn claude_s_own_shell_cannot_open_orbit_s_page() {
         other.path().display()
     );
     orbit.api.script([
-        tool("Bash", json!({"command": command, "description": "Open Orbit"})),
+        tool(
+            "Bash",
+            json!({"command": command, "description": "Open Orbit"}),
+        ),
         text("Tried."),
     ]);
     let sent = orbit.prompt("Open the page for me.");
@@ -294,7 +307,10 @@ fn sigterm_mid_turn_leaves_no_claude_and_no_prompt_in_the_log() {
     let pid = orbit.child.as_ref().unwrap().id();
     let claude: Vec<u32> = children_named(pid, "claude");
     assert!(!claude.is_empty(), "a claude runs the turn");
-    let _ = Command::new("kill").arg("-TERM").arg(pid.to_string()).status();
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status();
     let (code, _stderr) = orbit.wait();
     assert_eq!(code, Some(128 + 15));
     for pid in claude {

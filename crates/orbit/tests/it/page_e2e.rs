@@ -28,7 +28,8 @@ fn real_claude() -> PathBuf {
 }
 
 fn chromium() -> PathBuf {
-    let path = std::env::var_os("ORBIT_CHROMIUM").map_or_else(|| "/usr/bin/chromium".into(), PathBuf::from);
+    let path = std::env::var_os("ORBIT_CHROMIUM")
+        .map_or_else(|| "/usr/bin/chromium".into(), PathBuf::from);
     assert!(
         path.exists(),
         "Chromium is missing at {}: run scripts/setup-web",
@@ -100,8 +101,16 @@ impl Scene {
             mark,
         };
         if trusted {
-            let out = scene.orbit_command(&["trust"]).arg(scene.ws.path()).output().unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let out = scene
+                .orbit_command(&["trust"])
+                .arg(scene.ws.path())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         scene
     }
@@ -231,7 +240,10 @@ impl Drop for Scene {
             let _ = child.wait();
         }
         for pid in self.claude_pids() {
-            if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+            if let Some(pid) = i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
         }
@@ -248,7 +260,9 @@ fn rand_suffix() -> String {
 }
 
 fn lock() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn readme_edit(scene: &Scene) -> Reply {
@@ -270,7 +284,10 @@ fn a_prompt_becomes_a_bubble_and_a_transcript() {
     scene.open();
     let result = scene.run("prompt", Some("Say hello"));
     let kinds = result["kinds"].as_array().unwrap();
-    assert!(kinds.contains(&json!("prompt")) && kinds.contains(&json!("reply")), "{result}");
+    assert!(
+        kinds.contains(&json!("prompt")) && kinds.contains(&json!("reply")),
+        "{result}"
+    );
     scene.end();
 }
 
@@ -305,7 +322,10 @@ fn always_stops_the_next_card() {
     let result = scene.run("always", None);
     assert_eq!(result["cardsSeen"], 1, "{result}");
     let util = std::fs::read_to_string(scene.ws.path().join("src/util.rs")).unwrap();
-    assert!(util.contains("hello"), "the second edit went through without a card");
+    assert!(
+        util.contains("hello"),
+        "the second edit went through without a card"
+    );
     scene.end();
 }
 
@@ -318,11 +338,16 @@ fn deny_shows_the_denied_entry() {
     scene.open();
     scene.run("deny", None);
     let readme = std::fs::read_to_string(scene.ws.path().join("README.md")).unwrap();
-    assert!(readme.contains("A demo workspace."), "the file is untouched");
+    assert!(
+        readme.contains("A demo workspace."),
+        "the file is untouched"
+    );
     // Claude read the user's message.
     let requests = scene.api.requests();
     assert!(
-        requests.iter().any(|r| r.to_string().contains("Not this file, please.")),
+        requests
+            .iter()
+            .any(|r| r.to_string().contains("Not this file, please.")),
         "the deny message reached the model"
     );
     scene.end();
@@ -355,7 +380,8 @@ fn questions_answered_reach_the_model() {
     assert!(
         requests.iter().any(|r| {
             let s = r.to_string();
-            s.contains("Which flavour should the greeting have?") && s.contains("Friendly")
+            s.contains("Which flavour should the greeting have?")
+                && s.contains("Friendly")
                 && s.contains("tool_result")
         }),
         "the answer reached the model"
@@ -370,7 +396,13 @@ fn questions_skipped() {
     scene.api.script([question(), text("Skipped, then.")]);
     scene.open();
     let result = scene.run("questions-skip", None);
-    assert!(result["kinds"].as_array().unwrap().contains(&json!("denied")), "{result}");
+    assert!(
+        result["kinds"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("denied")),
+        "{result}"
+    );
     scene.end();
 }
 
@@ -409,12 +441,10 @@ fn a_reload_during_a_pending_card_shows_it_again() {
 fn the_server_drops_the_socket_mid_turn_and_the_page_loses_nothing() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    scene.api.script([
-        Reply::Message {
-            blocks: vec![Block::Text("Part one. ".repeat(120))],
-            delay: Some(Duration::from_millis(30)),
-        },
-    ]);
+    scene.api.script([Reply::Message {
+        blocks: vec![Block::Text("Part one. ".repeat(120))],
+        delay: Some(Duration::from_millis(30)),
+    }]);
     scene.open();
     let artifacts = repo().join("target/artifacts/page");
     let ready = artifacts.join("drop.ready");
@@ -423,7 +453,10 @@ fn the_server_drops_the_socket_mid_turn_and_the_page_loses_nothing() {
     let dropper = std::thread::spawn(move || {
         let deadline = Instant::now() + Duration::from_secs(120);
         while !ready.exists() {
-            assert!(Instant::now() < deadline, "the page never got ready to drop");
+            assert!(
+                Instant::now() < deadline,
+                "the page never got ready to drop"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         let _ = std::fs::remove_file(&ready);
@@ -443,7 +476,8 @@ fn untrusted_until_trusted_from_the_page() {
     scene.api.script([text("Hello, now that you trust me.")]);
     scene.open();
     scene.run("trust", None);
-    let trusted = std::fs::read_to_string(scene.config.path().join("trusted-folders.json")).unwrap();
+    let trusted =
+        std::fs::read_to_string(scene.config.path().join("trusted-folders.json")).unwrap();
     let ws = scene.ws.path().canonicalize().unwrap();
     assert!(trusted.contains(&*ws.to_string_lossy()), "{trusted}");
     scene.end();
