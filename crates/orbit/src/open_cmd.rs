@@ -59,9 +59,13 @@ impl OpenArgs {
 /// How often idle workspaces are looked for.
 const IDLE_CHECK: Duration = Duration::from_secs(60);
 
-/// How long the browser's redirect file stays (it holds the one-time
-/// address; the browser reads it at once).
-const REDIRECT_FILE_LIFETIME: Duration = Duration::from_secs(30);
+/// How long a browser's redirect file stays (it holds a one-time address;
+/// the browser reads it at once). The running Orbit sweeps them, also the
+/// ones a joining `orbit open` leaves behind.
+const REDIRECT_FILE_LIFETIME: Duration = Duration::from_secs(10);
+
+/// How often the redirect files are swept.
+const REDIRECT_SWEEP: Duration = Duration::from_secs(2);
 
 pub(crate) fn run(args: &OpenArgs) -> anyhow::Result<ExitCode> {
     let locations = locations()?;
@@ -372,6 +376,7 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
         }
     };
     let outcome = run_until_stopped(&orbit, &locations, &dir, args).await;
+    sweep_redirects(&locations, Duration::ZERO);
     orbit.close().await;
     control.shutdown().await;
     hub.shutdown().await;
@@ -406,6 +411,7 @@ async fn run_until_stopped(
     }
     let mut idle = tokio::time::interval(IDLE_CHECK);
     idle.tick().await;
+    let mut sweep = tokio::time::interval(REDIRECT_SWEEP);
     loop {
         tokio::select! {
             signal = crate::signals::ended() => {
@@ -418,6 +424,7 @@ async fn run_until_stopped(
                 return Ok(ExitCode::SUCCESS);
             }
             _ = idle.tick() => orbit.let_go_idle().await,
+            _ = sweep.tick() => sweep_redirects(locations, REDIRECT_FILE_LIFETIME),
         }
     }
 }
@@ -426,7 +433,7 @@ async fn run_until_stopped(
 /// process's arguments: a 0600 file that redirects to it is opened instead
 /// (as Jupyter does), and removed once the browser has had time to read it.
 fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<()> {
-    let dir = locations.runtime_dir().join("open");
+    let dir = redirect_dir(locations);
     orbit_common::ensure_private_dir(&dir)
         .with_context(|| format!("cannot create `{}`", dir.display()))?;
     let file = dir.join(format!("login-{}.html", std::process::id()));
@@ -455,9 +462,29 @@ fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<(
             "orbit: cannot open a browser ({error}); open the address above yourself"
         )?;
     }
-    std::thread::spawn(move || {
-        std::thread::sleep(REDIRECT_FILE_LIFETIME);
-        let _ = fs_err::remove_file(&file);
-    });
     Ok(())
+}
+
+/// The folder of the browser's redirect files.
+fn redirect_dir(locations: &Locations) -> PathBuf {
+    locations.runtime_dir().join("open")
+}
+
+/// Removes the redirect files older than `older_than` (all of them with
+/// zero).
+fn sweep_redirects(locations: &Locations, older_than: Duration) {
+    let Ok(entries) = fs_err::read_dir(redirect_dir(locations)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_none_or(|age| age >= older_than);
+        if old {
+            let _ = fs_err::remove_file(entry.path());
+        }
+    }
 }

@@ -309,3 +309,51 @@ async fn stop_during_a_reply_and_shutdown_mid_turn_leave_no_claude() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_workspace_without_page_or_turn_is_let_go_after_thirty_minutes() {
+    use orbit_core::workspace::{IDLE_LET_GO, Workspaces};
+    let config = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        config.path().join("settings.json"),
+        json!({"claude.path": "/nonexistent/claude"}).to_string(),
+    )
+    .unwrap();
+    let handle = WorkspaceHandle::start(WorkspaceConfig {
+        root: ws.path().to_owned(),
+        locations: Locations::with_config_dir(config.path().to_owned()),
+        instance_id: "i".to_owned(),
+        probe_env: ProbeEnv::default(),
+        env: Vec::new(),
+        timeouts: Timeouts::default(),
+        graph: GraphOptions {
+            cache_dir: None,
+            ..GraphOptions::default()
+        },
+        serve_socket: false,
+    })
+    .await
+    .unwrap();
+    // Without claude the snapshot says what is missing and where it looked.
+    let page = handle.connect(None, None).await.unwrap();
+    let state = json_of(&page.first[1]);
+    assert_eq!(state["body"]["agent"]["available"], false, "{state}");
+    let message = state["body"]["agent"]["message"].as_str().unwrap();
+    assert!(message.contains("/nonexistent/claude"), "{message}");
+    assert!(message.contains("claude.path"), "{message}");
+
+    let open = Workspaces::new();
+    open.insert(Arc::clone(&handle));
+    let now = std::time::Instant::now();
+    let later = now + IDLE_LET_GO + Duration::from_secs(1);
+    // A page is attached: kept, however long.
+    handle.page_attached(true);
+    assert!(open.take_idle(later, IDLE_LET_GO).is_empty());
+    handle.page_attached(false);
+    assert!(open.take_idle(now, IDLE_LET_GO).is_empty(), "not idle yet");
+    let gone = open.take_idle(later, IDLE_LET_GO);
+    assert_eq!(gone.len(), 1);
+    assert!(open.get(handle.id()).is_none());
+    handle.shutdown().await;
+}

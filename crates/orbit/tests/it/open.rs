@@ -369,3 +369,99 @@ fn children_named(pid: u32, name: &str) -> Vec<u32> {
     }
     found
 }
+
+#[test]
+fn the_browser_gets_a_private_redirect_file_never_the_token() {
+    let mut orbit = Running::new(json!({}));
+    let record = orbit.home.path().join("opened.txt");
+    let opener = orbit.home.path().join("opener.sh");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\" >> {}; done\nf=\"${{1#file://}}\"\nstat -c %a \"$f\" >> {}\ncat \"$f\" >> {}\n",
+            record.display(),
+            record.display(),
+            record.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut child = orbit
+        .command(&["open"])
+        .env("ORBIT_URL_OPENER", &opener)
+        .arg(orbit.ws.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    orbit.child = Some(child);
+    let token = first.trim().split("token=").nth(1).unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&record)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 3
+    {
+        assert!(Instant::now() < deadline, "the opener was not run");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let seen = std::fs::read_to_string(&record).unwrap();
+    let mut lines = seen.lines();
+    let argument = lines.next().unwrap();
+    assert!(argument.starts_with("file://"), "{seen}");
+    assert!(
+        !argument.contains(&token),
+        "the token is in the opener's argv"
+    );
+    assert_eq!(lines.next(), Some("600"), "{seen}");
+    assert!(
+        seen.contains(&token),
+        "the file redirects to the login address"
+    );
+    // The running Orbit removes it once the browser has had it.
+    let file = PathBuf::from(argument.trim_start_matches("file://"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while file.exists() {
+        assert!(Instant::now() < deadline, "the redirect file stays");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn without_claude_the_page_opens_and_a_prompt_says_what_is_missing() {
+    // No claude anywhere: the workspace says what is missing, where it
+    // looked and how to fix it; the page still opens.
+    let mut orbit = Running::new(json!({}));
+    let mut settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(orbit.config.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    settings["claude.path"] = json!("/nonexistent/claude");
+    std::fs::write(
+        orbit.config.path().join("settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    orbit.start(&[]);
+    let answer = get(&orbit.login);
+    assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
+    let id = orbit.workspace_id();
+    let sent = orbit.call(
+        "orbit.act",
+        json!({"workspaceId": id, "frame": {"type": "trust", "id": "t"}}),
+    );
+    assert_eq!(sent["result"]["ok"], true, "{sent}");
+    let prompt = orbit.prompt("Hello?");
+    assert_eq!(prompt["result"]["ok"], false, "{prompt}");
+    assert_eq!(prompt["result"]["code"], "agent_unavailable", "{prompt}");
+    let message = prompt["result"]["message"].as_str().unwrap();
+    assert!(message.contains("/nonexistent/claude"), "{message}");
+}
