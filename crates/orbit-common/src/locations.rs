@@ -17,6 +17,10 @@ pub const CONFIG_DIR_ENV: &str = "ORBIT_CONFIG_DIR";
 /// [`Locations::with_config_dir`] in tests, and pass it down: no crate reads
 /// the environment for these paths on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[expect(
+    clippy::struct_field_names,
+    reason = "each is a directory, named as the accessor that gives it"
+)]
 pub struct Locations {
     config_dir: PathBuf,
     runtime_dir: PathBuf,

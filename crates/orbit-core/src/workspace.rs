@@ -41,7 +41,7 @@ use crate::workspace_socket::WorkspaceSocket;
 
 /// A workspace with no page, no client and no running turn for this long is
 /// let go.
-pub const IDLE_LET_GO: Duration = Duration::from_secs(30 * 60);
+pub const IDLE_LET_GO: Duration = Duration::from_mins(30);
 
 /// Commands waiting for the actor; past this a page's request is refused
 /// (`busy`) rather than queued without bound.
@@ -625,25 +625,24 @@ impl Actor {
                 resumed,
             })
         };
-        let first = match missed {
-            Some(frames) => std::iter::once(hello(true)).chain(frames).collect(),
-            None => {
-                let mut first = vec![
-                    hello(false),
-                    frame(WorkspaceMessage::Workspace(self.state())),
-                ];
-                first.extend(
-                    self.projector
-                        .replay()
-                        .into_iter()
-                        .map(|message| HostFrame {
-                            seq: None,
-                            body: HostBody::Page(message),
-                        }),
-                );
-                first.push(frame(WorkspaceMessage::SnapshotEnd {}));
-                first
-            }
+        let first = if let Some(frames) = missed {
+            std::iter::once(hello(true)).chain(frames).collect()
+        } else {
+            let mut first = vec![
+                hello(false),
+                frame(WorkspaceMessage::Workspace(self.state())),
+            ];
+            first.extend(
+                self.projector
+                    .replay()
+                    .into_iter()
+                    .map(|message| HostFrame {
+                        seq: None,
+                        body: HostBody::Page(message),
+                    }),
+            );
+            first.push(frame(WorkspaceMessage::SnapshotEnd {}));
+            first
         };
         PageConnection { first, live }
     }
