@@ -10,6 +10,7 @@ mod hub_cmd;
 mod keypad_cmd;
 mod mcp_cmd;
 mod page_events;
+mod signals;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
