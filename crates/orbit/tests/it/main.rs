@@ -14,14 +14,33 @@
 
 mod adapter_run;
 mod agent_cli;
+mod ask_real;
 mod catalog_cli;
 mod cli;
 mod dep_boundary;
+#[path = "../../../orbit-agent/tests/it/fake_api.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod fake_api;
 mod graph_live;
+#[path = "../../../orbit-agent/tests/it/harness.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod harness;
 mod history_cli;
 mod hub;
 mod mcp;
 mod mcp_support;
 mod reference_adapters;
 mod schema_check;
+#[path = "../../../orbit-agent/tests/it/support.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod support;
 mod tidy;
