@@ -8,6 +8,7 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   background  launches a background subagent, ends the turn, then the
             subagent sends an envelope and never finishes
   stuck     never sends a result after an interrupt (FAKE_IGNORE_TERM=1: ignores SIGTERM too)
+            (FAKE_IGNORE_INT=1, any mode: ignores SIGINT, as if Ctrl-C reached Orbit only)
   idle_exit answers one turn, then exits with rc 2 while idle
   unsupported  sends a control request Orbit does not handle, echoes the answer
   permission / question  asks (Bash / AskUserQuestion) and echoes the answer
@@ -101,6 +102,8 @@ def main():
         return 0
     if os.environ.get("FAKE_IGNORE_TERM") == "1":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if os.environ.get("FAKE_IGNORE_INT") == "1":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     total = 0.0
     kept = os.environ.get("FAKE_TOTAL_FILE")
     if kept and "--resume" in sys.argv and os.path.exists(kept):

@@ -54,7 +54,7 @@ impl Real {
 }
 
 /// Every process descended from `root` (from `/proc`).
-fn descendants(root: u32) -> Vec<u32> {
+pub(crate) fn descendants(root: u32) -> Vec<u32> {
     let mut parent_of = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -82,7 +82,7 @@ fn descendants(root: u32) -> Vec<u32> {
 }
 
 /// A live (not zombie) process.
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
         stat.rfind(')')
             .is_some_and(|i| !stat[i + 1..].trim_start().starts_with('Z'))
