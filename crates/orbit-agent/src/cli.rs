@@ -4,7 +4,7 @@
 //! cost, escalates an interrupt (deny pending, `interrupt`, SIGTERM after the
 //! grace period, SIGKILL after the next) and reports the process's end once.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -174,13 +174,16 @@ impl CliBackend {
             return Err(AgentError::Exited);
         };
         let pid = child.id();
+        let (stdin_tx, stdin_rx) = mpsc::channel(STDIN_QUEUE);
+        tokio::spawn(write_stdin(stdin, stdin_rx));
         let (tx, rx) = mpsc::unbounded_channel();
         let (line_tx, line_rx) = mpsc::channel(64);
         let background = Arc::new(AtomicUsize::new(0));
         tokio::spawn(read_stdout(stdout, line_tx));
         let actor = Actor {
             child,
-            stdin: Some(stdin),
+            stdin: Some(stdin_tx),
+            outbox: VecDeque::new(),
             sink,
             ledger: self.ledger.clone(),
             timeouts: self.config.timeouts,
@@ -281,6 +284,21 @@ impl AgentProcess for CliProcess {
     }
 }
 
+/// How many lines the stdin writer's queue holds.
+const STDIN_QUEUE: usize = 64;
+
+/// Writes the queued lines to Claude's stdin, on a task of its own: a
+/// write that waits for Claude to read never stops the actor reading
+/// Claude's stdout. Ends (closing stdin) when the queue's senders are gone
+/// or a write fails.
+async fn write_stdin(mut stdin: ChildStdin, mut lines: mpsc::Receiver<Vec<u8>>) {
+    while let Some(line) = lines.recv().await {
+        if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
 enum LineMsg {
     Message(Box<Inbound>),
     UnknownFields(codec::UnknownFields),
@@ -329,7 +347,10 @@ enum Escalation {
 
 struct Actor {
     child: AgentChild,
-    stdin: Option<ChildStdin>,
+    /// The writer task's queue (`None` once stdin is closed).
+    stdin: Option<mpsc::Sender<Vec<u8>>>,
+    /// Lines waiting for room in the writer's queue, in order.
+    outbox: VecDeque<Vec<u8>>,
     sink: Arc<dyn AgentSink>,
     ledger: CostLedger,
     timeouts: Timeouts,
@@ -369,13 +390,13 @@ impl Actor {
                     }
                     Some(Command::Interrupt) => {
                         next_interrupt_id += 1;
-                        self.interrupt(next_interrupt_id).await;
+                        self.interrupt(next_interrupt_id);
                     }
-                    Some(command) => self.command(command).await,
+                    Some(command) => self.command(command),
                 },
                 line = lines.recv() => match line {
                     Some(LineMsg::Message(message)) => {
-                        self.inbound(*message).await;
+                        self.inbound(*message);
                         self.background
                             .store(self.subagents.background_running(), Ordering::Relaxed);
                     }
@@ -403,6 +424,18 @@ impl Actor {
                     }
                 },
                 () = sleep_until(deadline), if deadline.is_some() => self.escalate(),
+                permit = reserve(self.stdin.clone()), if !self.outbox.is_empty() => {
+                    match (permit, self.outbox.pop_front()) {
+                        (Some(permit), Some(line)) => {
+                            permit.send(line);
+                            self.pump();
+                        }
+                        _ => {
+                            self.stdin = None;
+                            self.outbox.clear();
+                        }
+                    }
+                }
             }
         }
     }
@@ -411,19 +444,60 @@ impl Actor {
         self.sink.event(event);
     }
 
-    async fn write(&mut self, message: &Outbound) {
-        let line = codec::encode_line(message);
-        let Some(stdin) = self.stdin.as_mut() else {
+    /// Queues a line for Claude's stdin. Never waits: the writer task
+    /// takes what its queue holds, the rest waits in the outbox (bounded by
+    /// what produces lines: commands from a bounded channel, answers to
+    /// requests Claude waits on).
+    fn write(&mut self, message: &Outbound) {
+        if self.stdin.is_none() {
+            return;
+        }
+        self.outbox.push_back(codec::encode_line(message));
+        self.pump();
+    }
+
+    /// Moves outbox lines into the writer's queue while it has room.
+    fn pump(&mut self) {
+        let Some(tx) = &self.stdin else {
+            self.outbox.clear();
             return;
         };
-        let ok = stdin.write_all(&line).await.is_ok() && stdin.flush().await.is_ok();
-        if !ok {
-            // The process is going away; stdout's end reports it.
-            self.stdin = None;
+        while let Some(line) = self.outbox.pop_front() {
+            match tx.try_send(line) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(line)) => {
+                    self.outbox.push_front(line);
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    // The process is going away; stdout's end reports it.
+                    self.stdin = None;
+                    self.outbox.clear();
+                    return;
+                }
+            }
         }
     }
 
-    async fn command(&mut self, command: Command) {
+    /// Closes Claude's stdin once what is queued is written (the writer
+    /// ends when its queue is empty and no sender is left).
+    fn close_stdin(&mut self) {
+        let Some(tx) = self.stdin.take() else {
+            return;
+        };
+        let rest: Vec<Vec<u8>> = self.outbox.drain(..).collect();
+        if !rest.is_empty() {
+            tokio::spawn(async move {
+                for line in rest {
+                    if tx.send(line).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+
+    fn command(&mut self, command: Command) {
         match command {
             Command::Prompt(text) => {
                 if self.turn.is_some() {
@@ -443,29 +517,26 @@ impl Actor {
                         role: "user".to_owned(),
                         content: text,
                     },
-                })
-                .await;
+                });
             }
-            Command::Answer(request_id, answer) => self.answer(&request_id, answer).await,
+            Command::Answer(request_id, answer) => self.answer(&request_id, answer),
             Command::Control(id, request, reply) => {
                 self.pending_controls.insert(id.clone(), Some(reply));
                 self.write(&Outbound::ControlRequest {
                     request_id: id,
                     request,
-                })
-                .await;
+                });
             }
             Command::CancelControl(id) => {
                 if self.pending_controls.remove(&id).is_some() {
-                    self.write(&Outbound::ControlCancelRequest { request_id: id })
-                        .await;
+                    self.write(&Outbound::ControlCancelRequest { request_id: id });
                 }
             }
             Command::Interrupt | Command::Dispose => {}
         }
     }
 
-    async fn answer(&mut self, request_id: &str, answer: Answer) {
+    fn answer(&mut self, request_id: &str, answer: Answer) {
         let Some(request) = self.pending_requests.get(request_id) else {
             self.emit(AgentEvent::Warning {
                 message: format!("no pending request `{request_id}` to answer"),
@@ -480,21 +551,20 @@ impl Actor {
             }
         };
         self.pending_requests.remove(request_id);
-        self.respond(request_id, &result).await;
+        self.respond(request_id, &result);
     }
 
-    async fn respond(&mut self, request_id: &str, result: &PermissionResult) {
+    fn respond(&mut self, request_id: &str, result: &PermissionResult) {
         let payload = serde_json::to_value(result).unwrap_or(Value::Null);
         self.write(&Outbound::ControlResponse {
             response: OutboundResponse::Success {
                 request_id: request_id.to_owned(),
                 response: payload,
             },
-        })
-        .await;
+        });
     }
 
-    async fn interrupt(&mut self, n: u64) {
+    fn interrupt(&mut self, n: u64) {
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
@@ -511,8 +581,7 @@ impl Actor {
                 &PermissionResult::Deny {
                     message: "The user stopped the turn.".to_owned(),
                 },
-            )
-            .await;
+            );
             self.emit(AgentEvent::RequestWithdrawn { request_id });
         }
         let id = format!("orbit_interrupt_{n}");
@@ -520,8 +589,7 @@ impl Actor {
         self.write(&Outbound::ControlRequest {
             request_id: id,
             request: OutboundRequest::Interrupt {},
-        })
-        .await;
+        });
         self.escalation = Some(Escalation::AwaitResult(
             Instant::now() + self.timeouts.interrupt_grace,
         ));
@@ -544,7 +612,7 @@ impl Actor {
         }
     }
 
-    async fn inbound(&mut self, message: Inbound) {
+    fn inbound(&mut self, message: Inbound) {
         match message {
             Inbound::System(system) => self.system(system),
             Inbound::Assistant(envelope) => self.assistant(&envelope),
@@ -583,8 +651,7 @@ impl Actor {
                         request_id,
                         error: format!("Unsupported control request subtype: {subtype}"),
                     },
-                })
-                .await;
+                });
             }
             Inbound::ControlResponse(response) => self.control_response(response.response),
             Inbound::ControlCancelRequest { request_id } => {
@@ -877,7 +944,7 @@ impl Actor {
 
     /// Stdout ended: wait for the process, report a turn it broke, then exit.
     async fn finish(&mut self, commands: &mut mpsc::UnboundedReceiver<Command>) {
-        self.stdin = None;
+        self.close_stdin();
         let status = match tokio::time::timeout(self.timeouts.term_grace, self.child.wait()).await {
             Ok(Ok(status)) => Some(status),
             _ => self.child.kill_and_wait().await.ok(),
@@ -948,7 +1015,7 @@ impl Actor {
     /// let go gracefully (stdin closed: the CLI saves its session and exits),
     /// then SIGTERM, then SIGKILL; a busy one gets SIGTERM at once.
     async fn dispose(&mut self) {
-        self.stdin = None;
+        self.close_stdin();
         let grace = self.timeouts.term_grace;
         if self.turn.is_some() {
             self.child.terminate();
@@ -1002,6 +1069,13 @@ impl Actor {
         }
         self.pending_requests.clear();
     }
+}
+
+/// Room in the writer's queue (`None` when it is closed or gone).
+async fn reserve(
+    tx: Option<mpsc::Sender<Vec<u8>>>,
+) -> Option<mpsc::OwnedPermit<Vec<u8>>> {
+    tx?.reserve_owned().await.ok()
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

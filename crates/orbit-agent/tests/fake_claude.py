@@ -16,6 +16,8 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   api_error a result with subtype success and is_error true (as the CLI reports API errors)
   hold      asks to run Bash and holds the request until an interrupt ends the turn
   cancel    asks to run Bash, then withdraws the request itself (control_cancel_request)
+  flood     before reading stdin at all, prints 8 MB of keep_alive lines (blocking
+            while nobody reads them); then replies with the prompt's length
 
 FAKE_STDIN_LOG=FILE: every stdin line is appended to FILE as it comes.
   prompt    replies with the prompt text it received (and its argv after a newline)
@@ -104,6 +106,11 @@ def main():
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if os.environ.get("FAKE_IGNORE_INT") == "1":
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if mode == "flood":
+        pad = " " * 4096
+        for _ in range(2048):
+            sys.stdout.write('{"type": "keep_alive"}' + pad + "\n")
+        sys.stdout.flush()
     total = 0.0
     kept = os.environ.get("FAKE_TOTAL_FILE")
     if kept and "--resume" in sys.argv and os.path.exists(kept):
@@ -224,6 +231,10 @@ def main():
             sys.stderr.write("fake: lost the connection\n")
             sys.stderr.flush()
             return 2
+        elif mode == "flood":
+            text("got %d characters" % len(msg.get("message", {}).get("content") or ""))
+            total += 0.1
+            result(total)
         elif mode == "prompt":
             content = msg.get("message", {}).get("content")
             text(json.dumps({"prompt": content, "argv": sys.argv[1:]}))

@@ -769,3 +769,23 @@ async fn a_timed_out_control_request_is_cancelled_on_the_wire() {
         .unwrap_or_else(|| panic!("no cancel in {lines:#?}"));
     assert_eq!(cancel["request_id"], request["request_id"]);
 }
+
+/// A prompt of several MB written while the CLI, not reading stdin yet,
+/// blocks on a full stdout: stdin is written from a task of its own, so the
+/// actor keeps reading stdout, the CLI drains its output, reads the prompt
+/// and answers. Written by the actor itself, both would wait for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_prompt_while_the_cli_floods_stdout_does_not_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("flood", &[], quick());
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    let prompt = "p".repeat(6 * 1024 * 1024);
+    run.process.prompt(&prompt).unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(30), run.turn_end())
+        .await
+        .expect("the actor and the CLI deadlocked on a large prompt");
+    assert_eq!(end.outcome, TurnOutcome::Completed);
+    assert_eq!(run.texts(), [format!("got {} characters", prompt.len())]);
+    run.process.dispose();
+    run.exit().await;
+}
