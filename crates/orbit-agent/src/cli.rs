@@ -18,7 +18,7 @@ use orbit_types::{
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::backend::{AgentProcess, AgentSink, Answer, ControlFuture, ProcessSpec, SessionBackend};
@@ -176,7 +176,8 @@ impl CliBackend {
         let pid = child.id();
         let (stdin_tx, stdin_rx) = mpsc::channel(STDIN_QUEUE);
         tokio::spawn(write_stdin(stdin, stdin_rx));
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(COMMAND_QUEUE);
+        let (stop, stop_rx) = watch::channel(Stop::default());
         let (line_tx, line_rx) = mpsc::channel(64);
         let background = Arc::new(AtomicUsize::new(0));
         tokio::spawn(read_stdout(stdout, line_tx));
@@ -197,9 +198,10 @@ impl CliBackend {
             escalation: None,
             background: Arc::clone(&background),
         };
-        tokio::spawn(actor.run(rx, line_rx));
+        tokio::spawn(actor.run(rx, stop_rx, line_rx));
         Ok(CliProcess {
             tx,
+            stop,
             pid,
             background,
             next_id: Arc::new(AtomicU64::new(1)),
@@ -217,16 +219,27 @@ impl SessionBackend for CliBackend {
 enum Command {
     Prompt(String),
     Answer(String, Answer),
-    Interrupt,
     Control(String, OutboundRequest, oneshot::Sender<Result<Value>>),
     CancelControl(String),
-    Dispose,
+}
+
+/// How many commands (prompts, answers, control requests) may wait for the
+/// actor; past that, sending one fails with [`AgentError::Overloaded`].
+pub const COMMAND_QUEUE: usize = 256;
+
+/// Interrupts and disposal: state, not queued commands, so they are never
+/// refused or lost; the actor reads them after the commands sent before.
+#[derive(Debug, Clone, Copy, Default)]
+struct Stop {
+    interrupts: u64,
+    dispose: bool,
 }
 
 /// A handle on one process. Dropping it disposes the process.
 #[derive(Debug)]
 pub struct CliProcess {
-    tx: mpsc::UnboundedSender<Command>,
+    tx: mpsc::Sender<Command>,
+    stop: watch::Sender<Stop>,
     pid: Option<u32>,
     background: Arc<AtomicUsize>,
     next_id: Arc<AtomicU64>,
@@ -234,8 +247,13 @@ pub struct CliProcess {
 }
 
 impl CliProcess {
+    /// Queues a command; a full queue (the actor is not keeping up) is an
+    /// error the caller sees, never a wait or a silent drop.
     fn send(&self, command: Command) -> Result<()> {
-        self.tx.send(command).map_err(|_| AgentError::Exited)
+        self.tx.try_send(command).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(_) => AgentError::Overloaded(COMMAND_QUEUE),
+            mpsc::error::TrySendError::Closed(_) => AgentError::Exited,
+        })
     }
 }
 
@@ -249,11 +267,13 @@ impl AgentProcess for CliProcess {
     }
 
     fn interrupt(&self) {
-        let _ = self.send(Command::Interrupt);
+        // Never queued behind commands, never refused: a counter the actor
+        // reads after the commands sent before it.
+        self.stop.send_modify(|stop| stop.interrupts += 1);
     }
 
     fn dispose(&self) {
-        let _ = self.send(Command::Dispose);
+        self.stop.send_modify(|stop| stop.dispose = true);
     }
 
     fn control(&self, request: OutboundRequest) -> ControlFuture {
@@ -268,7 +288,8 @@ impl AgentProcess for CliProcess {
                 Ok(Ok(result)) => result,
                 Ok(Err(_)) => Err(AgentError::Exited),
                 Err(_) => {
-                    let _ = tx.send(Command::CancelControl(id.clone()));
+                    // Waits for room: the cancel must reach the wire.
+                    let _ = tx.send(Command::CancelControl(id.clone())).await;
                     Err(AgentError::Timeout(id))
                 }
             }
@@ -373,28 +394,48 @@ struct Actor {
 impl Actor {
     async fn run(
         mut self,
-        mut commands: mpsc::UnboundedReceiver<Command>,
+        mut commands: mpsc::Receiver<Command>,
+        mut stop: watch::Receiver<Stop>,
         mut lines: mpsc::Receiver<LineMsg>,
     ) {
         let mut next_interrupt_id = 0u64;
+        let mut interrupts_seen = 0u64;
         loop {
             let deadline = match self.escalation {
                 Some(Escalation::AwaitResult(at) | Escalation::AwaitExit(at)) => Some(at),
                 None => None,
             };
+            // Claude's next line is read only when the sink has room: a
+            // consumer that falls behind makes Claude wait, and no event is
+            // dropped.
+            let room = self.sink.room();
             tokio::select! {
+                // Commands first, then a stop: an interrupt or disposal acts
+                // after the commands sent before it.
+                biased;
                 command = commands.recv() => match command {
-                    None | Some(Command::Dispose) => {
+                    None => {
                         self.dispose().await;
                         return;
                     }
-                    Some(Command::Interrupt) => {
+                    Some(command) => self.command(command),
+                },
+                changed = stop.changed() => {
+                    let now = *stop.borrow_and_update();
+                    if changed.is_err() || now.dispose {
+                        self.dispose().await;
+                        return;
+                    }
+                    if now.interrupts > interrupts_seen {
+                        interrupts_seen = now.interrupts;
                         next_interrupt_id += 1;
                         self.interrupt(next_interrupt_id);
                     }
-                    Some(command) => self.command(command),
-                },
-                line = lines.recv() => match line {
+                }
+                line = async {
+                    room.await;
+                    lines.recv().await
+                } => match line {
                     Some(LineMsg::Message(message)) => {
                         self.inbound(*message);
                         self.background
@@ -532,7 +573,6 @@ impl Actor {
                     self.write(&Outbound::ControlCancelRequest { request_id: id });
                 }
             }
-            Command::Interrupt | Command::Dispose => {}
         }
     }
 
@@ -895,7 +935,7 @@ impl Actor {
         self.turn = None;
         self.escalation = None;
         self.end_compaction();
-        self.subagents.end_all("turn_ended", &*self.sink);
+        self.subagents.turn_ended(&*self.sink);
         if let Some(session) = &result.session_id {
             self.session_id = Some(session.clone());
         }
@@ -943,7 +983,7 @@ impl Actor {
     }
 
     /// Stdout ended: wait for the process, report a turn it broke, then exit.
-    async fn finish(&mut self, commands: &mut mpsc::UnboundedReceiver<Command>) {
+    async fn finish(&mut self, commands: &mut mpsc::Receiver<Command>) {
         self.close_stdin();
         let status = match tokio::time::timeout(self.timeouts.term_grace, self.child.wait()).await {
             Ok(Ok(status)) => Some(status),
@@ -977,7 +1017,7 @@ impl Actor {
                 );
                 TurnOutcome::Failed
             };
-            self.subagents.end_all("turn_ended", &*self.sink);
+            self.subagents.turn_ended(&*self.sink);
             let error = last_stderr.clone().unwrap_or_else(|| {
                 format!("the claude process exited ({})", describe(code, signal))
             });
@@ -1039,7 +1079,7 @@ impl Actor {
         self.fail_controls();
         self.end_compaction();
         if self.turn.take().is_some() {
-            self.subagents.end_all("turn_ended", &*self.sink);
+            self.subagents.turn_ended(&*self.sink);
             self.emit(AgentEvent::TurnEnded(TurnEnd {
                 outcome: TurnOutcome::Interrupted,
                 session_id: self.session_id.clone(),
@@ -1243,6 +1283,9 @@ pub fn permission_result(
     })
 }
 
+/// How many ended background subagents are remembered across turns.
+const ENDED_KEPT: usize = 256;
+
 #[derive(Default)]
 struct Subagents {
     /// Agent/Task calls of the main thread: id -> (type, description).
@@ -1309,11 +1352,34 @@ impl Subagents {
         }
     }
 
-    /// Ends every live subagent but those running in the background (which
-    /// outlive the turn that launched them: CLI 2.1.328 ends that turn at
-    /// once and reports them with `task_notification`).
-    fn end_all(&mut self, status: &str, sink: &dyn AgentSink) {
-        self.end_matching(status, sink, false);
+    /// The turn ended: every live subagent ends (`turn_ended`) but those
+    /// running in the background (which outlive the turn that launched
+    /// them: CLI 2.1.328 ends that turn at once and reports them with
+    /// `task_notification`), and the turn's calls are forgotten. What is
+    /// kept: the background subagents still running, and (up to
+    /// [`ENDED_KEPT`]) the ended ones, whose late envelopes must not
+    /// announce them again.
+    fn turn_ended(&mut self, sink: &dyn AgentSink) {
+        self.end_matching("turn_ended", sink, false);
+        let running: HashSet<String> = self
+            .background
+            .iter()
+            .filter(|c| !self.ended.contains(*c))
+            .cloned()
+            .collect();
+        let mut ended: HashSet<String> = self
+            .background
+            .iter()
+            .filter(|c| self.ended.contains(*c))
+            .cloned()
+            .collect();
+        if ended.len() > ENDED_KEPT {
+            ended.clear();
+        }
+        self.calls.retain(|c, _| running.contains(c));
+        self.live.retain(|c| running.contains(c));
+        self.background = running.union(&ended).cloned().collect();
+        self.ended = ended;
     }
 
     /// Background subagents launched and not ended.
@@ -1345,5 +1411,66 @@ impl Subagents {
                 status: status.to_owned(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<AgentEvent>>);
+
+    impl AgentSink for Recorder {
+        fn event(&self, event: AgentEvent) {
+            self.0.lock().unwrap().push(event);
+        }
+        fn exit(&self, _exit: ProcessExit) {}
+    }
+
+    /// A turn's subagents are forgotten when it ends; only background ones
+    /// still running are kept (and end later), however many turns run.
+    #[test]
+    fn a_turns_subagents_are_forgotten_when_it_ends() {
+        let sink = Recorder::default();
+        let mut subagents = Subagents::default();
+        for turn in 0..100 {
+            for i in 0..10 {
+                let call = format!("call_{turn}_{i}");
+                subagents.note_call(&call, &json!({"subagent_type": "Explore"}));
+                subagents.announce(&call, None, None, None, &sink);
+                if i % 2 == 0 {
+                    subagents.end(&call, "completed", &sink);
+                }
+            }
+            subagents.turn_ended(&sink);
+        }
+        // One background subagent outlives its turn.
+        subagents.note_call("bg", &json!({}));
+        subagents.announce("bg", None, None, None, &sink);
+        subagents.background.insert("bg".to_owned());
+        subagents.turn_ended(&sink);
+        assert_eq!(subagents.calls.len(), 1);
+        assert_eq!(subagents.live.len(), 1);
+        assert!(subagents.ended.is_empty());
+        assert_eq!(subagents.background_running(), 1);
+        // It ends on its notification; a late envelope does not bring it back.
+        subagents.end("bg", "completed", &sink);
+        subagents.turn_ended(&sink);
+        subagents.announce("bg", None, None, None, &sink);
+        assert!(subagents.live.is_empty() && subagents.calls.is_empty());
+        assert_eq!(subagents.background_running(), 0);
+        let events = sink.0.lock().unwrap();
+        let started = events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::SubagentStarted { .. }))
+            .count();
+        let ended = events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::SubagentEnded { .. }))
+            .count();
+        assert_eq!((started, ended), (1001, 1001));
     }
 }
