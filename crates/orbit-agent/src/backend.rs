@@ -70,7 +70,9 @@ impl EventGate {
         let before = self
             .0
             .waiting
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| Some(n.saturating_sub(1)))
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                Some(n.saturating_sub(1))
+            })
             .unwrap_or(0);
         if before <= self.0.capacity {
             self.0.freed.notify_waiters();

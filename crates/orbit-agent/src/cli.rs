@@ -466,15 +466,12 @@ impl Actor {
                 },
                 () = sleep_until(deadline), if deadline.is_some() => self.escalate(),
                 permit = reserve(self.stdin.clone()), if !self.outbox.is_empty() => {
-                    match (permit, self.outbox.pop_front()) {
-                        (Some(permit), Some(line)) => {
-                            permit.send(line);
-                            self.pump();
-                        }
-                        _ => {
-                            self.stdin = None;
-                            self.outbox.clear();
-                        }
+                    if let (Some(permit), Some(line)) = (permit, self.outbox.pop_front()) {
+                        permit.send(line);
+                        self.pump();
+                    } else {
+                        self.stdin = None;
+                        self.outbox.clear();
                     }
                 }
             }
@@ -1112,9 +1109,7 @@ impl Actor {
 }
 
 /// Room in the writer's queue (`None` when it is closed or gone).
-async fn reserve(
-    tx: Option<mpsc::Sender<Vec<u8>>>,
-) -> Option<mpsc::OwnedPermit<Vec<u8>>> {
+async fn reserve(tx: Option<mpsc::Sender<Vec<u8>>>) -> Option<mpsc::OwnedPermit<Vec<u8>>> {
     tx?.reserve_owned().await.ok()
 }
 

@@ -48,8 +48,8 @@ pub use catalog::{
     parse_mcp_status, scrub_error,
 };
 pub use cli::{
-    BASE_ARGS, COMMAND_QUEUE, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args, model_names,
-    parse_questions, permission_result,
+    BASE_ARGS, COMMAND_QUEUE, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args,
+    model_names, parse_questions, permission_result,
 };
 pub use error::{AgentError, Result};
 pub use history::{ConversationHistory, HistoryError, claude_config_dir, summarize_transcript};

@@ -97,17 +97,11 @@ pub fn spawn(invocation: &Invocation) -> Result<AgentChild> {
 /// Keeps the last [`STDERR_LINES`] non-blank lines of `stderr` in `tail`,
 /// each cut to [`STDERR_LINE_BYTES`]: a line without end holds no more
 /// memory than that.
-pub async fn collect_stderr(
-    stderr: impl AsyncRead + Unpin,
-    tail: Arc<Mutex<VecDeque<String>>>,
-) {
+pub async fn collect_stderr(stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<String>>>) {
     let mut reader = BufReader::new(stderr);
     let mut line: Vec<u8> = Vec::new();
     let mut cut = false;
-    loop {
-        let Ok(available) = reader.fill_buf().await else {
-            break;
-        };
+    while let Ok(available) = reader.fill_buf().await {
         if available.is_empty() {
             keep_stderr_line(&tail, &line, cut);
             break;
@@ -130,7 +124,9 @@ pub async fn collect_stderr(
 }
 
 fn keep_stderr_line(tail: &Mutex<VecDeque<String>>, line: &[u8], cut: bool) {
-    let mut text = String::from_utf8_lossy(line).trim_end_matches('\r').to_owned();
+    let mut text = String::from_utf8_lossy(line)
+        .trim_end_matches('\r')
+        .to_owned();
     if text.trim().is_empty() {
         return;
     }
@@ -272,6 +268,8 @@ pub fn search_dirs(
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     /// Many lines keep the last [`STDERR_LINES`]; a giant line (no end in
@@ -280,7 +278,7 @@ mod tests {
     async fn stderr_keeps_few_lines_and_cuts_long_ones() {
         let mut input = String::new();
         for i in 0..100 {
-            input.push_str(&format!("line {i}\r\n\n"));
+            writeln!(input, "line {i}\r\n").unwrap();
         }
         input.push_str(&"é".repeat(3 * 1024 * 1024));
         input.push_str("\nlast words");
@@ -291,7 +289,11 @@ mod tests {
         assert_eq!(kept[0], "line 82");
         assert_eq!(kept[STDERR_LINES - 3], "line 99");
         let long = &kept[STDERR_LINES - 2];
-        assert!(long.len() <= STDERR_LINE_BYTES + '…'.len_utf8(), "{}", long.len());
+        assert!(
+            long.len() <= STDERR_LINE_BYTES + '…'.len_utf8(),
+            "{}",
+            long.len()
+        );
         assert!(long.starts_with("éé") && long.ends_with('…'));
         assert_eq!(kept[STDERR_LINES - 1], "last words");
     }

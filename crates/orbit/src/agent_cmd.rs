@@ -514,10 +514,7 @@ async fn drive(
             }
             line = cards.line(), if cards.reading() => {
                 if let Some((request_id, answer)) = cards.on_line(line)? {
-                    process.answer(&request_id, answer.clone())?;
-                    if let Some(page) = &mut page {
-                        page.answered(&request_id, &answer)?;
-                    }
+                    send_answer(process, &mut page, &request_id, &answer)?;
                 }
                 cards.ask_next()?;
                 continue;
@@ -552,51 +549,14 @@ async fn drive(
                 break;
             }
             Seen::Event(event) => {
-                let shown = if let Some(page) = &mut page {
-                    page.event(&event)
-                } else if args.events {
-                    print_event(&event)
-                } else {
-                    show(&event)
-                };
+                let shown = display(args, &mut page, &event);
                 // After a signal the terminal may be gone: the turn still
                 // ends as it should.
                 if ended.is_none() {
                     shown?;
                 }
-                let is_request = matches!(
-                    event,
-                    AgentEvent::PermissionRequest(_) | AgentEvent::QuestionRequest(_)
-                );
-                let card = match &page {
-                    _ if !is_request => None,
-                    Some(page) => pending_card(&event, &*page.graph()),
-                    None => pending_card(&event, &NoGraph(dir)),
-                };
-                let mut answered = None;
+                let answered = on_request(args, dir, page.as_ref(), &event, &mut cards)?;
                 match event {
-                    AgentEvent::PermissionRequest(request) => {
-                        let card = card.context("a permission request without its card")?;
-                        if args.permissions == Permissions::Ask && terminal() {
-                            cards.push(Asking::Permission { request, card });
-                        } else {
-                            let answer = permission_answer(args.permissions, &request, &card)?;
-                            answered = Some((request.request_id, answer));
-                        }
-                    }
-                    AgentEvent::QuestionRequest(request) => {
-                        let card = card.context("a question request without its card")?;
-                        if args.questions == Questions::Ask && terminal() {
-                            cards.push(Asking::Questions {
-                                request,
-                                card,
-                                answers: Vec::new(),
-                            });
-                        } else {
-                            let answer = question_answer(args.questions, &request, &card)?;
-                            answered = Some((request.request_id, answer));
-                        }
-                    }
                     AgentEvent::RequestWithdrawn { request_id } => cards.withdraw(&request_id)?,
                     AgentEvent::TurnEnded(end) => {
                         outcome = Some(end.outcome);
@@ -606,10 +566,7 @@ async fn drive(
                     _ => {}
                 }
                 if let Some((request_id, answer)) = answered {
-                    process.answer(&request_id, answer.clone())?;
-                    if let Some(page) = &mut page {
-                        page.answered(&request_id, &answer)?;
-                    }
+                    send_answer(process, &mut page, &request_id, &answer)?;
                 }
                 if ended.is_none() {
                     cards.ask_next()?;
@@ -625,6 +582,80 @@ async fn drive(
         Some(TurnOutcome::Interrupted) => ExitCode::from(130),
         Some(TurnOutcome::Failed) | None => ExitCode::FAILURE,
     })
+}
+
+/// Shows an event: to the page's stream (`--events`), or for people.
+fn display(
+    args: &AskArgs,
+    page: &mut Option<PageEvents>,
+    event: &AgentEvent,
+) -> anyhow::Result<()> {
+    if let Some(page) = page {
+        page.event(event)
+    } else if args.events {
+        print_event(event)
+    } else {
+        show(event)
+    }
+}
+
+/// Sends an answer to Claude, and tells the page.
+fn send_answer(
+    process: &orbit_agent::CliProcess,
+    page: &mut Option<PageEvents>,
+    request_id: &str,
+    answer: &Answer,
+) -> anyhow::Result<()> {
+    process.answer(request_id, answer.clone())?;
+    if let Some(page) = page {
+        page.answered(request_id, answer)?;
+    }
+    Ok(())
+}
+
+/// A request: queued for the terminal, or answered at once as the flags say
+/// (the answer to send).
+fn on_request(
+    args: &AskArgs,
+    dir: &Path,
+    page: Option<&PageEvents>,
+    event: &AgentEvent,
+    cards: &mut TerminalCards,
+) -> anyhow::Result<Option<(String, Answer)>> {
+    if !matches!(
+        event,
+        AgentEvent::PermissionRequest(_) | AgentEvent::QuestionRequest(_)
+    ) {
+        return Ok(None);
+    }
+    let card = match page {
+        Some(page) => pending_card(event, &*page.graph()),
+        None => pending_card(event, &NoGraph(dir)),
+    }
+    .context("a request without its card")?;
+    match event.clone() {
+        AgentEvent::PermissionRequest(request) => {
+            if args.permissions == Permissions::Ask && terminal() {
+                cards.push(Asking::Permission { request, card });
+                return Ok(None);
+            }
+            let answer = permission_answer(args.permissions, &request, &card)?;
+            Ok(Some((request.request_id, answer)))
+        }
+        AgentEvent::QuestionRequest(request) => {
+            if args.questions == Questions::Ask && terminal() {
+                cards.push(Asking::Questions {
+                    request,
+                    card,
+                    answers: Vec::new(),
+                });
+                return Ok(None);
+            }
+            let answer = question_answer(args.questions, &request, &card)?;
+            Ok(Some((request.request_id, answer)))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// A card the terminal asks about.
@@ -774,17 +805,14 @@ impl TerminalCards {
             // The card it was for was withdrawn.
             return Ok(None);
         };
-        let typed = match typed {
-            Ok(Some(line)) => line,
-            Ok(None) | Err(_) => {
-                // The terminal's input ended: nothing more can be asked.
-                let answer = no_input_answer(&asking)?;
-                writeln!(
-                    io::stderr().lock(),
-                    "orbit: denied (the terminal's input ended)"
-                )?;
-                return Ok(Some((asking.request_id().to_owned(), answer)));
-            }
+        let Ok(Some(typed)) = typed else {
+            // The terminal's input ended: nothing more can be asked.
+            let answer = no_input_answer(&asking)?;
+            writeln!(
+                io::stderr().lock(),
+                "orbit: denied (the terminal's input ended)"
+            )?;
+            return Ok(Some((asking.request_id().to_owned(), answer)));
         };
         let done = match &mut asking {
             Asking::Permission { request, card } => {
@@ -822,7 +850,9 @@ impl TerminalCards {
         }
         // Asked again: the same card, or its next question.
         let said = match &asking {
-            Asking::Permission { .. } if typed.is_empty() => Some("there is no default: choose one"),
+            Asking::Permission { .. } if typed.is_empty() => {
+                Some("there is no default: choose one")
+            }
             Asking::Permission { .. } => Some("not one of the choices"),
             Asking::Questions { .. } if typed.is_empty() => {
                 Some("there is no default: answer, or type `skip`")
@@ -871,7 +901,11 @@ fn show_card(asking: &Asking, first: bool) -> io::Result<()> {
             } else {
                 "y/n"
             };
-            write!(err, "Allow {}? [{choices}] (no default): ", permission.title)?;
+            write!(
+                err,
+                "Allow {}? [{choices}] (no default): ",
+                permission.title
+            )?;
         }
         Asking::Questions {
             request, answers, ..
@@ -1015,9 +1049,7 @@ fn no_input_answer(asking: &Asking) -> anyhow::Result<Answer> {
             card,
         )
         .map_err(|r| refused(&r)),
-        Asking::Questions { request, card, .. } => {
-            question_answer(Questions::Skip, request, card)
-        }
+        Asking::Questions { request, card, .. } => question_answer(Questions::Skip, request, card),
     }
 }
 
@@ -1065,7 +1097,10 @@ fn show(event: &AgentEvent) -> anyhow::Result<()> {
             error,
         } => {
             let status = error_status.map(|s| format!(" {s}")).unwrap_or_default();
-            let kind = error.as_deref().map(|e| format!(" ({e})")).unwrap_or_default();
+            let kind = error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default();
             writeln!(
                 io::stderr().lock(),
                 "orbit: the API answered with an error{status}{kind}; Claude Code retries ({attempt} of {max_retries})"

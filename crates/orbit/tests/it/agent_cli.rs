@@ -426,7 +426,10 @@ fn on_a_terminal_trust_permissions_and_questions_are_asked() {
         text.contains("[a] always: Always allow Bash(make) in this project (for you)"),
         "{text}"
     );
-    assert!(text.contains("Allow Bash make? [y/a/n] (no default)"), "{text}");
+    assert!(
+        text.contains("Allow Bash make? [y/a/n] (no default)"),
+        "{text}"
+    );
     assert!(
         text.contains("orbit: allowed (Always allow Bash(make) in this project (for you))"),
         "{text}"
@@ -455,7 +458,11 @@ fn on_a_terminal_trust_permissions_and_questions_are_asked() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("there is no default: choose one"), "{text}");
     assert!(text.contains("not one of the choices"), "{text}");
-    assert_eq!(text.matches("Allow Bash make? [y/a/n]").count(), 3, "{text}");
+    assert_eq!(
+        text.matches("Allow Bash make? [y/a/n]").count(),
+        3,
+        "{text}"
+    );
     assert!(text.contains("orbit: allowed once"), "{text}");
     assert!(text.contains(r#""behavior": "allow""#), "{text}");
     // A question: Enter alone asks again too.
@@ -502,7 +509,9 @@ fn ctrl_c_while_a_card_waits_ends_the_turn() {
                 if n == 0 {
                     break;
                 }
-                seen.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                seen.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         })
     };
@@ -519,7 +528,10 @@ fn ctrl_c_while_a_card_waits_ends_the_turn() {
     };
     wait_for("Allow Bash make?");
     let started = crate::ask_real::descendants(child.id());
-    assert!(started.len() >= 2, "orbit and claude under script: {started:?}");
+    assert!(
+        started.len() >= 2,
+        "orbit and claude under script: {started:?}"
+    );
     let mut stdin = child.stdin.take().unwrap();
     // Ctrl-C on the terminal: SIGINT to its foreground process group.
     stdin.write_all(b"\x03").unwrap();

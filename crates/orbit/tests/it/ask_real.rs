@@ -27,7 +27,11 @@ impl Real {
         )
         .unwrap();
         let real = Self { env, config };
-        let out = real.orbit(&["trust"]).arg(real.env.ws.path()).output().unwrap();
+        let out = real
+            .orbit(&["trust"])
+            .arg(real.env.ws.path())
+            .output()
+            .unwrap();
         assert!(out.status.success(), "{out:?}");
         real
     }
@@ -67,14 +71,19 @@ pub(crate) fn descendants(root: u32) -> Vec<u32> {
         let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
             continue;
         };
-        let ppid: u32 = after.split_whitespace().nth(1).unwrap().parse().unwrap();
-        parent_of.push((pid, ppid));
+        let parent: u32 = after.split_whitespace().nth(1).unwrap().parse().unwrap();
+        parent_of.push((pid, parent));
     }
     let mut found = vec![root];
     let mut i = 0;
     while i < found.len() {
         let parent = found[i];
-        found.extend(parent_of.iter().filter(|(_, p)| *p == parent).map(|(c, _)| *c));
+        found.extend(
+            parent_of
+                .iter()
+                .filter(|(_, p)| *p == parent)
+                .map(|(c, _)| *c),
+        );
         i += 1;
     }
     found.remove(0);
@@ -132,10 +141,9 @@ async fn a_signal_ends_the_turn(signal: rustix::process::Signal, code: i32) {
     assert!(!started.is_empty(), "no claude under orbit");
     let pid = rustix::process::Pid::from_raw(orbit.cast_signed()).unwrap();
     rustix::process::kill_process(pid, signal).unwrap();
-    let (status, out, err) =
-        tokio::time::timeout(Duration::from_secs(30), wait_output(child))
-            .await
-            .expect("orbit ask did not exit after the signal");
+    let (status, out, err) = tokio::time::timeout(Duration::from_secs(30), wait_output(child))
+        .await
+        .expect("orbit ask did not exit after the signal");
     let deadline = Instant::now() + Duration::from_secs(5);
     while let Some(left) = started.iter().find(|p| alive(**p)) {
         assert!(
@@ -148,7 +156,8 @@ async fn a_signal_ends_the_turn(signal: rustix::process::Signal, code: i32) {
     assert_eq!(status.code(), Some(code), "{err}");
     assert!(
         out.lines()
-            .any(|l| l.contains(r#""event":"turn_ended""#) && l.contains(r#""outcome":"interrupted""#)),
+            .any(|l| l.contains(r#""event":"turn_ended""#)
+                && l.contains(r#""outcome":"interrupted""#)),
         "{out}\n{err}"
     );
 }
@@ -162,4 +171,3 @@ async fn sigterm_ends_the_turn_leaves_no_claude_and_exits_143() {
 async fn sighup_ends_the_turn_leaves_no_claude_and_exits_129() {
     a_signal_ends_the_turn(rustix::process::Signal::HUP, 129).await;
 }
-
