@@ -1001,7 +1001,7 @@ fn terminal_permission(
     )
     .map_err(|r| refused(&r))?;
     let said = match (&answer, always_of(card)) {
-        (Answer::AllowAlways, Some(always)) => format!("allowed: {always}"),
+        (Answer::AllowAlways, Some(always)) => format!("allowed ({always})"),
         (Answer::Deny { .. }, _) => "denied".to_owned(),
         _ => "allowed once".to_owned(),
     };
