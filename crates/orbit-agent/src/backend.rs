@@ -31,6 +31,13 @@ pub trait AgentSink: Send + Sync {
     fn room(&self) -> RoomFuture {
         Box::pin(std::future::ready(()))
     }
+    /// A piece of reply text as it streams (only when the process runs
+    /// with `--include-partial-messages`), of the main agent (`subagent`
+    /// `None`) or a subagent. The whole block still comes as
+    /// [`AgentEvent::Text`] once complete. The default ignores it.
+    fn text_delta(&self, text: &str, subagent: Option<&str>) {
+        let _ = (text, subagent);
+    }
 }
 
 /// The future of [`AgentSink::room`].

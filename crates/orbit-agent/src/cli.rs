@@ -660,6 +660,14 @@ impl Actor {
                     self.subagents
                         .announce(parent, None, None, None, &*self.sink);
                 }
+                if event.event.get("type").and_then(Value::as_str) == Some("content_block_delta")
+                    && let Some(delta) = event.event.get("delta")
+                    && delta.get("type").and_then(Value::as_str) == Some("text_delta")
+                    && let Some(text) = delta.get("text").and_then(Value::as_str)
+                {
+                    self.sink
+                        .text_delta(text, event.parent_tool_use_id.as_deref());
+                }
                 if event.event.get("type").and_then(Value::as_str) == Some("content_block_start")
                     && let Some(block) = event.event.get("content_block")
                     && let Some(kind) = block.get("type").and_then(Value::as_str)

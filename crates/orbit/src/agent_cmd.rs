@@ -15,8 +15,8 @@ use clap::{Args, ValueEnum};
 use orbit_agent::probe::{self, ProbeEnv};
 use orbit_agent::settings::SettingsFile;
 use orbit_agent::{
-    AgentProcess as _, AgentSink, Answer, CliBackend, CliConfig, ProcessOptions, ProcessSpec,
-    Timeouts, TrustStore,
+    AgentProcess as _, AgentSink, Answer, CliBackend, CliConfig, EventGate, ProcessOptions,
+    ProcessSpec, RoomFuture, Timeouts, TrustStore,
 };
 use orbit_common::Locations;
 use orbit_core::controller::{
@@ -368,17 +368,45 @@ pub(crate) fn check_trust(locations: &Locations, dir: &Path) -> anyhow::Result<(
 
 enum Seen {
     Event(AgentEvent),
+    /// Reply text of the main agent as it streams.
+    Delta(String),
     Exit(ProcessExit),
 }
 
-struct Sink(mpsc::UnboundedSender<Seen>);
+/// The CLI flag that streams partial messages (`stream_event` lines).
+const PARTIAL_MESSAGES: &str = "--include-partial-messages";
+
+/// How many reports may wait for the loop before the actor stops reading
+/// Claude (which then waits).
+const SEEN_QUEUE: usize = 1024;
+
+struct Sink {
+    tx: mpsc::UnboundedSender<Seen>,
+    gate: EventGate,
+}
+
+impl Sink {
+    fn send(&self, seen: Seen) {
+        if self.tx.send(seen).is_ok() {
+            self.gate.sent();
+        }
+    }
+}
 
 impl AgentSink for Sink {
     fn event(&self, event: AgentEvent) {
-        let _ = self.0.send(Seen::Event(event));
+        self.send(Seen::Event(event));
     }
     fn exit(&self, exit: ProcessExit) {
-        let _ = self.0.send(Seen::Exit(exit));
+        self.send(Seen::Exit(exit));
+    }
+    fn room(&self) -> RoomFuture {
+        self.gate.room()
+    }
+    fn text_delta(&self, text: &str, subagent: Option<&str>) {
+        if subagent.is_none() {
+            self.send(Seen::Delta(text.to_owned()));
+        }
     }
 }
 
@@ -452,6 +480,12 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
                 files: turn.prompt.files.clone(),
             });
         }
+        let mut config = config;
+        // The human view prints the reply as it arrives: without partial
+        // messages the CLI gives text only as whole blocks.
+        if !args.events && !config.extra_args.iter().any(|a| a == PARTIAL_MESSAGES) {
+            config.extra_args.push(PARTIAL_MESSAGES.to_owned());
+        }
         let backend = CliBackend::new(config);
         let (tx, rx) = mpsc::unbounded_channel();
         let spec = ProcessSpec {
@@ -459,9 +493,15 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
             options: turn.options,
             resume: turn.resume,
         };
-        let process = backend.spawn(&spec, Arc::new(Sink(tx)))?;
+        let gate = EventGate::new(SEEN_QUEUE);
+        let sink = Sink {
+            tx,
+            gate: gate.clone(),
+        };
+        let process = backend.spawn(&spec, Arc::new(sink))?;
         process.prompt(&turn.prompt.text)?;
-        drive(args, &spec.cwd, &process, rx, page, &mut signals).await
+        let seen = Reports { rx, gate };
+        drive(args, &spec.cwd, &process, seen, page, &mut signals).await
     })
 }
 
@@ -487,11 +527,13 @@ async fn drive(
     args: &AskArgs,
     dir: &Path,
     process: &orbit_agent::CliProcess,
-    mut rx: mpsc::UnboundedReceiver<Seen>,
+    mut rx: Reports,
     mut page: Option<PageEvents>,
     signals: &mut Signals,
 ) -> anyhow::Result<ExitCode> {
     let mut outcome = None;
+    // Reply text printed as it streamed, whose whole block is still to come.
+    let mut streamed = false;
     let mut ended: Option<Signal> = None;
     let mut cards = TerminalCards::default();
     let mut ticks = tokio::time::interval(orbit_core::projector::TICK);
@@ -539,6 +581,11 @@ async fn drive(
         };
         let Some(seen) = seen else { break };
         match seen {
+            Seen::Delta(text) if page.is_none() && !args.events && ended.is_none() => {
+                stream_text(&text)?;
+                streamed = true;
+            }
+            Seen::Delta(_) => {}
             Seen::Exit(exit) => {
                 if let Some(page) = &mut page {
                     page.exited(&exit)?;
@@ -549,7 +596,7 @@ async fn drive(
                 break;
             }
             Seen::Event(event) => {
-                let shown = display(args, &mut page, &event);
+                let shown = display(args, &mut page, &event, &mut streamed);
                 // After a signal the terminal may be gone: the turn still
                 // ends as it should.
                 if ended.is_none() {
@@ -589,14 +636,39 @@ fn display(
     args: &AskArgs,
     page: &mut Option<PageEvents>,
     event: &AgentEvent,
+    streamed: &mut bool,
 ) -> anyhow::Result<()> {
     if let Some(page) = page {
         page.event(event)
     } else if args.events {
         print_event(event)
     } else {
-        show(event)
+        show(event, streamed)
     }
+}
+
+/// What the sink reported, counted out of its gate as the loop takes it.
+struct Reports {
+    rx: mpsc::UnboundedReceiver<Seen>,
+    gate: EventGate,
+}
+
+impl Reports {
+    async fn recv(&mut self) -> Option<Seen> {
+        let seen = self.rx.recv().await;
+        if seen.is_some() {
+            self.gate.taken();
+        }
+        seen
+    }
+}
+
+/// Reply text as it streams, on stdout at once.
+fn stream_text(text: &str) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    write!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
 }
 
 /// Sends an answer to Claude, and tells the page.
@@ -1061,8 +1133,9 @@ fn print_event(event: &AgentEvent) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The human view: the reply on stdout, the rest on stderr.
-fn show(event: &AgentEvent) -> anyhow::Result<()> {
+/// The human view: the reply on stdout (a block whose text streamed only
+/// ends its line), the rest on stderr.
+fn show(event: &AgentEvent, streamed: &mut bool) -> anyhow::Result<()> {
     match event {
         AgentEvent::Text {
             text,
@@ -1070,7 +1143,11 @@ fn show(event: &AgentEvent) -> anyhow::Result<()> {
             ..
         } => {
             let mut out = io::stdout().lock();
-            writeln!(out, "{text}")?;
+            if std::mem::take(streamed) {
+                writeln!(out)?;
+            } else {
+                writeln!(out, "{text}")?;
+            }
             out.flush()?;
         }
         AgentEvent::ToolUse {

@@ -171,3 +171,72 @@ async fn sigterm_ends_the_turn_leaves_no_claude_and_exits_143() {
 async fn sighup_ends_the_turn_leaves_no_claude_and_exits_129() {
     a_signal_ends_the_turn(rustix::process::Signal::HUP, 129).await;
 }
+
+/// The CLI retrying an API error is said on stderr (it would otherwise be
+/// minutes of silence); the turn then goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_retries_are_said_on_stderr() {
+    let real = Real::new().await;
+    real.env
+        .api
+        .script([Reply::Status(529), crate::fake_api::text("Recovered.")]);
+    let child = real
+        .orbit(&["ask", "Work."])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (status, out, err) = tokio::time::timeout(Duration::from_secs(90), wait_output(child))
+        .await
+        .expect("orbit ask did not end");
+    assert_eq!(status.code(), Some(0), "{out}\n{err}");
+    assert!(
+        err.contains("orbit: the API answered with an error 529 (overloaded); Claude Code retries (1 of 2)"),
+        "{err}"
+    );
+    assert_eq!(out, "Recovered.\n", "{err}");
+}
+
+/// The reply is printed as it arrives, not when its block ends: the first
+/// words are on stdout long before the turn ends, and nothing is printed
+/// twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reply_is_printed_as_it_arrives() {
+    let real = Real::new().await;
+    let text = "word ".repeat(64);
+    real.env.api.script([Reply::Message {
+        blocks: vec![Block::Text(text.clone())],
+        delay: Some(Duration::from_millis(100)),
+    }]);
+    let mut child = real
+        .orbit(&["ask", "Work."])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (first, rest) = tokio::task::spawn_blocking(move || {
+        let mut first = [0u8; 4];
+        stdout.read_exact(&mut first).unwrap();
+        let at = Instant::now();
+        let mut rest = Vec::new();
+        stdout.read_to_end(&mut rest).unwrap();
+        let mut all = first.to_vec();
+        all.extend(rest);
+        (at, all)
+    })
+    .await
+    .unwrap();
+    let (status, _, err) = wait_output(child).await;
+    assert_eq!(status.code(), Some(0), "{err}");
+    // 20 deltas 100 ms apart: the first words came well before the end.
+    let ended = Instant::now();
+    assert!(
+        ended.duration_since(first) > Duration::from_millis(1000),
+        "the reply came all at once: {:?}",
+        ended.duration_since(first)
+    );
+    assert_eq!(String::from_utf8(rest).unwrap(), format!("{text}\n"), "{err}");
+}
