@@ -411,7 +411,9 @@ impl Actor {
             let room = self.sink.room();
             tokio::select! {
                 // Commands first, then a stop: an interrupt or disposal acts
-                // after the commands sent before it.
+                // after the commands sent before it. The escalation's
+                // deadline and stdin's queue before Claude's output: a Claude
+                // flooding stdout still gets its SIGTERM and its input.
                 biased;
                 command = commands.recv() => match command {
                     None => {
@@ -430,6 +432,16 @@ impl Actor {
                         interrupts_seen = now.interrupts;
                         next_interrupt_id += 1;
                         self.interrupt(next_interrupt_id);
+                    }
+                }
+                () = sleep_until(deadline), if deadline.is_some() => self.escalate(),
+                permit = reserve(self.stdin.clone()), if !self.outbox.is_empty() => {
+                    if let (Some(permit), Some(line)) = (permit, self.outbox.pop_front()) {
+                        permit.send(line);
+                        self.pump();
+                    } else {
+                        self.stdin = None;
+                        self.outbox.clear();
                     }
                 }
                 line = async {
@@ -464,16 +476,6 @@ impl Actor {
                         return;
                     }
                 },
-                () = sleep_until(deadline), if deadline.is_some() => self.escalate(),
-                permit = reserve(self.stdin.clone()), if !self.outbox.is_empty() => {
-                    if let (Some(permit), Some(line)) = (permit, self.outbox.pop_front()) {
-                        permit.send(line);
-                        self.pump();
-                    } else {
-                        self.stdin = None;
-                        self.outbox.clear();
-                    }
-                }
             }
         }
     }

@@ -192,7 +192,9 @@ async fn api_retries_are_said_on_stderr() {
         .expect("orbit ask did not end");
     assert_eq!(status.code(), Some(0), "{out}\n{err}");
     assert!(
-        err.contains("orbit: the API answered with an error 529 (overloaded); Claude Code retries (1 of 2)"),
+        err.contains(
+            "orbit: the API answered with an error 529 (overloaded); Claude Code retries (1 of 2)"
+        ),
         "{err}"
     );
     assert_eq!(out, "Recovered.\n", "{err}");
@@ -238,5 +240,9 @@ async fn the_reply_is_printed_as_it_arrives() {
         "the reply came all at once: {:?}",
         ended.duration_since(first)
     );
-    assert_eq!(String::from_utf8(rest).unwrap(), format!("{text}\n"), "{err}");
+    assert_eq!(
+        String::from_utf8(rest).unwrap(),
+        format!("{text}\n"),
+        "{err}"
+    );
 }
