@@ -16,6 +16,7 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   api_error a result with subtype success and is_error true (as the CLI reports API errors)
   hold      asks to run Bash and holds the request until an interrupt ends the turn
   cancel    asks to run Bash, then withdraws the request itself (control_cancel_request)
+  spam      answers a prompt with keep_alive lines for ever, reading nothing more
   flood     before reading stdin at all, prints 8 MB of keep_alive lines (blocking
             while nobody reads them); then replies with the prompt's length
 
@@ -231,6 +232,9 @@ def main():
             sys.stderr.write("fake: lost the connection\n")
             sys.stderr.flush()
             return 2
+        elif mode == "spam":
+            while True:
+                out({"type": "keep_alive"})
         elif mode == "flood":
             text("got %d characters" % len(msg.get("message", {}).get("content") or ""))
             total += 0.1

@@ -886,3 +886,22 @@ async fn a_full_command_queue_refuses_commands_but_never_a_stop() {
     run.process.dispose();
     run.exit().await;
 }
+
+/// A Claude that floods stdout and ignores the interrupt still gets its
+/// SIGTERM on time: the escalation's deadline comes before its output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_cli_is_still_escalated() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("spam", &[], quick());
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    run.process.prompt("hi").unwrap();
+    run.until(|s| matches!(s, Seen::Event(AgentEvent::SessionInit { .. })))
+        .await;
+    run.process.interrupt();
+    let end = tokio::time::timeout(Duration::from_secs(10), run.turn_end())
+        .await
+        .expect("no SIGTERM while the CLI floods stdout");
+    assert_eq!(end.outcome, TurnOutcome::Interrupted);
+    let exit = run.exit().await;
+    assert_eq!(exit.signal, Some(15));
+}
