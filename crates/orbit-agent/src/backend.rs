@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use orbit_types::{AgentEvent, ProcessExit};
 use serde_json::Value;
@@ -22,6 +24,86 @@ pub trait AgentSink: Send + Sync {
     fn event(&self, event: AgentEvent);
     /// The process ended; called exactly once, after the last event.
     fn exit(&self, exit: ProcessExit);
+    /// Resolves when the sink has room for more events. The process reads
+    /// Claude's next output line only then: a consumer that falls behind
+    /// makes Claude wait (its stdout fills), and no event is ever dropped.
+    /// The default always has room.
+    fn room(&self) -> RoomFuture {
+        Box::pin(std::future::ready(()))
+    }
+    /// A piece of reply text as it streams (only when the process runs
+    /// with `--include-partial-messages`), of the main agent (`subagent`
+    /// `None`) or a subagent. The whole block still comes as
+    /// [`AgentEvent::Text`] once complete. The default ignores it.
+    fn text_delta(&self, text: &str, subagent: Option<&str>) {
+        let _ = (text, subagent);
+    }
+}
+
+/// The future of [`AgentSink::room`].
+pub type RoomFuture = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// Bounds a sink's queue: [`EventGate::sent`] counts an event in,
+/// [`EventGate::taken`] counts it out, and [`EventGate::room`] resolves
+/// while fewer than the capacity are waiting. One output line may make a
+/// few events, so a queue holds at most the capacity plus one line's events.
+#[derive(Debug, Clone)]
+pub struct EventGate(Arc<GateState>);
+
+#[derive(Debug)]
+struct GateState {
+    capacity: usize,
+    waiting: AtomicUsize,
+    freed: tokio::sync::Notify,
+}
+
+impl EventGate {
+    /// A gate that lets `capacity` events wait.
+    pub fn new(capacity: usize) -> Self {
+        Self(Arc::new(GateState {
+            capacity,
+            waiting: AtomicUsize::new(0),
+            freed: tokio::sync::Notify::new(),
+        }))
+    }
+
+    /// An event went into the queue.
+    pub fn sent(&self) {
+        self.0.waiting.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// An event came out of the queue.
+    pub fn taken(&self) {
+        let before = self
+            .0
+            .waiting
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                Some(n.saturating_sub(1))
+            })
+            .unwrap_or(0);
+        if before <= self.0.capacity {
+            self.0.freed.notify_waiters();
+        }
+    }
+
+    /// How many events wait.
+    pub fn waiting(&self) -> usize {
+        self.0.waiting.load(Ordering::Acquire)
+    }
+
+    /// Resolves when fewer than the capacity wait.
+    pub fn room(&self) -> RoomFuture {
+        let state = Arc::clone(&self.0);
+        Box::pin(async move {
+            loop {
+                let freed = state.freed.notified();
+                if state.waiting.load(Ordering::Acquire) < state.capacity {
+                    return;
+                }
+                freed.await;
+            }
+        })
+    }
 }
 
 /// What a process is started with.
@@ -99,5 +181,34 @@ pub trait AgentProcess: Send {
     /// current keeps such a process until a turn ends without it.
     fn background_work(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn the_gate_has_room_until_capacity_events_wait() {
+        let gate = EventGate::new(2);
+        tokio::time::timeout(Duration::from_secs(1), gate.room())
+            .await
+            .unwrap();
+        gate.sent();
+        gate.sent();
+        assert_eq!(gate.waiting(), 2);
+        let mut room = gate.room();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), &mut room)
+                .await
+                .is_err(),
+            "room while full"
+        );
+        gate.taken();
+        tokio::time::timeout(Duration::from_secs(1), room)
+            .await
+            .expect("room once an event is taken");
     }
 }

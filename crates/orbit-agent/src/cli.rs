@@ -4,7 +4,7 @@
 //! cost, escalates an interrupt (deny pending, `interrupt`, SIGTERM after the
 //! grace period, SIGKILL after the next) and reports the process's end once.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -18,7 +18,7 @@ use orbit_types::{
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::backend::{AgentProcess, AgentSink, Answer, ControlFuture, ProcessSpec, SessionBackend};
@@ -174,13 +174,17 @@ impl CliBackend {
             return Err(AgentError::Exited);
         };
         let pid = child.id();
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (stdin_tx, stdin_rx) = mpsc::channel(STDIN_QUEUE);
+        tokio::spawn(write_stdin(stdin, stdin_rx));
+        let (tx, rx) = mpsc::channel(COMMAND_QUEUE);
+        let (stop, stop_rx) = watch::channel(Stop::default());
         let (line_tx, line_rx) = mpsc::channel(64);
         let background = Arc::new(AtomicUsize::new(0));
         tokio::spawn(read_stdout(stdout, line_tx));
         let actor = Actor {
             child,
-            stdin: Some(stdin),
+            stdin: Some(stdin_tx),
+            outbox: VecDeque::new(),
             sink,
             ledger: self.ledger.clone(),
             timeouts: self.config.timeouts,
@@ -194,9 +198,10 @@ impl CliBackend {
             escalation: None,
             background: Arc::clone(&background),
         };
-        tokio::spawn(actor.run(rx, line_rx));
+        tokio::spawn(actor.run(rx, stop_rx, line_rx));
         Ok(CliProcess {
             tx,
+            stop,
             pid,
             background,
             next_id: Arc::new(AtomicU64::new(1)),
@@ -214,16 +219,27 @@ impl SessionBackend for CliBackend {
 enum Command {
     Prompt(String),
     Answer(String, Answer),
-    Interrupt,
     Control(String, OutboundRequest, oneshot::Sender<Result<Value>>),
     CancelControl(String),
-    Dispose,
+}
+
+/// How many commands (prompts, answers, control requests) may wait for the
+/// actor; past that, sending one fails with [`AgentError::Overloaded`].
+pub const COMMAND_QUEUE: usize = 256;
+
+/// Interrupts and disposal: state, not queued commands, so they are never
+/// refused or lost; the actor reads them after the commands sent before.
+#[derive(Debug, Clone, Copy, Default)]
+struct Stop {
+    interrupts: u64,
+    dispose: bool,
 }
 
 /// A handle on one process. Dropping it disposes the process.
 #[derive(Debug)]
 pub struct CliProcess {
-    tx: mpsc::UnboundedSender<Command>,
+    tx: mpsc::Sender<Command>,
+    stop: watch::Sender<Stop>,
     pid: Option<u32>,
     background: Arc<AtomicUsize>,
     next_id: Arc<AtomicU64>,
@@ -231,8 +247,13 @@ pub struct CliProcess {
 }
 
 impl CliProcess {
+    /// Queues a command; a full queue (the actor is not keeping up) is an
+    /// error the caller sees, never a wait or a silent drop.
     fn send(&self, command: Command) -> Result<()> {
-        self.tx.send(command).map_err(|_| AgentError::Exited)
+        self.tx.try_send(command).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(_) => AgentError::Overloaded(COMMAND_QUEUE),
+            mpsc::error::TrySendError::Closed(_) => AgentError::Exited,
+        })
     }
 }
 
@@ -246,11 +267,13 @@ impl AgentProcess for CliProcess {
     }
 
     fn interrupt(&self) {
-        let _ = self.send(Command::Interrupt);
+        // Never queued behind commands, never refused: a counter the actor
+        // reads after the commands sent before it.
+        self.stop.send_modify(|stop| stop.interrupts += 1);
     }
 
     fn dispose(&self) {
-        let _ = self.send(Command::Dispose);
+        self.stop.send_modify(|stop| stop.dispose = true);
     }
 
     fn control(&self, request: OutboundRequest) -> ControlFuture {
@@ -265,7 +288,8 @@ impl AgentProcess for CliProcess {
                 Ok(Ok(result)) => result,
                 Ok(Err(_)) => Err(AgentError::Exited),
                 Err(_) => {
-                    let _ = tx.send(Command::CancelControl(id.clone()));
+                    // Waits for room: the cancel must reach the wire.
+                    let _ = tx.send(Command::CancelControl(id.clone())).await;
                     Err(AgentError::Timeout(id))
                 }
             }
@@ -278,6 +302,21 @@ impl AgentProcess for CliProcess {
 
     fn background_work(&self) -> bool {
         self.background.load(Ordering::Relaxed) > 0
+    }
+}
+
+/// How many lines the stdin writer's queue holds.
+const STDIN_QUEUE: usize = 64;
+
+/// Writes the queued lines to Claude's stdin, on a task of its own: a
+/// write that waits for Claude to read never stops the actor reading
+/// Claude's stdout. Ends (closing stdin) when the queue's senders are gone
+/// or a write fails.
+async fn write_stdin(mut stdin: ChildStdin, mut lines: mpsc::Receiver<Vec<u8>>) {
+    while let Some(line) = lines.recv().await {
+        if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+            return;
+        }
     }
 }
 
@@ -329,7 +368,10 @@ enum Escalation {
 
 struct Actor {
     child: AgentChild,
-    stdin: Option<ChildStdin>,
+    /// The writer task's queue (`None` once stdin is closed).
+    stdin: Option<mpsc::Sender<Vec<u8>>>,
+    /// Lines waiting for room in the writer's queue, in order.
+    outbox: VecDeque<Vec<u8>>,
     sink: Arc<dyn AgentSink>,
     ledger: CostLedger,
     timeouts: Timeouts,
@@ -352,30 +394,62 @@ struct Actor {
 impl Actor {
     async fn run(
         mut self,
-        mut commands: mpsc::UnboundedReceiver<Command>,
+        mut commands: mpsc::Receiver<Command>,
+        mut stop: watch::Receiver<Stop>,
         mut lines: mpsc::Receiver<LineMsg>,
     ) {
         let mut next_interrupt_id = 0u64;
+        let mut interrupts_seen = 0u64;
         loop {
             let deadline = match self.escalation {
                 Some(Escalation::AwaitResult(at) | Escalation::AwaitExit(at)) => Some(at),
                 None => None,
             };
+            // Claude's next line is read only when the sink has room: a
+            // consumer that falls behind makes Claude wait, and no event is
+            // dropped.
+            let room = self.sink.room();
             tokio::select! {
+                // Commands first, then a stop: an interrupt or disposal acts
+                // after the commands sent before it. The escalation's
+                // deadline and stdin's queue before Claude's output: a Claude
+                // flooding stdout still gets its SIGTERM and its input.
+                biased;
                 command = commands.recv() => match command {
-                    None | Some(Command::Dispose) => {
+                    None => {
                         self.dispose().await;
                         return;
                     }
-                    Some(Command::Interrupt) => {
-                        next_interrupt_id += 1;
-                        self.interrupt(next_interrupt_id).await;
-                    }
-                    Some(command) => self.command(command).await,
+                    Some(command) => self.command(command),
                 },
-                line = lines.recv() => match line {
+                changed = stop.changed() => {
+                    let now = *stop.borrow_and_update();
+                    if changed.is_err() || now.dispose {
+                        self.dispose().await;
+                        return;
+                    }
+                    if now.interrupts > interrupts_seen {
+                        interrupts_seen = now.interrupts;
+                        next_interrupt_id += 1;
+                        self.interrupt(next_interrupt_id);
+                    }
+                }
+                () = sleep_until(deadline), if deadline.is_some() => self.escalate(),
+                permit = reserve(self.stdin.clone()), if !self.outbox.is_empty() => {
+                    if let (Some(permit), Some(line)) = (permit, self.outbox.pop_front()) {
+                        permit.send(line);
+                        self.pump();
+                    } else {
+                        self.stdin = None;
+                        self.outbox.clear();
+                    }
+                }
+                line = async {
+                    room.await;
+                    lines.recv().await
+                } => match line {
                     Some(LineMsg::Message(message)) => {
-                        self.inbound(*message).await;
+                        self.inbound(*message);
                         self.background
                             .store(self.subagents.background_running(), Ordering::Relaxed);
                     }
@@ -402,7 +476,6 @@ impl Actor {
                         return;
                     }
                 },
-                () = sleep_until(deadline), if deadline.is_some() => self.escalate(),
             }
         }
     }
@@ -411,19 +484,60 @@ impl Actor {
         self.sink.event(event);
     }
 
-    async fn write(&mut self, message: &Outbound) {
-        let line = codec::encode_line(message);
-        let Some(stdin) = self.stdin.as_mut() else {
+    /// Queues a line for Claude's stdin. Never waits: the writer task
+    /// takes what its queue holds, the rest waits in the outbox (bounded by
+    /// what produces lines: commands from a bounded channel, answers to
+    /// requests Claude waits on).
+    fn write(&mut self, message: &Outbound) {
+        if self.stdin.is_none() {
+            return;
+        }
+        self.outbox.push_back(codec::encode_line(message));
+        self.pump();
+    }
+
+    /// Moves outbox lines into the writer's queue while it has room.
+    fn pump(&mut self) {
+        let Some(tx) = &self.stdin else {
+            self.outbox.clear();
             return;
         };
-        let ok = stdin.write_all(&line).await.is_ok() && stdin.flush().await.is_ok();
-        if !ok {
-            // The process is going away; stdout's end reports it.
-            self.stdin = None;
+        while let Some(line) = self.outbox.pop_front() {
+            match tx.try_send(line) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(line)) => {
+                    self.outbox.push_front(line);
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    // The process is going away; stdout's end reports it.
+                    self.stdin = None;
+                    self.outbox.clear();
+                    return;
+                }
+            }
         }
     }
 
-    async fn command(&mut self, command: Command) {
+    /// Closes Claude's stdin once what is queued is written (the writer
+    /// ends when its queue is empty and no sender is left).
+    fn close_stdin(&mut self) {
+        let Some(tx) = self.stdin.take() else {
+            return;
+        };
+        let rest: Vec<Vec<u8>> = self.outbox.drain(..).collect();
+        if !rest.is_empty() {
+            tokio::spawn(async move {
+                for line in rest {
+                    if tx.send(line).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    }
+
+    fn command(&mut self, command: Command) {
         match command {
             Command::Prompt(text) => {
                 if self.turn.is_some() {
@@ -443,29 +557,25 @@ impl Actor {
                         role: "user".to_owned(),
                         content: text,
                     },
-                })
-                .await;
+                });
             }
-            Command::Answer(request_id, answer) => self.answer(&request_id, answer).await,
+            Command::Answer(request_id, answer) => self.answer(&request_id, answer),
             Command::Control(id, request, reply) => {
                 self.pending_controls.insert(id.clone(), Some(reply));
                 self.write(&Outbound::ControlRequest {
                     request_id: id,
                     request,
-                })
-                .await;
+                });
             }
             Command::CancelControl(id) => {
                 if self.pending_controls.remove(&id).is_some() {
-                    self.write(&Outbound::ControlCancelRequest { request_id: id })
-                        .await;
+                    self.write(&Outbound::ControlCancelRequest { request_id: id });
                 }
             }
-            Command::Interrupt | Command::Dispose => {}
         }
     }
 
-    async fn answer(&mut self, request_id: &str, answer: Answer) {
+    fn answer(&mut self, request_id: &str, answer: Answer) {
         let Some(request) = self.pending_requests.get(request_id) else {
             self.emit(AgentEvent::Warning {
                 message: format!("no pending request `{request_id}` to answer"),
@@ -480,21 +590,20 @@ impl Actor {
             }
         };
         self.pending_requests.remove(request_id);
-        self.respond(request_id, &result).await;
+        self.respond(request_id, &result);
     }
 
-    async fn respond(&mut self, request_id: &str, result: &PermissionResult) {
+    fn respond(&mut self, request_id: &str, result: &PermissionResult) {
         let payload = serde_json::to_value(result).unwrap_or(Value::Null);
         self.write(&Outbound::ControlResponse {
             response: OutboundResponse::Success {
                 request_id: request_id.to_owned(),
                 response: payload,
             },
-        })
-        .await;
+        });
     }
 
-    async fn interrupt(&mut self, n: u64) {
+    fn interrupt(&mut self, n: u64) {
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
@@ -511,8 +620,7 @@ impl Actor {
                 &PermissionResult::Deny {
                     message: "The user stopped the turn.".to_owned(),
                 },
-            )
-            .await;
+            );
             self.emit(AgentEvent::RequestWithdrawn { request_id });
         }
         let id = format!("orbit_interrupt_{n}");
@@ -520,8 +628,7 @@ impl Actor {
         self.write(&Outbound::ControlRequest {
             request_id: id,
             request: OutboundRequest::Interrupt {},
-        })
-        .await;
+        });
         self.escalation = Some(Escalation::AwaitResult(
             Instant::now() + self.timeouts.interrupt_grace,
         ));
@@ -544,7 +651,7 @@ impl Actor {
         }
     }
 
-    async fn inbound(&mut self, message: Inbound) {
+    fn inbound(&mut self, message: Inbound) {
         match message {
             Inbound::System(system) => self.system(system),
             Inbound::Assistant(envelope) => self.assistant(&envelope),
@@ -554,6 +661,14 @@ impl Actor {
                 if let Some(parent) = &event.parent_tool_use_id {
                     self.subagents
                         .announce(parent, None, None, None, &*self.sink);
+                }
+                if event.event.get("type").and_then(Value::as_str) == Some("content_block_delta")
+                    && let Some(delta) = event.event.get("delta")
+                    && delta.get("type").and_then(Value::as_str) == Some("text_delta")
+                    && let Some(text) = delta.get("text").and_then(Value::as_str)
+                {
+                    self.sink
+                        .text_delta(text, event.parent_tool_use_id.as_deref());
                 }
                 if event.event.get("type").and_then(Value::as_str) == Some("content_block_start")
                     && let Some(block) = event.event.get("content_block")
@@ -583,8 +698,7 @@ impl Actor {
                         request_id,
                         error: format!("Unsupported control request subtype: {subtype}"),
                     },
-                })
-                .await;
+                });
             }
             Inbound::ControlResponse(response) => self.control_response(response.response),
             Inbound::ControlCancelRequest { request_id } => {
@@ -828,7 +942,7 @@ impl Actor {
         self.turn = None;
         self.escalation = None;
         self.end_compaction();
-        self.subagents.end_all("turn_ended", &*self.sink);
+        self.subagents.turn_ended(&*self.sink);
         if let Some(session) = &result.session_id {
             self.session_id = Some(session.clone());
         }
@@ -876,8 +990,8 @@ impl Actor {
     }
 
     /// Stdout ended: wait for the process, report a turn it broke, then exit.
-    async fn finish(&mut self, commands: &mut mpsc::UnboundedReceiver<Command>) {
-        self.stdin = None;
+    async fn finish(&mut self, commands: &mut mpsc::Receiver<Command>) {
+        self.close_stdin();
         let status = match tokio::time::timeout(self.timeouts.term_grace, self.child.wait()).await {
             Ok(Ok(status)) => Some(status),
             _ => self.child.kill_and_wait().await.ok(),
@@ -910,7 +1024,7 @@ impl Actor {
                 );
                 TurnOutcome::Failed
             };
-            self.subagents.end_all("turn_ended", &*self.sink);
+            self.subagents.turn_ended(&*self.sink);
             let error = last_stderr.clone().unwrap_or_else(|| {
                 format!("the claude process exited ({})", describe(code, signal))
             });
@@ -948,7 +1062,7 @@ impl Actor {
     /// let go gracefully (stdin closed: the CLI saves its session and exits),
     /// then SIGTERM, then SIGKILL; a busy one gets SIGTERM at once.
     async fn dispose(&mut self) {
-        self.stdin = None;
+        self.close_stdin();
         let grace = self.timeouts.term_grace;
         if self.turn.is_some() {
             self.child.terminate();
@@ -972,7 +1086,7 @@ impl Actor {
         self.fail_controls();
         self.end_compaction();
         if self.turn.take().is_some() {
-            self.subagents.end_all("turn_ended", &*self.sink);
+            self.subagents.turn_ended(&*self.sink);
             self.emit(AgentEvent::TurnEnded(TurnEnd {
                 outcome: TurnOutcome::Interrupted,
                 session_id: self.session_id.clone(),
@@ -1002,6 +1116,11 @@ impl Actor {
         }
         self.pending_requests.clear();
     }
+}
+
+/// Room in the writer's queue (`None` when it is closed or gone).
+async fn reserve(tx: Option<mpsc::Sender<Vec<u8>>>) -> Option<mpsc::OwnedPermit<Vec<u8>>> {
+    tx?.reserve_owned().await.ok()
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -1169,6 +1288,9 @@ pub fn permission_result(
     })
 }
 
+/// How many ended background subagents are remembered across turns.
+const ENDED_KEPT: usize = 256;
+
 #[derive(Default)]
 struct Subagents {
     /// Agent/Task calls of the main thread: id -> (type, description).
@@ -1235,11 +1357,34 @@ impl Subagents {
         }
     }
 
-    /// Ends every live subagent but those running in the background (which
-    /// outlive the turn that launched them: CLI 2.1.328 ends that turn at
-    /// once and reports them with `task_notification`).
-    fn end_all(&mut self, status: &str, sink: &dyn AgentSink) {
-        self.end_matching(status, sink, false);
+    /// The turn ended: every live subagent ends (`turn_ended`) but those
+    /// running in the background (which outlive the turn that launched
+    /// them: CLI 2.1.328 ends that turn at once and reports them with
+    /// `task_notification`), and the turn's calls are forgotten. What is
+    /// kept: the background subagents still running, and (up to
+    /// [`ENDED_KEPT`]) the ended ones, whose late envelopes must not
+    /// announce them again.
+    fn turn_ended(&mut self, sink: &dyn AgentSink) {
+        self.end_matching("turn_ended", sink, false);
+        let running: HashSet<String> = self
+            .background
+            .iter()
+            .filter(|c| !self.ended.contains(*c))
+            .cloned()
+            .collect();
+        let mut ended: HashSet<String> = self
+            .background
+            .iter()
+            .filter(|c| self.ended.contains(*c))
+            .cloned()
+            .collect();
+        if ended.len() > ENDED_KEPT {
+            ended.clear();
+        }
+        self.calls.retain(|c, _| running.contains(c));
+        self.live.retain(|c| running.contains(c));
+        self.background = running.union(&ended).cloned().collect();
+        self.ended = ended;
     }
 
     /// Background subagents launched and not ended.
@@ -1271,5 +1416,66 @@ impl Subagents {
                 status: status.to_owned(),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<AgentEvent>>);
+
+    impl AgentSink for Recorder {
+        fn event(&self, event: AgentEvent) {
+            self.0.lock().unwrap().push(event);
+        }
+        fn exit(&self, _exit: ProcessExit) {}
+    }
+
+    /// A turn's subagents are forgotten when it ends; only background ones
+    /// still running are kept (and end later), however many turns run.
+    #[test]
+    fn a_turns_subagents_are_forgotten_when_it_ends() {
+        let sink = Recorder::default();
+        let mut subagents = Subagents::default();
+        for turn in 0..100 {
+            for i in 0..10 {
+                let call = format!("call_{turn}_{i}");
+                subagents.note_call(&call, &json!({"subagent_type": "Explore"}));
+                subagents.announce(&call, None, None, None, &sink);
+                if i % 2 == 0 {
+                    subagents.end(&call, "completed", &sink);
+                }
+            }
+            subagents.turn_ended(&sink);
+        }
+        // One background subagent outlives its turn.
+        subagents.note_call("bg", &json!({}));
+        subagents.announce("bg", None, None, None, &sink);
+        subagents.background.insert("bg".to_owned());
+        subagents.turn_ended(&sink);
+        assert_eq!(subagents.calls.len(), 1);
+        assert_eq!(subagents.live.len(), 1);
+        assert!(subagents.ended.is_empty());
+        assert_eq!(subagents.background_running(), 1);
+        // It ends on its notification; a late envelope does not bring it back.
+        subagents.end("bg", "completed", &sink);
+        subagents.turn_ended(&sink);
+        subagents.announce("bg", None, None, None, &sink);
+        assert!(subagents.live.is_empty() && subagents.calls.is_empty());
+        assert_eq!(subagents.background_running(), 0);
+        let events = sink.0.lock().unwrap();
+        let started = events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::SubagentStarted { .. }))
+            .count();
+        let ended = events
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::SubagentEnded { .. }))
+            .count();
+        assert_eq!((started, ended), (1001, 1001));
     }
 }

@@ -174,14 +174,23 @@ pub enum LineRead {
     Eof,
 }
 
-/// Reads one `\n`-terminated line into `buf` (cleared first), skipping a line
-/// longer than `cap` without keeping it.
+/// The line buffer keeps at most this much capacity between lines: after a
+/// giant line (a 10 MB tool result) it shrinks back, so one big line does
+/// not hold its memory for the process's life.
+pub const KEEP_LINE_CAPACITY: usize = 1024 * 1024;
+
+/// Reads one `\n`-terminated line into `buf` (cleared first, and shrunk to
+/// [`KEEP_LINE_CAPACITY`] after a bigger line), skipping a line longer than
+/// `cap` without keeping it.
 pub async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     buf: &mut Vec<u8>,
     cap: usize,
 ) -> std::io::Result<LineRead> {
     buf.clear();
+    if buf.capacity() > KEEP_LINE_CAPACITY {
+        buf.shrink_to(KEEP_LINE_CAPACITY);
+    }
     let mut skipped = 0usize;
     loop {
         let available = reader.fill_buf().await?;

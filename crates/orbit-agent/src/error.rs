@@ -20,6 +20,9 @@ pub enum AgentError {
     /// The process is gone.
     #[error("the claude process has exited")]
     Exited,
+    /// The process's command queue is full: it is not keeping up.
+    #[error("the claude process is not keeping up ({0} commands are waiting); try again")]
+    Overloaded(usize),
     /// A control request got no answer in time.
     #[error("control request `{0}` timed out")]
     Timeout(String),

@@ -40,15 +40,16 @@ mod trust;
 pub mod wire;
 
 pub use backend::{
-    AgentProcess, AgentSink, Answer, ControlFuture, ProcessOptions, ProcessSpec, SessionBackend,
+    AgentProcess, AgentSink, Answer, ControlFuture, EventGate, ProcessOptions, ProcessSpec,
+    RoomFuture, SessionBackend,
 };
 pub use catalog::{
     ControlProcess, McpAction, McpActionOutcome, is_web_url, load_catalog, parse_initialize,
     parse_mcp_status, scrub_error,
 };
 pub use cli::{
-    BASE_ARGS, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args, model_names,
-    parse_questions, permission_result,
+    BASE_ARGS, COMMAND_QUEUE, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args,
+    model_names, parse_questions, permission_result,
 };
 pub use error::{AgentError, Result};
 pub use history::{ConversationHistory, HistoryError, claude_config_dir, summarize_transcript};
@@ -57,6 +58,6 @@ pub use mcp_view::{
     Clock, MCP_VIEW_IDLE, MCP_VIEW_PATIENCE, ManualClock, McpView, McpViewOutcome, SystemClock,
 };
 pub use prompt::{EncodedPrompt, MAX_PROMPT_FILES, MAX_PROMPT_SKILLS, encode_prompt};
-pub use service::{MAX_CONVERSATIONS, ServiceEvent, SessionService};
+pub use service::{EVENT_QUEUE, MAX_CONVERSATIONS, ServiceEvent, SessionService};
 pub use skills::skills_on_disk;
 pub use trust::TrustStore;

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::error::{AgentError, Result};
@@ -18,7 +18,11 @@ use crate::error::{AgentError, Result};
 pub const REMOVED_ENV: &str = "ELECTRON_RUN_AS_NODE";
 
 /// How many stderr lines are kept.
-const STDERR_LINES: usize = 20;
+pub const STDERR_LINES: usize = 20;
+
+/// How much of one stderr line is kept (in bytes; a longer line is cut and
+/// ends with `…`), however long the line the process prints.
+pub const STDERR_LINE_BYTES: usize = 4096;
 
 /// What to run.
 #[derive(Debug, Clone, Default)]
@@ -77,23 +81,10 @@ pub fn spawn(invocation: &Invocation) -> Result<AgentChild> {
         source,
     })?;
     let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-    let stderr_reader = child.stderr.take().map(|stderr| {
-        let tail = Arc::clone(&stderr_tail);
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(target: "orbit_agent::stderr", "{line}");
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let Ok(mut tail) = tail.lock() else { break };
-                if tail.len() == STDERR_LINES {
-                    tail.pop_front();
-                }
-                tail.push_back(line);
-            }
-        })
-    });
+    let stderr_reader = child
+        .stderr
+        .take()
+        .map(|stderr| tokio::spawn(collect_stderr(stderr, Arc::clone(&stderr_tail))));
     Ok(AgentChild {
         stdin: child.stdin.take(),
         stdout: child.stdout.take(),
@@ -101,6 +92,59 @@ pub fn spawn(invocation: &Invocation) -> Result<AgentChild> {
         stderr_tail,
         stderr_reader,
     })
+}
+
+/// Keeps the last [`STDERR_LINES`] non-blank lines of `stderr` in `tail`,
+/// each cut to [`STDERR_LINE_BYTES`]: a line without end holds no more
+/// memory than that.
+pub async fn collect_stderr(stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<VecDeque<String>>>) {
+    let mut reader = BufReader::new(stderr);
+    let mut line: Vec<u8> = Vec::new();
+    let mut cut = false;
+    while let Ok(available) = reader.fill_buf().await {
+        if available.is_empty() {
+            keep_stderr_line(&tail, &line, cut);
+            break;
+        }
+        let (chunk, done) = match memchr::memchr(b'\n', available) {
+            Some(i) => (&available[..i], Some(i + 1)),
+            None => (available, None),
+        };
+        let room = STDERR_LINE_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        cut |= chunk.len() > room;
+        let used = done.unwrap_or(available.len());
+        reader.consume(used);
+        if done.is_some() {
+            keep_stderr_line(&tail, &line, cut);
+            line.clear();
+            cut = false;
+        }
+    }
+}
+
+fn keep_stderr_line(tail: &Mutex<VecDeque<String>>, line: &[u8], cut: bool) {
+    let mut text = String::from_utf8_lossy(line)
+        .trim_end_matches('\r')
+        .to_owned();
+    if text.trim().is_empty() {
+        return;
+    }
+    if cut {
+        // A character cut in two is dropped, not replaced.
+        while text.ends_with('\u{FFFD}') {
+            text.pop();
+        }
+        text.push('…');
+    }
+    tracing::debug!(target: "orbit_agent::stderr", "{text}");
+    let Ok(mut tail) = tail.lock() else {
+        return;
+    };
+    if tail.len() == STDERR_LINES {
+        tail.pop_front();
+    }
+    tail.push_back(text);
 }
 
 /// Runs `invocation` to completion with stdin closed, capturing its stdout
@@ -220,4 +264,37 @@ pub fn search_dirs(
     let mut seen = std::collections::HashSet::new();
     dirs.retain(|d| !d.as_os_str().is_empty() && seen.insert(d.clone()));
     dirs
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use super::*;
+
+    /// Many lines keep the last [`STDERR_LINES`]; a giant line (no end in
+    /// sight) is kept cut, not whole.
+    #[tokio::test]
+    async fn stderr_keeps_few_lines_and_cuts_long_ones() {
+        let mut input = String::new();
+        for i in 0..100 {
+            writeln!(input, "line {i}\r\n").unwrap();
+        }
+        input.push_str(&"é".repeat(3 * 1024 * 1024));
+        input.push_str("\nlast words");
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        collect_stderr(input.as_bytes(), Arc::clone(&tail)).await;
+        let kept: Vec<String> = tail.lock().unwrap().iter().cloned().collect();
+        assert_eq!(kept.len(), STDERR_LINES);
+        assert_eq!(kept[0], "line 82");
+        assert_eq!(kept[STDERR_LINES - 3], "line 99");
+        let long = &kept[STDERR_LINES - 2];
+        assert!(
+            long.len() <= STDERR_LINE_BYTES + '…'.len_utf8(),
+            "{}",
+            long.len()
+        );
+        assert!(long.starts_with("éé") && long.ends_with('…'));
+        assert_eq!(kept[STDERR_LINES - 1], "last words");
+    }
 }

@@ -29,7 +29,8 @@ use orbit_types::{
 use tokio::sync::mpsc;
 
 use crate::backend::{
-    AgentProcess, AgentSink, Answer, ProcessOptions, ProcessSpec, SessionBackend,
+    AgentProcess, AgentSink, Answer, EventGate, ProcessOptions, ProcessSpec, RoomFuture,
+    SessionBackend,
 };
 use crate::error::{AgentError, Result};
 
@@ -72,25 +73,43 @@ struct ConvSink {
     key: String,
     generation: u64,
     tx: mpsc::UnboundedSender<Inbox>,
+    gate: EventGate,
+}
+
+impl ConvSink {
+    fn send(&self, msg: SinkMsg) {
+        if self
+            .tx
+            .send(Inbox {
+                key: self.key.clone(),
+                generation: self.generation,
+                msg,
+            })
+            .is_ok()
+        {
+            self.gate.sent();
+        }
+    }
 }
 
 impl AgentSink for ConvSink {
     fn event(&self, event: AgentEvent) {
-        let _ = self.tx.send(Inbox {
-            key: self.key.clone(),
-            generation: self.generation,
-            msg: SinkMsg::Event(event),
-        });
+        self.send(SinkMsg::Event(event));
     }
 
     fn exit(&self, exit: ProcessExit) {
-        let _ = self.tx.send(Inbox {
-            key: self.key.clone(),
-            generation: self.generation,
-            msg: SinkMsg::Exit(exit),
-        });
+        self.send(SinkMsg::Exit(exit));
+    }
+
+    fn room(&self) -> RoomFuture {
+        self.gate.room()
     }
 }
+
+/// How many process reports may wait in the inbox before processes stop
+/// reading Claude's output (Claude then waits): the owner's
+/// [`SessionService::step`] and [`SessionService::drain`] make room.
+pub const EVENT_QUEUE: usize = 1024;
 
 struct Conversation {
     key: String,
@@ -116,6 +135,8 @@ pub struct SessionService {
     clock: u64,
     inbox_tx: mpsc::UnboundedSender<Inbox>,
     inbox_rx: mpsc::UnboundedReceiver<Inbox>,
+    /// Bounds the inbox (see [`EVENT_QUEUE`]).
+    gate: EventGate,
     out: mpsc::UnboundedSender<ServiceEvent>,
     /// The MCP statuses of the `init` messages applied since the owner last
     /// took them (newest per server), for the MCP view.
@@ -143,6 +164,7 @@ impl SessionService {
                 clock: 0,
                 inbox_tx,
                 inbox_rx,
+                gate: EventGate::new(EVENT_QUEUE),
                 out,
                 mcp_statuses: Vec::new(),
             },
@@ -385,6 +407,7 @@ impl SessionService {
                 key: key.clone(),
                 generation: conversation.generation,
                 tx: self.inbox_tx.clone(),
+                gate: self.gate.clone(),
             });
             conversation.process = Some(self.backend.start(&spec, sink)?);
             conversation.process_options = options;
@@ -462,6 +485,7 @@ impl SessionService {
     }
 
     fn handle(&mut self, inbox: Inbox) {
+        self.gate.taken();
         let Ok(i) = self.index(&inbox.key) else {
             return;
         };

@@ -8,6 +8,7 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   background  launches a background subagent, ends the turn, then the
             subagent sends an envelope and never finishes
   stuck     never sends a result after an interrupt (FAKE_IGNORE_TERM=1: ignores SIGTERM too)
+            (FAKE_IGNORE_INT=1, any mode: ignores SIGINT, as if Ctrl-C reached Orbit only)
   idle_exit answers one turn, then exits with rc 2 while idle
   unsupported  sends a control request Orbit does not handle, echoes the answer
   permission / question  asks (Bash / AskUserQuestion) and echoes the answer
@@ -15,6 +16,9 @@ demand. FAKE_CLAUDE_MODE picks the behaviour:
   api_error a result with subtype success and is_error true (as the CLI reports API errors)
   hold      asks to run Bash and holds the request until an interrupt ends the turn
   cancel    asks to run Bash, then withdraws the request itself (control_cancel_request)
+  spam      answers a prompt with keep_alive lines for ever, reading nothing more
+  flood     before reading stdin at all, prints 8 MB of keep_alive lines (blocking
+            while nobody reads them); then replies with the prompt's length
 
 FAKE_STDIN_LOG=FILE: every stdin line is appended to FILE as it comes.
   prompt    replies with the prompt text it received (and its argv after a newline)
@@ -101,6 +105,13 @@ def main():
         return 0
     if os.environ.get("FAKE_IGNORE_TERM") == "1":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if os.environ.get("FAKE_IGNORE_INT") == "1":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if mode == "flood":
+        pad = " " * 4096
+        for _ in range(2048):
+            sys.stdout.write('{"type": "keep_alive"}' + pad + "\n")
+        sys.stdout.flush()
     total = 0.0
     kept = os.environ.get("FAKE_TOTAL_FILE")
     if kept and "--resume" in sys.argv and os.path.exists(kept):
@@ -221,6 +232,13 @@ def main():
             sys.stderr.write("fake: lost the connection\n")
             sys.stderr.flush()
             return 2
+        elif mode == "spam":
+            while True:
+                out({"type": "keep_alive"})
+        elif mode == "flood":
+            text("got %d characters" % len(msg.get("message", {}).get("content") or ""))
+            total += 0.1
+            result(total)
         elif mode == "prompt":
             content = msg.get("message", {}).get("content")
             text(json.dumps({"prompt": content, "argv": sys.argv[1:]}))

@@ -6,6 +6,7 @@
 //! status pass through unchanged, whether or not a hub is listening; the
 //! adapter never holds the command up.
 
+use std::io::IsTerminal as _;
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
@@ -83,6 +84,9 @@ async fn run_command(run: &RunArgs) -> anyhow::Result<ExitCode> {
         .context("no command to run (put it after `--`)")?;
     let label = run.command.join(" ");
     let title = run.title.clone().unwrap_or_else(|| label.clone());
+    // Listening before the command starts: from then on no signal ends
+    // Orbit before the command.
+    let signals = crate::signals::Signals::listen().context("cannot listen for signals")?;
     let mut child = command(program, rest)
         .stdin(Stdio::inherit())
         .stdout(Stdio::piped())
@@ -99,11 +103,10 @@ async fn run_command(run: &RunArgs) -> anyhow::Result<ExitCode> {
     let api_file = orbtile::default_api_file(locations.config_dir());
     let adapter = tokio::spawn(adapter(api_file, title, label, phase_rx));
 
-    // Ctrl-C reaches the command (same process group); Orbit waits for it
-    // to exit and passes its status on, instead of dying first.
-    let interrupted = tokio::spawn(async {
-        let _ = tokio::signal::ctrl_c().await;
-    });
+    // A signal that would end Orbit goes to the command instead; Orbit
+    // waits for it to exit and passes its status on, instead of dying first
+    // and leaving it behind.
+    let interrupted = tokio::spawn(pass_signals(signals, child.id()));
 
     let stdout = child.stdout.take().context("no stdout pipe")?;
     let stderr = child.stderr.take().context("no stderr pipe")?;
@@ -130,6 +133,26 @@ async fn run_command(run: &RunArgs) -> anyhow::Result<ExitCode> {
         (None, Some(sig)) => ExitCode::from(u8::try_from(128 + (sig & 0x7f)).unwrap_or(1)),
         (None, None) => ExitCode::FAILURE,
     })
+}
+
+/// Passes every signal that would end Orbit on to the command. Ctrl-C on a
+/// terminal reaches the command already (the terminal signals the whole
+/// foreground process group), so SIGINT is passed on only without one: a
+/// second SIGINT would be a second Ctrl-C. SIGTERM and SIGHUP are always
+/// passed on (a second one is harmless).
+async fn pass_signals(mut signals: crate::signals::Signals, pid: Option<u32>) {
+    let terminal = std::io::stdin().is_terminal();
+    loop {
+        let signal = signals.next().await;
+        tracing::debug!(?signal, "passing the signal on to the command");
+        if signal == crate::signals::Signal::Interrupt && terminal {
+            continue;
+        }
+        if let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p.cast_signed())) {
+            // The command may have exited already: nothing to do then.
+            let _ = rustix::process::kill_process(pid, signal.rustix());
+        }
+    }
 }
 
 /// Copies `from` to `to` byte for byte, and publishes the latest non-empty

@@ -15,8 +15,8 @@ use clap::{Args, ValueEnum};
 use orbit_agent::probe::{self, ProbeEnv};
 use orbit_agent::settings::SettingsFile;
 use orbit_agent::{
-    AgentProcess as _, AgentSink, Answer, CliBackend, CliConfig, ProcessOptions, ProcessSpec,
-    Timeouts, TrustStore,
+    AgentProcess as _, AgentSink, Answer, CliBackend, CliConfig, EventGate, ProcessOptions,
+    ProcessSpec, RoomFuture, Timeouts, TrustStore,
 };
 use orbit_common::Locations;
 use orbit_core::controller::{
@@ -32,6 +32,7 @@ use orbit_types::{
 use tokio::sync::mpsc;
 
 use crate::page_events::{KEY, PageEvents};
+use crate::signals::{Signal, Signals};
 
 #[derive(Debug, Args)]
 pub(crate) struct TrustArgs {
@@ -367,17 +368,45 @@ pub(crate) fn check_trust(locations: &Locations, dir: &Path) -> anyhow::Result<(
 
 enum Seen {
     Event(AgentEvent),
+    /// Reply text of the main agent as it streams.
+    Delta(String),
     Exit(ProcessExit),
 }
 
-struct Sink(mpsc::UnboundedSender<Seen>);
+/// The CLI flag that streams partial messages (`stream_event` lines).
+const PARTIAL_MESSAGES: &str = "--include-partial-messages";
+
+/// How many reports may wait for the loop before the actor stops reading
+/// Claude (which then waits).
+const SEEN_QUEUE: usize = 1024;
+
+struct Sink {
+    tx: mpsc::UnboundedSender<Seen>,
+    gate: EventGate,
+}
+
+impl Sink {
+    fn send(&self, seen: Seen) {
+        if self.tx.send(seen).is_ok() {
+            self.gate.sent();
+        }
+    }
+}
 
 impl AgentSink for Sink {
     fn event(&self, event: AgentEvent) {
-        let _ = self.0.send(Seen::Event(event));
+        self.send(Seen::Event(event));
     }
     fn exit(&self, exit: ProcessExit) {
-        let _ = self.0.send(Seen::Exit(exit));
+        self.send(Seen::Exit(exit));
+    }
+    fn room(&self) -> RoomFuture {
+        self.gate.room()
+    }
+    fn text_delta(&self, text: &str, subagent: Option<&str>) {
+        if subagent.is_none() {
+            self.send(Seen::Delta(text.to_owned()));
+        }
     }
 }
 
@@ -397,6 +426,9 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
     };
     let runtime = runtime()?;
     runtime.block_on(async {
+        // From here on a signal ends what Orbit started (the catalog's
+        // process, the turn's) before Orbit exits with 128 + the signal.
+        let mut signals = Signals::listen().context("cannot listen for signals")?;
         let probed = probe::probe(current.path.as_deref(), &ProbeEnv::from_env()).await?;
         let config = CliConfig {
             program: probed.path,
@@ -405,7 +437,11 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
             timeouts: Timeouts::default(),
         };
         let catalog = if args.model.is_some() || !args.skills.is_empty() {
-            turn_catalog(&config, &dir, &current.options).await
+            tokio::select! {
+                catalog = turn_catalog(&config, &dir, &current.options) => catalog,
+                // Dropping the catalog's future kills its process.
+                signal = signals.next() => return Ok(signal.exit_code()),
+            }
         } else {
             None
         };
@@ -444,6 +480,12 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
                 files: turn.prompt.files.clone(),
             });
         }
+        let mut config = config;
+        // The human view prints the reply as it arrives: without partial
+        // messages the CLI gives text only as whole blocks.
+        if !args.events && !config.extra_args.iter().any(|a| a == PARTIAL_MESSAGES) {
+            config.extra_args.push(PARTIAL_MESSAGES.to_owned());
+        }
         let backend = CliBackend::new(config);
         let (tx, rx) = mpsc::unbounded_channel();
         let spec = ProcessSpec {
@@ -451,9 +493,15 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
             options: turn.options,
             resume: turn.resume,
         };
-        let process = backend.spawn(&spec, Arc::new(Sink(tx)))?;
+        let gate = EventGate::new(SEEN_QUEUE);
+        let sink = Sink {
+            tx,
+            gate: gate.clone(),
+        };
+        let process = backend.spawn(&spec, Arc::new(sink))?;
         process.prompt(&turn.prompt.text)?;
-        drive(args, &spec.cwd, &process, rx, page).await
+        let seen = Reports { rx, gate };
+        drive(args, &spec.cwd, &process, seen, page, &mut signals).await
     })
 }
 
@@ -471,30 +519,46 @@ pub(crate) fn fs_canonical(dir: &Path) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("cannot open folder `{}`", dir.display()))
 }
 
+/// Runs the turn to its end: shows what Claude does, answers its requests
+/// (the terminal's cards are read off the loop, so Claude's output is read
+/// and signals are heard while a card waits), and ends the turn as Ctrl-C
+/// does on any signal that ends Orbit (a second one disposes at once).
 async fn drive(
     args: &AskArgs,
     dir: &Path,
     process: &orbit_agent::CliProcess,
-    mut rx: mpsc::UnboundedReceiver<Seen>,
+    mut rx: Reports,
     mut page: Option<PageEvents>,
+    signals: &mut Signals,
 ) -> anyhow::Result<ExitCode> {
     let mut outcome = None;
-    let mut interrupted = false;
+    // Reply text printed as it streamed, whose whole block is still to come.
+    let mut streamed = false;
+    let mut ended: Option<Signal> = None;
+    let mut cards = TerminalCards::default();
     let mut ticks = tokio::time::interval(orbit_core::projector::TICK);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let seen = tokio::select! {
             seen = rx.recv() => seen,
-            _ = tokio::signal::ctrl_c() => {
-                if interrupted {
+            signal = signals.next() => {
+                if ended.is_some() {
                     process.dispose();
                 } else {
-                    interrupted = true;
+                    ended = Some(signal);
+                    cards.stop();
                     if let Some(page) = &mut page {
                         page.stopping()?;
                     }
                     process.interrupt();
                 }
+                continue;
+            }
+            line = cards.line(), if cards.reading() => {
+                if let Some((request_id, answer)) = cards.on_line(line)? {
+                    send_answer(process, &mut page, &request_id, &answer)?;
+                }
+                cards.ask_next()?;
                 continue;
             }
             _ = ticks.tick(), if page.is_some() => {
@@ -517,6 +581,11 @@ async fn drive(
         };
         let Some(seen) = seen else { break };
         match seen {
+            Seen::Delta(text) if page.is_none() && !args.events && ended.is_none() => {
+                stream_text(&text)?;
+                streamed = true;
+            }
+            Seen::Delta(_) => {}
             Seen::Exit(exit) => {
                 if let Some(page) = &mut page {
                     page.exited(&exit)?;
@@ -527,53 +596,533 @@ async fn drive(
                 break;
             }
             Seen::Event(event) => {
-                if let Some(page) = &mut page {
-                    page.event(&event)?;
-                } else if args.events {
-                    print_event(&event)?;
-                } else {
-                    show(&event)?;
+                let shown = display(args, &mut page, &event, &mut streamed);
+                // After a signal the terminal may be gone: the turn still
+                // ends as it should.
+                if ended.is_none() {
+                    shown?;
                 }
-                let is_request = matches!(
-                    event,
-                    AgentEvent::PermissionRequest(_) | AgentEvent::QuestionRequest(_)
-                );
-                let card = match &page {
-                    _ if !is_request => None,
-                    Some(page) => pending_card(&event, &*page.graph()),
-                    None => pending_card(&event, &NoGraph(dir)),
-                };
+                let answered = on_request(args, dir, page.as_ref(), &event, &mut cards)?;
                 match event {
-                    AgentEvent::PermissionRequest(request) => {
-                        let card = card.context("a permission request without its card")?;
-                        let answer = permission_answer(args.permissions, &request, &card)?;
-                        process.answer(&request.request_id, answer.clone())?;
-                        if let Some(page) = &mut page {
-                            page.answered(&request.request_id, &answer)?;
-                        }
-                    }
-                    AgentEvent::QuestionRequest(request) => {
-                        let card = card.context("a question request without its card")?;
-                        let answer = question_answer(args.questions, &request, &card)?;
-                        process.answer(&request.request_id, answer.clone())?;
-                        if let Some(page) = &mut page {
-                            page.answered(&request.request_id, &answer)?;
-                        }
-                    }
+                    AgentEvent::RequestWithdrawn { request_id } => cards.withdraw(&request_id)?,
                     AgentEvent::TurnEnded(end) => {
                         outcome = Some(end.outcome);
+                        cards.stop();
                         process.dispose();
                     }
                     _ => {}
                 }
+                if let Some((request_id, answer)) = answered {
+                    send_answer(process, &mut page, &request_id, &answer)?;
+                }
+                if ended.is_none() {
+                    cards.ask_next()?;
+                }
             }
         }
+    }
+    if let Some(signal) = ended {
+        return Ok(signal.exit_code());
     }
     Ok(match outcome {
         Some(TurnOutcome::Completed) => ExitCode::SUCCESS,
         Some(TurnOutcome::Interrupted) => ExitCode::from(130),
         Some(TurnOutcome::Failed) | None => ExitCode::FAILURE,
     })
+}
+
+/// Shows an event: to the page's stream (`--events`), or for people.
+fn display(
+    args: &AskArgs,
+    page: &mut Option<PageEvents>,
+    event: &AgentEvent,
+    streamed: &mut bool,
+) -> anyhow::Result<()> {
+    if let Some(page) = page {
+        page.event(event)
+    } else if args.events {
+        print_event(event)
+    } else {
+        show(event, streamed)
+    }
+}
+
+/// What the sink reported, counted out of its gate as the loop takes it.
+struct Reports {
+    rx: mpsc::UnboundedReceiver<Seen>,
+    gate: EventGate,
+}
+
+impl Reports {
+    async fn recv(&mut self) -> Option<Seen> {
+        let seen = self.rx.recv().await;
+        if seen.is_some() {
+            self.gate.taken();
+        }
+        seen
+    }
+}
+
+/// Reply text as it streams, on stdout at once.
+fn stream_text(text: &str) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    write!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Sends an answer to Claude, and tells the page.
+fn send_answer(
+    process: &orbit_agent::CliProcess,
+    page: &mut Option<PageEvents>,
+    request_id: &str,
+    answer: &Answer,
+) -> anyhow::Result<()> {
+    process.answer(request_id, answer.clone())?;
+    if let Some(page) = page {
+        page.answered(request_id, answer)?;
+    }
+    Ok(())
+}
+
+/// A request: queued for the terminal, or answered at once as the flags say
+/// (the answer to send).
+fn on_request(
+    args: &AskArgs,
+    dir: &Path,
+    page: Option<&PageEvents>,
+    event: &AgentEvent,
+    cards: &mut TerminalCards,
+) -> anyhow::Result<Option<(String, Answer)>> {
+    if !matches!(
+        event,
+        AgentEvent::PermissionRequest(_) | AgentEvent::QuestionRequest(_)
+    ) {
+        return Ok(None);
+    }
+    let card = match page {
+        Some(page) => pending_card(event, &*page.graph()),
+        None => pending_card(event, &NoGraph(dir)),
+    }
+    .context("a request without its card")?;
+    match event.clone() {
+        AgentEvent::PermissionRequest(request) => {
+            if args.permissions == Permissions::Ask && terminal() {
+                cards.push(Asking::Permission { request, card });
+                return Ok(None);
+            }
+            let answer = permission_answer(args.permissions, &request, &card)?;
+            Ok(Some((request.request_id, answer)))
+        }
+        AgentEvent::QuestionRequest(request) => {
+            if args.questions == Questions::Ask && terminal() {
+                cards.push(Asking::Questions {
+                    request,
+                    card,
+                    answers: Vec::new(),
+                });
+                return Ok(None);
+            }
+            let answer = question_answer(args.questions, &request, &card)?;
+            Ok(Some((request.request_id, answer)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A card the terminal asks about.
+enum Asking {
+    Permission {
+        request: PermissionRequest,
+        card: PendingCard,
+    },
+    Questions {
+        request: QuestionRequest,
+        card: PendingCard,
+        /// The answers given so far, one per question in order.
+        answers: Vec<QuestionAnswer>,
+    },
+}
+
+impl Asking {
+    fn request_id(&self) -> &str {
+        match self {
+            Asking::Permission { request, .. } => &request.request_id,
+            Asking::Questions { request, .. } => &request.request_id,
+        }
+    }
+}
+
+/// Reads terminal lines on a thread of its own, one per request, so the
+/// event loop never blocks on the terminal. The thread is started with the
+/// first card; a read still waiting when Orbit exits dies with the process.
+struct LineReader {
+    want: std::sync::mpsc::Sender<()>,
+    lines: mpsc::UnboundedReceiver<io::Result<Option<String>>>,
+}
+
+impl LineReader {
+    fn start() -> io::Result<Self> {
+        let (want, wanted) = std::sync::mpsc::channel::<()>();
+        let (tx, lines) = mpsc::unbounded_channel();
+        std::thread::Builder::new()
+            .name("orbit-terminal".to_owned())
+            .spawn(move || {
+                for () in wanted {
+                    let mut line = String::new();
+                    let read = io::stdin()
+                        .lock()
+                        .read_line(&mut line)
+                        .map(|n| (n > 0).then(|| line.trim().to_owned()));
+                    if tx.send(read).is_err() {
+                        return;
+                    }
+                }
+            })?;
+        Ok(Self { want, lines })
+    }
+}
+
+/// The terminal's cards: one asked at a time, the others waiting their turn.
+#[derive(Default)]
+struct TerminalCards {
+    waiting: std::collections::VecDeque<Asking>,
+    current: Option<Asking>,
+    reader: Option<LineReader>,
+    /// A line was asked of the reader and has not come yet.
+    outstanding: bool,
+}
+
+/// What the user typed at a card: a choice, or (Enter alone, an unknown
+/// answer) nothing, which asks again.
+type Typed = io::Result<Option<String>>;
+
+impl TerminalCards {
+    fn push(&mut self, asking: Asking) {
+        self.waiting.push_back(asking);
+    }
+
+    /// Whether a line is awaited.
+    fn reading(&self) -> bool {
+        self.outstanding
+    }
+
+    /// The next line the reader gives.
+    async fn line(&mut self) -> Typed {
+        match self.reader.as_mut() {
+            Some(reader) => match reader.lines.recv().await {
+                Some(read) => read,
+                None => Err(io::Error::other("the terminal reader stopped")),
+            },
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Asks for one line (unless one is asked already).
+    fn want_line(&mut self) -> anyhow::Result<()> {
+        if self.outstanding {
+            return Ok(());
+        }
+        if self.reader.is_none() {
+            self.reader = Some(LineReader::start().context("cannot read the terminal")?);
+        }
+        if let Some(reader) = &self.reader {
+            reader
+                .want
+                .send(())
+                .map_err(|_| anyhow::anyhow!("the terminal reader stopped"))?;
+            self.outstanding = true;
+        }
+        Ok(())
+    }
+
+    /// Shows the next waiting card when none is asked.
+    fn ask_next(&mut self) -> anyhow::Result<()> {
+        if self.current.is_some() {
+            return Ok(());
+        }
+        let Some(next) = self.waiting.pop_front() else {
+            return Ok(());
+        };
+        show_card(&next, true)?;
+        self.current = Some(next);
+        self.want_line()
+    }
+
+    /// The turn stopped: the actor denies what is pending; nothing more is
+    /// asked.
+    fn stop(&mut self) {
+        self.waiting.clear();
+        self.current = None;
+    }
+
+    /// Claude (or an interrupt) withdrew a request.
+    fn withdraw(&mut self, request_id: &str) -> anyhow::Result<()> {
+        self.waiting.retain(|a| a.request_id() != request_id);
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|a| a.request_id() == request_id)
+        {
+            self.current = None;
+            writeln!(io::stderr().lock(), "\norbit: Claude withdrew the request")?;
+        }
+        Ok(())
+    }
+
+    /// A line came: the answer to send, if the card is answered.
+    fn on_line(&mut self, typed: Typed) -> anyhow::Result<Option<(String, Answer)>> {
+        self.outstanding = false;
+        let Some(mut asking) = self.current.take() else {
+            // The card it was for was withdrawn.
+            return Ok(None);
+        };
+        let Ok(Some(typed)) = typed else {
+            // The terminal's input ended: nothing more can be asked.
+            let answer = no_input_answer(&asking)?;
+            writeln!(
+                io::stderr().lock(),
+                "orbit: denied (the terminal's input ended)"
+            )?;
+            return Ok(Some((asking.request_id().to_owned(), answer)));
+        };
+        let done = match &mut asking {
+            Asking::Permission { request, card } => {
+                let has_always = always_of(card).is_some();
+                match parse_permission(&typed, has_always) {
+                    None => None,
+                    Some(choice) => Some(terminal_permission(request, card, choice)?),
+                }
+            }
+            Asking::Questions {
+                request,
+                card,
+                answers,
+            } => match request.questions.get(answers.len()) {
+                None => Some(question_answer(Questions::Skip, request, card)?),
+                Some(question) => match parse_question(&typed, question) {
+                    TypedQuestion::Again => None,
+                    TypedQuestion::Skip => {
+                        writeln!(io::stderr().lock(), "orbit: skipped")?;
+                        Some(question_answer(Questions::Skip, request, card)?)
+                    }
+                    TypedQuestion::Answer(answer) => {
+                        answers.push(answer);
+                        if answers.len() == request.questions.len() {
+                            Some(questions_answer(request, card, answers.clone())?)
+                        } else {
+                            None
+                        }
+                    }
+                },
+            },
+        };
+        if let Some(answer) = done {
+            return Ok(Some((asking.request_id().to_owned(), answer)));
+        }
+        // Asked again: the same card, or its next question.
+        let said = match &asking {
+            Asking::Permission { .. } if typed.is_empty() => {
+                Some("there is no default: choose one")
+            }
+            Asking::Permission { .. } => Some("not one of the choices"),
+            Asking::Questions { .. } if typed.is_empty() => {
+                Some("there is no default: answer, or type `skip`")
+            }
+            Asking::Questions { .. } => None,
+        };
+        if let Some(said) = said {
+            writeln!(io::stderr().lock(), "orbit: {said}")?;
+        }
+        show_card(&asking, false)?;
+        self.current = Some(asking);
+        self.want_line()?;
+        Ok(None)
+    }
+}
+
+/// The wording of the card's "always" choice, if it has one.
+fn always_of(card: &PendingCard) -> Option<&str> {
+    match card {
+        PendingCard::Permission(card) => card.always.as_deref(),
+        PendingCard::Questions(_) => None,
+    }
+}
+
+/// Shows a card (in full the first time) and its prompt on stderr.
+fn show_card(asking: &Asking, first: bool) -> io::Result<()> {
+    let mut err = io::stderr().lock();
+    match asking {
+        Asking::Permission { card, .. } => {
+            let PendingCard::Permission(permission) = card else {
+                return Ok(());
+            };
+            if first {
+                writeln!(err, "Claude asks: {}", permission.title)?;
+                if let Some(reason) = &permission.reason {
+                    writeln!(err, "  ({reason})")?;
+                }
+                writeln!(err, "  [y] yes, allow once")?;
+                if let Some(always) = &permission.always {
+                    writeln!(err, "  [a] always: {always}")?;
+                }
+                writeln!(err, "  [n] no, deny")?;
+            }
+            let choices = if permission.always.is_some() {
+                "y/a/n"
+            } else {
+                "y/n"
+            };
+            write!(
+                err,
+                "Allow {}? [{choices}] (no default): ",
+                permission.title
+            )?;
+        }
+        Asking::Questions {
+            request, answers, ..
+        } => {
+            let Some(q) = request.questions.get(answers.len()) else {
+                return Ok(());
+            };
+            if first || !answers.is_empty() {
+                writeln!(err, "{}", q.question)?;
+                for (i, o) in q.options.iter().enumerate() {
+                    writeln!(err, "  {}. {} — {}", i + 1, o.label, o.description)?;
+                }
+            }
+            let hint = if q.multi_select {
+                "numbers separated by commas, or your own answer"
+            } else {
+                "a number, or your own answer"
+            };
+            write!(err, "({hint}; `skip` skips; no default): ")?;
+        }
+    }
+    err.flush()
+}
+
+/// A typed answer to a permission card: `None` asks again.
+fn parse_permission(typed: &str, has_always: bool) -> Option<PermissionChoice> {
+    match typed.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Some(PermissionChoice::Allow),
+        "a" | "always" if has_always => Some(PermissionChoice::Always),
+        "n" | "no" => Some(PermissionChoice::Deny),
+        _ => None,
+    }
+}
+
+/// A typed answer to one question.
+#[derive(Debug, PartialEq)]
+enum TypedQuestion {
+    /// Enter alone: ask again.
+    Again,
+    /// `skip`: skip the questions.
+    Skip,
+    /// Options by number, or the user's own text.
+    Answer(QuestionAnswer),
+}
+
+fn parse_question(typed: &str, q: &orbit_types::Question) -> TypedQuestion {
+    let typed = typed.trim();
+    if typed.is_empty() {
+        return TypedQuestion::Again;
+    }
+    if typed.eq_ignore_ascii_case("skip") {
+        return TypedQuestion::Skip;
+    }
+    let picked: Option<Vec<String>> = typed
+        .split(',')
+        .map(|part| {
+            part.trim()
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| q.options.get(n.checked_sub(1)?))
+                .map(|o| o.label.clone())
+        })
+        .collect();
+    TypedQuestion::Answer(match picked {
+        Some(labels) if !labels.is_empty() && (q.multi_select || labels.len() == 1) => {
+            QuestionAnswer {
+                options: labels,
+                text: None,
+            }
+        }
+        _ => QuestionAnswer {
+            options: Vec::new(),
+            text: Some(typed.to_owned()),
+        },
+    })
+}
+
+/// The answer to a permission card chosen on the terminal, said back.
+fn terminal_permission(
+    request: &PermissionRequest,
+    card: &PendingCard,
+    choice: PermissionChoice,
+) -> anyhow::Result<Answer> {
+    let message = (choice == PermissionChoice::Deny).then(|| "The user denied this.".to_owned());
+    let answer = decide_answer(
+        &PageRequest::AnswerPermission {
+            key: KEY.to_owned(),
+            request_id: request.request_id.clone(),
+            choice,
+            message,
+        },
+        card,
+    )
+    .map_err(|r| refused(&r))?;
+    let said = match (&answer, always_of(card)) {
+        (Answer::AllowAlways, Some(always)) => format!("allowed ({always})"),
+        (Answer::Deny { .. }, _) => "denied".to_owned(),
+        _ => "allowed once".to_owned(),
+    };
+    writeln!(io::stderr().lock(), "orbit: {said}")?;
+    Ok(answer)
+}
+
+/// The answers typed to every question of a card, as the controller decides.
+fn questions_answer(
+    request: &QuestionRequest,
+    card: &PendingCard,
+    answers: Vec<QuestionAnswer>,
+) -> anyhow::Result<Answer> {
+    let chosen = PageRequest::AnswerQuestions {
+        key: KEY.to_owned(),
+        request_id: request.request_id.clone(),
+        answers,
+    };
+    match decide_answer(&chosen, card) {
+        Ok(answer) => Ok(answer),
+        Err(refusal) => {
+            writeln!(
+                io::stderr().lock(),
+                "orbit: {refusal}; skipping the questions"
+            )?;
+            question_answer(Questions::Skip, request, card)
+        }
+    }
+}
+
+/// The answer when the terminal can no longer be read: a deny (permission)
+/// or a skip (questions), saying so.
+fn no_input_answer(asking: &Asking) -> anyhow::Result<Answer> {
+    match asking {
+        Asking::Permission { request, card } => decide_answer(
+            &PageRequest::AnswerPermission {
+                key: KEY.to_owned(),
+                request_id: request.request_id.clone(),
+                choice: PermissionChoice::Deny,
+                message: Some(
+                    "The user could not be asked (the terminal's input ended), so this is refused."
+                        .to_owned(),
+                ),
+            },
+            card,
+        )
+        .map_err(|r| refused(&r)),
+        Asking::Questions { request, card, .. } => question_answer(Questions::Skip, request, card),
+    }
 }
 
 fn print_event(event: &AgentEvent) -> anyhow::Result<()> {
@@ -584,8 +1133,9 @@ fn print_event(event: &AgentEvent) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The human view: the reply on stdout, the rest on stderr.
-fn show(event: &AgentEvent) -> anyhow::Result<()> {
+/// The human view: the reply on stdout (a block whose text streamed only
+/// ends its line), the rest on stderr.
+fn show(event: &AgentEvent, streamed: &mut bool) -> anyhow::Result<()> {
     match event {
         AgentEvent::Text {
             text,
@@ -593,7 +1143,11 @@ fn show(event: &AgentEvent) -> anyhow::Result<()> {
             ..
         } => {
             let mut out = io::stdout().lock();
-            writeln!(out, "{text}")?;
+            if std::mem::take(streamed) {
+                writeln!(out)?;
+            } else {
+                writeln!(out, "{text}")?;
+            }
             out.flush()?;
         }
         AgentEvent::ToolUse {
@@ -612,6 +1166,22 @@ fn show(event: &AgentEvent) -> anyhow::Result<()> {
                 ""
             };
             writeln!(io::stderr().lock(), "{who}· {name} {detail}")?;
+        }
+        AgentEvent::ApiRetry {
+            attempt,
+            max_retries,
+            error_status,
+            error,
+        } => {
+            let status = error_status.map(|s| format!(" {s}")).unwrap_or_default();
+            let kind = error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default();
+            writeln!(
+                io::stderr().lock(),
+                "orbit: the API answered with an error{status}{kind}; Claude Code retries ({attempt} of {max_retries})"
+            )?;
         }
         AgentEvent::Warning { message } => {
             writeln!(io::stderr().lock(), "orbit: warning: {message}")?;
@@ -677,7 +1247,7 @@ fn permission_choice(
             PermissionChoice::Deny,
             Some("Denied by `orbit ask --permissions deny`.".to_owned()),
         ),
-        Permissions::Ask if !terminal() => {
+        Permissions::Ask => {
             writeln!(
                 io::stderr().lock(),
                 "orbit: refused {} (no terminal to ask; pass --permissions allow, always or deny)",
@@ -687,45 +1257,6 @@ fn permission_choice(
                 PermissionChoice::Deny,
                 Some("The user could not be asked (no terminal), so this is refused.".to_owned()),
             )
-        }
-        Permissions::Ask => {
-            let detail = request
-                .description
-                .clone()
-                .or_else(|| {
-                    request
-                        .input
-                        .get("command")
-                        .and_then(|v| v.as_str())
-                        .map(str::to_owned)
-                })
-                .or_else(|| {
-                    request
-                        .input
-                        .get("file_path")
-                        .and_then(|v| v.as_str())
-                        .map(str::to_owned)
-                })
-                .unwrap_or_default();
-            let always = if request.suggestions.is_empty() {
-                ""
-            } else {
-                ", [a]lways"
-            };
-            let reply = read_answer(&format!(
-                "Allow {} {detail}? [y]es{always}, [n]o: ",
-                request.tool_name
-            ))?;
-            match reply.as_str() {
-                "y" | "Y" | "yes" => (PermissionChoice::Allow, None),
-                "a" | "A" | "always" if !request.suggestions.is_empty() => {
-                    (PermissionChoice::Always, None)
-                }
-                _ => (
-                    PermissionChoice::Deny,
-                    Some("The user denied this.".to_owned()),
-                ),
-            }
         }
     })
 }
@@ -784,55 +1315,12 @@ fn question_choice(
                 })
                 .collect(),
         ),
-        Questions::Ask if !terminal() => {
+        Questions::Ask => {
             writeln!(
                 io::stderr().lock(),
                 "orbit: skipped Claude's questions (no terminal to ask; pass --questions first or skip)"
             )?;
             None
-        }
-        Questions::Ask => {
-            let mut answers = Vec::new();
-            for q in &request.questions {
-                let mut err = io::stderr().lock();
-                writeln!(err, "{}", q.question)?;
-                for (i, o) in q.options.iter().enumerate() {
-                    writeln!(err, "  {}. {} — {}", i + 1, o.label, o.description)?;
-                }
-                drop(err);
-                let hint = if q.multi_select {
-                    "numbers separated by commas, or your own answer"
-                } else {
-                    "a number, or your own answer"
-                };
-                let reply = read_answer(&format!("({hint}; empty skips): "))?;
-                if reply.is_empty() {
-                    return Ok(None);
-                }
-                let picked: Option<Vec<String>> = reply
-                    .split(',')
-                    .map(|part| {
-                        part.trim()
-                            .parse::<usize>()
-                            .ok()
-                            .and_then(|n| q.options.get(n.checked_sub(1)?))
-                            .map(|o| o.label.clone())
-                    })
-                    .collect();
-                answers.push(match picked {
-                    Some(labels) if !labels.is_empty() && (q.multi_select || labels.len() == 1) => {
-                        QuestionAnswer {
-                            options: labels,
-                            text: None,
-                        }
-                    }
-                    _ => QuestionAnswer {
-                        options: Vec::new(),
-                        text: Some(reply),
-                    },
-                });
-            }
-            Some(answers)
         }
     })
 }

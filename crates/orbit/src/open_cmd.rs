@@ -393,6 +393,8 @@ async fn run_until_stopped(
     dir: &Path,
     args: &OpenArgs,
 ) -> anyhow::Result<ExitCode> {
+    // Listening first: a signal while the first workspace opens is not lost.
+    let mut signals = crate::signals::Signals::listen().context("cannot handle signals")?;
     let workspace = orbit.open(dir).await?;
     let url = orbit.server.login_url(workspace.id())?;
     {
@@ -414,10 +416,9 @@ async fn run_until_stopped(
     let mut sweep = tokio::time::interval(REDIRECT_SWEEP);
     loop {
         tokio::select! {
-            signal = crate::signals::ended() => {
-                let signal = signal?;
-                tracing::info!(signal, "ending on a signal");
-                return Ok(ExitCode::from(u8::try_from(128 + signal).unwrap_or(1)));
+            signal = signals.next() => {
+                tracing::info!(signal = signal.number(), "ending on a signal");
+                return Ok(signal.exit_code());
             }
             () = orbit.stop.notified() => {
                 tracing::info!("ending: orbit stop");

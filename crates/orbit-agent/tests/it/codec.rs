@@ -321,6 +321,7 @@ async fn giant_lines_are_read_and_oversized_ones_skipped() {
         panic!()
     };
     assert_eq!(a.message.content, [ContentBlock::Text { text }]);
+    assert!(buf.capacity() > 12 * 1024 * 1024);
     assert_eq!(
         codec::read_line(&mut reader, &mut buf, codec::MAX_LINE_BYTES)
             .await
@@ -328,6 +329,12 @@ async fn giant_lines_are_read_and_oversized_ones_skipped() {
         LineRead::Line
     );
     assert_eq!(codec::decode_line(&buf).unwrap(), Some(Inbound::KeepAlive));
+    // The giant line's memory is not kept for the next lines.
+    assert!(
+        buf.capacity() <= codec::KEEP_LINE_CAPACITY,
+        "{}",
+        buf.capacity()
+    );
     assert_eq!(
         codec::read_line(&mut reader, &mut buf, codec::MAX_LINE_BYTES)
             .await

@@ -769,3 +769,139 @@ async fn a_timed_out_control_request_is_cancelled_on_the_wire() {
         .unwrap_or_else(|| panic!("no cancel in {lines:#?}"));
     assert_eq!(cancel["request_id"], request["request_id"]);
 }
+
+/// A prompt of several MB written while the CLI, not reading stdin yet,
+/// blocks on a full stdout: stdin is written from a task of its own, so the
+/// actor keeps reading stdout, the CLI drains its output, reads the prompt
+/// and answers. Written by the actor itself, both would wait for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_prompt_while_the_cli_floods_stdout_does_not_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("flood", &[], quick());
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    let prompt = "p".repeat(6 * 1024 * 1024);
+    run.process.prompt(&prompt).unwrap();
+    let end = tokio::time::timeout(Duration::from_secs(30), run.turn_end())
+        .await
+        .expect("the actor and the CLI deadlocked on a large prompt");
+    assert_eq!(end.outcome, TurnOutcome::Completed);
+    assert_eq!(run.texts(), [format!("got {} characters", prompt.len())]);
+    run.process.dispose();
+    run.exit().await;
+}
+
+/// A sink that keeps what it gets and has room for `capacity` events
+/// until the test takes them.
+struct GatedSink {
+    gate: orbit_agent::EventGate,
+    seen: std::sync::Mutex<Vec<AgentEvent>>,
+}
+
+impl orbit_agent::AgentSink for GatedSink {
+    fn event(&self, event: AgentEvent) {
+        self.gate.sent();
+        self.seen.lock().unwrap().push(event);
+    }
+    fn exit(&self, _exit: orbit_types::ProcessExit) {}
+    fn room(&self) -> orbit_agent::RoomFuture {
+        self.gate.room()
+    }
+}
+
+/// A sink without room stops the actor reading Claude's output (Claude
+/// waits); nothing is dropped, and the turn ends once the sink makes room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_sink_holds_claude_back_and_drops_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("env", &[], quick());
+    let sink = std::sync::Arc::new(GatedSink {
+        gate: orbit_agent::EventGate::new(2),
+        seen: std::sync::Mutex::new(Vec::new()),
+    });
+    let process = backend.spawn(&spec(dir.path()), sink.clone()).unwrap();
+    process.prompt("hi").unwrap();
+    let ended = |sink: &GatedSink| {
+        sink.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, AgentEvent::TurnEnded(_)))
+    };
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(!ended(&sink), "{:?}", sink.seen.lock().unwrap());
+    assert!(sink.gate.waiting() <= 3, "{}", sink.gate.waiting());
+    // Room again: the rest comes, in order, nothing lost.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !ended(&sink) {
+        assert!(std::time::Instant::now() < deadline, "no turn end");
+        for _ in 0..sink.gate.waiting() {
+            sink.gate.taken();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let kinds: Vec<&'static str> = sink
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| match e {
+            AgentEvent::TurnStarted { .. } => "started",
+            AgentEvent::SessionInit { .. } => "init",
+            AgentEvent::Text { .. } => "text",
+            AgentEvent::TurnEnded(_) => "ended",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["started", "init", "text", "ended"]);
+    process.dispose();
+}
+
+/// Commands wait in a bounded queue: past it, a command fails with a clear
+/// error; an interrupt and a disposal are never refused.
+#[tokio::test]
+async fn a_full_command_queue_refuses_commands_but_never_a_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("hold", &[], quick());
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    // On this one-thread runtime the actor cannot run until the test
+    // awaits: the queue fills.
+    run.process.prompt("hi").unwrap();
+    let mut refused = None;
+    for i in 1..=orbit_agent::COMMAND_QUEUE {
+        if let Err(error) = run.process.answer("nope", orbit_agent::Answer::Allow) {
+            refused = Some((i, error));
+            break;
+        }
+    }
+    let (at, error) = refused.expect("the queue never filled");
+    assert_eq!(at, orbit_agent::COMMAND_QUEUE);
+    assert!(
+        matches!(error, orbit_agent::AgentError::Overloaded(n) if n == orbit_agent::COMMAND_QUEUE),
+        "{error}"
+    );
+    assert!(error.to_string().contains("not keeping up"), "{error}");
+    run.process.interrupt();
+    let end = run.turn_end().await;
+    assert_eq!(end.outcome, TurnOutcome::Interrupted);
+    run.process.dispose();
+    run.exit().await;
+}
+
+/// A Claude that floods stdout and ignores the interrupt still gets its
+/// SIGTERM on time: the escalation's deadline comes before its output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flooding_cli_is_still_escalated() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = backend("spam", &[], quick());
+    let mut run = Run::start(&backend, &spec(dir.path()));
+    run.process.prompt("hi").unwrap();
+    run.until(|s| matches!(s, Seen::Event(AgentEvent::SessionInit { .. })))
+        .await;
+    run.process.interrupt();
+    let end = tokio::time::timeout(Duration::from_secs(10), run.turn_end())
+        .await
+        .expect("no SIGTERM while the CLI floods stdout");
+    assert_eq!(end.outcome, TurnOutcome::Interrupted);
+    let exit = run.exit().await;
+    assert_eq!(exit.signal, Some(15));
+}

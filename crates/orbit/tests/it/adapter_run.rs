@@ -137,3 +137,37 @@ fn without_a_hub_the_command_just_runs() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("/no/such/program"), "{stderr}");
 }
+
+/// SIGTERM to `orbit adapter run` reaches the command, which decides how
+/// to end (here: it says so and exits 42); Orbit waits and exits with the
+/// command's status, leaving nothing behind.
+#[test]
+fn a_signal_reaches_the_command_and_its_status_is_orbits() {
+    use std::io::{BufRead as _, BufReader};
+    let tmp = tempfile::tempdir().unwrap();
+    let mut run = orbit(&tmp.path().join("cfg"))
+        .args([
+            "adapter",
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "trap 'echo got TERM; exit 42' TERM; echo ready $$; while :; do sleep 0.05; done",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(run.stdout.take().unwrap()).lines();
+    let ready = lines.next().unwrap().unwrap();
+    let pid: i32 = ready.trim_start_matches("ready ").parse().unwrap();
+    let orbit_pid = rustix::process::Pid::from_raw(run.id().cast_signed()).unwrap();
+    rustix::process::kill_process(orbit_pid, rustix::process::Signal::TERM).unwrap();
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let status = run.wait().unwrap();
+    assert_eq!(rest, ["got TERM"]);
+    assert_eq!(status.code(), Some(42));
+    wait_for("the command to be gone", || {
+        !Path::new(&format!("/proc/{pid}")).exists()
+    });
+}

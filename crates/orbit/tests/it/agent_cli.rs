@@ -419,8 +419,19 @@ fn on_a_terminal_trust_permissions_and_questions_are_asked() {
     let (code, text) = on_terminal(&setup, "permission", "ask 'Do it.'", "y\na\n");
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("for Claude Code sessions? [y/N]"), "{text}");
+    // The card: what the always choice allows, worded as the page's card;
+    // no default; the choice said back.
+    assert!(text.contains("Claude asks: Bash make"), "{text}");
     assert!(
-        text.contains("Allow Bash Build? [y]es, [a]lways, [n]o"),
+        text.contains("[a] always: Always allow Bash(make) in this project (for you)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Allow Bash make? [y/a/n] (no default)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("orbit: allowed (Always allow Bash(make) in this project (for you))"),
         "{text}"
     );
     assert!(text.contains("updatedPermissions"), "{text}");
@@ -438,9 +449,115 @@ fn on_a_terminal_trust_permissions_and_questions_are_asked() {
         text.contains(r#""answers": {"Which style?": "Formal"}"#),
         "{text}"
     );
-    // "n" denies.
+    // "n" denies, and says so.
     let (_, text) = on_terminal(&setup, "permission", "ask 'Do it.'", "n\n");
     assert!(text.contains(r#""behavior": "deny""#), "{text}");
+    assert!(text.contains("orbit: denied"), "{text}");
+    // Enter alone and an unknown answer ask again: no silent deny.
+    let (code, text) = on_terminal(&setup, "permission", "ask 'Do it.'", "\nmaybe\ny\n");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("there is no default: choose one"), "{text}");
+    assert!(text.contains("not one of the choices"), "{text}");
+    assert_eq!(
+        text.matches("Allow Bash make? [y/a/n]").count(),
+        3,
+        "{text}"
+    );
+    assert!(text.contains("orbit: allowed once"), "{text}");
+    assert!(text.contains(r#""behavior": "allow""#), "{text}");
+    // A question: Enter alone asks again too.
+    let (code, text) = on_terminal(&setup, "question", "ask 'Ask me.'", "\n1\n");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("there is no default"), "{text}");
+    assert!(
+        text.contains(r#""answers": {"Which style?": "Casual"}"#),
+        "{text}"
+    );
+}
+
+/// Ctrl-C while a card waits on the terminal: the loop still hears it (the
+/// terminal is read off the loop), the turn ends as Ctrl-C ends it (the
+/// request denied, then `interrupt`), Orbit exits 130 and no process is
+/// left. The fake CLI ignores SIGINT, so only Orbit's interrupt ends it.
+#[test]
+fn ctrl_c_while_a_card_waits_ends_the_turn() {
+    use std::io::{Read as _, Write as _};
+    use std::sync::{Arc, Mutex};
+    let setup = Setup::new(true);
+    let mut child = Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} ask 'Do it.'", env!("CARGO_BIN_EXE_orbit")),
+            "/dev/null",
+        ])
+        .env("ORBIT_CONFIG_DIR", setup.config.path())
+        .env("FAKE_CLAUDE_MODE", "hold")
+        .env("FAKE_IGNORE_INT", "1")
+        .env_remove("ORBIT_LOG")
+        .current_dir(setup.ws.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(String::new()));
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = {
+        let seen = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        })
+    };
+    let wait_for = |what: &str| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !seen.lock().unwrap().contains(what) {
+            assert!(
+                Instant::now() < deadline,
+                "no {what:?} in {:?}",
+                seen.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_for("Allow Bash make?");
+    let started = crate::ask_real::descendants(child.id());
+    assert!(
+        started.len() >= 2,
+        "orbit and claude under script: {started:?}"
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    // Ctrl-C on the terminal: SIGINT to its foreground process group.
+    stdin.write_all(b"\x03").unwrap();
+    stdin.flush().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "orbit ask did not end after Ctrl-C: {:?}",
+            seen.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    reader.join().unwrap();
+    let text = seen.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(text.contains("· stopped"), "{text}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while let Some(left) = started.iter().find(|p| crate::ask_real::alive(**p)) {
+        assert!(Instant::now() < deadline, "process {left} is still there");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@
 
 mod adapter_run;
 mod agent_cli;
+mod ask_real;
 mod catalog_cli;
 mod cli;
 mod dep_boundary;
@@ -23,11 +24,13 @@ mod dep_boundary;
     reason = "shared with orbit-agent's tests; not every helper is used here"
 )]
 mod fake_api;
-/// What the shared fake API expects of its crate's harness.
-mod harness {
-    pub(crate) const PATIENCE: std::time::Duration = std::time::Duration::from_secs(90);
-}
 mod graph_live;
+#[path = "../../../orbit-agent/tests/it/harness.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod harness;
 mod history_cli;
 mod hub;
 mod mcp;
@@ -36,4 +39,10 @@ mod open;
 mod page_e2e;
 mod reference_adapters;
 mod schema_check;
+#[path = "../../../orbit-agent/tests/it/support.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod support;
 mod tidy;
