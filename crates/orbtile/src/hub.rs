@@ -41,6 +41,9 @@ pub mod limits {
     pub const GLOBAL_BURST: f64 = 100.0;
     /// Adapter connections open at once.
     pub const CONNECTIONS: usize = 8;
+    /// Over-limit connections answered 503 at once; beyond, a connection
+    /// is closed unanswered.
+    pub const REJECTERS: usize = 8;
     /// Requests waiting in the API's queue.
     pub const QUEUE: usize = 256;
     /// Silence after which an adapter's sessions show `offline` (strictly more).
