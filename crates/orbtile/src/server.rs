@@ -317,6 +317,9 @@ impl Running {
     pub async fn shutdown(self) {
         self.accept.abort();
         let _ = self.accept.await;
+        // The remembered adapters' last change reaches the disk first.
+        let shared = Arc::clone(&self.shared);
+        let _ = tokio::task::spawn_blocking(move || shared.hub().flush_remembered()).await;
         remove_quietly(&self.shared.discovery_file);
         remove_quietly(&self.shared.socket_path);
         if let Some(dir) = &self.fallback_dir {
