@@ -130,8 +130,15 @@ impl Registry {
         })
     }
 
-    /// Remembers a workspace (idempotent) and returns its entry.
+    /// Remembers a workspace (idempotent) and returns its entry. A known
+    /// workspace costs one read: no lock is taken and nothing is written
+    /// (the file is replaced by rename, so a read without the lock sees a
+    /// whole one).
     pub fn remember(&self, root: &Path) -> Result<WorkspaceEntry> {
+        let root = normalize_lexically(root);
+        if let Some(entry) = self.read()?.workspaces.into_iter().find(|e| e.root == root) {
+            return Ok(entry);
+        }
         // One writer at a time in this process (the temporary file is named
         // by process id), and across processes an advisory lock on a file
         // beside the registry, held from the read to the rename: two Orbits
@@ -139,7 +146,6 @@ impl Registry {
         static WRITER: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let _guard = WRITER.lock();
         let _lock = self.lock()?;
-        let root = normalize_lexically(root);
         let mut file = self.read()?;
         if let Some(entry) = file.workspaces.iter().find(|entry| entry.root == root) {
             return Ok(entry.clone());

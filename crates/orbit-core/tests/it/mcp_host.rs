@@ -379,3 +379,67 @@ async fn a_pattern_past_its_length_is_refused_before_any_work() {
     .unwrap();
     assert_eq!(ok["source"], "scan");
 }
+
+/// Holds the registry's writer lock (as another Orbit writing would) until
+/// the returned sender is dropped, or 3 s.
+fn hold_registry_lock(host: &CoreMcpHost) -> std::sync::mpsc::Sender<()> {
+    let mut path = host.registry().file().as_os_str().to_owned();
+    path.push(".lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(std::path::PathBuf::from(path))
+        .unwrap();
+    lock.lock().unwrap();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let _ = released.recv_timeout(std::time::Duration::from_secs(3));
+        drop(lock);
+    });
+    release
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_registry_is_read_and_written_off_the_runtime_and_once() {
+    use std::time::{Duration, Instant};
+    let f = fixture();
+    // The first call about the current workspace remembers it, waiting for
+    // the registry's lock on a blocking thread: the runtime runs on.
+    let release = hold_registry_lock(&f.host);
+    let first = call(&f.host, "orbit.graph.stats", json!({}));
+    let started = Instant::now();
+    let ticked = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        started.elapsed()
+    };
+    let (first, ticked) = tokio::join!(first, async {
+        let elapsed = ticked.await;
+        drop(release);
+        elapsed
+    });
+    first.unwrap();
+    assert!(
+        ticked < Duration::from_secs(1),
+        "the runtime was blocked for {ticked:?} while the registry was locked"
+    );
+    let before = std::fs::metadata(f.host.registry().file()).unwrap();
+    // Later calls neither wait for the lock nor rewrite the registry.
+    let release = hold_registry_lock(&f.host);
+    let later = tokio::time::timeout(
+        Duration::from_secs(2),
+        call(&f.host, "orbit.graph.stats", json!({})),
+    )
+    .await;
+    drop(release);
+    later
+        .expect("a later call waited for the registry's lock")
+        .unwrap();
+    let after = std::fs::metadata(f.host.registry().file()).unwrap();
+    assert_eq!(before.modified().unwrap(), after.modified().unwrap());
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::ino(&before),
+        std::os::unix::fs::MetadataExt::ino(&after),
+        "the registry was rewritten"
+    );
+}
