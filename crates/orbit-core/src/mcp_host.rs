@@ -31,7 +31,7 @@ use crate::workspace_socket;
 /// input schema.
 #[doc(hidden)]
 pub use args::validate as validate_arguments;
-pub use audit::{AuditEntry, AuditSink, FileAudit, MemoryAudit};
+pub use audit::{AUDIT_ROTATE_BYTES, AuditEntry, AuditSink, FileAudit, MemoryAudit};
 pub use error::ToolFailure;
 pub use glob::glob_match;
 pub use hub::{ControlSocketHub, HubError, HubStatusSource};
@@ -157,6 +157,11 @@ impl CoreMcpHost {
     /// its refusals, what a remote host answered through this one).
     pub fn record(&self, entry: &AuditEntry) {
         self.audit.record(entry);
+    }
+
+    /// Waits until every call audited so far is in the audit log.
+    pub fn flush_audit(&self) {
+        self.audit.flush();
     }
 
     /// Answers one call, and audits it.
