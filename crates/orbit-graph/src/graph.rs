@@ -148,7 +148,7 @@ impl std::fmt::Debug for CacheFlush {
             .debug_struct("CacheFlush")
             .field("records", &self.records.len())
             .field("forget", &self.forget.len())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
