@@ -48,6 +48,11 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether nothing answers on the socket (no Orbit runs there).
+    pub fn is_not_running(&self) -> bool {
+        matches!(self, Self::NotRunning { .. })
+    }
+
     /// Whether a socket could not be bound because another Orbit answers on
     /// it.
     pub fn is_in_use(&self) -> bool {

@@ -148,14 +148,17 @@ fn print_status(out: &mut impl std::io::Write, status: &HubStatus) -> std::io::R
     Ok(())
 }
 
-fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode> {
+/// The hub's options for this config directory; `api_on` says whether its
+/// adapter API starts on (`orbit hub serve`: on; the running Orbit: as
+/// `hub.adapterApi` says).
+pub(crate) fn serve_options(locations: &Locations, api_on: bool) -> orbtile::ServeOptions {
     // The same rule the adapter SDK reads it by.
     let discovery_file = orbtile::default_api_file(locations.config_dir());
-    let options = orbtile::ServeOptions {
+    orbtile::ServeOptions {
         runtime_dir: locations.runtime_dir().to_owned(),
         discovery_file,
         settings_file: Some(locations.settings_file()),
-        api_on: true,
+        api_on,
         hub: orbtile::HubOptions {
             clock: Arc::new(orbtile::SystemClock::new()),
             remembered_file: Some(locations.config_dir().join("hub-adapters.json")),
@@ -163,7 +166,16 @@ fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode
             pid_check: None,
         },
         temp_dir: std::env::temp_dir(),
-    };
+    }
+}
+
+fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode> {
+    if crate::open_cmd::running(locations) {
+        anyhow::bail!(
+            "an Orbit is already running and serves the hub (`orbit hub status` talks to it; `orbit stop` ends it)"
+        );
+    }
+    let options = serve_options(locations, true);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -49,4 +49,5 @@ mod service_projector;
 )]
 mod support;
 mod table;
+mod workspace;
 mod workspace_socket;
