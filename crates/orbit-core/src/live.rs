@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -24,14 +24,23 @@ pub struct LiveUpdate {
     pub delta: GraphDelta,
     /// How many changed paths the watcher reported (0: a rescan).
     pub paths: usize,
-    /// How long applying them took (the write lock's hold, less the cache
-    /// flush).
+    /// How long applying them took (the walk and the write lock's hold,
+    /// less the cache flush).
     pub elapsed: Duration,
 }
+
+/// Called by the watcher thread as an update begins (tests: what readers
+/// can do while it walks).
+type UpdateHook = Box<dyn Fn() + Send + Sync>;
 
 /// A graph and the thread that keeps it live.
 pub struct LiveGraph {
     graph: Arc<RwLock<Graph>>,
+    /// One update at a time (the watcher's or [`LiveGraph::update_now`]), so
+    /// that nothing changes the graph between an update's walk and its
+    /// commit.
+    updating: Arc<Mutex<()>>,
+    hook: Arc<Mutex<Option<UpdateHook>>>,
     root: PathBuf,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -48,9 +57,11 @@ impl LiveGraph {
     /// `debounce` come as one update. Each update that changed something is
     /// sent on the returned receiver; the watcher stops when the receiver is
     /// dropped, so keep receiving for as long as the graph should stay live.
-    /// Parse results of an update are written to the graph's cache right
-    /// after it (a second, short hold of the lock; nothing to write costs
-    /// nothing).
+    ///
+    /// An update walks the changed folders (or the whole workspace) and
+    /// parses what changed under a read lock, so readers go on meanwhile;
+    /// only applying the result to the graph takes the write lock. Its parse
+    /// results are written to the graph's cache after the lock is released.
     ///
     /// # Errors
     /// When the watcher cannot start.
@@ -68,11 +79,16 @@ impl LiveGraph {
             );
         }
         let graph = Arc::new(RwLock::new(graph));
+        let updating = Arc::new(Mutex::new(()));
+        let hook: Arc<Mutex<Option<UpdateHook>>> = Arc::new(Mutex::new(None));
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::unbounded_channel();
         let thread = {
             let graph = Arc::clone(&graph);
+            let updating = Arc::clone(&updating);
+            let hook = Arc::clone(&hook);
             let stop = Arc::clone(&stop);
+            let root = root.clone();
             std::thread::Builder::new()
                 .name("orbit-live-graph".to_owned())
                 .spawn(move || {
@@ -81,21 +97,38 @@ impl LiveGraph {
                             continue;
                         };
                         let started = Instant::now();
-                        let delta = {
-                            let mut graph = graph.write().unwrap_or_else(PoisonError::into_inner);
-                            let delta = if paths.is_empty() {
-                                graph.rescan()
-                            } else {
-                                graph.apply_changes(&paths)
+                        let (delta, flush) = {
+                            let _updating = updating.lock().unwrap_or_else(PoisonError::into_inner);
+                            if let Some(hook) =
+                                &*hook.lock().unwrap_or_else(PoisonError::into_inner)
+                            {
+                                hook();
+                            }
+                            // The walk: readers go on.
+                            let scanned = {
+                                let graph = graph.read().unwrap_or_else(PoisonError::into_inner);
+                                if paths.is_empty() {
+                                    graph.scan_changes(std::slice::from_ref(&root))
+                                } else {
+                                    graph.scan_changes(&paths)
+                                }
                             };
-                            watcher.sync_folders(&graph);
-                            delta
+                            let (delta, flush) = {
+                                let mut graph =
+                                    graph.write().unwrap_or_else(PoisonError::into_inner);
+                                let delta = graph.commit_changes(scanned);
+                                (delta, graph.take_cache_flush())
+                            };
+                            watcher.sync_folders(
+                                &graph.read().unwrap_or_else(PoisonError::into_inner),
+                            );
+                            (delta, flush)
                         };
                         let elapsed = started.elapsed();
-                        graph
-                            .write()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .flush_cache();
+                        // The disk, with no lock held.
+                        if let Some(flush) = flush {
+                            flush.write();
+                        }
                         if !delta.is_empty() {
                             let update = LiveUpdate {
                                 delta,
@@ -113,12 +146,21 @@ impl LiveGraph {
         Ok((
             Self {
                 graph,
+                updating,
+                hook,
                 root,
                 stop,
                 thread,
             },
             rx,
         ))
+    }
+
+    /// Calls `hook` on the watcher's thread as each update begins, before
+    /// its walk (tests: a reader is not kept waiting by an update).
+    #[doc(hidden)]
+    pub fn set_update_hook(&self, hook: impl Fn() + Send + Sync + 'static) {
+        *self.hook.lock().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(hook));
     }
 
     /// The workspace's root (the graph's, canonical).
@@ -134,8 +176,12 @@ impl LiveGraph {
     /// Applies changes to `paths` now, without waiting for the watcher (the
     /// owner knows a file was written and is about to stop watching).
     pub fn update_now(&self, paths: &[PathBuf]) -> GraphDelta {
-        let mut graph = self.graph.write().unwrap_or_else(PoisonError::into_inner);
-        graph.apply_changes(paths)
+        let _updating = self.updating.lock().unwrap_or_else(PoisonError::into_inner);
+        let scanned = self.read().scan_changes(paths);
+        self.graph
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .commit_changes(scanned)
     }
 }
 

@@ -14,8 +14,9 @@ mod glob;
 pub(crate) mod graph_tools;
 mod hub;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use orbit_common::Locations;
@@ -30,7 +31,7 @@ use crate::workspace_socket;
 /// input schema.
 #[doc(hidden)]
 pub use args::validate as validate_arguments;
-pub use audit::{AuditEntry, AuditSink, FileAudit, MemoryAudit};
+pub use audit::{AUDIT_ROTATE_BYTES, AuditEntry, AuditSink, FileAudit, MemoryAudit};
 pub use error::ToolFailure;
 pub use glob::glob_match;
 pub use hub::{ControlSocketHub, HubError, HubStatusSource};
@@ -64,6 +65,9 @@ pub struct CoreMcpHost {
     locations: Locations,
     /// How long a live graph may take to answer before the call scans.
     live_timeout: Duration,
+    /// Whether the current workspace is in the registry (it is remembered
+    /// once, on the first call about it, not on every call).
+    current_remembered: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for CoreMcpHost {
@@ -94,6 +98,7 @@ impl CoreMcpHost {
             building: Arc::new(tokio::sync::Mutex::new(())),
             locations: locations.clone(),
             live_timeout: Duration::from_secs(2),
+            current_remembered: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -154,6 +159,11 @@ impl CoreMcpHost {
         self.audit.record(entry);
     }
 
+    /// Waits until every call audited so far is in the audit log.
+    pub fn flush_audit(&self) {
+        self.audit.flush();
+    }
+
     /// Answers one call, and audits it.
     pub async fn call(&self, call: ToolCall<'_>) -> Result<Map<String, Value>, ToolFailure> {
         let started = Instant::now();
@@ -180,14 +190,14 @@ impl CoreMcpHost {
         };
         args::validate(&spec.input_schema, call.arguments)?;
         match call.tool {
-            names::WORKSPACE_LIST => self.workspace_list(call.arguments),
+            names::WORKSPACE_LIST => self.workspace_list(call.arguments).await,
             names::KEYPAD_SESSIONS => Ok(hub::sessions(self.hub.as_ref()).await),
             names::GRAPH_STATS
             | names::GRAPH_FILES
             | names::GRAPH_IMPORTS
             | names::GRAPH_DEPENDENTS
             | names::GRAPH_PATH => {
-                let workspace = self.resolve(call.arguments)?;
+                let workspace = self.resolve(call.arguments).await?;
                 if let Some(answer) = self.live_answer(&workspace, &call).await? {
                     return Ok(answer);
                 }
@@ -251,13 +261,14 @@ impl CoreMcpHost {
         }
     }
 
-    fn descriptors(&self) -> Result<Vec<WorkspaceDescriptor>, ToolFailure> {
-        self.registry
-            .descriptors(self.current.as_deref())
-            .map_err(|error| ToolFailure::new("registry_unreadable", error_chain(&error)))
+    /// Every known workspace, read off the runtime.
+    async fn descriptors(&self) -> Result<Vec<WorkspaceDescriptor>, ToolFailure> {
+        let registry = self.registry.clone();
+        let current = self.current.clone();
+        blocking(move || descriptors(&registry, current.as_deref())).await?
     }
 
-    fn workspace_list(
+    async fn workspace_list(
         &self,
         arguments: &Map<String, Value>,
     ) -> Result<Map<String, Value>, ToolFailure> {
@@ -266,7 +277,8 @@ impl CoreMcpHost {
             .and_then(Value::as_str)
             .unwrap_or("");
         let workspaces: Vec<Value> = self
-            .descriptors()?
+            .descriptors()
+            .await?
             .into_iter()
             .filter(|w| w.name.starts_with(prefix))
             .map(|w| {
@@ -286,46 +298,94 @@ impl CoreMcpHost {
     }
 
     /// The workspace a call names (its selector, optionally qualified with
-    /// this machine's name), or the current one. Only known workspaces.
-    fn resolve(&self, arguments: &Map<String, Value>) -> Result<WorkspaceDescriptor, ToolFailure> {
-        let all = self.descriptors()?;
-        let chosen = match arguments.get("workspace").and_then(Value::as_str) {
-            Some(selector) => {
-                let own_prefix = format!("{}:", self.host_name);
-                let selector = selector.strip_prefix(&own_prefix).unwrap_or(selector);
-                all.into_iter()
-                    .find(|w| w.selector == selector)
-                    .ok_or_else(|| {
-                        ToolFailure::new(
-                            "unknown_workspace",
-                            format!(
-                                "no workspace `{selector}` on {}: see orbit.workspace.list",
-                                self.host_name
-                            ),
-                        )
-                    })?
+    /// this machine's name), or the current one. Only known workspaces. The
+    /// registry is read (and the current workspace remembered, once) off the
+    /// runtime.
+    async fn resolve(
+        &self,
+        arguments: &Map<String, Value>,
+    ) -> Result<WorkspaceDescriptor, ToolFailure> {
+        let registry = self.registry.clone();
+        let current = self.current.clone();
+        let host_name = self.host_name.clone();
+        let selector = arguments
+            .get("workspace")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let remembered = Arc::clone(&self.current_remembered);
+        blocking(move || {
+            let chosen = choose(&registry, current.as_deref(), &host_name, selector.as_deref())?;
+            if chosen.current && !remembered.load(Ordering::Relaxed) {
+                // Asked about: remember it, so later sessions list it.
+                match registry.remember(&chosen.root) {
+                    Ok(_) => remembered.store(true, Ordering::Relaxed),
+                    Err(error) => {
+                        tracing::warn!(error = %error_chain(&error), "could not remember the workspace");
+                    }
+                }
             }
-            None => all.into_iter().find(|w| w.current).ok_or_else(|| {
-                ToolFailure::new(
-                    "no_workspace",
-                    "no current workspace: pass a `workspace` selector from orbit.workspace.list",
-                )
-            })?,
-        };
-        if !chosen.root.is_dir() {
-            return Err(ToolFailure::new(
-                "workspace_missing",
-                format!("workspace `{}` has no folder any more", chosen.selector),
-            ));
-        }
-        if chosen.current {
-            // Asked about: remember it, so later sessions list it.
-            if let Err(error) = self.registry.remember(&chosen.root) {
-                tracing::warn!(error = %error_chain(&error), "could not remember the workspace");
-            }
-        }
-        Ok(chosen)
+            Ok(chosen)
+        })
+        .await?
     }
+}
+
+/// Runs blocking work (the registry's file and lock) off the runtime.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ToolFailure> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| ToolFailure::new("internal", error.to_string()))
+}
+
+fn descriptors(
+    registry: &Registry,
+    current: Option<&Path>,
+) -> Result<Vec<WorkspaceDescriptor>, ToolFailure> {
+    registry
+        .descriptors(current)
+        .map_err(|error| ToolFailure::new("registry_unreadable", error_chain(&error)))
+}
+
+/// The workspace `selector` names (optionally qualified with `host_name`),
+/// or the current one; it must still have its folder.
+fn choose(
+    registry: &Registry,
+    current: Option<&Path>,
+    host_name: &str,
+    selector: Option<&str>,
+) -> Result<WorkspaceDescriptor, ToolFailure> {
+    let all = descriptors(registry, current)?;
+    let chosen = match selector {
+        Some(selector) => {
+            let own_prefix = format!("{host_name}:");
+            let selector = selector.strip_prefix(&own_prefix).unwrap_or(selector);
+            all.into_iter()
+                .find(|w| w.selector == selector)
+                .ok_or_else(|| {
+                    ToolFailure::new(
+                        "unknown_workspace",
+                        format!(
+                            "no workspace `{selector}` on {host_name}: see orbit.workspace.list"
+                        ),
+                    )
+                })?
+        }
+        None => all.into_iter().find(|w| w.current).ok_or_else(|| {
+            ToolFailure::new(
+                "no_workspace",
+                "no current workspace: pass a `workspace` selector from orbit.workspace.list",
+            )
+        })?,
+    };
+    if !chosen.root.is_dir() {
+        return Err(ToolFailure::new(
+            "workspace_missing",
+            format!("workspace `{}` has no folder any more", chosen.selector),
+        ));
+    }
+    Ok(chosen)
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {

@@ -57,6 +57,7 @@ pub(crate) struct CachedResolution {
 /// The store of one workspace. It is opened for each read or write and
 /// closed right after, so that several Orbit processes on one workspace (a
 /// watcher, an MCP server) can share it; one that finds it busy misses.
+#[derive(Clone)]
 pub(crate) struct Cache {
     path: PathBuf,
 }

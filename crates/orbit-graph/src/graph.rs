@@ -2,6 +2,8 @@
 
 mod update;
 
+pub use update::ScannedChanges;
+
 use std::collections::BTreeMap;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -129,6 +131,31 @@ impl std::fmt::Debug for Graph {
             .field("nodes", &self.by_path.len())
             .field("hash", &self.hash())
             .finish_non_exhaustive()
+    }
+}
+
+/// Parse results taken from a graph ([`Graph::take_cache_flush`]), to be
+/// written to its cache.
+pub struct CacheFlush {
+    cache: Cache,
+    records: Vec<(String, Vec<u8>)>,
+    forget: Vec<String>,
+}
+
+impl std::fmt::Debug for CacheFlush {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("CacheFlush")
+            .field("records", &self.records.len())
+            .field("forget", &self.forget.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CacheFlush {
+    /// Writes them (opens the store, one transaction).
+    pub fn write(self) {
+        self.cache.write(&self.records, &self.forget);
     }
 }
 
@@ -619,12 +646,22 @@ impl Graph {
     /// live updates leave it to the caller (a watcher flushes when idle), so
     /// that an update does not wait for the disk.
     pub fn flush_cache(&mut self) {
+        if let Some(flush) = self.take_cache_flush() {
+            flush.write();
+        }
+    }
+
+    /// The parse results not yet in the cache, encoded, to be written with
+    /// [`CacheFlush::write`] without the graph (a shared graph's lock need
+    /// not be held for the disk). `None` when there is nothing to write.
+    pub fn take_cache_flush(&mut self) -> Option<CacheFlush> {
         let idle = self.pending_nodes.is_empty() && self.pending_forget.is_empty();
         if idle {
             // A watcher flushes after every batch: nothing to write costs
             // nothing (no world digest, no store opened).
-            return;
+            return None;
         }
+        let mut flush = None;
         if let Some(cache) = &self.cache {
             let world = self.world_fingerprint();
             let racy_after = mtime_of(
@@ -666,10 +703,15 @@ impl Graph {
                 );
                 records.push((node.path.clone(), record));
             }
-            cache.write(&records, &self.pending_forget);
+            flush = Some(CacheFlush {
+                cache: cache.clone(),
+                records,
+                forget: std::mem::take(&mut self.pending_forget),
+            });
         }
         self.pending_nodes.clear();
         self.pending_forget.clear();
+        flush
     }
 
     /// Resolves every node: from the cache where the world a node's edges

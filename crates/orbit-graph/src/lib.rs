@@ -27,7 +27,9 @@ mod snapshot;
 mod watch;
 
 pub use error::{Error, Result};
-pub use graph::{EdgeRef, Graph, GraphOptions, NodeId, NodeRef, Progress};
+pub use graph::{
+    CacheFlush, EdgeRef, Graph, GraphOptions, NodeId, NodeRef, Progress, ScannedChanges,
+};
 pub use hash::GraphHash;
 pub use import::{Extracted, RawImport, extract_imports};
 pub use language::detect_language;

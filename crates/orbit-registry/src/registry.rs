@@ -130,16 +130,22 @@ impl Registry {
         })
     }
 
-    /// Remembers a workspace (idempotent) and returns its entry.
+    /// Remembers a workspace (idempotent) and returns its entry. A known
+    /// workspace costs one read: no lock is taken and nothing is written
+    /// (the file is replaced by rename, so a read without the lock sees a
+    /// whole one).
     pub fn remember(&self, root: &Path) -> Result<WorkspaceEntry> {
         // One writer at a time in this process (the temporary file is named
         // by process id), and across processes an advisory lock on a file
         // beside the registry, held from the read to the rename: two Orbits
         // remembering at once both land.
         static WRITER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let root = normalize_lexically(root);
+        if let Some(entry) = self.read()?.workspaces.into_iter().find(|e| e.root == root) {
+            return Ok(entry);
+        }
         let _guard = WRITER.lock();
         let _lock = self.lock()?;
-        let root = normalize_lexically(root);
         let mut file = self.read()?;
         if let Some(entry) = file.workspaces.iter().find(|entry| entry.root == root) {
             return Ok(entry.clone());

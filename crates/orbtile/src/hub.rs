@@ -41,6 +41,9 @@ pub mod limits {
     pub const GLOBAL_BURST: f64 = 100.0;
     /// Adapter connections open at once.
     pub const CONNECTIONS: usize = 8;
+    /// Over-limit connections answered 503 at once; beyond, a connection
+    /// is closed unanswered.
+    pub const REJECTERS: usize = 8;
     /// Requests waiting in the API's queue.
     pub const QUEUE: usize = 256;
     /// Silence after which an adapter's sessions show `offline` (strictly more).
@@ -177,7 +180,8 @@ pub struct Hub {
     token: Option<String>,
     live: BTreeMap<String, LiveAdapter>,
     remembered: BTreeMap<String, Remembered>,
-    remembered_file: Option<PathBuf>,
+    /// Writes `remembered` off this hub's lock (none: in memory only).
+    saver: Option<remembered::Saver>,
     global: Bucket,
     buckets: HashMap<String, Bucket>,
     next_uid: u64,
@@ -339,7 +343,7 @@ impl Hub {
             token: None,
             live: BTreeMap::new(),
             remembered,
-            remembered_file: options.remembered_file,
+            saver: options.remembered_file.map(remembered::Saver::new),
             buckets: HashMap::new(),
             next_uid: 1,
             pid_check: options
@@ -376,9 +380,19 @@ impl Hub {
         }
     }
 
+    /// Hands a copy of the remembered adapters to the saver's thread: the
+    /// write and its fsync happen outside the hub's lock.
     fn save_remembered(&self) {
-        if let Some(path) = &self.remembered_file {
-            remembered::save(path, &self.remembered);
+        if let Some(saver) = &self.saver {
+            saver.queue(self.remembered.clone());
+        }
+    }
+
+    /// Waits until every change to the remembered adapters is on disk (a
+    /// hub that stops calls it; nothing else needs to).
+    pub fn flush_remembered(&self) {
+        if let Some(saver) = &self.saver {
+            saver.flush();
         }
     }
 
@@ -976,3 +990,77 @@ fn merge(session: &mut Session, update: SessionUpdate) {
 }
 
 pub(crate) mod view;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Mutex, mpsc};
+
+    use super::*;
+    use crate::clock::ManualClock;
+
+    fn remembered(name: &str) -> Remembered {
+        Remembered {
+            identity: Identity {
+                name: name.to_owned(),
+                short_name: name.to_owned(),
+                base_hue: 10.0,
+                chroma: None,
+                lightness: None,
+                attention_hue: None,
+                url_schemes: Vec::new(),
+                homepage: None,
+            },
+            decision: Decision::Pending,
+            user_base_hue: None,
+            last_registered: 0,
+        }
+    }
+
+    #[test]
+    fn a_decision_does_not_wait_for_the_disk() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let file = dir.path().join("hub-adapters.json");
+        let mut hub = Hub::new(HubOptions {
+            clock: Arc::new(ManualClock::new()),
+            remembered_file: None,
+            version: "test".to_owned(),
+            pid_check: None,
+        });
+        // A disk that does not answer until the test says so.
+        let (release, released) = mpsc::channel::<()>();
+        let released = std::sync::Mutex::new(released);
+        hub.saver = Some(remembered::Saver::with_write(
+            file.clone(),
+            Box::new(move |path, adapters| {
+                let _ = released
+                    .lock()
+                    .expect("one writer")
+                    .recv_timeout(Duration::from_secs(10));
+                remembered::save(path, adapters);
+            }),
+        ));
+        hub.remembered
+            .insert("dev.aider".to_owned(), remembered("Aider"));
+        let hub = Arc::new(Mutex::new(hub));
+        let (done, finished) = mpsc::channel();
+        {
+            let hub = Arc::clone(&hub);
+            std::thread::spawn(move || {
+                let decided = hub.lock().expect("the hub").decide("dev.aider", true);
+                let _ = done.send(decided);
+            });
+        }
+        assert_eq!(
+            finished.recv_timeout(Duration::from_secs(5)),
+            Ok(Ok(())),
+            "the decision waited for the disk"
+        );
+        // The lock is free while the write waits.
+        assert!(hub.try_lock().is_ok());
+        assert!(!file.exists());
+        release.send(()).expect("the writer waits");
+        hub.lock().expect("the hub").flush_remembered();
+        let text = fs_err::read_to_string(&file).expect("written");
+        assert!(text.contains("\"allowed\""), "{text}");
+    }
+}

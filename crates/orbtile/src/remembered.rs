@@ -2,9 +2,16 @@
 //! fields (what an Allow is for) and the user's decision. Kept in Orbit's
 //! config directory (0600) so a changed identity needs a new Allow across
 //! restarts too. Session fields never go here.
+//!
+//! The file is written by a [`Saver`]'s thread of its own: the hub hands it
+//! a copy of the map under its lock and goes on; the write and its fsync
+//! happen outside the hub's lock and off the async runtime, the latest copy
+//! winning when several wait.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 
@@ -104,5 +111,118 @@ pub(crate) fn save(path: &Path, adapters: &BTreeMap<String, Remembered>) {
     };
     if let Err(error) = orbit_common::write_private_file(path, &bytes) {
         tracing::error!(path = %path.display(), %error, "cannot save remembered adapters");
+    }
+}
+
+/// How a [`Saver`] writes (the file, or a test's stand-in).
+pub(crate) type Write = Box<dyn Fn(&Path, &BTreeMap<String, Remembered>) + Send>;
+
+#[derive(Default)]
+struct SaverState {
+    latest: Option<BTreeMap<String, Remembered>>,
+    queued: u64,
+    written: u64,
+    closed: bool,
+}
+
+#[derive(Default)]
+struct SaverShared {
+    state: Mutex<SaverState>,
+    changed: Condvar,
+}
+
+impl SaverShared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SaverState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Writes the remembered adapters on a thread of its own: [`Saver::queue`]
+/// never waits for the disk.
+pub(crate) struct Saver {
+    shared: Arc<SaverShared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Saver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Saver").finish_non_exhaustive()
+    }
+}
+
+impl Saver {
+    /// A saver of `path` with [`save`].
+    pub(crate) fn new(path: PathBuf) -> Self {
+        Self::with_write(path, Box::new(save))
+    }
+
+    /// A saver that writes with `write`.
+    pub(crate) fn with_write(path: PathBuf, write: Write) -> Self {
+        let shared = Arc::new(SaverShared::default());
+        let thread = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("orbit-hub-save".to_owned())
+                .spawn(move || {
+                    loop {
+                        let (generation, adapters) = {
+                            let mut state = shared.lock();
+                            while state.latest.is_none() && !state.closed {
+                                state = shared
+                                    .changed
+                                    .wait(state)
+                                    .unwrap_or_else(PoisonError::into_inner);
+                            }
+                            match state.latest.take() {
+                                Some(adapters) => (state.queued, adapters),
+                                None => return,
+                            }
+                        };
+                        write(&path, &adapters);
+                        shared.lock().written = generation;
+                        shared.changed.notify_all();
+                    }
+                })
+                .map_err(|error| tracing::error!(%error, "cannot start the hub's saver"))
+                .ok()
+        };
+        Self { shared, thread }
+    }
+
+    /// Hands over the map to write (a newer one replaces one not yet
+    /// written).
+    pub(crate) fn queue(&self, adapters: BTreeMap<String, Remembered>) {
+        let mut state = self.shared.lock();
+        state.latest = Some(adapters);
+        state.queued += 1;
+        drop(state);
+        self.shared.changed.notify_all();
+    }
+
+    /// Waits until everything queued so far is written.
+    pub(crate) fn flush(&self) {
+        if self.thread.is_none() {
+            return;
+        }
+        let mut state = self.shared.lock();
+        let target = state.queued;
+        while state.written < target {
+            state = self
+                .shared
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+impl Drop for Saver {
+    /// Writes what is queued, then stops the thread.
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.changed.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }

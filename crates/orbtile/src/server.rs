@@ -3,7 +3,7 @@
 //! and the switches the control socket drives. Runs on tokio.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -74,6 +74,13 @@ pub struct Shared {
     peer_uid: AtomicU32,
     /// Connections closed unanswered because their peer is another user.
     refused_peers: AtomicU64,
+    /// The tasks that answer over-limit connections 503, bounded.
+    rejecters: Arc<Semaphore>,
+    /// Rejecter tasks running now, and the most at once (a test hook).
+    rejecting: AtomicUsize,
+    rejecting_peak: AtomicUsize,
+    /// Over-limit connections closed unanswered (no rejecter free).
+    dropped_over_limit: AtomicU64,
 }
 
 impl std::fmt::Debug for Shared {
@@ -121,6 +128,17 @@ impl Shared {
     /// as another user.
     pub fn refused_peers(&self) -> u64 {
         self.refused_peers.load(Ordering::Relaxed)
+    }
+
+    /// The most rejecter tasks (answering over-limit connections 503) that
+    /// ran at once, and how many over-limit connections were closed
+    /// unanswered because all of them were busy.
+    #[doc(hidden)]
+    pub fn rejecter_counts(&self) -> (usize, u64) {
+        (
+            self.rejecting_peak.load(Ordering::Relaxed),
+            self.dropped_over_limit.load(Ordering::Relaxed),
+        )
     }
 
     /// Makes the adapter socket accept only peers of `uid` (tests: a
@@ -268,6 +286,10 @@ impl Running {
             uid,
             peer_uid: AtomicU32::new(uid),
             refused_peers: AtomicU64::new(0),
+            rejecters: Arc::new(Semaphore::new(limits::REJECTERS)),
+            rejecting: AtomicUsize::new(0),
+            rejecting_peak: AtomicUsize::new(0),
+            dropped_over_limit: AtomicU64::new(0),
         });
         if options.api_on {
             let token = {
@@ -295,6 +317,9 @@ impl Running {
     pub async fn shutdown(self) {
         self.accept.abort();
         let _ = self.accept.await;
+        // The remembered adapters' last change reaches the disk first.
+        let shared = Arc::clone(&self.shared);
+        let _ = tokio::task::spawn_blocking(move || shared.hub().flush_remembered()).await;
         remove_quietly(&self.shared.discovery_file);
         remove_quietly(&self.shared.socket_path);
         if let Some(dir) = &self.fallback_dir {
@@ -329,14 +354,28 @@ async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
                     serve_connection(&shared, stream, peer_uid, permit).await;
                 });
             }
-            Err(_) => {
-                tokio::spawn(async move {
-                    let error = ApiError::busy("more than 8 adapter connections are open");
-                    finish(stream, &error.into(), None).await;
-                });
-            }
+            Err(_) => reject(&shared, stream),
         }
     }
+}
+
+/// Answers an over-limit connection 503 from one of a bounded number of
+/// rejecter tasks; when all are busy (a flood), closes it unanswered.
+fn reject(shared: &Arc<Shared>, stream: UnixStream) {
+    let Ok(permit) = Arc::clone(&shared.rejecters).try_acquire_owned() else {
+        shared.dropped_over_limit.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!("adapter connection over the limit closed unanswered");
+        return;
+    };
+    let running = shared.rejecting.fetch_add(1, Ordering::Relaxed) + 1;
+    shared.rejecting_peak.fetch_max(running, Ordering::Relaxed);
+    let shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        let error = ApiError::busy("more than 8 adapter connections are open");
+        finish(stream, &error.into(), None).await;
+        shared.rejecting.fetch_sub(1, Ordering::Relaxed);
+        drop(permit);
+    });
 }
 
 /// Reads one request, answers it and closes the connection.

@@ -2,7 +2,7 @@
 //! fixture workspace, workspace resolution and authorization, argument
 //! validation, the audit; `mcp_props`: property tests of what MCP clients send — the
 //! glob matcher and argument validation, as the fuzz targets check them), the workspace socket that lets the graph tools
-//! answer from a running Orbit's live graph (`workspace_socket`), the keypad's control-socket client against a
+//! answer from a running Orbit's live graph (`workspace_socket`), the live graph's locking (`live`), the keypad's control-socket client against a
 //! fake control socket, the controller's rules, the spec's table row by
 //! row through the real CLI (`table`), and the session projector: snapshots of its streams
 //! for every captured CLI exchange (`projector_snapshots`, replayed by
@@ -34,6 +34,7 @@ mod fake_api;
 )]
 mod harness;
 mod hub;
+mod live;
 mod mcp_host;
 mod mcp_props;
 mod projector_props;

@@ -307,6 +307,7 @@ async fn the_file_audit_is_private_json_lines() {
     })
     .await
     .unwrap();
+    host.flush_audit();
     let path = dir.path().join("cfg/mcp-audit.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let line: Value = serde_json::from_str(text.trim()).unwrap();
@@ -378,4 +379,126 @@ async fn a_pattern_past_its_length_is_refused_before_any_work() {
     .await
     .unwrap();
     assert_eq!(ok["source"], "scan");
+}
+
+/// Holds the registry's writer lock (as another Orbit writing would) until
+/// the returned sender is dropped, or 3 s.
+fn hold_registry_lock(host: &CoreMcpHost) -> std::sync::mpsc::Sender<()> {
+    let mut path = host.registry().file().as_os_str().to_owned();
+    path.push(".lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(std::path::PathBuf::from(path))
+        .unwrap();
+    lock.lock().unwrap();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let _ = released.recv_timeout(std::time::Duration::from_secs(3));
+        drop(lock);
+    });
+    release
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_registry_is_read_and_written_off_the_runtime_and_once() {
+    use std::time::{Duration, Instant};
+    let f = fixture();
+    // The first call about the current workspace remembers it, waiting for
+    // the registry's lock on a blocking thread: the runtime runs on.
+    let release = hold_registry_lock(&f.host);
+    let first = call(&f.host, "orbit.graph.stats", json!({}));
+    let started = Instant::now();
+    let ticked = async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        started.elapsed()
+    };
+    let (first, ticked) = tokio::join!(first, async {
+        let elapsed = ticked.await;
+        drop(release);
+        elapsed
+    });
+    first.unwrap();
+    assert!(
+        ticked < Duration::from_secs(1),
+        "the runtime was blocked for {ticked:?} while the registry was locked"
+    );
+    let before = std::fs::metadata(f.host.registry().file()).unwrap();
+    // Later calls neither wait for the lock nor rewrite the registry.
+    let release = hold_registry_lock(&f.host);
+    let later = tokio::time::timeout(
+        Duration::from_secs(2),
+        call(&f.host, "orbit.graph.stats", json!({})),
+    )
+    .await;
+    drop(release);
+    later
+        .expect("a later call waited for the registry's lock")
+        .unwrap();
+    let after = std::fs::metadata(f.host.registry().file()).unwrap();
+    assert_eq!(before.modified().unwrap(), after.modified().unwrap());
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::ino(&before),
+        std::os::unix::fs::MetadataExt::ino(&after),
+        "the registry was rewritten"
+    );
+}
+
+#[test]
+fn the_audit_file_rotates_at_its_size() {
+    use orbit_core::mcp_host::{AuditEntry, AuditSink, FileAudit};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cfg/mcp-audit.jsonl");
+    let entry = |n: usize| AuditEntry {
+        tool: "orbit.graph.stats".to_owned(),
+        caller: "test".to_owned(),
+        trace_id: format!("t{n}"),
+        outcome: "ok".to_owned(),
+        micros: 1,
+    };
+    let audit = FileAudit::with_rotation(path.clone(), 2048);
+    for n in 0..60 {
+        audit.record(&entry(n));
+    }
+    audit.flush();
+    let rotated = dir.path().join("cfg/mcp-audit.jsonl.1");
+    let current = std::fs::read_to_string(&path).unwrap();
+    let old = std::fs::read_to_string(&rotated).unwrap();
+    assert!(
+        current.len() <= 2048 && old.len() <= 2048,
+        "{} {}",
+        current.len(),
+        old.len()
+    );
+    assert!(!old.is_empty());
+    // Only one old file is kept; the newest entries are in the current one,
+    // whole lines each.
+    assert!(!dir.path().join("cfg/mcp-audit.jsonl.2").exists());
+    let last: Value = serde_json::from_str(current.lines().last().unwrap()).unwrap();
+    assert_eq!(last["trace_id"], "t59");
+    for line in current.lines().chain(old.lines()) {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+    use std::os::unix::fs::PermissionsExt;
+    for file in [&path, &rotated] {
+        assert_eq!(
+            std::fs::metadata(file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    // A new audit on the same file goes on from its size.
+    drop(audit);
+    let before = std::fs::read_to_string(&path).unwrap();
+    let audit = FileAudit::with_rotation(path.clone(), 2048);
+    audit.record(&entry(60));
+    audit.flush();
+    let after = std::fs::read_to_string(&path).unwrap();
+    let last: Value = serde_json::from_str(after.lines().last().unwrap()).unwrap();
+    assert_eq!(last["trace_id"], "t60");
+    assert!(after.len() <= 2048, "{}", after.len());
+    assert!(
+        after.starts_with(&before) || after.lines().count() == 1,
+        "appended, or rotated first"
+    );
 }

@@ -9,10 +9,11 @@
 //! a change to an ignore file rescans the whole workspace.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use orbit_common::{normalize_lexically, parent_of, relative_slash_path};
-use orbit_types::{EdgeDto, GraphDelta, NodeDto};
+use orbit_types::{EdgeDto, GraphDelta, NodeDto, SkipReason};
 
 use super::{Graph, NodeId, node_dto};
 use crate::cache::CachedContent;
@@ -27,14 +28,35 @@ impl Graph {
     /// removed) and says what changed. Paths outside the workspace are
     /// ignored. The delta is empty when nothing of the graph changed.
     pub fn apply_changes(&mut self, paths: &[PathBuf]) -> GraphDelta {
+        let scanned = self.scan_changes(paths);
+        self.commit_changes(scanned)
+    }
+
+    /// The file-system half of [`Graph::apply_changes`]: walks (and parses
+    /// what changed) under `paths` with a shared borrow, so that readers of
+    /// a shared graph need not wait for the disk. Hand the result to
+    /// [`Graph::commit_changes`] on the same graph, with no other change to
+    /// it in between.
+    pub fn scan_changes(&self, paths: &[PathBuf]) -> ScannedChanges {
+        let targets = self
+            .targets_of(paths)
+            .into_iter()
+            .map(|target| self.rescan_target(target))
+            .collect();
+        ScannedChanges { targets }
+    }
+
+    /// The in-memory half of [`Graph::apply_changes`]: applies what
+    /// [`Graph::scan_changes`] found (no walk; project files are read again
+    /// only when one changed) and says what changed.
+    pub fn commit_changes(&mut self, scanned: ScannedChanges) -> GraphDelta {
         let previous_hash = self.hash().to_string();
         self.ensure_resolvable();
         self.ensure_importers();
-        let targets = self.targets_of(paths);
         let mut found: HashMap<String, ScannedFile> = HashMap::default();
         let mut stale: Vec<NodeId> = Vec::new();
-        for target in &targets {
-            self.rescan_target(target, &mut found, &mut stale);
+        for target in scanned.targets {
+            self.apply_walk(target, &mut found, &mut stale);
         }
         let Changes {
             added,
@@ -237,15 +259,10 @@ impl Graph {
         folded
     }
 
-    /// Walks `target` again: what is there now goes to `found` (parsed only
-    /// when its size or mtime changed), and nodes under it that are gone (or
-    /// now ignored or skipped) to `stale`.
-    fn rescan_target(
-        &mut self,
-        target: &str,
-        found: &mut HashMap<String, ScannedFile>,
-        stale: &mut Vec<NodeId>,
-    ) {
+    /// Walks `target` again: what is there now (parsed only when its size
+    /// or mtime changed), and the nodes under it that are gone (or now
+    /// ignored or skipped).
+    fn rescan_target(&self, target: String) -> TargetScan {
         let nodes = &self.nodes;
         let by_path = &self.by_path;
         let known = |path: &str, size: u64, mtime_ns: i64| {
@@ -258,7 +275,7 @@ impl Graph {
         };
         let result = scan::scan(&ScanRequest {
             root: &self.root,
-            subtree: target,
+            subtree: &target,
             max_file_size: self.options.max_file_size,
             threads: if target.is_empty() {
                 self.options.threads
@@ -269,44 +286,64 @@ impl Graph {
             nothing_known: false,
             progress: None,
         });
-        let under = |path: &str| {
-            target.is_empty()
-                || path == target
-                || path
-                    .strip_prefix(target)
-                    .is_some_and(|rest| rest.starts_with('/'))
-        };
+        let under = |path: &str| under(&target, path);
         let present: HashSet<&str> = result.files.iter().map(|file| file.path.as_str()).collect();
-        if target.is_empty() || self.folders.contains(target) {
+        let mut stale = Vec::new();
+        if target.is_empty() || self.folders.contains(&target) {
             stale.extend(
                 self.by_path
                     .iter()
                     .filter(|(path, _)| under(path) && !present.contains(path.as_str()))
                     .map(|(_, id)| *id),
             );
-        } else if let Some(id) = self.by_path.get(target)
-            && !present.contains(target)
+        } else if let Some(id) = self.by_path.get(&target)
+            && !present.contains(target.as_str())
         {
             stale.push(*id);
         }
-        if target.is_empty() {
-            self.skipped = result.skipped;
+        TargetScan {
+            target,
+            files: result.files,
+            folders: result.folders,
+            skipped: result.skipped,
+            stale,
         }
-        let walked: HashSet<&str> = result.folders.iter().map(String::as_str).collect();
+    }
+
+    /// Applies one target's walk: its files to `found`, its gone nodes to
+    /// `stale`, its folders and (for the whole workspace) skips to the
+    /// graph.
+    fn apply_walk(
+        &mut self,
+        walk: TargetScan,
+        found: &mut HashMap<String, ScannedFile>,
+        stale: &mut Vec<NodeId>,
+    ) {
+        let TargetScan {
+            target,
+            files,
+            folders,
+            skipped,
+            stale: gone,
+        } = walk;
+        stale.extend(gone);
+        if target.is_empty() {
+            self.skipped = skipped;
+        }
+        let walked: HashSet<&str> = folders.iter().map(String::as_str).collect();
         self.folders
-            .retain(|folder| !under(folder) || walked.contains(folder.as_str()));
+            .retain(|folder| !under(&target, folder) || walked.contains(folder.as_str()));
         // The walk's own root is the target's parent, which is known.
         self.folders.extend(
-            result
-                .folders
+            folders
                 .iter()
-                .filter(|folder| under(folder))
+                .filter(|folder| under(&target, folder))
                 .cloned(),
         );
         if target.is_empty() {
             self.folders.insert(String::new());
         }
-        for file in result.files {
+        for file in files {
             found.insert(file.path.clone(), file);
         }
     }
@@ -367,4 +404,29 @@ fn cancel_common(removed: &mut Vec<EdgeDto>, added: &mut Vec<EdgeDto>) {
     kept_removed.sort_unstable();
     *added = kept_added;
     *removed = kept_removed;
+}
+
+/// Whether `path` is `target` or under it (everything is under `""`).
+fn under(target: &str, path: &str) -> bool {
+    target.is_empty()
+        || path == target
+        || path
+            .strip_prefix(target)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// What [`Graph::scan_changes`] found, for [`Graph::commit_changes`].
+#[derive(Debug)]
+pub struct ScannedChanges {
+    targets: Vec<TargetScan>,
+}
+
+/// One walked target.
+#[derive(Debug)]
+struct TargetScan {
+    target: String,
+    files: Vec<ScannedFile>,
+    folders: Vec<String>,
+    skipped: BTreeMap<SkipReason, u64>,
+    stale: Vec<NodeId>,
 }

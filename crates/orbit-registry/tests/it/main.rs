@@ -58,3 +58,43 @@ fn selectors_have_no_host_separator() {
     assert_eq!(selector_safe(""), "workspace");
     assert_eq!(selector_safe(".."), "workspace");
 }
+
+#[test]
+fn a_known_workspace_takes_no_lock_and_writes_nothing() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::new(&Locations::with_config_dir(dir.path().join("cfg")));
+    let entry = registry.remember(Path::new("/src/app")).unwrap();
+    let before = std::fs::metadata(registry.file())
+        .unwrap()
+        .modified()
+        .unwrap();
+    // Another Orbit holds the writer lock for as long as the test wants.
+    let mut lock_path = registry.file().as_os_str().to_owned();
+    lock_path.push(".lock");
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(std::path::PathBuf::from(lock_path))
+        .unwrap();
+    lock.lock().unwrap();
+    let (done, finished) = mpsc::channel();
+    {
+        let registry = registry.clone();
+        std::thread::spawn(move || {
+            let _ = done.send(registry.remember(Path::new("/src/./app")).unwrap());
+        });
+    }
+    let again = finished.recv_timeout(Duration::from_secs(5));
+    drop(lock);
+    assert_eq!(
+        again,
+        Ok(entry),
+        "remembering a known workspace waited for the lock"
+    );
+    let after = std::fs::metadata(registry.file())
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after, "the registry was rewritten");
+}

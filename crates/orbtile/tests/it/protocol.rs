@@ -704,3 +704,38 @@ async fn an_injected_peer_uid_is_refused_unanswered() {
     assert!(answer.is_empty(), "{}", String::from_utf8_lossy(&answer));
     assert_eq!(shared.refused_peers(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_over_limit_connections_spawns_a_bounded_number_of_tasks() {
+    let hub = TestHub::start().await;
+    let shared = std::sync::Arc::clone(hub.running.as_ref().unwrap().shared());
+    let mut held = Vec::new();
+    for _ in 0..orbtile::limits::CONNECTIONS {
+        let mut s = UnixStream::connect(hub.socket()).await.unwrap();
+        s.write_all(b"GET /a/v1/info HTTP/1.1\r\n").await.unwrap();
+        held.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Over-limit clients that neither read nor close: each rejecter waits
+    // for them, so without a bound there would be one task per client.
+    let flood = 4 * orbtile::limits::REJECTERS;
+    let mut over = Vec::new();
+    for _ in 0..flood {
+        over.push(UnixStream::connect(hub.socket()).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (peak, dropped) = shared.rejecter_counts();
+    assert!(
+        peak <= orbtile::limits::REJECTERS,
+        "{peak} rejecters at once"
+    );
+    assert_eq!(peak, orbtile::limits::REJECTERS);
+    assert_eq!(dropped, (flood - orbtile::limits::REJECTERS) as u64);
+    // The first ones were answered 503.
+    let r = read_reply(&mut over[0]).await;
+    assert_eq!((r.status, r.code()), (503, "limit_exceeded"));
+    drop(over);
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(hub.call("GET", "/info", None).await.status, 200);
+}
