@@ -109,6 +109,8 @@ function summary(state) {
   if (!state) return null;
   return {
     connection: state.connection,
+    connects: state.connects,
+    lastSeq: state.lastSeq,
     ready: state.ready,
     current: state.current,
     shown: state.shown,

@@ -449,16 +449,21 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
         // else a graph built only when files were given; and the host's
         // absolute files.
         let turn = {
-            let live = page.as_ref().map(PageEvents::graph);
-            let built = if live.is_none() && !args.files.is_empty() {
+            // The build walks the disk: off the event loop.
+            let built = if page.is_none() && !args.files.is_empty() {
+                let folder = dir.clone();
                 Some(
-                    Graph::build(&dir, GraphOptions::default()).with_context(|| {
-                        format!("cannot build the graph of `{}`", dir.display())
-                    })?,
+                    tokio::task::spawn_blocking(move || {
+                        Graph::build(&folder, GraphOptions::default())
+                    })
+                    .await
+                    .context("the graph's build did not finish")?
+                    .with_context(|| format!("cannot build the graph of `{}`", dir.display()))?,
                 )
             } else {
                 None
             };
+            let live = page.as_ref().map(PageEvents::graph);
             let graph_files = live.as_deref().or(built.as_ref()).map(GraphFiles);
             let host_files = graph_files.as_ref().map(HostFiles);
             let files: &dyn Files = match &host_files {

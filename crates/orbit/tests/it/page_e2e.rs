@@ -441,10 +441,19 @@ fn a_reload_during_a_pending_card_shows_it_again() {
 fn the_server_drops_the_socket_mid_turn_and_the_page_loses_nothing() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    scene.api.script([Reply::Message {
-        blocks: vec![Block::Text("Part one. ".repeat(120))],
-        delay: Some(Duration::from_millis(30)),
-    }]);
+    // A read (an entry while the turn runs), then a reply streaming for
+    // about six seconds: the socket drops while it streams.
+    let read = tool(
+        "Read",
+        json!({"file_path": scene.ws.path().join("README.md")}),
+    );
+    scene.api.script([
+        read,
+        Reply::Message {
+            blocks: vec![Block::Text("Part one. ".repeat(300))],
+            delay: Some(Duration::from_millis(30)),
+        },
+    ]);
     scene.open();
     let artifacts = repo().join("target/artifacts/page");
     let ready = artifacts.join("drop.ready");
