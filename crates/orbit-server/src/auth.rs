@@ -85,7 +85,8 @@ impl Auth {
             }
         }
         let stored = tokens.remove(found?)?;
-        (now.duration_since(stored.minted) < self.limits.login_token_ttl).then_some(stored.workspace)
+        (now.duration_since(stored.minted) < self.limits.login_token_ttl)
+            .then_some(stored.workspace)
     }
 
     /// Opens a browser session: its secret, for the cookie.

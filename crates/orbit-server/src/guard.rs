@@ -50,7 +50,10 @@ pub(crate) async fn guard(
 fn check(shared: &Shared, request: &Request) -> Result<(), Response> {
     let headers = request.headers();
     let Some(host) = own_host(shared, request) else {
-        tracing::debug!(path = path_class(request.uri().path()), "refused: wrong Host");
+        tracing::debug!(
+            path = path_class(request.uri().path()),
+            "refused: wrong Host"
+        );
         return Err(plain(
             StatusCode::MISDIRECTED_REQUEST,
             &format!(
@@ -63,7 +66,10 @@ fn check(shared: &Shared, request: &Request) -> Result<(), Response> {
     if let Some(origin) = origin
         && origin.as_bytes() != format!("http://{host}").as_bytes()
     {
-        tracing::debug!(path = path_class(request.uri().path()), "refused: foreign Origin");
+        tracing::debug!(
+            path = path_class(request.uri().path()),
+            "refused: foreign Origin"
+        );
         return Err(foreign_origin());
     }
 

@@ -23,7 +23,10 @@ pub(crate) const FILE_CONTENT_SECURITY_POLICY: &str = "sandbox; default-src 'non
 pub(crate) fn plain(status: StatusCode, text: &str) -> Response {
     (
         status,
-        [(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"))],
+        [(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
         format!("{text}\n"),
     )
         .into_response()

@@ -209,7 +209,11 @@ impl PageServer {
             .unwrap_or_else(PoisonError::into_inner)
             .take();
         let grace = self.shared.limits.shutdown_grace;
-        let task = self.task.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let task = self
+            .task
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         let sockets_done = self
             .sockets_done
             .lock()
@@ -279,10 +283,7 @@ async fn login(
 }
 
 /// `GET /w/<id>`: to `/w/<id>/`.
-async fn page_without_slash(
-    State(shared): State<Arc<Shared>>,
-    Path(id): Path<String>,
-) -> Response {
+async fn page_without_slash(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
     if shared.workspace(&id).is_none() {
         return respond::no_workspace();
     }
@@ -319,7 +320,10 @@ async fn page(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Resp
 
 /// `GET /assets/<path>`: a hashed build file, cached for a year.
 async fn asset(State(shared): State<Arc<Shared>>, Path(path): Path<String>) -> Response {
-    if path.split('/').any(|part| part.is_empty() || part == "." || part == "..") {
+    if path
+        .split('/')
+        .any(|part| part.is_empty() || part == "." || part == "..")
+    {
         return respond::not_found();
     }
     let Some(bytes) = shared.assets.get(&format!("assets/{path}")) else {

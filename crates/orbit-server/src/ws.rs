@@ -8,7 +8,10 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a closing socket waits for the page's close frame.
+const LINGER: Duration = Duration::from_secs(1);
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
@@ -44,7 +47,10 @@ pub(crate) async fn upgrade(
     upgrade: WebSocketUpgrade,
 ) -> Response {
     let Some(id) = query.get("w") else {
-        return respond::plain(StatusCode::BAD_REQUEST, "Orbit: `/ws` needs `?w=<workspace id>`.");
+        return respond::plain(
+            StatusCode::BAD_REQUEST,
+            "Orbit: `/ws` needs `?w=<workspace id>`.",
+        );
     };
     let Some((port, open)) = shared.workspace(id) else {
         return respond::no_workspace();
@@ -64,6 +70,7 @@ pub(crate) async fn upgrade(
                 stopping: shared.stopping.clone(),
                 bucket: Bucket::new(shared.limits.frames_per_second, shared.clock.now()),
                 shared,
+                unreadable: false,
             };
             connection.run().await;
             drop(token);
@@ -85,6 +92,8 @@ struct Connection {
     stopping: watch::Receiver<bool>,
     bucket: Bucket,
     shared: Arc<Shared>,
+    /// A frame over the limit was refused: the stream cannot be read on.
+    unreadable: bool,
 }
 
 /// Says `page_attached(false)` when the connection ends, however it ends.
@@ -108,6 +117,32 @@ impl Connection {
                     reason: reason.into(),
                 })))
                 .await;
+            self.linger().await;
+        }
+    }
+
+    /// After our close frame, reads until the page's own close (or EOF), for
+    /// at most a second: a socket dropped with unread input (the rest of a
+    /// frame over the limit) is reset by the kernel, and the page would see
+    /// the reset instead of the close frame.
+    async fn linger(&mut self) {
+        let deadline = tokio::time::Instant::now() + LINGER;
+        if self.unreadable {
+            // The stream cannot be read past a refused frame: hold the
+            // socket while the page reads the close frame.
+            let mut stopping = self.stopping.clone();
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => {}
+                () = until_stopping(&mut stopping) => {}
+            }
+            return;
+        }
+        while let Ok(Some(Ok(message))) =
+            tokio::time::timeout_at(deadline, self.socket.recv()).await
+        {
+            if matches!(message, Message::Close(_)) {
+                return;
+            }
         }
     }
 
@@ -149,7 +184,8 @@ impl Connection {
                 Some(Err(error)) => return Err(self.read_failed(&error).await),
                 Some(Ok(Message::Text(text))) => text,
                 Some(Ok(Message::Binary(_))) => {
-                    self.refuse("frame", "bad_frame", "frames are JSON text").await?;
+                    self.refuse("frame", "bad_frame", "frames are JSON text")
+                        .await?;
                     return Err(End::Close(close::POLICY, "resume expected"));
                 }
                 Some(Ok(Message::Close(_))) => return Err(End::Gone),
@@ -161,16 +197,13 @@ impl Connection {
                     last_seq,
                 }) => Ok((instance_id, last_seq)),
                 Ok(_) => {
-                    self.refuse(
-                        "frame",
-                        "bad_frame",
-                        "the first frame must be `resume`",
-                    )
-                    .await?;
+                    self.refuse("frame", "bad_frame", "the first frame must be `resume`")
+                        .await?;
                     Err(End::Close(close::POLICY, "resume expected"))
                 }
                 Err(error) => {
-                    self.refuse("frame", "bad_frame", &error.to_string()).await?;
+                    self.refuse("frame", "bad_frame", &error.to_string())
+                        .await?;
                     Err(End::Close(close::POLICY, "resume expected"))
                 }
             };
@@ -223,10 +256,15 @@ impl Connection {
     }
 
     /// One frame from the page after its `resume`.
-    async fn incoming(&mut self, message: Message, acks: &mpsc::Sender<ActionAck>) -> Result<(), End> {
+    async fn incoming(
+        &mut self,
+        message: Message,
+        acks: &mpsc::Sender<ActionAck>,
+    ) -> Result<(), End> {
         if !self.bucket.take(self.shared.clock.now()) {
             let per_second = self.shared.limits.frames_per_second;
-            let message_text = format!("more than {per_second} frames a second: this one was dropped");
+            let message_text =
+                format!("more than {per_second} frames a second: this one was dropped");
             if let Message::Text(text) = &message
                 && let Ok(PageFrame::Action { id, .. } | PageFrame::Trust { id }) =
                     serde_json::from_str::<PageFrame>(text.as_str())
@@ -242,7 +280,9 @@ impl Connection {
             return self.refuse("frame", "rate_limited", &message_text).await;
         }
         let Message::Text(text) = message else {
-            return self.refuse("frame", "bad_frame", "frames are JSON text").await;
+            return self
+                .refuse("frame", "bad_frame", "frames are JSON text")
+                .await;
         };
         let frame = match serde_json::from_str::<PageFrame>(text.as_str()) {
             Ok(PageFrame::Resume { .. }) => {
@@ -280,6 +320,7 @@ impl Connection {
             .is_some_and(|error| matches!(error, tungstenite::Error::Capacity(_)))
             || error.to_string().contains("Space limit exceeded");
         if too_large {
+            self.unreadable = true;
             let limit = self.shared.limits.max_frame_bytes;
             let message = format!("a frame over {limit} bytes was refused");
             if let Err(end) = self.refuse("frame", "too_large", &message).await {
@@ -326,7 +367,10 @@ fn ack_frame(ack: ActionAck) -> HostFrame {
 }
 
 /// Resolves when the server stops or the workspace is removed.
-async fn stopped_or_gone(mut stopping: watch::Receiver<bool>, mut open: watch::Receiver<()>) -> End {
+async fn stopped_or_gone(
+    mut stopping: watch::Receiver<bool>,
+    mut open: watch::Receiver<()>,
+) -> End {
     tokio::select! {
         () = until_stopping(&mut stopping) => End::Close(close::GOING_AWAY, "orbit stopped"),
         _ = open.changed() => End::Close(close::GONE, "workspace closed"),

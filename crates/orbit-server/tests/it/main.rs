@@ -1,0 +1,10 @@
+//! The page server's integration tests, against a real bound server: raw
+//! HTTP over TCP, `tokio-tungstenite` for the WebSocket, and a `PagePort`
+//! double that records every call.
+
+mod file;
+mod guard;
+mod harness;
+mod login;
+mod logs;
+mod ws;
