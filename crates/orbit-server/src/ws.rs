@@ -180,7 +180,7 @@ impl Connection {
     async fn resume(&mut self) -> Result<(Option<String>, Option<u64>), End> {
         loop {
             let text = match self.socket.recv().await {
-                None => return Err(End::Gone),
+                None | Some(Ok(Message::Close(_))) => return Err(End::Gone),
                 Some(Err(error)) => return Err(self.read_failed(&error).await),
                 Some(Ok(Message::Text(text))) => text,
                 Some(Ok(Message::Binary(_))) => {
@@ -188,7 +188,6 @@ impl Connection {
                         .await?;
                     return Err(End::Close(close::POLICY, "resume expected"));
                 }
-                Some(Ok(Message::Close(_))) => return Err(End::Gone),
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
             };
             return match serde_json::from_str::<PageFrame>(text.as_str()) {

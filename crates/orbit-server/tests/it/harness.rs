@@ -385,7 +385,7 @@ pub(crate) async fn http(port: u16, method: &str, target: &str, headers: &[(&str
     let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
     let mut request = format!("{method} {target} HTTP/1.1\r\n");
     for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
+        request.push_str(&[name, ": ", value, "\r\n"].concat());
     }
     request.push_str("Connection: close\r\nContent-Length: 0\r\n\r\n");
     stream.write_all(request.as_bytes()).await.unwrap();

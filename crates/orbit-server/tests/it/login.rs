@@ -78,7 +78,7 @@ async fn a_login_address_expires_unused_after_ten_minutes() {
     let harness = Harness::start().await;
     let fresh = harness.login_path();
     let stale = harness.login_path();
-    harness.clock.advance(Duration::from_secs(9 * 60));
+    harness.clock.advance(Duration::from_mins(9));
     assert_eq!(harness.get(&fresh, &[]).await.status, 303);
     harness.clock.advance(Duration::from_secs(61));
     assert_eq!(harness.get(&stale, &[]).await.status, 403);
