@@ -232,7 +232,8 @@ impl PageServer {
     }
 }
 
-/// `GET /login?token=T`.
+/// `GET /login?token=T`: 303 to the page, or (for a navigation another
+/// site started) a page that navigates there itself.
 async fn login(
     State(shared): State<Arc<Shared>>,
     Query(query): Query<HashMap<String, String>>,
@@ -269,9 +270,35 @@ async fn login(
     let Ok(cookie) = HeaderValue::from_str(&cookie) else {
         return respond::plain(StatusCode::INTERNAL_SERVER_ERROR, "Orbit: bad cookie.");
     };
-    let Ok(location) = HeaderValue::from_str(&format!("/w/{workspace}/")) else {
+    let page = format!("/w/{workspace}/");
+    let Ok(location) = HeaderValue::from_str(&page) else {
         return respond::no_workspace();
     };
+    // A navigation that a page of another site started (the 0600 redirect
+    // file `orbit open` writes is `file://`) would not carry the
+    // SameSite=Strict cookie through a redirect: the page itself then
+    // navigates, from this origin, so the next request is same-site.
+    let cross_site = headers
+        .get("sec-fetch-site")
+        .is_some_and(|site| site.as_bytes() == b"cross-site" || site.as_bytes() == b"same-site");
+    if cross_site {
+        let html = format!(
+            "<!doctype html><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url={page}\">\
+             <title>Orbit</title><p><a href=\"{page}\">Open Orbit</a></p>\n"
+        );
+        return (
+            StatusCode::OK,
+            [
+                (axum::http::header::SET_COOKIE, cookie),
+                (
+                    axum::http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/html; charset=utf-8"),
+                ),
+            ],
+            html,
+        )
+            .into_response();
+    }
     (
         StatusCode::SEE_OTHER,
         [

@@ -69,7 +69,18 @@ impl FakePort {
 
     /// Waits (up to 5 s) until `predicate` holds of the calls.
     pub(crate) async fn wait_for(&self, what: &str, predicate: impl Fn(&[Call]) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(5);
+        self.wait_within(Duration::from_secs(5), what, predicate)
+            .await;
+    }
+
+    /// Waits (up to 60 s: a browser starting on a loaded machine).
+    pub(crate) async fn wait_for_long(&self, what: &str, predicate: impl Fn(&[Call]) -> bool) {
+        self.wait_within(Duration::from_secs(60), what, predicate)
+            .await;
+    }
+
+    async fn wait_within(&self, within: Duration, what: &str, predicate: impl Fn(&[Call]) -> bool) {
+        let deadline = Instant::now() + within;
         loop {
             if predicate(&self.calls()) {
                 return;

@@ -113,3 +113,33 @@ async fn login_addresses_are_only_for_open_workspaces() {
     assert_eq!(harness.get(&login, &[]).await.status, 404);
     assert!(harness.server.login_url(WORKSPACE).is_err());
 }
+
+#[tokio::test]
+async fn a_login_that_another_site_started_navigates_from_the_page_itself() {
+    // A SameSite=Strict cookie set during a cross-site navigation is not sent
+    // on its redirect: the page navigates itself, from its own origin.
+    let harness = Harness::start().await;
+    for site in ["cross-site", "same-site"] {
+        let reply = harness
+            .get(&harness.login_path(), &[("Sec-Fetch-Site", site)])
+            .await;
+        assert_eq!(reply.status, 200, "{site}");
+        assert!(
+            reply
+                .header("set-cookie")
+                .unwrap()
+                .contains("SameSite=Strict")
+        );
+        assert!(reply.header("location").is_none());
+        let html = reply.text();
+        let refresh = format!("<meta http-equiv=\"refresh\" content=\"0;url=/w/{WORKSPACE}/\">");
+        assert!(html.contains(&refresh), "{html}");
+        assert!(!html.contains("<script"), "{html}");
+    }
+    for site in ["none", "same-origin"] {
+        let reply = harness
+            .get(&harness.login_path(), &[("Sec-Fetch-Site", site)])
+            .await;
+        assert_eq!(reply.status, 303, "{site}");
+    }
+}

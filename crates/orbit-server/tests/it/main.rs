@@ -7,6 +7,7 @@
     reason = "tests fail loudly and use std::fs directly"
 )]
 
+mod browser;
 mod file;
 mod guard;
 mod harness;
