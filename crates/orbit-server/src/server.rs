@@ -122,7 +122,13 @@ impl PageServer {
             sockets: Mutex::new(Some(sockets)),
         });
         let router = Router::new()
-            .route("/login", get(login))
+            // GET only: a HEAD (a link preview) must not spend the token.
+            .route(
+                "/login",
+                get(login).head(|| async {
+                    respond::plain(StatusCode::METHOD_NOT_ALLOWED, "Orbit: open this address.")
+                }),
+            )
             .route("/ws", get(ws::upgrade))
             .route("/w/{id}", get(page_without_slash))
             .route("/w/{id}/", get(page))
