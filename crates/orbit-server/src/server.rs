@@ -69,7 +69,9 @@ impl Shared {
     }
 }
 
-/// The page's server: HTTP and the WebSocket on 127.0.0.1. Cheap to clone.
+/// The page's server: HTTP and the WebSocket on 127.0.0.1. Cheap to clone;
+/// dropping every clone without [`PageServer::shutdown`] stops it too (its
+/// sockets close with 1001), without waiting.
 #[derive(Clone)]
 pub struct PageServer {
     shared: Arc<Shared>,

@@ -149,7 +149,8 @@ async fn a_head_request_does_not_spend_the_login_address() {
     let harness = Harness::start().await;
     let login = harness.login_path();
     let host = harness.host();
-    let reply = crate::harness::http(harness.server.port(), "HEAD", &login, &[("Host", &host)]).await;
+    let reply =
+        crate::harness::http(harness.server.port(), "HEAD", &login, &[("Host", &host)]).await;
     assert_eq!(reply.status, 405);
     assert!(reply.header("set-cookie").is_none());
     assert_eq!(harness.get(&login, &[]).await.status, 303);
