@@ -75,7 +75,7 @@ impl FakePort {
 
     /// Waits (up to 60 s: a browser starting on a loaded machine).
     pub(crate) async fn wait_for_long(&self, what: &str, predicate: impl Fn(&[Call]) -> bool) {
-        self.wait_within(Duration::from_secs(60), what, predicate)
+        self.wait_within(Duration::from_mins(1), what, predicate)
             .await;
     }
 
