@@ -13,10 +13,11 @@ use std::time::{Duration, Instant};
 /// How long a closing socket waits for the page's close frame.
 const LINGER: Duration = Duration::from_secs(1);
 
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 use orbit_core::page_port::{PageConnection, PagePort};
 use orbit_types::{
     ActionAck, HostBody, HostFrame, PageFrame, PageMessage, Refusal, WorkspaceMessage,
@@ -44,7 +45,7 @@ pub mod close {
 pub(crate) async fn upgrade(
     State(shared): State<Arc<Shared>>,
     Query(query): Query<HashMap<String, String>>,
-    upgrade: WebSocketUpgrade,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
     let Some(id) = query.get("w") else {
         return respond::plain(
@@ -57,6 +58,10 @@ pub(crate) async fn upgrade(
     };
     let Some(token) = shared.socket_token() else {
         return respond::plain(StatusCode::SERVICE_UNAVAILABLE, "Orbit is stopping.");
+    };
+    let upgrade = match upgrade {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => return rejection.into_response(),
     };
     let limit = shared.limits.max_frame_bytes;
     upgrade

@@ -304,3 +304,15 @@ async fn shutdown_closes_every_socket_and_the_listener() {
         .wait_for("detached", |calls| calls.contains(&Call::Attached(false)))
         .await;
 }
+
+#[tokio::test]
+async fn an_upgrade_without_a_workspace_is_a_clear_error() {
+    let harness = Harness::start().await;
+    let cookie = harness.login().await;
+    let origin = harness.origin();
+    let reply = harness
+        .get_signed_in(&cookie, "/ws", &[("Origin", &origin)])
+        .await;
+    assert_eq!(reply.status, 400);
+    assert!(reply.text().contains("?w="), "{}", reply.text());
+}
