@@ -44,6 +44,9 @@ pub(crate) struct Shared {
     pub(crate) stopping: watch::Receiver<bool>,
     /// Each socket holds a clone; `shutdown` waits until all are gone.
     sockets: Mutex<Option<mpsc::Sender<()>>>,
+    /// Bumped by [`PageServer::drop_pages`]: every page's socket closes
+    /// (the page reconnects and resumes).
+    pub(crate) kick: watch::Sender<u64>,
 }
 
 /// A workspace's port and a receiver that errs once it is removed.
@@ -122,6 +125,7 @@ impl PageServer {
             workspaces: RwLock::new(HashMap::new()),
             stopping: stopping.clone(),
             sockets: Mutex::new(Some(sockets)),
+            kick: watch::channel(0).0,
         });
         let router = Router::new()
             // GET only: a HEAD (a link preview) must not spend the token.
@@ -158,6 +162,16 @@ impl PageServer {
             task: Arc::new(Mutex::new(Some(task))),
             sockets_done: Arc::new(Mutex::new(Some(sockets_done))),
         })
+    }
+
+    /// Closes every page's socket as a broken connection would (close code
+    /// 4000): each page reconnects and resumes from its last frame. For
+    /// diagnosis and the tests of "nothing lost, nothing twice". Returns
+    /// how many sockets were live.
+    pub fn drop_pages(&self) -> usize {
+        let live = self.shared.kick.receiver_count();
+        self.shared.kick.send_modify(|n| *n += 1);
+        live
     }
 
     /// The port it listens on.

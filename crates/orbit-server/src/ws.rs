@@ -218,12 +218,14 @@ impl Connection {
         let (acks, mut acked) = mpsc::channel::<ActionAck>(64);
         let mut stopping = self.stopping.clone();
         let mut open = self.open.clone();
+        let mut kicked = self.shared.kick.subscribe();
         loop {
             tokio::select! {
                 biased;
                 () = until_stopping(&mut stopping) => {
                     return End::Close(close::GOING_AWAY, "orbit stopped");
                 }
+                _ = kicked.changed() => return End::Close(close::LAGGED, "dropped"),
                 _ = open.changed() => return End::Close(close::GONE, "workspace closed"),
                 Some(ack) = acked.recv() => {
                     let frame = ack_frame(ack);
