@@ -316,3 +316,21 @@ async fn an_upgrade_without_a_workspace_is_a_clear_error() {
     assert_eq!(reply.status, 400);
     assert!(reply.text().contains("?w="), "{}", reply.text());
 }
+
+#[tokio::test]
+async fn drop_pages_closes_every_attached_page_as_lagged() {
+    let harness = Harness::start().await;
+    let cookie = harness.login().await;
+    let mut ws = harness.ws(&cookie).await;
+    ws.resume(None, None).await;
+    ws.frame().await;
+    harness
+        .port
+        .wait_for("attached", |calls| calls.contains(&Call::Attached(true)))
+        .await;
+    assert_eq!(harness.server.drop_pages(), 1);
+    assert_eq!(
+        ws.closed().await,
+        (Some(close::LAGGED), "dropped".to_owned())
+    );
+}
