@@ -3,6 +3,7 @@
 //! logged.
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -24,7 +25,12 @@ pub(crate) fn secret() -> Result<String> {
 pub(crate) fn instance_id() -> Result<String> {
     let mut bytes = [0u8; 8];
     getrandom::fill(&mut bytes).map_err(Error::Random)?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+    Ok(bytes
+        .iter()
+        .fold(String::with_capacity(16), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        }))
 }
 
 fn same(a: &str, b: &str) -> bool {

@@ -15,7 +15,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::header::{CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse as _, Response};
-use fs_err::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::OpenOptionsExt as _;
 
 use crate::respond::{self, FILE_CONTENT_SECURITY_POLICY, plain};
 use crate::server::Shared;
@@ -126,7 +126,8 @@ fn read_plain_file(root: &FsPath, file: &FsPath, cap: u64) -> Result<Vec<u8>, Re
         return Err(Refused::NotPlain);
     }
     let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-    let opened = fs_err::OpenOptions::new()
+    // std's OpenOptions (not fs-err's): the raw OS error tells a link.
+    let opened = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(flags.bits().cast_signed())
         .open(parent.join(name));
@@ -163,13 +164,13 @@ fn read_plain_file(root: &FsPath, file: &FsPath, cap: u64) -> Result<Vec<u8>, Re
 /// swap of a parent folder) is under `root`. Linux only; elsewhere the
 /// parent's canonical path was checked before the open.
 #[cfg(target_os = "linux")]
-fn opened_inside(handle: &fs_err::File, root: &FsPath) -> bool {
+fn opened_inside(handle: &std::fs::File, root: &FsPath) -> bool {
     use std::os::fd::AsRawFd as _;
-    let link = PathBuf::from(format!("/proc/self/fd/{}", handle.file().as_raw_fd()));
+    let link = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
     fs_err::read_link(link).is_ok_and(|path| path.starts_with(root))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn opened_inside(_handle: &fs_err::File, _root: &FsPath) -> bool {
+fn opened_inside(_handle: &std::fs::File, _root: &FsPath) -> bool {
     true
 }

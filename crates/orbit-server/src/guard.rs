@@ -41,26 +41,26 @@ pub(crate) async fn guard(
 ) -> Response {
     let mut response = match check(&shared, &request) {
         Ok(()) => next.run(request).await,
-        Err(refusal) => refusal,
+        Err(refusal) => *refusal,
     };
     respond::secure(response.headers_mut());
     response
 }
 
-fn check(shared: &Shared, request: &Request) -> Result<(), Response> {
+fn check(shared: &Shared, request: &Request) -> Result<(), Box<Response>> {
     let headers = request.headers();
     let Some(host) = own_host(shared, request) else {
         tracing::debug!(
             path = path_class(request.uri().path()),
             "refused: wrong Host"
         );
-        return Err(plain(
+        return Err(Box::new(plain(
             StatusCode::MISDIRECTED_REQUEST,
             &format!(
                 "Orbit answers only to http://127.0.0.1:{port}/ and http://localhost:{port}/.",
                 port = shared.port
             ),
-        ));
+        )));
     };
     let origin = headers.get(ORIGIN);
     if let Some(origin) = origin
@@ -70,21 +70,21 @@ fn check(shared: &Shared, request: &Request) -> Result<(), Response> {
             path = path_class(request.uri().path()),
             "refused: foreign Origin"
         );
-        return Err(foreign_origin());
+        return Err(Box::new(foreign_origin()));
     }
 
     let path = request.uri().path();
     if path == "/a" || path.starts_with("/a/") {
-        return Err(respond::not_found());
+        return Err(Box::new(respond::not_found()));
     }
     let public = path == "/login" || path.starts_with("/assets/");
     if !public && !has_session(shared, headers) {
         tracing::debug!(path = path_class(path), "refused: no session");
-        return Err(respond::not_signed_in());
+        return Err(Box::new(respond::not_signed_in()));
     }
     if origin.is_none() && !origin_may_be_missing(request.method(), path, headers) {
         tracing::debug!(path = path_class(path), "refused: no Origin");
-        return Err(foreign_origin());
+        return Err(Box::new(foreign_origin()));
     }
     Ok(())
 }

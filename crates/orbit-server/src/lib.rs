@@ -15,7 +15,7 @@
 //! Routes (`docs/page-protocol.md`, "The channel"):
 //!
 //! - `GET /login?token=T`: spends a one-time token, sets the session
-//!   cookie `orbit-<instance id>` (HttpOnly, SameSite=Strict, Path=/) and
+//!   cookie `orbit-<instance id>` (`HttpOnly`, `SameSite=Strict`, `Path=/`) and
 //!   answers 303 to `/w/<id>/`; a spent, expired or unknown token: 403.
 //! - `GET /w/<id>/`: the page (`index.html`), `Cache-Control: no-store`.
 //! - `GET /assets/<path>`: the build's hashed files, cached for a year.

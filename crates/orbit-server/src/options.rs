@@ -136,7 +136,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            login_token_ttl: Duration::from_secs(10 * 60),
+            login_token_ttl: Duration::from_mins(10),
             max_login_tokens: 64,
             max_sessions: 64,
             resume_timeout: Duration::from_secs(10),

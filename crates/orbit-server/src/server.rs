@@ -72,7 +72,9 @@ impl Shared {
     }
 }
 
-/// The page's server: HTTP and the WebSocket on 127.0.0.1. Cheap to clone.
+/// The page's server: HTTP and the WebSocket on 127.0.0.1. Cheap to clone;
+/// dropping every clone without [`PageServer::shutdown`] stops it too (its
+/// sockets close with 1001), without waiting.
 #[derive(Clone)]
 pub struct PageServer {
     shared: Arc<Shared>,
@@ -126,7 +128,13 @@ impl PageServer {
             kick: watch::channel(0).0,
         });
         let router = Router::new()
-            .route("/login", get(login))
+            // GET only: a HEAD (a link preview) must not spend the token.
+            .route(
+                "/login",
+                get(login).head(|| async {
+                    respond::plain(StatusCode::METHOD_NOT_ALLOWED, "Orbit: open this address.")
+                }),
+            )
             .route("/ws", get(ws::upgrade))
             .route("/w/{id}", get(page_without_slash))
             .route("/w/{id}/", get(page))
@@ -246,7 +254,8 @@ impl PageServer {
     }
 }
 
-/// `GET /login?token=T`.
+/// `GET /login?token=T`: 303 to the page, or (for a navigation another
+/// site started) a page that navigates there itself.
 async fn login(
     State(shared): State<Arc<Shared>>,
     Query(query): Query<HashMap<String, String>>,
@@ -283,9 +292,35 @@ async fn login(
     let Ok(cookie) = HeaderValue::from_str(&cookie) else {
         return respond::plain(StatusCode::INTERNAL_SERVER_ERROR, "Orbit: bad cookie.");
     };
-    let Ok(location) = HeaderValue::from_str(&format!("/w/{workspace}/")) else {
+    let page = format!("/w/{workspace}/");
+    let Ok(location) = HeaderValue::from_str(&page) else {
         return respond::no_workspace();
     };
+    // A navigation that a page of another site started (the 0600 redirect
+    // file `orbit open` writes is `file://`) would not carry the
+    // SameSite=Strict cookie through a redirect: the page itself then
+    // navigates, from this origin, so the next request is same-site.
+    let cross_site = headers
+        .get("sec-fetch-site")
+        .is_some_and(|site| site.as_bytes() == b"cross-site" || site.as_bytes() == b"same-site");
+    if cross_site {
+        let html = format!(
+            "<!doctype html><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url={page}\">\
+             <title>Orbit</title><p><a href=\"{page}\">Open Orbit</a></p>\n"
+        );
+        return (
+            StatusCode::OK,
+            [
+                (axum::http::header::SET_COOKIE, cookie),
+                (
+                    axum::http::header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/html; charset=utf-8"),
+                ),
+            ],
+            html,
+        )
+            .into_response();
+    }
     (
         StatusCode::SEE_OTHER,
         [

@@ -8,12 +8,16 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+/// How long a closing socket waits for the page's close frame.
+const LINGER: Duration = Duration::from_secs(1);
+
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 use orbit_core::page_port::{PageConnection, PagePort};
 use orbit_types::{
     ActionAck, HostBody, HostFrame, PageFrame, PageMessage, Refusal, WorkspaceMessage,
@@ -41,7 +45,7 @@ pub mod close {
 pub(crate) async fn upgrade(
     State(shared): State<Arc<Shared>>,
     Query(query): Query<HashMap<String, String>>,
-    upgrade: WebSocketUpgrade,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
     let Some(id) = query.get("w") else {
         return respond::plain(
@@ -55,6 +59,10 @@ pub(crate) async fn upgrade(
     let Some(token) = shared.socket_token() else {
         return respond::plain(StatusCode::SERVICE_UNAVAILABLE, "Orbit is stopping.");
     };
+    let upgrade = match upgrade {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => return rejection.into_response(),
+    };
     let limit = shared.limits.max_frame_bytes;
     upgrade
         .max_message_size(limit)
@@ -67,6 +75,7 @@ pub(crate) async fn upgrade(
                 stopping: shared.stopping.clone(),
                 bucket: Bucket::new(shared.limits.frames_per_second, shared.clock.now()),
                 shared,
+                unreadable: false,
             };
             connection.run().await;
             drop(token);
@@ -88,6 +97,8 @@ struct Connection {
     stopping: watch::Receiver<bool>,
     bucket: Bucket,
     shared: Arc<Shared>,
+    /// A frame over the limit was refused: the stream cannot be read on.
+    unreadable: bool,
 }
 
 /// Says `page_attached(false)` when the connection ends, however it ends.
@@ -111,6 +122,32 @@ impl Connection {
                     reason: reason.into(),
                 })))
                 .await;
+            self.linger().await;
+        }
+    }
+
+    /// After our close frame, reads until the page's own close (or EOF), for
+    /// at most a second: a socket dropped with unread input (the rest of a
+    /// frame over the limit) is reset by the kernel, and the page would see
+    /// the reset instead of the close frame.
+    async fn linger(&mut self) {
+        let deadline = tokio::time::Instant::now() + LINGER;
+        if self.unreadable {
+            // The stream cannot be read past a refused frame: hold the
+            // socket while the page reads the close frame.
+            let mut stopping = self.stopping.clone();
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => {}
+                () = until_stopping(&mut stopping) => {}
+            }
+            return;
+        }
+        while let Ok(Some(Ok(message))) =
+            tokio::time::timeout_at(deadline, self.socket.recv()).await
+        {
+            if matches!(message, Message::Close(_)) {
+                return;
+            }
         }
     }
 
@@ -148,7 +185,7 @@ impl Connection {
     async fn resume(&mut self) -> Result<(Option<String>, Option<u64>), End> {
         loop {
             let text = match self.socket.recv().await {
-                None => return Err(End::Gone),
+                None | Some(Ok(Message::Close(_))) => return Err(End::Gone),
                 Some(Err(error)) => return Err(self.read_failed(&error).await),
                 Some(Ok(Message::Text(text))) => text,
                 Some(Ok(Message::Binary(_))) => {
@@ -156,7 +193,6 @@ impl Connection {
                         .await?;
                     return Err(End::Close(close::POLICY, "resume expected"));
                 }
-                Some(Ok(Message::Close(_))) => return Err(End::Gone),
                 Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
             };
             return match serde_json::from_str::<PageFrame>(text.as_str()) {
@@ -290,6 +326,7 @@ impl Connection {
             .is_some_and(|error| matches!(error, tungstenite::Error::Capacity(_)))
             || error.to_string().contains("Space limit exceeded");
         if too_large {
+            self.unreadable = true;
             let limit = self.shared.limits.max_frame_bytes;
             let message = format!("a frame over {limit} bytes was refused");
             if let Err(end) = self.refuse("frame", "too_large", &message).await {
