@@ -43,7 +43,7 @@ pub use backend::{
     AgentProcess, AgentSink, Answer, ControlFuture, ProcessOptions, ProcessSpec, SessionBackend,
 };
 pub use catalog::{
-    ControlProcess, McpAction, McpActionOutcome, is_web_url, load_catalog, parse_initialize,
+    ControlProcess, McpAction, McpActionOutcome, load_catalog, parse_initialize,
     parse_mcp_status, scrub_error,
 };
 pub use cli::{

@@ -21,6 +21,9 @@ pub const MAX_SIGNIN_URL: usize = 8192;
 pub struct BadSignInUrl(&'static str);
 
 impl BadSignInUrl {
+    /// An address that is not text at all (a JSON number, say).
+    pub const NOT_TEXT: Self = Self("it is not text");
+
     /// The reason, as a clause ("its scheme is not http or https").
     pub fn reason(self) -> &'static str {
         self.0
