@@ -43,8 +43,8 @@ pub use backend::{
     AgentProcess, AgentSink, Answer, ControlFuture, ProcessOptions, ProcessSpec, SessionBackend,
 };
 pub use catalog::{
-    ControlProcess, McpAction, McpActionOutcome, load_catalog, parse_initialize,
-    parse_mcp_status, scrub_error,
+    ControlProcess, McpAction, McpActionOutcome, load_catalog, parse_initialize, parse_mcp_status,
+    scrub_error,
 };
 pub use cli::{
     BASE_ARGS, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args, model_names,

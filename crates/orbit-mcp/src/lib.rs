@@ -31,8 +31,8 @@ pub use host::{
     ToolOutcome, ToolSessionContext, Transport,
 };
 pub use listener::{ListenLimits, ListenOptions, bind_http, serve_http};
-pub use token::{TOKEN_FILE_NAME, generated_token, read_token_file};
 pub use remote::ssh::{SshTarget, proxy_stdio};
+pub use token::{TOKEN_FILE_NAME, generated_token, read_token_file};
 pub use trace::TraceContext;
 
 // For the fuzz targets (`fuzz/`) only: the parsers of what clients send.

@@ -22,8 +22,12 @@ const TOKEN_BYTES: usize = 32;
 /// or when it is empty.
 pub fn read_token_file(path: &Path) -> Result<String> {
     check_private_file(path)?;
-    let text = fs_err::read_to_string(path)
-        .map_err(|source| Error::io(format!("reading the token file `{}`", path.display()), source))?;
+    let text = fs_err::read_to_string(path).map_err(|source| {
+        Error::io(
+            format!("reading the token file `{}`", path.display()),
+            source,
+        )
+    })?;
     let token = text.trim();
     if token.is_empty() {
         return Err(Error::Token(format!(
@@ -47,9 +51,8 @@ pub fn generated_token(config_dir: &Path) -> Result<(String, PathBuf)> {
         tracing::warn!(path = %path.display(), "the kept MCP token is too short; making a new one");
     }
     let mut bytes = [0u8; TOKEN_BYTES];
-    getrandom::fill(&mut bytes).map_err(|error| {
-        Error::Token(format!("no randomness for the MCP token: {error}"))
-    })?;
+    getrandom::fill(&mut bytes)
+        .map_err(|error| Error::Token(format!("no randomness for the MCP token: {error}")))?;
     let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
     orbit_common::ensure_private_dir(config_dir).map_err(|source| {
         Error::io(
@@ -68,7 +71,10 @@ fn check_private_file(path: &Path) -> Result<()> {
     {
         use std::os::unix::fs::PermissionsExt as _;
         let metadata = fs_err::metadata(path).map_err(|source| {
-            Error::io(format!("reading the token file `{}`", path.display()), source)
+            Error::io(
+                format!("reading the token file `{}`", path.display()),
+                source,
+            )
         })?;
         let mode = metadata.permissions().mode() & 0o7777;
         if mode & 0o077 != 0 {

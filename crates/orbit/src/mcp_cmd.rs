@@ -17,8 +17,8 @@ use clap::Args;
 use orbit_core::mcp_host::{AuditEntry, CoreMcpHost, ToolCall};
 use orbit_mcp::{
     AuditRecord, BoxFuture, CanonicalCall, Destinations, FederatedMcpHost, HostIdentity,
-    ListenLimits, ListenOptions, McpHost, OrbitServer, SshTarget, ToolError, ToolOutcome, ToolSessionContext,
-    Transport,
+    ListenLimits, ListenOptions, McpHost, OrbitServer, SshTarget, ToolError, ToolOutcome,
+    ToolSessionContext, Transport,
 };
 
 /// The environment variable that carries the HTTP listener's bearer token
