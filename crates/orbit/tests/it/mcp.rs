@@ -121,7 +121,7 @@ impl Drop for Killed {
 }
 
 /// `orbit mcp ARGS` (with `--listen`): the child, its URL and the token its
-/// requests need (`token` through ORBIT_MCP_TOKEN, else the `--token-file`'s,
+/// requests need (`token` through `ORBIT_MCP_TOKEN`, else the `--token-file`'s,
 /// else the one Orbit made and keeps in its config directory).
 fn listen(home: &std::path::Path, args: &[&str], token: Option<&str>) -> (Killed, String, String) {
     let mut command = orbit_mcp(home);
@@ -144,15 +144,14 @@ fn listen(home: &std::path::Path, args: &[&str], token: Option<&str>) -> (Killed
         .to_owned();
     // Keep draining its logs, or a full pipe would stall the server.
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let token = match token {
-        Some(token) => token.to_owned(),
-        None => {
-            let file = args
-                .iter()
-                .position(|arg| *arg == "--token-file")
-                .map_or_else(|| home.join("config/mcp-token"), |at| args[at + 1].into());
-            std::fs::read_to_string(file).unwrap().trim().to_owned()
-        }
+    let token = if let Some(token) = token {
+        token.to_owned()
+    } else {
+        let file = args
+            .iter()
+            .position(|arg| *arg == "--token-file")
+            .map_or_else(|| home.join("config/mcp-token"), |at| args[at + 1].into());
+        std::fs::read_to_string(file).unwrap().trim().to_owned()
     };
     (Killed(child), url, token)
 }
@@ -305,7 +304,7 @@ fn the_token_comes_from_the_token_file_and_never_from_argv() {
     assert_eq!(http_post(&url, &headers[1..], list).0, 401);
 }
 
-/// Without ORBIT_MCP_TOKEN or `--token-file`, the loopback listener still
+/// Without `ORBIT_MCP_TOKEN` or `--token-file`, the loopback listener still
 /// needs a token: Orbit makes one, keeps it 0600 in `mcp-token` in its
 /// config directory (reused by the next run), and names the file, never the
 /// token, on stderr.
