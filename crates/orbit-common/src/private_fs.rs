@@ -5,10 +5,12 @@
 //! - The temporary file is made by `tempfile`: a random name, opened with
 //!   `O_CREAT | O_EXCL` (a symlink planted at any name is never followed),
 //!   0600 before the first byte is written.
-//! - A directory Orbit creates is created 0700. An existing directory is
-//!   never chmodded: one whose mode lets the group or others in was not made
-//!   by Orbit (`ORBIT_CONFIG_DIR=$HOME`, say) and is refused with an error
-//!   that says what to do.
+//! - A directory Orbit creates is created 0700. An existing directory whose
+//!   mode lets the group or others in is Orbit's to make private only while
+//!   it is empty (a fresh `mkdir` or temporary directory holds nothing of
+//!   anyone's); one with contents was not made by Orbit (Orbit makes its
+//!   directories 0700): `ORBIT_CONFIG_DIR=$HOME`, say. It is refused with an
+//!   error that says what to do, and never chmodded.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -18,8 +20,9 @@ use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 
 /// Makes sure `dir` is a private directory: creates it 0700 (and its missing
 /// parents, with the usual modes) when it is missing; accepts an existing
-/// one only when neither its group nor others have any access to it (it is
-/// never chmodded).
+/// one when neither its group nor others have any access to it, makes an
+/// empty one 0700, and refuses one with contents that others can enter (it
+/// is never chmodded).
 pub fn ensure_private_dir(dir: &Path) -> std::io::Result<()> {
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs_err::create_dir_all(parent)?;
@@ -56,6 +59,11 @@ fn check_existing(dir: &Path) -> std::io::Result<()> {
     {
         let mode = metadata.permissions().mode() & 0o7777;
         if mode & 0o077 != 0 {
+            if fs_err::read_dir(dir)?.next().is_none() {
+                // Empty: nothing of anyone's to lock away; ours from now on.
+                fs_err::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+                return Ok(());
+            }
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
                 wide_dir_message(dir, mode),
@@ -167,6 +175,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");
         fs_err::create_dir(&home).unwrap();
+        fs_err::write(home.join(".bashrc"), b"# the user's own\n").unwrap();
         fs_err::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
         let error = ensure_private_dir(&home).unwrap_err();
         assert_eq!(error.kind(), std::io::ErrorKind::PermissionDenied);
@@ -189,6 +198,19 @@ mod tests {
         // A private one (as Orbit makes them, or after chmod 700) passes.
         fs_err::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
         ensure_private_dir(&home).unwrap();
+    }
+
+    /// An empty directory others can enter (a fresh `mkdir`, a temporary
+    /// directory) holds nothing of anyone's: Orbit makes it 0700 and uses it.
+    #[cfg(unix)]
+    #[test]
+    fn an_empty_wide_directory_is_made_private() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fresh = tmp.path().join("fresh");
+        fs_err::create_dir(&fresh).unwrap();
+        fs_err::set_permissions(&fresh, std::fs::Permissions::from_mode(0o755)).unwrap();
+        ensure_private_dir(&fresh).unwrap();
+        assert_eq!(mode(&fresh), 0o700);
     }
 
     #[cfg(unix)]
