@@ -19,13 +19,28 @@ use std::path::Path;
 use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 
 /// Makes sure `dir` is a private directory: creates it 0700 (and its missing
-/// parents, with the usual modes) when it is missing; accepts an existing
+/// parents, 0700 too, as the XDG base directory rules ask) when it is
+/// missing; accepts an existing
 /// one when neither its group nor others have any access to it, makes an
 /// empty one 0700, and refuses one with contents that others can enter (it
 /// is never chmodded).
 pub fn ensure_private_dir(dir: &Path) -> std::io::Result<()> {
-    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs_err::create_dir_all(parent)?;
+    if let Some(parent) = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+    {
+        // Missing parents are Orbit's too (`config/` of `config/run`): made
+        // 0700, or the next call on one of them would find it wide and full.
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        builder.mode(0o700);
+        builder.create(parent).map_err(|error| {
+            std::io::Error::new(
+                error.kind(),
+                format!("failed to create directory `{}`: {error}", parent.display()),
+            )
+        })?;
     }
     let mut builder = std::fs::DirBuilder::new();
     #[cfg(unix)]
@@ -220,6 +235,10 @@ mod tests {
         let dir = tmp.path().join("x/y/orbit");
         ensure_private_dir(&dir).unwrap();
         assert_eq!(mode(&dir), 0o700);
+        // The parents it made are private too: a later call on one of them
+        // (the config folder of `config/run`) finds it private.
+        assert_eq!(mode(&tmp.path().join("x/y")), 0o700);
+        ensure_private_dir(&tmp.path().join("x/y")).unwrap();
         // Made by Orbit: accepted again, unchanged.
         ensure_private_dir(&dir).unwrap();
         assert_eq!(mode(&dir), 0o700);
