@@ -252,6 +252,7 @@ mod tests {
             ("javascript:alert(1)", "scheme"),
             ("javascript://example.com/%0aalert(1)", "scheme"),
             ("file:///etc/passwd", "scheme"),
+            ("file:///", "scheme"),
             ("data:text/html,hi", "scheme"),
             ("ftp://example.com/", "scheme"),
             ("http:/example.com", "scheme"),
