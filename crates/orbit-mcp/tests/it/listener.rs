@@ -243,8 +243,17 @@ async fn a_request_head_that_never_completes_is_closed_after_the_timeout() {
         .await
         .unwrap();
     let mut silent = tokio::net::TcpStream::connect(addr).await.unwrap();
+    // And one kept alive after an answer (a 401 here), then idle.
+    let mut kept = tokio::net::TcpStream::connect(addr).await.unwrap();
+    kept.write_all(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let mut first = [0u8; 12];
+    kept.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 401");
     assert!(closed_within(&mut partial, Duration::from_secs(10)).await);
     assert!(closed_within(&mut silent, Duration::from_secs(10)).await);
+    assert!(closed_within(&mut kept, Duration::from_secs(10)).await);
     assert!(
         started.elapsed() + Duration::from_millis(50) >= head_timeout,
         "closed before the timeout: {:?}",
