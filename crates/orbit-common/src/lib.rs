@@ -17,7 +17,7 @@ mod settings;
 mod signin;
 
 pub use cache_dir::{CACHE_DIR_ENV, default_cache_dir};
-pub use locations::{CONFIG_DIR_ENV, Locations};
+pub use locations::{CONFIG_DIR_ENV, Locations, workspace_id};
 pub use paths::{join_relative, join_slash, normalize_lexically, parent_of, relative_slash_path};
 pub use private_fs::{ensure_private_dir, write_private_file};
 pub use settings::{Settings, SettingsError};

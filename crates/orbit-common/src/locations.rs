@@ -17,9 +17,14 @@ pub const CONFIG_DIR_ENV: &str = "ORBIT_CONFIG_DIR";
 /// [`Locations::with_config_dir`] in tests, and pass it down: no crate reads
 /// the environment for these paths on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[expect(
+    clippy::struct_field_names,
+    reason = "each is a directory, named as the accessor that gives it"
+)]
 pub struct Locations {
     config_dir: PathBuf,
     runtime_dir: PathBuf,
+    state_dir: PathBuf,
 }
 
 impl Locations {
@@ -36,6 +41,16 @@ impl Locations {
             std::env::var_os("XDG_RUNTIME_DIR"),
             dirs::config_dir(),
         )
+        .map(|mut locations| {
+            // Logs: `$XDG_STATE_HOME/orbit` (`~/.local/state/orbit`), else
+            // the platform's local data folder (macOS has no state folder).
+            if std::env::var_os(CONFIG_DIR_ENV).is_none_or(|d| d.is_empty())
+                && let Some(dir) = dirs::state_dir().or_else(dirs::data_local_dir)
+            {
+                locations.state_dir = dir.join("orbit");
+            }
+            locations
+        })
     }
 
     fn from_vars(
@@ -52,6 +67,7 @@ impl Locations {
             _ => config_dir.join("run"),
         };
         Some(Self {
+            state_dir: config_dir.join("state"),
             config_dir,
             runtime_dir,
         })
@@ -61,6 +77,7 @@ impl Locations {
     pub fn with_config_dir(dir: PathBuf) -> Self {
         Self {
             runtime_dir: dir.join("run"),
+            state_dir: dir.join("state"),
             config_dir: dir,
         }
     }
@@ -68,6 +85,13 @@ impl Locations {
     /// Orbit's config directory (kept 0700).
     pub fn config_dir(&self) -> &std::path::Path {
         &self.config_dir
+    }
+
+    /// Orbit's state directory, for its logs (kept 0700): `<config>/state`
+    /// under `ORBIT_CONFIG_DIR`, else `$XDG_STATE_HOME/orbit` (or the
+    /// platform's local data folder).
+    pub fn state_dir(&self) -> &std::path::Path {
+        &self.state_dir
     }
 
     /// Orbit's runtime directory, for sockets (kept 0700).
@@ -91,12 +115,18 @@ impl Locations {
     /// be canonical (the graph's root), so that every process finds the same
     /// socket; the name is short so the path fits a Unix socket address.
     pub fn workspace_socket(&self, root: &std::path::Path) -> PathBuf {
-        let digest = blake3::hash(root.as_os_str().as_encoded_bytes());
-        let hex = digest.to_hex();
         self.runtime_dir
             .join("ws")
-            .join(format!("{}.sock", &hex.as_str()[..16]))
+            .join(format!("{}.sock", workspace_id(root)))
     }
+}
+
+/// A workspace's id: the first 16 hex digits of BLAKE3 of its canonical
+/// root (its socket's name, and its page's address `/w/<id>/`).
+#[must_use]
+pub fn workspace_id(root: &std::path::Path) -> String {
+    let digest = blake3::hash(root.as_os_str().as_encoded_bytes());
+    digest.to_hex().as_str()[..16].to_owned()
 }
 
 #[cfg(test)]

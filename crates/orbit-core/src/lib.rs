@@ -11,9 +11,11 @@
 //! refusal.
 #![warn(missing_docs)]
 
+pub mod ancestry;
 pub mod controller;
 pub mod live;
 pub mod mcp_host;
 pub mod page_port;
 pub mod projector;
+pub mod workspace;
 pub mod workspace_socket;

@@ -224,7 +224,8 @@ impl CoreMcpHost {
         let mut params = call.arguments.clone();
         params.remove("workspace");
         let answer =
-            orbtile::call_async(&socket, method, Value::Object(params), self.live_timeout).await;
+            orbit_control::call_async(&socket, method, Value::Object(params), self.live_timeout)
+                .await;
         let scan_instead = |why: &str| {
             tracing::warn!(
                 workspace = %workspace.selector,
@@ -239,8 +240,8 @@ impl CoreMcpHost {
                 answer,
             ))),
             Ok(_) => scan_instead("an answer that is not an object"),
-            Err(orbtile::Error::NotRunning { .. }) => Ok(None),
-            Err(orbtile::Error::Control { code, message }) => {
+            Err(orbit_control::Error::NotRunning { .. }) => Ok(None),
+            Err(orbit_control::Error::Control { code, message }) => {
                 match workspace_socket::tool_code(&code) {
                     Some(tool_code) => Err(ToolFailure::new(tool_code, message)),
                     None => scan_instead(&format!("{code}: {message}")),

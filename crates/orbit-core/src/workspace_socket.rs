@@ -20,8 +20,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use orbit_common::Locations;
+use orbit_control::{Caller, ControlFailure, ControlMethods, ControlServer};
 use orbit_tools::names;
-use orbtile::{ControlFailure, ControlMethods, ControlServer};
 use serde_json::{Map, Value, json};
 
 use crate::live::LiveGraph;
@@ -30,7 +30,7 @@ use crate::mcp_host::{ToolFailure, args, graph_tools};
 /// Why the workspace socket could not be served.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot serve the workspace socket")]
-pub struct WorkspaceSocketError(#[source] orbtile::Error);
+pub struct WorkspaceSocketError(#[source] orbit_control::Error);
 
 /// A served workspace socket; dropping it (or [`WorkspaceSocket::shutdown`])
 /// stops serving and removes the socket.
@@ -55,7 +55,7 @@ impl WorkspaceSocket {
             .filter(|spec| GRAPH_METHODS.contains(&spec.name))
             .collect();
         let methods = Arc::new(GraphMethods { live, tools });
-        match ControlServer::start_with(path, methods).await {
+        match ControlServer::start(path, methods).await {
             Ok(server) => Ok(Some(Self { server })),
             Err(error) if error.is_in_use() => Ok(None),
             Err(error) => Err(WorkspaceSocketError(error)),
@@ -113,7 +113,12 @@ struct GraphMethods {
 }
 
 impl ControlMethods for GraphMethods {
-    fn call(&self, method: &str, params: &Value) -> Result<Value, ControlFailure> {
+    fn call(
+        &self,
+        _caller: &Caller,
+        method: &str,
+        params: &Value,
+    ) -> Result<Value, ControlFailure> {
         if method == "orbit.ping" {
             let graph = self.live.read();
             return Ok(json!({

@@ -21,11 +21,11 @@ pub use agent::{
     AgentEvent, ConversationPhase, ConversationState, McpServerStatus, PermissionRequest,
     ProcessExit, Question, QuestionOption, QuestionRequest, SessionsSnapshot, TurnEnd, TurnOutcome,
 };
+pub use catalog::{Catalog, CommandInfo, McpServerInfo, ModelOption, SkillInfo, SkillScope};
 pub use channel::{
     ActionAck, AgentAvailability, CHANNEL_PROTOCOL, GraphSummary, HostBody, HostFrame, PageFrame,
     WorkspaceMessage, WorkspaceState,
 };
-pub use catalog::{Catalog, CommandInfo, McpServerInfo, ModelOption, SkillInfo, SkillScope};
 pub use control::{ControlError, ControlRequest, ControlResponse};
 pub use graph::{
     EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, Language, LanguageStats, NodeDto,

@@ -70,8 +70,12 @@ pub(crate) fn locations() -> anyhow::Result<Locations> {
 pub(crate) fn run(args: &HubArgs) -> anyhow::Result<ExitCode> {
     let locations = locations()?;
     let socket = locations.control_socket();
-    let call = |method: &str, params: Value| {
-        orbtile::call(&socket, method, params).with_context(|| format!("`{method}` failed"))
+    let call = |method: &str, params: Value| match orbit_control::call(&socket, method, params) {
+        Err(orbit_control::Error::NotRunning { path }) => Err(anyhow::anyhow!(
+            "no hub is running (no answer on `{}`); start one with `orbit hub serve`",
+            path.display()
+        )),
+        answer => answer.with_context(|| format!("`{method}` failed")),
     };
     match &args.command {
         HubCommand::Serve { print_requests } => serve(&locations, *print_requests),
@@ -144,14 +148,17 @@ fn print_status(out: &mut impl std::io::Write, status: &HubStatus) -> std::io::R
     Ok(())
 }
 
-fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode> {
+/// The hub's options for this config directory; `api_on` says whether its
+/// adapter API starts on (`orbit hub serve`: on; the running Orbit: as
+/// `hub.adapterApi` says).
+pub(crate) fn serve_options(locations: &Locations, api_on: bool) -> orbtile::ServeOptions {
     // The same rule the adapter SDK reads it by.
     let discovery_file = orbtile::default_api_file(locations.config_dir());
-    let options = orbtile::ServeOptions {
+    orbtile::ServeOptions {
         runtime_dir: locations.runtime_dir().to_owned(),
         discovery_file,
         settings_file: Some(locations.settings_file()),
-        api_on: true,
+        api_on,
         hub: orbtile::HubOptions {
             clock: Arc::new(orbtile::SystemClock::new()),
             remembered_file: Some(locations.config_dir().join("hub-adapters.json")),
@@ -159,7 +166,16 @@ fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode
             pid_check: None,
         },
         temp_dir: std::env::temp_dir(),
-    };
+    }
+}
+
+fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode> {
+    if crate::open_cmd::running(locations) {
+        anyhow::bail!(
+            "an Orbit is already running and serves the hub (`orbit hub status` talks to it; `orbit stop` ends it)"
+        );
+    }
+    let options = serve_options(locations, true);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -175,9 +191,11 @@ fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode
                     let _ = writeln!(std::io::stderr().lock(), "{line}");
                 })));
         }
-        let control =
-            orbtile::ControlServer::start(locations.control_socket(), Arc::clone(running.shared()))
-                .await;
+        let control = orbit_control::ControlServer::start(
+            locations.control_socket(),
+            Arc::new(orbtile::HubMethods::new(Arc::clone(running.shared()))),
+        )
+        .await;
         let control = match control {
             Ok(control) => control,
             Err(error) => {

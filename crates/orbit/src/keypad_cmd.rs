@@ -139,7 +139,7 @@ fn glyph(activity: &str, frame: usize) -> &'static str {
 
 impl App {
     fn refresh(&mut self) {
-        match orbtile::call(&self.socket, "keypad.state", Value::Null)
+        match orbit_control::call(&self.socket, "keypad.state", Value::Null)
             .ok()
             .and_then(|v| serde_json::from_value::<KeypadMessage>(v).ok())
         {
@@ -189,11 +189,12 @@ impl App {
                 if let Some(banner) = self.state.banners.first() {
                     let method = if c == 'a' { "hub.allow" } else { "hub.deny" };
                     let id = banner.adapter_id.clone();
-                    self.status = match orbtile::call(&self.socket, method, json!({ "id": id })) {
-                        Ok(_) if c == 'a' => format!("allowed {id}"),
-                        Ok(_) => format!("denied {id}"),
-                        Err(e) => format!("error: {e}"),
-                    };
+                    self.status =
+                        match orbit_control::call(&self.socket, method, json!({ "id": id })) {
+                            Ok(_) if c == 'a' => format!("allowed {id}"),
+                            Ok(_) => format!("denied {id}"),
+                            Err(e) => format!("error: {e}"),
+                        };
                     self.refresh();
                 }
             }
@@ -206,7 +207,7 @@ impl App {
         let Some(key) = self.state.keys.get(self.selected) else {
             return;
         };
-        let answer = orbtile::call(&self.socket, "keypad.tap", json!({ "uid": key.uid }));
+        let answer = orbit_control::call(&self.socket, "keypad.tap", json!({ "uid": key.uid }));
         self.status = match answer.map(serde_json::from_value::<orbit_types::KeypadTapResult>) {
             Ok(Ok(tap)) => match (tap.action.as_str(), tap.url) {
                 ("markedIdle", _) => format!("{}: done → idle", key.title),
@@ -405,12 +406,9 @@ impl App {
     }
 }
 
-/// Opens a URL with the user's opener, without a shell.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the keypad's one spawn: the URL opener, argv only"
-)]
-fn open_url(url: &str) -> std::io::Result<()> {
+/// Opens a URL with the user's opener (`ORBIT_URL_OPENER`, else `open` on
+/// macOS, `xdg-open` elsewhere), without a shell.
+pub(crate) fn open_url(url: &str) -> std::io::Result<()> {
     let default = if cfg!(target_os = "macos") {
         "open"
     } else {
@@ -419,8 +417,40 @@ fn open_url(url: &str) -> std::io::Result<()> {
     let opener = std::env::var_os(OPENER_ENV)
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| default.into());
-    std::process::Command::new(opener)
-        .arg(url)
+    spawn_detached(opener.as_ref(), &[url])
+}
+
+/// Opens a URL in an app window of Chromium or Chrome, the first found on
+/// `PATH` (`--app=URL`); an error when none is installed.
+pub(crate) fn open_app_window(url: &str) -> std::io::Result<()> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+    .find(|candidate| candidate.is_file());
+    match found {
+        Some(browser) => spawn_detached(browser.as_os_str(), &[&format!("--app={url}")]),
+        None => Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no Chromium or Chrome on PATH for --app",
+        )),
+    }
+}
+
+/// Starts a program with arguments (argv only, no shell), detached from
+/// Orbit's stdio.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the binary's opener spawn: the URL opener or a browser, argv only"
+)]
+fn spawn_detached(program: &std::ffi::OsStr, args: &[&str]) -> std::io::Result<()> {
+    std::process::Command::new(program)
+        .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

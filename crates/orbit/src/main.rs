@@ -8,8 +8,11 @@ mod graph_cmd;
 mod history_cmd;
 mod hub_cmd;
 mod keypad_cmd;
+mod logging;
 mod mcp_cmd;
+mod open_cmd;
 mod page_events;
+mod signals;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -20,12 +23,18 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "orbit", version, about, propagate_version = true)]
 struct Cli {
+    /// Without a command: `orbit open .`.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Open a folder in Orbit: the page, Claude, the keypad hub (starts the
+    /// long-running Orbit, or joins the one running).
+    Open(open_cmd::OpenArgs),
+    /// End the running Orbit.
+    Stop,
     /// Build the workspace's code graph (files and resolved imports) and print it.
     Graph(graph_cmd::GraphArgs),
     /// The keypad hub: serve the Orbtile Adapter Protocol v1, or command a running hub.
@@ -49,8 +58,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    init_logging();
     let cli = Cli::parse();
+    // The long-running Orbit logs to a file (`orbit open` decides).
+    if !matches!(cli.command, None | Some(Command::Open(_))) {
+        logging::to_stderr();
+    }
     match run(cli) {
         Ok(code) => code,
         Err(error) => {
@@ -66,7 +78,12 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {
+    let Some(command) = cli.command else {
+        return open_cmd::run(&open_cmd::OpenArgs::here());
+    };
+    match command {
+        Command::Open(args) => open_cmd::run(&args),
+        Command::Stop => open_cmd::stop(),
         Command::Graph(args) => graph_cmd::run(&args),
         Command::Adapter(args) => adapter_cmd::run(&args),
         Command::Hub(args) => hub_cmd::run(&args),
@@ -86,15 +103,4 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
             .downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
     })
-}
-
-/// Logs go to stderr; `ORBIT_LOG` takes a `tracing` filter (default `warn`).
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ORBIT_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(io::stderr)
-        .with_target(false)
-        .init();
 }

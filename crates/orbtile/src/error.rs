@@ -20,38 +20,19 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The control socket answered with an error.
-    #[error("{code}: {message}")]
-    Control {
-        /// The error code.
-        code: String,
-        /// Its message.
-        message: String,
-    },
-    /// No hub answers on the control socket.
-    #[error("no hub is running (no answer on `{}`); start one with `orbit hub serve`", path.display())]
-    NotRunning {
-        /// The control socket.
-        path: PathBuf,
-    },
-    /// Nothing answered on the socket in time.
-    #[error("no answer on `{}` within {after:?}", path.display())]
-    NoAnswer {
-        /// The socket.
-        path: PathBuf,
-        /// The deadline.
-        after: std::time::Duration,
-    },
-    /// The control socket sent something that is not an answer.
-    #[error("bad answer from the control socket: {0}")]
-    BadAnswer(String),
+    /// The adapter socket could not be bound.
+    #[error(transparent)]
+    Socket(#[from] orbit_control::Error),
 }
 
 impl Error {
     /// Whether a socket could not be bound because another Orbit answers on
     /// it.
     pub fn is_in_use(&self) -> bool {
-        matches!(self, Self::Io { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse)
+        match self {
+            Self::Io { source, .. } => source.kind() == std::io::ErrorKind::AddrInUse,
+            Self::Socket(error) => error.is_in_use(),
+        }
     }
 }
 

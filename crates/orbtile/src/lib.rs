@@ -2,11 +2,12 @@
 //! (HTTP/1.1 on a private Unix socket, discovery file, bearer token, every
 //! endpoint, error and limit of the spec), the hub's state (registrations,
 //! the user's Allow, sessions, the silence and TTL rules on an injectable
-//! [`Clock`]), the palette generator, and Orbit's control socket through
-//! which the user's commands and the keypad reach a running hub.
+//! [`Clock`]), the palette generator, and the hub's methods on Orbit's
+//! control socket ([`HubMethods`], served by `orbit-control`) through which
+//! the user's commands and the keypad reach a running hub.
 //!
 //! It knows nothing of Orbit's other parts; session fields never touch disk
-//! or logs. Main types: [`Hub`], [`Running`], [`ControlServer`], [`call`].
+//! or logs. Main types: [`Hub`], [`Running`], [`HubMethods`].
 #![warn(missing_docs)]
 
 mod clean;
@@ -29,7 +30,7 @@ pub use client::{
     default_api_file,
 };
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use control::{ControlFailure, ControlMethods, ControlServer, MAX_LINE, call, call_async};
+pub use control::HubMethods;
 pub use error::{ApiError, Error, Result};
 pub use http::{Head, MAX_HEAD, check_head, parse_head, response_bytes};
 pub use hub::view::NotFound;

@@ -3,6 +3,7 @@
 //! and the switches the control socket drives. Runs on tokio.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -68,6 +69,11 @@ pub struct Shared {
     socket_path: PathBuf,
     settings_file: Option<PathBuf>,
     uid: u32,
+    /// The uid a peer must have: this process's, unless a test injects
+    /// another.
+    peer_uid: AtomicU32,
+    /// Connections closed unanswered because their peer is another user.
+    refused_peers: AtomicU64,
 }
 
 impl std::fmt::Debug for Shared {
@@ -109,6 +115,19 @@ impl Shared {
     /// The discovery file's path.
     pub fn discovery_file(&self) -> &Path {
         &self.discovery_file
+    }
+
+    /// How many connections were closed unanswered because their peer runs
+    /// as another user.
+    pub fn refused_peers(&self) -> u64 {
+        self.refused_peers.load(Ordering::Relaxed)
+    }
+
+    /// Makes the adapter socket accept only peers of `uid` (tests: a
+    /// refusal without a second user).
+    #[doc(hidden)]
+    pub fn set_peer_uid(&self, uid: u32) {
+        self.peer_uid.store(uid, Ordering::Relaxed);
     }
 
     /// Turns the API on or off: a new token and discovery file, or none;
@@ -225,31 +244,9 @@ fn remove_quietly(path: &Path) {
     }
 }
 
-/// Binds a Unix socket 0600, replacing a stale file but never a live socket.
-pub(crate) async fn bind_private(path: &Path) -> Result<UnixListener> {
-    if path.exists() {
-        if UnixStream::connect(path).await.is_ok() {
-            return Err(Error::Io {
-                what: "another Orbit is already listening on",
-                path: path.to_owned(),
-                source: std::io::Error::from(std::io::ErrorKind::AddrInUse),
-            });
-        }
-        remove_quietly(path);
-    }
-    let listener = UnixListener::bind(path).map_err(io_err("cannot listen on", path))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-            .map_err(io_err("cannot make the socket private", path))?;
-    }
-    Ok(listener)
-}
-
 /// The uid this process runs as.
 pub fn own_uid() -> u32 {
-    rustix::process::getuid().as_raw()
+    orbit_control::own_uid()
 }
 
 impl Running {
@@ -259,7 +256,7 @@ impl Running {
         let uid = own_uid();
         let (socket_path, fallback_dir) =
             socket_location(&options.runtime_dir, &options.temp_dir, uid)?;
-        let listener = bind_private(&socket_path).await?;
+        let listener = orbit_control::bind_private(&socket_path).await?;
         let shared = Arc::new(Shared {
             observer: Mutex::new(None),
             hub: Mutex::new(Hub::new(options.hub)),
@@ -269,6 +266,8 @@ impl Running {
             socket_path,
             settings_file: options.settings_file,
             uid,
+            peer_uid: AtomicU32::new(uid),
+            refused_peers: AtomicU64::new(0),
         });
         if options.api_on {
             let token = {
@@ -315,8 +314,10 @@ async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
                 continue;
             }
         };
-        let peer_ok = stream.peer_cred().is_ok_and(|c| c.uid() == shared.uid);
+        let peer_uid = shared.peer_uid.load(Ordering::Relaxed);
+        let peer_ok = stream.peer_cred().is_ok_and(|c| c.uid() == peer_uid);
         if !peer_ok {
+            shared.refused_peers.fetch_add(1, Ordering::Relaxed);
             tracing::warn!("connection from another user refused");
             continue;
         }

@@ -54,20 +54,24 @@ impl ControlSocketHub {
 impl HubStatusSource for ControlSocketHub {
     fn status(&self) -> Pin<Box<dyn Future<Output = Result<Value, HubError>> + Send + '_>> {
         Box::pin(async move {
-            match orbtile::call_async(&self.path, "hub.status", Value::Null, self.timeout).await {
+            match orbit_control::call_async(&self.path, "hub.status", Value::Null, self.timeout)
+                .await
+            {
                 Ok(result @ Value::Object(_)) => Ok(result),
                 Ok(_) => Err(HubError::Failed("no result".to_owned())),
-                Err(orbtile::Error::NotRunning { .. }) => Err(HubError::NotRunning),
-                Err(orbtile::Error::Control { code, .. })
+                Err(orbit_control::Error::NotRunning { .. }) => Err(HubError::NotRunning),
+                Err(orbit_control::Error::Control { code, .. })
                     if code == "unavailable" || code == "unknown_method" =>
                 {
                     Err(HubError::NotRunning)
                 }
-                Err(orbtile::Error::Control { message, .. }) => Err(HubError::Failed(message)),
-                Err(orbtile::Error::NoAnswer { .. }) => {
+                Err(orbit_control::Error::Control { message, .. }) => {
+                    Err(HubError::Failed(message))
+                }
+                Err(orbit_control::Error::NoAnswer { .. }) => {
                     Err(HubError::Failed("no answer in time".to_owned()))
                 }
-                Err(orbtile::Error::BadAnswer(why)) => Err(HubError::Failed(why)),
+                Err(orbit_control::Error::BadAnswer(why)) => Err(HubError::Failed(why)),
                 Err(error) => Err(HubError::Failed(error.to_string())),
             }
         })

@@ -48,4 +48,5 @@ mod service_projector;
 )]
 mod support;
 mod table;
+mod workspace;
 mod workspace_socket;

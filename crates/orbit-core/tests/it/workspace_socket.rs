@@ -274,40 +274,44 @@ async fn the_socket_is_private_and_speaks_the_control_protocol() {
     assert_eq!(mode(&path), 0o600);
     assert_eq!(mode(path.parent().unwrap()), 0o700);
     let second = Duration::from_secs(5);
-    let ping = orbtile::call_async(&path, "orbit.ping", Value::Null, second)
+    let ping = orbit_control::call_async(&path, "orbit.ping", Value::Null, second)
         .await
         .unwrap();
     assert_eq!(ping["root"], f.work.to_str().unwrap());
     assert_eq!(ping["hash"], live.read().hash().to_string());
     assert_eq!(ping["files"], 4);
     assert_eq!(ping["pid"], std::process::id());
-    let refused = |result: Result<Value, orbtile::Error>| match result {
-        Err(orbtile::Error::Control { code, message }) => (code, message),
+    let refused = |result: Result<Value, orbit_control::Error>| match result {
+        Err(orbit_control::Error::Control { code, message }) => (code, message),
         other => panic!("expected an error answer, got {other:?}"),
     };
-    let (code, _) = refused(orbtile::call_async(&path, "graph.nope", Value::Null, second).await);
+    let (code, _) =
+        refused(orbit_control::call_async(&path, "graph.nope", Value::Null, second).await);
     assert_eq!(code, "unknown_method");
     let (code, message) =
-        refused(orbtile::call_async(&path, "graph.files", json!([1]), second).await);
+        refused(orbit_control::call_async(&path, "graph.files", json!([1]), second).await);
     assert_eq!(
         (code.as_str(), message.as_str()),
         ("invalid_params", "`params`: an object is required")
     );
-    let (code, message) =
-        refused(orbtile::call_async(&path, "graph.files", json!({"limit": "ten"}), second).await);
+    let (code, message) = refused(
+        orbit_control::call_async(&path, "graph.files", json!({"limit": "ten"}), second).await,
+    );
     assert_eq!(code, "invalid_params");
     assert!(message.contains("limit"), "{message}");
     let (code, message) = refused(
-        orbtile::call_async(&path, "graph.imports", json!({"file": "nope.ts"}), second).await,
+        orbit_control::call_async(&path, "graph.imports", json!({"file": "nope.ts"}), second).await,
     );
     assert_eq!(code, "not_found");
     assert!(message.contains("nope.ts"));
     // `hub.*` is the control socket's, not a workspace socket's.
-    let (code, _) = refused(orbtile::call_async(&path, "hub.status", Value::Null, second).await);
+    let (code, _) =
+        refused(orbit_control::call_async(&path, "hub.status", Value::Null, second).await);
     assert_eq!(code, "unknown_method");
-    let files = orbtile::call_async(&path, "graph.files", json!({"pattern": "lib/**"}), second)
-        .await
-        .unwrap();
+    let files =
+        orbit_control::call_async(&path, "graph.files", json!({"pattern": "lib/**"}), second)
+            .await
+            .unwrap();
     assert_eq!(files["files"][0]["path"], "lib/d.ts");
     assert!(files.get("source").is_none() && files.get("workspace").is_none());
     drop(f.dir);

@@ -17,11 +17,23 @@ mod agent_cli;
 mod catalog_cli;
 mod cli;
 mod dep_boundary;
+#[path = "../../../orbit-agent/tests/it/fake_api.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod fake_api;
+/// What the shared fake API expects of its crate's harness.
+mod harness {
+    pub(crate) const PATIENCE: std::time::Duration = std::time::Duration::from_secs(90);
+}
 mod graph_live;
 mod history_cli;
 mod hub;
 mod mcp;
 mod mcp_support;
+mod open;
+mod page_e2e;
 mod reference_adapters;
 mod schema_check;
 mod tidy;

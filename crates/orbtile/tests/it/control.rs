@@ -25,19 +25,19 @@ async fn control_errors_are_typed() {
     let hub = TestHub::start().await;
     let e = hub.control("nope", Value::Null).unwrap_err();
     assert!(
-        matches!(&e, orbtile::Error::Control { code, .. } if code == "unknown_method"),
+        matches!(&e, orbit_control::Error::Control { code, .. } if code == "unknown_method"),
         "{e}"
     );
     let e = hub.control("hub.allow", json!({})).unwrap_err();
     assert!(
-        matches!(&e, orbtile::Error::Control { code, .. } if code == "invalid_params"),
+        matches!(&e, orbit_control::Error::Control { code, .. } if code == "invalid_params"),
         "{e}"
     );
     let e = hub
         .control("hub.allow", json!({"id": "dev.unknown"}))
         .unwrap_err();
     assert!(
-        matches!(&e, orbtile::Error::Control { code, .. } if code == "not_found"),
+        matches!(&e, orbit_control::Error::Control { code, .. } if code == "not_found"),
         "{e}"
     );
     let ping = hub.control("orbit.ping", Value::Null).unwrap();
@@ -334,7 +334,7 @@ async fn the_users_hue_overrides_the_adapters_and_is_remembered() {
     ] {
         let e = hub.control("hub.setHue", bad).unwrap_err();
         assert!(
-            matches!(&e, orbtile::Error::Control { code, .. } if code == "invalid_params"),
+            matches!(&e, orbit_control::Error::Control { code, .. } if code == "invalid_params"),
             "{e}"
         );
     }
@@ -342,7 +342,7 @@ async fn the_users_hue_overrides_the_adapters_and_is_remembered() {
         .control("hub.setHue", json!({"id": "dev.nobody", "hue": 10}))
         .unwrap_err();
     assert!(
-        matches!(&e, orbtile::Error::Control { code, .. } if code == "not_found"),
+        matches!(&e, orbit_control::Error::Control { code, .. } if code == "not_found"),
         "{e}"
     );
 }

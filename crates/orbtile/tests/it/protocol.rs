@@ -638,3 +638,69 @@ async fn delete_adapter_ends_its_sessions_and_keeps_it_disconnected() {
         .await;
     assert_eq!((r.status, r.code()), (404, "adapter_not_registered"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_users_connection_is_refused_unanswered() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let hub = TestHub::start().await;
+    let shared = std::sync::Arc::clone(hub.running.as_ref().unwrap().shared());
+    let socket = hub.socket();
+    if orbtile::own_uid() == 0 {
+        // A real second user: nobody (65534), through setpriv, with curl.
+        // The directories and the socket are opened to everyone, so only
+        // the hub's SO_PEERCRED check can refuse.
+        for (file, mode) in [
+            (hub.dir.path(), 0o755),
+            (socket.parent().unwrap(), 0o777),
+            (socket.as_path(), 0o777),
+        ] {
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let out = tokio::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .args(["curl", "-sv", "-o", "/dev/null", "-w", "%{http_code}"])
+            .arg("--unix-socket")
+            .arg(&socket)
+            .arg("http://localhost/a/v1/info")
+            .output()
+            .await
+            .unwrap();
+        // Connected, then closed unanswered (curl says an empty reply or a
+        // reset, as the kernel has it); a served request would be a 401
+        // here (no token).
+        let code = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !out.status.success() && code == "000",
+            "curl {:?} {code}: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    } else {
+        eprintln!("not root: the refusal is checked with an injected uid");
+        shared.set_peer_uid(orbtile::own_uid() + 1);
+        let mut stream = UnixStream::connect(&socket).await.unwrap();
+        let _ = stream
+            .write_all(b"GET /a/v1/info HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            .await;
+        let mut answer = Vec::new();
+        let _ = tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer).await;
+        assert!(answer.is_empty(), "{}", String::from_utf8_lossy(&answer));
+    }
+    assert_eq!(shared.refused_peers(), 1, "refused by the uid check");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_injected_peer_uid_is_refused_unanswered() {
+    // The same check, whoever runs the tests.
+    let hub = TestHub::start().await;
+    let shared = std::sync::Arc::clone(hub.running.as_ref().unwrap().shared());
+    shared.set_peer_uid(orbtile::own_uid().wrapping_add(1));
+    let mut stream = UnixStream::connect(hub.socket()).await.unwrap();
+    let _ = stream
+        .write_all(b"GET /a/v1/info HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await;
+    let mut answer = Vec::new();
+    let _ = tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer).await;
+    assert!(answer.is_empty(), "{}", String::from_utf8_lossy(&answer));
+    assert_eq!(shared.refused_peers(), 1);
+}

@@ -14,7 +14,7 @@ pub(crate) struct TestHub {
     pub(crate) dir: tempfile::TempDir,
     pub(crate) clock: Arc<ManualClock>,
     pub(crate) running: Option<Running>,
-    pub(crate) control: Option<orbtile::ControlServer>,
+    pub(crate) control: Option<orbit_control::ControlServer>,
     /// Checks every exchange against the protocol's JSON Schema.
     observer: orbtile::Observer,
     schema: Arc<std::sync::Mutex<(usize, Vec<String>)>>,
@@ -89,9 +89,9 @@ impl TestHub {
             .unwrap();
         let (observer, schema) = crate::schema::recorder();
         running.shared().set_observer(Some(Arc::clone(&observer)));
-        let control = orbtile::ControlServer::start(
+        let control = orbit_control::ControlServer::start(
             dir.path().join("run/control.sock"),
-            Arc::clone(running.shared()),
+            Arc::new(orbtile::HubMethods::new(Arc::clone(running.shared()))),
         )
         .await
         .unwrap();
@@ -116,9 +116,9 @@ impl TestHub {
             .unwrap();
         let (observer, schema) = crate::schema::recorder();
         running.shared().set_observer(Some(Arc::clone(&observer)));
-        let control = orbtile::ControlServer::start(
+        let control = orbit_control::ControlServer::start(
             dir.path().join("run/control.sock"),
-            Arc::clone(running.shared()),
+            Arc::new(orbtile::HubMethods::new(Arc::clone(running.shared()))),
         )
         .await
         .unwrap();
@@ -143,9 +143,9 @@ impl TestHub {
             .shared()
             .set_observer(Some(Arc::clone(&self.observer)));
         self.control = Some(
-            orbtile::ControlServer::start(
+            orbit_control::ControlServer::start(
                 self.dir.path().join("run/control.sock"),
-                Arc::clone(running.shared()),
+                Arc::new(orbtile::HubMethods::new(Arc::clone(running.shared()))),
             )
             .await
             .unwrap(),
@@ -164,9 +164,9 @@ impl TestHub {
             .shared()
             .set_observer(Some(Arc::clone(&self.observer)));
         self.control = Some(
-            orbtile::ControlServer::start(
+            orbit_control::ControlServer::start(
                 self.dir.path().join("run/control.sock"),
-                Arc::clone(running.shared()),
+                Arc::new(orbtile::HubMethods::new(Arc::clone(running.shared()))),
             )
             .await
             .unwrap(),
@@ -203,8 +203,12 @@ impl TestHub {
         self.clock.advance(Duration::from_secs_f64(secs));
     }
 
-    pub(crate) fn control(&self, method: &str, params: Value) -> Result<Value, orbtile::Error> {
-        orbtile::call(&self.dir.path().join("run/control.sock"), method, params)
+    pub(crate) fn control(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, orbit_control::Error> {
+        orbit_control::call(&self.dir.path().join("run/control.sock"), method, params)
     }
 
     pub(crate) fn allow(&self, id: &str) {

@@ -1,0 +1,947 @@
+//! One workspace of the long-running Orbit: its live graph (and workspace
+//! socket), its `AgentHost` (settings watch, conversations, the MCP view's
+//! idle timer), the projector (the 100 ms tick) and the controller, behind
+//! one actor task. [`WorkspaceHandle`] is what the rest of Orbit holds: the
+//! page's server through [`PagePort`], the control socket, and the
+//! supervisor that lets an idle workspace go ([`Workspaces`]).
+//!
+//! The actor numbers every frame for the pages in the workspace's
+//! [`PageLog`]: a page that reconnects gets what it missed, or a snapshot
+//! (every conversation's state, both transcript rings with `reset`, every
+//! pending card) when it is too far behind or holds another instance's
+//! numbers. Actions are applied once per page-made id ([`AckMemory`]).
+
+mod log;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use orbit_agent::probe::ProbeEnv;
+use orbit_agent::{AgentError, AgentHost, McpAction, SettingsWatch, Timeouts, TrustStore};
+use orbit_common::Locations;
+use orbit_graph::{Graph, GraphOptions};
+use orbit_types::{
+    ActionAck, AgentAvailability, CHANNEL_PROTOCOL, ConversationPhase, GraphSummary, HostBody,
+    HostFrame, NoticeLevel, PageFrame, PageMessage, PageRequest, WorkspaceMessage, WorkspaceState,
+};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+pub use log::{AckMemory, PageLog, REMEMBERED_ACKS, RESUME_FRAMES};
+
+use crate::controller::{self, Decision, Facts, GraphFiles, OptionChange, Origin};
+use crate::live::{LiveGraph, LiveUpdate};
+use crate::page_port::{PageConnection, PagePort};
+use crate::projector::{PromptNote, SessionProjector, TICK};
+use crate::workspace_socket::WorkspaceSocket;
+
+/// A workspace with no page, no client and no running turn for this long is
+/// let go.
+pub const IDLE_LET_GO: Duration = Duration::from_mins(30);
+
+/// Commands waiting for the actor; past this a page's request is refused
+/// (`busy`) rather than queued without bound.
+const COMMAND_QUEUE: usize = 1024;
+
+/// The live update's debounce.
+const DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// An action id's longest form.
+const MAX_ACTION_ID: usize = 64;
+
+/// Why a workspace could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// The folder is not there.
+    #[error("cannot open folder `{path}`")]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The graph could not be built or watched.
+    #[error("cannot build the graph of `{path}`")]
+    Graph {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: orbit_graph::Error,
+    },
+    /// The graph's build did not finish (its thread panicked).
+    #[error("the graph's build of `{0}` did not finish")]
+    GraphTask(PathBuf),
+    /// The agent layer could not start (settings, trust store).
+    #[error("cannot start the agent layer")]
+    Agent(#[source] AgentError),
+    /// The workspace socket could not be served.
+    #[error(transparent)]
+    Socket(#[from] crate::workspace_socket::WorkspaceSocketError),
+}
+
+/// What a workspace is opened with.
+#[derive(Debug, Clone)]
+pub struct WorkspaceConfig {
+    /// The folder (made canonical).
+    pub root: PathBuf,
+    /// Orbit's files (settings, trust, sockets).
+    pub locations: Locations,
+    /// This Orbit's instance id (the `hello`'s).
+    pub instance_id: String,
+    /// Where the probe looks for `claude`.
+    pub probe_env: ProbeEnv,
+    /// Set on top of the inherited environment of every `claude`.
+    pub env: Vec<(OsString, OsString)>,
+    /// The control protocol's timings (the interrupt escalation).
+    pub timeouts: Timeouts,
+    /// The graph's options (cache, size cap).
+    pub graph: GraphOptions,
+    /// Serve the workspace socket (tests may turn it off).
+    pub serve_socket: bool,
+}
+
+enum Command {
+    Connect {
+        instance_id: Option<String>,
+        last_seq: Option<u64>,
+        reply: oneshot::Sender<PageConnection>,
+    },
+    Act {
+        frame: PageFrame,
+        reply: oneshot::Sender<ActionAck>,
+    },
+    Shutdown {
+        reply: oneshot::Sender<()>,
+    },
+}
+
+/// What the handle and the actor share.
+#[derive(Debug)]
+struct Shared {
+    pages: AtomicUsize,
+    busy: AtomicBool,
+    last_active: Mutex<Instant>,
+    claude_pids: Mutex<Vec<u32>>,
+}
+
+impl Shared {
+    fn touch(&self) {
+        *self
+            .last_active
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+}
+
+/// A running workspace.
+pub struct WorkspaceHandle {
+    id: String,
+    name: String,
+    root: PathBuf,
+    commands: mpsc::Sender<Command>,
+    live: Arc<LiveGraph>,
+    shared: Arc<Shared>,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for WorkspaceHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkspaceHandle")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WorkspaceHandle {
+    /// Builds the workspace's graph (with its cache), keeps it live, serves
+    /// its socket, probes `claude`, and starts the actor.
+    ///
+    /// # Errors
+    /// When the folder, the graph, the settings or the socket fail.
+    pub async fn start(config: WorkspaceConfig) -> Result<Arc<Self>, WorkspaceError> {
+        let root = fs_err::canonicalize(&config.root).map_err(|source| WorkspaceError::Folder {
+            path: config.root.clone(),
+            source,
+        })?;
+        let graph = {
+            let folder = root.clone();
+            let options = config.graph.clone();
+            tokio::task::spawn_blocking(move || Graph::build(&folder, options))
+                .await
+                .map_err(|_| WorkspaceError::GraphTask(root.clone()))?
+                .map_err(|source| WorkspaceError::Graph {
+                    path: root.clone(),
+                    source,
+                })?
+        };
+        let (live, deltas) =
+            LiveGraph::start(graph, DEBOUNCE).map_err(|source| WorkspaceError::Graph {
+                path: root.clone(),
+                source,
+            })?;
+        let live = Arc::new(live);
+        let socket = if config.serve_socket {
+            WorkspaceSocket::serve(&config.locations, Arc::clone(&live)).await?
+        } else {
+            None
+        };
+        let (host, events) = AgentHost::new(
+            &config.locations.settings_file(),
+            root.clone(),
+            config.probe_env.clone(),
+            config.env.clone(),
+            config.timeouts,
+        )
+        .await
+        .map_err(WorkspaceError::Agent)?;
+        match host.probe() {
+            Ok(probe) => tracing::info!(version = %probe.version, "agent: ready"),
+            Err(why) => tracing::warn!("{why}"),
+        }
+        let watch = match host.watch() {
+            Ok(watch) => Some(watch),
+            Err(error) => {
+                tracing::warn!(error = %error, "settings.json is not watched");
+                None
+            }
+        };
+        let trust = TrustStore::new(&config.locations);
+        let trusted = trust.is_trusted(&root).unwrap_or(false);
+        let id = orbit_common::workspace_id(&root);
+        let name = root
+            .file_name()
+            .map_or_else(|| root.to_string_lossy(), |n| n.to_string_lossy())
+            .into_owned();
+        let shared = Arc::new(Shared {
+            pages: AtomicUsize::new(0),
+            busy: AtomicBool::new(false),
+            last_active: Mutex::new(Instant::now()),
+            claude_pids: Mutex::new(Vec::new()),
+        });
+        let (commands, command_rx) = mpsc::channel(COMMAND_QUEUE);
+        let mut actor = Actor {
+            id: id.clone(),
+            name: name.clone(),
+            root: root.clone(),
+            instance_id: config.instance_id,
+            timeouts: config.timeouts,
+            host,
+            events,
+            projector: SessionProjector::new(),
+            live: Arc::clone(&live),
+            trust,
+            trusted,
+            log: PageLog::new(RESUME_FRAMES),
+            acks: AckMemory::new(REMEMBERED_ACKS),
+            shared: Arc::clone(&shared),
+            socket,
+            last_state: None,
+        };
+        actor.publish_workspace();
+        let task = tokio::spawn(actor.run(command_rx, deltas, watch));
+        Ok(Arc::new(Self {
+            id,
+            name,
+            root,
+            commands,
+            live,
+            shared,
+            task: Mutex::new(Some(task)),
+        }))
+    }
+
+    /// The workspace's id.
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Its folder's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How long the workspace has had no page and no running turn (`None`
+    /// while it has either).
+    #[must_use]
+    pub fn idle_for(&self, now: Instant) -> Option<Duration> {
+        if self.shared.pages.load(Ordering::SeqCst) > 0 || self.shared.busy.load(Ordering::SeqCst) {
+            return None;
+        }
+        let since = *self
+            .shared
+            .last_active
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        Some(now.saturating_duration_since(since))
+    }
+
+    /// The process ids of the `claude` processes this workspace runs now
+    /// (no self-approval: a caller descending from one is refused).
+    #[must_use]
+    pub fn claude_pids(&self) -> Vec<u32> {
+        self.shared
+            .claude_pids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Sends a frame as a page would (the control socket's relay, tests).
+    pub fn act_frame(&self, frame: PageFrame) -> oneshot::Receiver<ActionAck> {
+        self.act(frame)
+    }
+
+    /// Ends the workspace: every running turn is stopped (the interrupt
+    /// escalation), every `claude` is ended, the socket is removed.
+    pub async fn shutdown(&self) {
+        let (reply, done) = oneshot::channel();
+        if self
+            .commands
+            .send(Command::Shutdown { reply })
+            .await
+            .is_ok()
+        {
+            let _ = done.await;
+        }
+        let task = self
+            .task
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
+impl PagePort for WorkspaceHandle {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn connect(
+        &self,
+        instance_id: Option<String>,
+        last_seq: Option<u64>,
+    ) -> oneshot::Receiver<PageConnection> {
+        let (reply, rx) = oneshot::channel();
+        // A full queue or a workspace let go drops the reply: the caller
+        // sees the channel closed.
+        let _ = self.commands.try_send(Command::Connect {
+            instance_id,
+            last_seq,
+            reply,
+        });
+        rx
+    }
+
+    fn act(&self, frame: PageFrame) -> oneshot::Receiver<ActionAck> {
+        let (reply, rx) = oneshot::channel();
+        let _ = self.commands.try_send(Command::Act { frame, reply });
+        rx
+    }
+
+    fn graph_file(&self, graph_path: &str) -> Option<PathBuf> {
+        if graph_path.is_empty() || graph_path.starts_with('/') {
+            return None;
+        }
+        let graph = self.live.read();
+        // Only the graph's own name for a file: no `..`, no `./`, no
+        // absolute path.
+        let found = crate::projector::GraphView::resolve(&*graph, graph_path)?;
+        (found == graph_path).then(|| self.root.join(found))
+    }
+
+    fn page_attached(&self, attached: bool) {
+        if attached {
+            self.shared.pages.fetch_add(1, Ordering::SeqCst);
+        } else {
+            let _ = self
+                .shared
+                .pages
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        }
+        self.shared.touch();
+    }
+}
+
+struct Actor {
+    id: String,
+    name: String,
+    root: PathBuf,
+    instance_id: String,
+    timeouts: Timeouts,
+    host: AgentHost,
+    events: mpsc::UnboundedReceiver<orbit_agent::ServiceEvent>,
+    projector: SessionProjector,
+    live: Arc<LiveGraph>,
+    trust: TrustStore,
+    trusted: bool,
+    log: PageLog,
+    acks: AckMemory,
+    shared: Arc<Shared>,
+    socket: Option<WorkspaceSocket>,
+    last_state: Option<WorkspaceState>,
+}
+
+/// Waits for a settings change (never, without a watch).
+async fn settings_changed(watch: &mut Option<SettingsWatch>) -> bool {
+    match watch {
+        Some(watch) => watch.changed().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn frame(body: WorkspaceMessage) -> HostFrame {
+    HostFrame {
+        seq: None,
+        body: HostBody::Workspace(body),
+    }
+}
+
+fn ack(id: &str, refusal: Option<(&str, String)>) -> ActionAck {
+    match refusal {
+        None => ActionAck {
+            id: id.to_owned(),
+            ok: true,
+            code: None,
+            message: None,
+        },
+        Some((code, message)) => ActionAck {
+            id: id.to_owned(),
+            ok: false,
+            code: Some(code.to_owned()),
+            message: Some(message),
+        },
+    }
+}
+
+/// The stable code of an agent layer's refusal of a decided request.
+fn agent_code(error: &AgentError) -> &'static str {
+    match error {
+        AgentError::Busy(_) => "busy",
+        AgentError::NoSuchConversation(_) => "unknown_conversation",
+        AgentError::NoSuchRequest(_) => "not_pending",
+        AgentError::InvalidAnswer(_) => "bad_answer",
+        AgentError::Unavailable(_) => "agent_unavailable",
+        AgentError::InvalidSetting { .. } => "invalid_setting",
+        _ => "agent_error",
+    }
+}
+
+impl Actor {
+    async fn run(
+        mut self,
+        mut commands: mpsc::Receiver<Command>,
+        mut deltas: mpsc::UnboundedReceiver<LiveUpdate>,
+        mut watch: Option<SettingsWatch>,
+    ) {
+        let mut ticks = tokio::time::interval(TICK);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let mcp_deadline = self.host.mcp_idle_deadline();
+            tokio::select! {
+                command = commands.recv() => match command {
+                    Some(Command::Shutdown { reply }) => {
+                        self.shutdown().await;
+                        let _ = reply.send(());
+                        return;
+                    }
+                    Some(command) => self.command(command).await,
+                    None => {
+                        self.shutdown().await;
+                        return;
+                    }
+                },
+                _ = self.host.service().step() => self.track(),
+                Some(event) = self.events.recv() => self.service_event(&event),
+                _ = ticks.tick() => {
+                    let messages = self.projector.tick();
+                    self.push_all(messages);
+                }
+                Some(_) = deltas.recv() => self.graph_changed(),
+                true = settings_changed(&mut watch) => self.settings_changed().await,
+                () = sleep_until(mcp_deadline) => {
+                    self.host.expire_mcp_idle().await;
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, body: HostBody) {
+        self.log.push(body);
+    }
+
+    fn push_all(&mut self, messages: Vec<PageMessage>) {
+        for message in messages {
+            self.push(HostBody::Page(message));
+        }
+    }
+
+    fn state(&mut self) -> WorkspaceState {
+        let agent = match self.host.probe() {
+            Ok(probe) => AgentAvailability {
+                available: true,
+                version: Some(probe.version.clone()),
+                path: Some(probe.path.to_string_lossy().into_owned()),
+                message: None,
+            },
+            Err(why) => AgentAvailability {
+                available: false,
+                version: None,
+                path: None,
+                message: Some(format!(
+                    "{why}. Install Claude Code (`npm install -g @anthropic-ai/claude-code`) or set `claude.path` in {}",
+                    self.host.settings().path().display()
+                )),
+            },
+        };
+        let graph = {
+            let graph = self.live.read();
+            GraphSummary {
+                files: graph.node_count() as u64,
+                hash: graph.hash().to_string(),
+            }
+        };
+        WorkspaceState {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            root: self.root.to_string_lossy().into_owned(),
+            trusted: self.trusted,
+            agent,
+            graph,
+        }
+    }
+
+    /// Sends the workspace's state when it changed.
+    fn publish_workspace(&mut self) {
+        let state = self.state();
+        if self.last_state.as_ref() != Some(&state) {
+            self.last_state = Some(state.clone());
+            self.push(HostBody::Workspace(WorkspaceMessage::Workspace(state)));
+        }
+    }
+
+    /// Keeps what the handle reports up to date: busy, the `claude` pids.
+    fn track(&mut self) {
+        let snapshot = self.host.service().snapshot();
+        let busy = snapshot
+            .conversations
+            .iter()
+            .any(|c| c.phase != ConversationPhase::Idle);
+        self.shared.busy.store(busy, Ordering::SeqCst);
+        let pids: Vec<u32> = snapshot
+            .conversations
+            .iter()
+            .filter_map(|c| self.host.service().pid(&c.key))
+            .collect();
+        *self
+            .shared
+            .claude_pids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = pids;
+        self.shared.touch();
+    }
+
+    fn service_event(&mut self, event: &orbit_agent::ServiceEvent) {
+        let messages = {
+            let graph = self.live.read();
+            self.projector.apply(event, &*graph)
+        };
+        self.push_all(messages);
+        self.track();
+    }
+
+    fn graph_changed(&mut self) {
+        let messages = {
+            let graph = self.live.read();
+            self.projector.graph_changed(&*graph)
+        };
+        self.push_all(messages);
+        self.publish_workspace();
+    }
+
+    async fn settings_changed(&mut self) {
+        if let Err(error) = self.host.refresh().await {
+            tracing::warn!(error = %error, "settings.json could not be applied");
+        }
+        self.publish_workspace();
+    }
+
+    async fn command(&mut self, command: Command) {
+        match command {
+            Command::Connect {
+                instance_id,
+                last_seq,
+                reply,
+            } => {
+                let connection = self.connect(instance_id.as_deref(), last_seq);
+                let _ = reply.send(connection);
+            }
+            Command::Act { frame, reply } => {
+                let outcome = self.act(frame).await;
+                let _ = reply.send(outcome);
+                self.track();
+            }
+            Command::Shutdown { reply } => {
+                self.shutdown().await;
+                let _ = reply.send(());
+            }
+        }
+    }
+
+    fn connect(&mut self, instance_id: Option<&str>, last_seq: Option<u64>) -> PageConnection {
+        let live = self.log.subscribe();
+        let head = self.log.head();
+        let missed = match (instance_id, last_seq) {
+            (Some(instance), Some(seq)) if instance == self.instance_id => self.log.since(seq),
+            _ => None,
+        };
+        let hello = |resumed| {
+            frame(WorkspaceMessage::Hello {
+                protocol: CHANNEL_PROTOCOL,
+                instance_id: self.instance_id.clone(),
+                workspace_id: self.id.clone(),
+                head,
+                resumed,
+            })
+        };
+        let first = if let Some(frames) = missed {
+            std::iter::once(hello(true)).chain(frames).collect()
+        } else {
+            let mut first = vec![
+                hello(false),
+                frame(WorkspaceMessage::Workspace(self.state())),
+            ];
+            first.extend(
+                self.projector
+                    .replay()
+                    .into_iter()
+                    .map(|message| HostFrame {
+                        seq: None,
+                        body: HostBody::Page(message),
+                    }),
+            );
+            first.push(frame(WorkspaceMessage::SnapshotEnd {}));
+            first
+        };
+        PageConnection { first, live }
+    }
+
+    async fn act(&mut self, frame: PageFrame) -> ActionAck {
+        let (id, request) = match frame {
+            PageFrame::Resume { .. } => {
+                return ack(
+                    "",
+                    Some((
+                        "bad_frame",
+                        "a resume frame comes first on a connection, and only there".to_owned(),
+                    )),
+                );
+            }
+            PageFrame::Trust { id } => (id, None),
+            PageFrame::Action { id, request } => (id, Some(request)),
+        };
+        if id.is_empty() || id.chars().count() > MAX_ACTION_ID {
+            return ack(
+                &id.chars().take(MAX_ACTION_ID).collect::<String>(),
+                Some((
+                    "bad_id",
+                    format!("an action id has 1 to {MAX_ACTION_ID} characters"),
+                )),
+            );
+        }
+        if let Some(done) = self.acks.get(&id) {
+            return done.clone();
+        }
+        let outcome = match request {
+            None => self.trust_folder(&id),
+            Some(request) => self.apply(&id, &request).await,
+        };
+        self.acks.remember(outcome.clone());
+        outcome
+    }
+
+    fn trust_folder(&mut self, id: &str) -> ActionAck {
+        match self.trust.trust(&self.root) {
+            Ok(_) => {
+                self.trusted = true;
+                self.publish_workspace();
+                ack(id, None)
+            }
+            Err(error) => ack(id, Some(("trust_failed", error.to_string()))),
+        }
+    }
+
+    async fn apply(&mut self, id: &str, request: &PageRequest) -> ActionAck {
+        let decision = {
+            let graph = self.live.read();
+            let files = GraphFiles(&*graph);
+            let snapshot = self.host.service().snapshot();
+            let keys: Vec<String> = snapshot
+                .conversations
+                .iter()
+                .map(|c| c.key.clone())
+                .collect();
+            let busy: Vec<String> = snapshot
+                .conversations
+                .iter()
+                .filter(|c| c.phase != ConversationPhase::Idle)
+                .map(|c| c.key.clone())
+                .collect();
+            let facts = Facts {
+                trusted: self.trusted,
+                conversations: Some(&keys),
+                busy: &busy,
+                ..Facts::new(Origin::Page, &files, &self.projector)
+            };
+            controller::decide(request, &facts)
+        };
+        let decision = match decision {
+            Ok(decision) => decision,
+            Err(refused) => {
+                let refusal = refused.refusal(request.kind());
+                self.push(HostBody::Page(PageMessage::Refused(refusal)));
+                return ack(id, Some((refused.code(), refused.to_string())));
+            }
+        };
+        match self.carry_out(decision).await {
+            Ok(()) => ack(id, None),
+            Err((code, message)) => {
+                self.push(HostBody::Page(PageMessage::Refused(orbit_types::Refusal {
+                    request: request.kind().to_owned(),
+                    code: code.to_owned(),
+                    message: message.clone(),
+                })));
+                ack(id, Some((code, message)))
+            }
+        }
+    }
+
+    /// Does what the controller decided.
+    async fn carry_out(&mut self, decision: Decision) -> Result<(), (&'static str, String)> {
+        let refused = |error: &AgentError| (agent_code(error), error.to_string());
+        match decision {
+            Decision::Prompt(prompt) => {
+                let key = self
+                    .host
+                    .prompt(prompt.key.as_deref(), &prompt.text)
+                    .await
+                    .map_err(|e| refused(&e))?;
+                let notice = prompt.notice();
+                self.projector.note_prompt(
+                    &key,
+                    PromptNote {
+                        text: prompt.prompt,
+                        skills: prompt.skills,
+                        files: prompt.files,
+                    },
+                );
+                if let Some(notice) = notice {
+                    let messages = self.projector.notice(&key, NoticeLevel::Info, &notice);
+                    self.push_all(messages);
+                }
+            }
+            Decision::Answer {
+                key,
+                request_id,
+                answer,
+            } => {
+                self.host
+                    .service()
+                    .answer(&key, &request_id, answer.clone())
+                    .map_err(|e| refused(&e))?;
+                let messages = self.projector.answered(&key, &request_id, &answer);
+                self.push_all(messages);
+            }
+            Decision::SetOption(change) => {
+                let mut options = self.host.service().options().clone();
+                match change {
+                    OptionChange::PermissionMode(mode) => options.permission_mode = Some(mode),
+                    OptionChange::Model(model) => options.model = model,
+                    OptionChange::Effort(effort) => options.effort = effort,
+                }
+                self.host.service().set_options(options);
+            }
+            Decision::Stop { key } => {
+                self.host.service().stop(&key).map_err(|e| refused(&e))?;
+                let messages = self.projector.stopping(&key);
+                self.push_all(messages);
+            }
+            Decision::StopAll => self.stop_all(),
+            Decision::NewConversation => {
+                self.host.service().new_conversation();
+            }
+            Decision::Continue { id } => {
+                self.host.service().continue_session(&id);
+            }
+            Decision::Mcp { server, action } => {
+                let outcome = self
+                    .host
+                    .mcp_action(action, &server)
+                    .await
+                    .map_err(|e| refused(&e))?;
+                if action == McpAction::SignIn && outcome.auth_url.is_some() {
+                    // The page never gets the address; the panels' issue
+                    // opens it in the system browser.
+                    tracing::info!("an MCP sign-in address is waiting to be opened");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn busy_keys(&mut self) -> Vec<String> {
+        self.host
+            .service()
+            .snapshot()
+            .conversations
+            .into_iter()
+            .filter(|c| c.phase == ConversationPhase::Busy)
+            .map(|c| c.key)
+            .collect()
+    }
+
+    fn stop_all(&mut self) {
+        for key in self.busy_keys() {
+            let messages = self.projector.stopping(&key);
+            self.push_all(messages);
+        }
+        self.host.service().stop_all();
+    }
+
+    fn shared_pids(&self) -> Vec<u32> {
+        self.shared
+            .claude_pids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Stops every running turn, waits for them to end (at most the
+    /// interrupt escalation's time), and ends every process and the socket.
+    async fn shutdown(&mut self) {
+        self.stop_all();
+        let deadline = Instant::now()
+            + self.timeouts.interrupt_grace
+            + self.timeouts.term_grace
+            + Duration::from_secs(1);
+        loop {
+            self.track();
+            if !self.shared.busy.load(Ordering::SeqCst) {
+                break;
+            }
+            tokio::select! {
+                _ = self.host.service().step() => {}
+                Some(event) = self.events.recv() => self.service_event(&event),
+                () = tokio::time::sleep_until(deadline.into()) => break,
+            }
+        }
+        let pids = self.shared_pids();
+        self.host.close().await;
+        // The processes end on their own tasks (stdin closed, then SIGTERM,
+        // then SIGKILL): wait until each is gone and reaped.
+        let gone_by = Instant::now() + self.timeouts.term_grace * 2 + Duration::from_secs(1);
+        while pids.iter().any(|pid| process_exists(*pid)) && Instant::now() < gone_by {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        if let Some(socket) = self.socket.take() {
+            socket.shutdown().await;
+        }
+        self.shared.busy.store(false, Ordering::SeqCst);
+        self.shared
+            .claude_pids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
+/// Whether a process (or its zombie) `pid` exists.
+fn process_exists(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    rustix::process::Pid::from_raw(raw)
+        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+}
+
+/// The workspaces a running Orbit serves, by id.
+#[derive(Debug, Default)]
+pub struct Workspaces {
+    open: Mutex<HashMap<String, Arc<WorkspaceHandle>>>,
+}
+
+impl Workspaces {
+    /// No workspace yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The workspace of `root` (canonical), if open.
+    #[must_use]
+    pub fn get(&self, id: &str) -> Option<Arc<WorkspaceHandle>> {
+        self.lock().get(id).cloned()
+    }
+
+    /// Every open workspace.
+    #[must_use]
+    pub fn all(&self) -> Vec<Arc<WorkspaceHandle>> {
+        self.lock().values().cloned().collect()
+    }
+
+    /// Adds an opened workspace (the first one for an id stays).
+    pub fn insert(&self, handle: Arc<WorkspaceHandle>) -> Arc<WorkspaceHandle> {
+        self.lock()
+            .entry(handle.id().to_owned())
+            .or_insert(handle)
+            .clone()
+    }
+
+    /// Removes the workspaces idle for `limit` at `now` and returns them
+    /// (the caller shuts them down and tells the page's server).
+    pub fn take_idle(&self, now: Instant, limit: Duration) -> Vec<Arc<WorkspaceHandle>> {
+        let mut open = self.lock();
+        let idle: Vec<String> = open
+            .iter()
+            .filter(|(_, w)| w.idle_for(now).is_some_and(|idle| idle >= limit))
+            .map(|(id, _)| id.clone())
+            .collect();
+        idle.iter().filter_map(|id| open.remove(id)).collect()
+    }
+
+    /// Removes every workspace (shutdown).
+    pub fn take_all(&self) -> Vec<Arc<WorkspaceHandle>> {
+        self.lock().drain().map(|(_, w)| w).collect()
+    }
+
+    /// Every `claude` any workspace runs now.
+    #[must_use]
+    pub fn claude_pids(&self) -> Vec<u32> {
+        self.lock().values().flat_map(|w| w.claude_pids()).collect()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<WorkspaceHandle>>> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,368 @@
+//! [`PageServer`]: the listener, the routes, the workspaces it serves, the
+//! login and the page's files.
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::middleware;
+use axum::response::{IntoResponse as _, Response};
+use axum::routing::get;
+use orbit_core::page_port::PagePort;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::auth::{self, Auth};
+use crate::error::{Error, Result};
+use crate::options::{Assets, Clock, Limits, ServerOptions};
+use crate::respond;
+use crate::{file, guard, ws};
+
+/// A workspace the server serves.
+struct Workspace {
+    port: Arc<dyn PagePort>,
+    /// Dropped when the workspace is removed: its sockets close.
+    open: watch::Sender<()>,
+}
+
+/// What every handler shares.
+pub(crate) struct Shared {
+    pub(crate) port: u16,
+    pub(crate) instance_id: String,
+    pub(crate) cookie_name: String,
+    /// `127.0.0.1:PORT` and `localhost:PORT`.
+    pub(crate) hosts: [String; 2],
+    pub(crate) assets: Assets,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) limits: Limits,
+    pub(crate) auth: Auth,
+    workspaces: RwLock<HashMap<String, Workspace>>,
+    /// `true` once `shutdown` began.
+    pub(crate) stopping: watch::Receiver<bool>,
+    /// Each socket holds a clone; `shutdown` waits until all are gone.
+    sockets: Mutex<Option<mpsc::Sender<()>>>,
+    /// Bumped by [`PageServer::drop_pages`]: every page's socket closes
+    /// (the page reconnects and resumes).
+    pub(crate) kick: watch::Sender<u64>,
+}
+
+/// A workspace's port and a receiver that errs once it is removed.
+pub(crate) type WorkspaceHandle = (Arc<dyn PagePort>, watch::Receiver<()>);
+
+impl Shared {
+    pub(crate) fn workspace(&self, id: &str) -> Option<WorkspaceHandle> {
+        let workspaces = self
+            .workspaces
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        workspaces
+            .get(id)
+            .map(|workspace| (Arc::clone(&workspace.port), workspace.open.subscribe()))
+    }
+
+    /// A token held by a socket for its life; `None` once stopping.
+    pub(crate) fn socket_token(&self) -> Option<mpsc::Sender<()>> {
+        self.sockets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// The page's server: HTTP and the WebSocket on 127.0.0.1. Cheap to clone.
+#[derive(Clone)]
+pub struct PageServer {
+    shared: Arc<Shared>,
+    stop: Arc<watch::Sender<bool>>,
+    task: Arc<Mutex<Option<JoinHandle<()>>>>,
+    sockets_done: Arc<Mutex<Option<mpsc::Receiver<()>>>>,
+}
+
+impl std::fmt::Debug for PageServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageServer")
+            .field("port", &self.shared.port)
+            .field("instance_id", &self.shared.instance_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PageServer {
+    /// Listens on `127.0.0.1:options.port` (0: any free port) and serves
+    /// until [`PageServer::shutdown`]. Must be called within a Tokio
+    /// runtime.
+    pub async fn bind(options: ServerOptions) -> Result<PageServer> {
+        let ServerOptions {
+            port,
+            assets,
+            clock,
+            limits,
+        } = options;
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+            .await
+            .map_err(|source| Error::Bind { port, source })?;
+        let port = listener
+            .local_addr()
+            .map_err(|source| Error::Bind { port, source })?
+            .port();
+        let instance_id = auth::instance_id()?;
+        let (stop, stopping) = watch::channel(false);
+        let (sockets, sockets_done) = mpsc::channel(1);
+        let shared = Arc::new(Shared {
+            port,
+            cookie_name: format!("orbit-{instance_id}"),
+            instance_id,
+            hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}")],
+            assets,
+            auth: Auth::new(Arc::clone(&clock), limits.clone()),
+            clock,
+            limits,
+            workspaces: RwLock::new(HashMap::new()),
+            stopping: stopping.clone(),
+            sockets: Mutex::new(Some(sockets)),
+            kick: watch::channel(0).0,
+        });
+        let router = Router::new()
+            .route("/login", get(login))
+            .route("/ws", get(ws::upgrade))
+            .route("/w/{id}", get(page_without_slash))
+            .route("/w/{id}/", get(page))
+            .route("/w/{id}/file", get(file::serve))
+            .route("/assets/{*path}", get(asset))
+            .fallback(|| async { respond::not_found() })
+            .layer(middleware::from_fn_with_state(
+                Arc::clone(&shared),
+                guard::guard,
+            ))
+            .with_state(Arc::clone(&shared));
+        let mut until = stopping;
+        let task = tokio::spawn(async move {
+            let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
+                let _ = until.wait_for(|stopping| *stopping).await;
+            });
+            if let Err(error) = serve.await {
+                tracing::warn!(%error, "the page server stopped");
+            }
+        });
+        tracing::info!(port, "page server listening on 127.0.0.1");
+        Ok(PageServer {
+            shared,
+            stop: Arc::new(stop),
+            task: Arc::new(Mutex::new(Some(task))),
+            sockets_done: Arc::new(Mutex::new(Some(sockets_done))),
+        })
+    }
+
+    /// Closes every page's socket as a broken connection would (close code
+    /// 4000): each page reconnects and resumes from its last frame. For
+    /// diagnosis and the tests of "nothing lost, nothing twice". Returns
+    /// how many sockets were live.
+    pub fn drop_pages(&self) -> usize {
+        let live = self.shared.kick.receiver_count();
+        self.shared.kick.send_modify(|n| *n += 1);
+        live
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.shared.port
+    }
+
+    /// This Orbit's instance id (16 hex digits): in the cookie's name and in
+    /// every `hello`.
+    pub fn instance_id(&self) -> &str {
+        &self.shared.instance_id
+    }
+
+    /// Serves `port`'s workspace (replacing one with the same id, whose
+    /// sockets close).
+    pub fn add_workspace(&self, port: Arc<dyn PagePort>) {
+        let id = port.id().to_owned();
+        let (open, _) = watch::channel(());
+        self.shared
+            .workspaces
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, Workspace { port, open });
+    }
+
+    /// Stops serving the workspace `id`: its page, file panel and login
+    /// tokens answer 404, and its sockets close (code 4004).
+    pub fn remove_workspace(&self, id: &str) {
+        self.shared
+            .workspaces
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
+    }
+
+    /// A fresh one-time login address for the workspace `workspace_id`:
+    /// `http://127.0.0.1:PORT/login?token=...`. The token expires unused
+    /// after [`Limits::login_token_ttl`].
+    pub fn login_url(&self, workspace_id: &str) -> Result<String> {
+        if self.shared.workspace(workspace_id).is_none() {
+            return Err(Error::UnknownWorkspace(workspace_id.to_owned()));
+        }
+        let token = self.shared.auth.mint(workspace_id)?;
+        Ok(format!(
+            "http://127.0.0.1:{}/login?token={token}",
+            self.shared.port
+        ))
+    }
+
+    /// Stops listening and closes every socket (code 1001); connections
+    /// still open after [`Limits::shutdown_grace`] are dropped.
+    pub async fn shutdown(self) {
+        self.stop.send_replace(true);
+        self.shared
+            .sockets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let grace = self.shared.limits.shutdown_grace;
+        let task = self
+            .task
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let sockets_done = self
+            .sockets_done
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut task) = task
+            && tokio::time::timeout(grace, &mut task).await.is_err()
+        {
+            task.abort();
+        }
+        if let Some(mut sockets_done) = sockets_done {
+            // `None` once every socket has dropped its token.
+            let _ = tokio::time::timeout(grace, sockets_done.recv()).await;
+        }
+        tracing::info!("page server stopped");
+    }
+}
+
+/// `GET /login?token=T`.
+async fn login(
+    State(shared): State<Arc<Shared>>,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(workspace) = query
+        .get("token")
+        .and_then(|token| shared.auth.redeem(token))
+    else {
+        tracing::info!("login refused: a spent, expired or unknown token");
+        return respond::bad_token();
+    };
+    if shared.workspace(&workspace).is_none() {
+        return respond::no_workspace();
+    }
+    let session = match guard::session_cookie(&shared, &headers) {
+        Some(value) if shared.auth.is_session(value) => value.to_owned(),
+        _ => match shared.auth.open_session() {
+            Ok(session) => session,
+            Err(error) => {
+                tracing::error!(%error, "login failed");
+                return respond::plain(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Orbit: cannot make a session secret.",
+                );
+            }
+        },
+    };
+    tracing::info!("login: a session was opened");
+    let cookie = format!(
+        "{}={session}; HttpOnly; SameSite=Strict; Path=/",
+        shared.cookie_name
+    );
+    let Ok(cookie) = HeaderValue::from_str(&cookie) else {
+        return respond::plain(StatusCode::INTERNAL_SERVER_ERROR, "Orbit: bad cookie.");
+    };
+    let Ok(location) = HeaderValue::from_str(&format!("/w/{workspace}/")) else {
+        return respond::no_workspace();
+    };
+    (
+        StatusCode::SEE_OTHER,
+        [
+            (axum::http::header::SET_COOKIE, cookie),
+            (axum::http::header::LOCATION, location),
+        ],
+    )
+        .into_response()
+}
+
+/// `GET /w/<id>`: to `/w/<id>/`.
+async fn page_without_slash(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    if shared.workspace(&id).is_none() {
+        return respond::no_workspace();
+    }
+    match HeaderValue::from_str(&format!("/w/{id}/")) {
+        Ok(location) => (
+            StatusCode::PERMANENT_REDIRECT,
+            [(axum::http::header::LOCATION, location)],
+        )
+            .into_response(),
+        Err(_) => respond::no_workspace(),
+    }
+}
+
+/// `GET /w/<id>/`: the page.
+async fn page(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    if shared.workspace(&id).is_none() {
+        return respond::no_workspace();
+    }
+    let Some(html) = shared.assets.get("index.html") else {
+        return respond::plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Orbit: the page's index.html is missing from this build.",
+        );
+    };
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        )],
+        html.into_owned(),
+    )
+        .into_response()
+}
+
+/// `GET /assets/<path>`: a hashed build file, cached for a year.
+async fn asset(State(shared): State<Arc<Shared>>, Path(path): Path<String>) -> Response {
+    if path
+        .split('/')
+        .any(|part| part.is_empty() || part == "." || part == "..")
+    {
+        return respond::not_found();
+    }
+    let Some(bytes) = shared.assets.get(&format!("assets/{path}")) else {
+        return respond::not_found();
+    };
+    let mime = mime_guess::from_path(&path).first_or_octet_stream();
+    let content_type = if mime.type_() == mime_guess::mime::TEXT
+        || mime.essence_str() == "application/javascript"
+    {
+        format!("{}; charset=utf-8", mime.essence_str())
+    } else {
+        mime.essence_str().to_owned()
+    };
+    let Ok(content_type) = HeaderValue::from_str(&content_type) else {
+        return respond::not_found();
+    };
+    (
+        [
+            (axum::http::header::CONTENT_TYPE, content_type),
+            (
+                axum::http::header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=31536000, immutable"),
+            ),
+        ],
+        bytes.into_owned(),
+    )
+        .into_response()
+}

@@ -1,0 +1,381 @@
+//! The page's WebSocket, `/ws?w=<workspace id>`: one per page. The first
+//! frame must be `resume`; then the port's `first` frames and its live log go
+//! out as JSON text, and the page's `action` and `trust` frames go to the
+//! port, each answered with its `ack`. Close codes: 1001 Orbit stopped,
+//! 1008 no `resume` in time or another frame first, 1009 a frame over the
+//! limit, 4000 `lagged` (the page fell behind the live log: reconnect and
+//! resume), 4004 the workspace is no longer open.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use orbit_core::page_port::{PageConnection, PagePort};
+use orbit_types::{
+    ActionAck, HostBody, HostFrame, PageFrame, PageMessage, Refusal, WorkspaceMessage,
+};
+use tokio::sync::{broadcast, mpsc, watch};
+
+use crate::respond;
+use crate::server::Shared;
+
+/// Close codes the page acts on.
+pub mod close {
+    /// Orbit stopped.
+    pub const GOING_AWAY: u16 = 1001;
+    /// No `resume` in time, or another frame first.
+    pub const POLICY: u16 = 1008;
+    /// A frame over the size limit (after a `refused` with `too_large`).
+    pub const TOO_BIG: u16 = 1009;
+    /// The page fell behind the live log: reconnect and resume.
+    pub const LAGGED: u16 = 4000;
+    /// The workspace is no longer open here.
+    pub const GONE: u16 = 4004;
+}
+
+/// `GET /ws?w=<id>` (Host, Origin and cookie already checked).
+pub(crate) async fn upgrade(
+    State(shared): State<Arc<Shared>>,
+    Query(query): Query<HashMap<String, String>>,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let Some(id) = query.get("w") else {
+        return respond::plain(
+            StatusCode::BAD_REQUEST,
+            "Orbit: `/ws` needs `?w=<workspace id>`.",
+        );
+    };
+    let Some((port, open)) = shared.workspace(id) else {
+        return respond::no_workspace();
+    };
+    let Some(token) = shared.socket_token() else {
+        return respond::plain(StatusCode::SERVICE_UNAVAILABLE, "Orbit is stopping.");
+    };
+    let limit = shared.limits.max_frame_bytes;
+    upgrade
+        .max_message_size(limit)
+        .max_frame_size(limit)
+        .on_upgrade(move |socket| async move {
+            let connection = Connection {
+                socket,
+                port,
+                open,
+                stopping: shared.stopping.clone(),
+                bucket: Bucket::new(shared.limits.frames_per_second, shared.clock.now()),
+                shared,
+            };
+            connection.run().await;
+            drop(token);
+        })
+}
+
+/// Why a connection ended.
+enum End {
+    /// The page closed or the socket broke: nothing more to send.
+    Gone,
+    /// Close with this code and reason.
+    Close(u16, &'static str),
+}
+
+struct Connection {
+    socket: WebSocket,
+    port: Arc<dyn PagePort>,
+    open: watch::Receiver<()>,
+    stopping: watch::Receiver<bool>,
+    bucket: Bucket,
+    shared: Arc<Shared>,
+}
+
+/// Says `page_attached(false)` when the connection ends, however it ends.
+struct Attached(Arc<dyn PagePort>);
+
+impl Drop for Attached {
+    fn drop(&mut self) {
+        self.0.page_attached(false);
+    }
+}
+
+impl Connection {
+    async fn run(mut self) {
+        let end = self.serve().await;
+        if let End::Close(code, reason) = end {
+            tracing::debug!(code, reason, "closing a page's socket");
+            let _ = self
+                .socket
+                .send(Message::Close(Some(CloseFrame {
+                    code,
+                    reason: reason.into(),
+                })))
+                .await;
+        }
+    }
+
+    async fn serve(&mut self) -> End {
+        let ended = stopped_or_gone(self.stopping.clone(), self.open.clone());
+        let resume_timeout = self.shared.limits.resume_timeout;
+        let resume = tokio::select! {
+            resume = tokio::time::timeout(resume_timeout, self.resume()) => resume,
+            end = ended => return end,
+        };
+        let (instance_id, last_seq) = match resume {
+            Err(_elapsed) => return End::Close(close::POLICY, "no resume"),
+            Ok(Err(end)) => return end,
+            Ok(Ok(resume)) => resume,
+        };
+        let connection = tokio::select! {
+            connection = self.port.connect(instance_id, last_seq) => connection,
+            end = stopped_or_gone(self.stopping.clone(), self.open.clone()) => return end,
+        };
+        let Ok(PageConnection { first, live }) = connection else {
+            return End::Close(close::GONE, "workspace closed");
+        };
+        self.port.page_attached(true);
+        let _attached = Attached(Arc::clone(&self.port));
+        tracing::debug!(first = first.len(), "a page attached");
+        for frame in &first {
+            if let Err(end) = self.send(frame).await {
+                return end;
+            }
+        }
+        self.live(live).await
+    }
+
+    /// Waits for the first frame, which must be `resume`.
+    async fn resume(&mut self) -> Result<(Option<String>, Option<u64>), End> {
+        loop {
+            let text = match self.socket.recv().await {
+                None => return Err(End::Gone),
+                Some(Err(error)) => return Err(self.read_failed(&error).await),
+                Some(Ok(Message::Text(text))) => text,
+                Some(Ok(Message::Binary(_))) => {
+                    self.refuse("frame", "bad_frame", "frames are JSON text")
+                        .await?;
+                    return Err(End::Close(close::POLICY, "resume expected"));
+                }
+                Some(Ok(Message::Close(_))) => return Err(End::Gone),
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+            };
+            return match serde_json::from_str::<PageFrame>(text.as_str()) {
+                Ok(PageFrame::Resume {
+                    instance_id,
+                    last_seq,
+                }) => Ok((instance_id, last_seq)),
+                Ok(_) => {
+                    self.refuse("frame", "bad_frame", "the first frame must be `resume`")
+                        .await?;
+                    Err(End::Close(close::POLICY, "resume expected"))
+                }
+                Err(error) => {
+                    self.refuse("frame", "bad_frame", &error.to_string())
+                        .await?;
+                    Err(End::Close(close::POLICY, "resume expected"))
+                }
+            };
+        }
+    }
+
+    async fn live(&mut self, mut live: broadcast::Receiver<HostFrame>) -> End {
+        let (acks, mut acked) = mpsc::channel::<ActionAck>(64);
+        let mut stopping = self.stopping.clone();
+        let mut open = self.open.clone();
+        let mut kicked = self.shared.kick.subscribe();
+        loop {
+            tokio::select! {
+                biased;
+                () = until_stopping(&mut stopping) => {
+                    return End::Close(close::GOING_AWAY, "orbit stopped");
+                }
+                _ = kicked.changed() => return End::Close(close::LAGGED, "dropped"),
+                _ = open.changed() => return End::Close(close::GONE, "workspace closed"),
+                Some(ack) = acked.recv() => {
+                    let frame = ack_frame(ack);
+                    if let Err(end) = self.send(&frame).await {
+                        return end;
+                    }
+                }
+                frame = live.recv() => match frame {
+                    Ok(frame) => {
+                        if let Err(end) = self.send(&frame).await {
+                            return end;
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        return End::Close(close::LAGGED, "lagged");
+                    }
+                    Err(broadcast::error::RecvError::Closed) => {
+                        return End::Close(close::GONE, "workspace closed");
+                    }
+                },
+                incoming = self.socket.recv() => {
+                    let message = match incoming {
+                        None | Some(Ok(Message::Close(_))) => return End::Gone,
+                        Some(Err(error)) => return self.read_failed(&error).await,
+                        Some(Ok(Message::Ping(_) | Message::Pong(_))) => continue,
+                        Some(Ok(message)) => message,
+                    };
+                    if let Err(end) = self.incoming(message, &acks).await {
+                        return end;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One frame from the page after its `resume`.
+    async fn incoming(
+        &mut self,
+        message: Message,
+        acks: &mpsc::Sender<ActionAck>,
+    ) -> Result<(), End> {
+        if !self.bucket.take(self.shared.clock.now()) {
+            let per_second = self.shared.limits.frames_per_second;
+            let message_text =
+                format!("more than {per_second} frames a second: this one was dropped");
+            if let Message::Text(text) = &message
+                && let Ok(PageFrame::Action { id, .. } | PageFrame::Trust { id }) =
+                    serde_json::from_str::<PageFrame>(text.as_str())
+            {
+                self.send(&ack_frame(ActionAck {
+                    id,
+                    ok: false,
+                    code: Some("rate_limited".to_owned()),
+                    message: Some(message_text.clone()),
+                }))
+                .await?;
+            }
+            return self.refuse("frame", "rate_limited", &message_text).await;
+        }
+        let Message::Text(text) = message else {
+            return self
+                .refuse("frame", "bad_frame", "frames are JSON text")
+                .await;
+        };
+        let frame = match serde_json::from_str::<PageFrame>(text.as_str()) {
+            Ok(PageFrame::Resume { .. }) => {
+                return self
+                    .refuse("frame", "bad_frame", "`resume` comes only first")
+                    .await;
+            }
+            Ok(frame) => frame,
+            Err(error) => return self.refuse("frame", "bad_frame", &error.to_string()).await,
+        };
+        let id = match &frame {
+            PageFrame::Action { id, .. } | PageFrame::Trust { id } => id.clone(),
+            PageFrame::Resume { .. } => String::new(),
+        };
+        let answer = self.port.act(frame);
+        let acks = acks.clone();
+        tokio::spawn(async move {
+            let ack = answer.await.unwrap_or_else(|_| ActionAck {
+                id,
+                ok: false,
+                code: Some("unavailable".to_owned()),
+                message: Some("the workspace is closing".to_owned()),
+            });
+            let _ = acks.send(ack).await;
+        });
+        Ok(())
+    }
+
+    /// A read error: a frame over the limit is answered with `refused`
+    /// (`too_large`) and the socket closed with 1009, as the rest of the
+    /// frame cannot be skipped; anything else ends the connection.
+    async fn read_failed(&mut self, error: &axum::Error) -> End {
+        let too_large = std::error::Error::source(error)
+            .and_then(|source| source.downcast_ref::<tungstenite::Error>())
+            .is_some_and(|error| matches!(error, tungstenite::Error::Capacity(_)))
+            || error.to_string().contains("Space limit exceeded");
+        if too_large {
+            let limit = self.shared.limits.max_frame_bytes;
+            let message = format!("a frame over {limit} bytes was refused");
+            if let Err(end) = self.refuse("frame", "too_large", &message).await {
+                return end;
+            }
+            return End::Close(close::TOO_BIG, "too large");
+        }
+        tracing::debug!(%error, "a page's socket failed");
+        End::Gone
+    }
+
+    async fn refuse(&mut self, request: &str, code: &str, message: &str) -> Result<(), End> {
+        let frame = HostFrame {
+            seq: None,
+            body: HostBody::Page(PageMessage::Refused(Refusal {
+                request: request.to_owned(),
+                code: code.to_owned(),
+                message: message.to_owned(),
+            })),
+        };
+        self.send(&frame).await
+    }
+
+    async fn send(&mut self, frame: &HostFrame) -> Result<(), End> {
+        let text = match serde_json::to_string(frame) {
+            Ok(text) => text,
+            Err(error) => {
+                tracing::error!(%error, "a frame could not be encoded");
+                return Ok(());
+            }
+        };
+        self.socket
+            .send(Message::Text(text.into()))
+            .await
+            .map_err(|_| End::Gone)
+    }
+}
+
+fn ack_frame(ack: ActionAck) -> HostFrame {
+    HostFrame {
+        seq: None,
+        body: HostBody::Workspace(WorkspaceMessage::Ack(ack)),
+    }
+}
+
+/// Resolves when the server stops or the workspace is removed.
+async fn stopped_or_gone(
+    mut stopping: watch::Receiver<bool>,
+    mut open: watch::Receiver<()>,
+) -> End {
+    tokio::select! {
+        () = until_stopping(&mut stopping) => End::Close(close::GOING_AWAY, "orbit stopped"),
+        _ = open.changed() => End::Close(close::GONE, "workspace closed"),
+    }
+}
+
+/// A token bucket: `rate` frames a second, bursts of up to `rate`.
+struct Bucket {
+    rate: f64,
+    tokens: f64,
+    last: Instant,
+}
+
+impl Bucket {
+    fn new(rate: u32, now: Instant) -> Bucket {
+        Bucket {
+            rate: f64::from(rate),
+            tokens: f64::from(rate),
+            last: now,
+        }
+    }
+
+    fn take(&mut self, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.last = now;
+        self.tokens = (self.tokens + elapsed * self.rate).min(self.rate);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Resolves once the server is stopping (or its handle is gone).
+async fn until_stopping(stopping: &mut watch::Receiver<bool>) {
+    let _ = stopping.wait_for(|stopping| *stopping).await;
+}

@@ -1,0 +1,490 @@
+//! `orbit open [DIR]` (and plain `orbit`): the long-running Orbit. When no
+//! Orbit runs for this config directory, the command is the running Orbit,
+//! in the foreground: the page's server, the keypad hub, the control
+//! socket, and one service per workspace (`orbit_core::workspace`). When one
+//! runs, the command joins it over the control socket: the running Orbit
+//! adds the workspace and the command prints its login address.
+//!
+//! `orbit stop` ends the running Orbit from elsewhere.
+
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use clap::Args;
+use orbit_agent::Timeouts;
+use orbit_agent::probe::ProbeEnv;
+use orbit_common::Locations;
+use orbit_control::{Caller, ControlFailure, ControlMethods, ControlServer};
+use orbit_core::ancestry;
+use orbit_core::workspace::{IDLE_LET_GO, WorkspaceConfig, WorkspaceHandle, Workspaces};
+use orbit_graph::GraphOptions;
+use orbit_server::{PageServer, ServerOptions};
+use orbit_types::{PageFrame, PageRequest};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::agent_cmd::{fs_canonical, locations};
+
+#[derive(Debug, Args, Default)]
+pub(crate) struct OpenArgs {
+    /// The workspace folder.
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// The page's port on 127.0.0.1 (default: any free port). Ignored when
+    /// an Orbit already runs.
+    #[arg(long)]
+    port: Option<u16>,
+    /// Print the login address without opening a browser.
+    #[arg(long)]
+    no_browser: bool,
+    /// Open the page in an app window (Chromium or Chrome, where installed).
+    #[arg(long)]
+    app: bool,
+}
+
+impl OpenArgs {
+    /// `orbit` alone: `orbit open .`.
+    pub(crate) fn here() -> Self {
+        Self {
+            dir: PathBuf::from("."),
+            ..Self::default()
+        }
+    }
+}
+
+/// How often idle workspaces are looked for.
+const IDLE_CHECK: Duration = Duration::from_secs(60);
+
+/// How long a browser's redirect file stays (it holds a one-time address;
+/// the browser reads it at once). The running Orbit sweeps them, also the
+/// ones a joining `orbit open` leaves behind.
+const REDIRECT_FILE_LIFETIME: Duration = Duration::from_secs(10);
+
+/// How often the redirect files are swept.
+const REDIRECT_SWEEP: Duration = Duration::from_secs(2);
+
+pub(crate) fn run(args: &OpenArgs) -> anyhow::Result<ExitCode> {
+    let locations = locations()?;
+    let dir = fs_canonical(&args.dir)?;
+    if let Some(code) = join(&locations, &dir, args)? {
+        return Ok(code);
+    }
+    let log_dir = crate::logging::to_file(&locations)?;
+    writeln!(
+        io::stderr().lock(),
+        "orbit: logs go to {}",
+        log_dir.display()
+    )?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let code = runtime.block_on(serve(locations, dir, args))?;
+    // Threads still blocked on a terminal or a pipe must not hold the exit.
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    Ok(code)
+}
+
+/// `orbit stop`: asks the running Orbit to end.
+pub(crate) fn stop() -> anyhow::Result<ExitCode> {
+    let locations = locations()?;
+    match orbit_control::call(&locations.control_socket(), "orbit.stop", json!({})) {
+        Ok(_) => {
+            writeln!(io::stderr().lock(), "orbit: the running Orbit is stopping")?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) if error.is_not_running() => {
+            bail!(
+                "no Orbit is running (nothing answers on `{}`)",
+                locations.control_socket().display()
+            )
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Whether the long-running Orbit (not a bare `orbit hub serve`) answers
+/// on the control socket.
+pub(crate) fn running(locations: &Locations) -> bool {
+    orbit_control::call(&locations.control_socket(), "orbit.ping", json!({}))
+        .is_ok_and(|pong| pong.get("instanceId").is_some())
+}
+
+/// Joins a running Orbit: it adds the workspace and gives a fresh login
+/// address. `None` when no Orbit runs.
+fn join(locations: &Locations, dir: &Path, args: &OpenArgs) -> anyhow::Result<Option<ExitCode>> {
+    let answer = orbit_control::call(
+        &locations.control_socket(),
+        "orbit.open",
+        json!({"dir": dir.to_string_lossy()}),
+    );
+    let result = match answer {
+        Ok(result) => result,
+        Err(error) if error.is_not_running() => return Ok(None),
+        Err(error) => return Err(anyhow::Error::new(error).context("the running Orbit refused")),
+    };
+    let url = result
+        .get("url")
+        .and_then(Value::as_str)
+        .context("the running Orbit gave no login address")?
+        .to_owned();
+    {
+        let mut out = io::stdout().lock();
+        writeln!(out, "{url}")?;
+        out.flush()?;
+    }
+    let mut err = io::stderr().lock();
+    if args.port.is_some() {
+        writeln!(
+            err,
+            "orbit: an Orbit is already running; --port is ignored (its page is on port {})",
+            result.get("port").and_then(Value::as_u64).unwrap_or(0)
+        )?;
+    }
+    writeln!(err, "orbit: the running Orbit opened {}", dir.display())?;
+    drop(err);
+    if !args.no_browser {
+        open_browser(locations, &url, args.app)?;
+    }
+    Ok(Some(ExitCode::SUCCESS))
+}
+
+/// The running Orbit.
+struct Orbit {
+    locations: Locations,
+    server: PageServer,
+    workspaces: Workspaces,
+    stop: Notify,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Orbit {
+    /// The workspace of `dir`, opened if it is not yet.
+    async fn open(&self, dir: &Path) -> anyhow::Result<Arc<WorkspaceHandle>> {
+        let root = fs_canonical(dir)?;
+        let id = orbit_common::workspace_id(&root);
+        if let Some(open) = self.workspaces.get(&id) {
+            return Ok(open);
+        }
+        let handle = WorkspaceHandle::start(WorkspaceConfig {
+            root,
+            locations: self.locations.clone(),
+            instance_id: self.server.instance_id().to_owned(),
+            probe_env: ProbeEnv::from_env(),
+            env: Vec::new(),
+            timeouts: Timeouts::default(),
+            graph: GraphOptions::default(),
+            serve_socket: true,
+        })
+        .await?;
+        let kept = self.workspaces.insert(Arc::clone(&handle));
+        if Arc::ptr_eq(&kept, &handle) {
+            self.server
+                .add_workspace(Arc::clone(&handle) as Arc<dyn orbit_core::page_port::PagePort>);
+        } else {
+            // Opened twice at once: the first one stays.
+            handle.shutdown().await;
+        }
+        Ok(kept)
+    }
+
+    /// Lets go of the workspaces idle for [`IDLE_LET_GO`].
+    async fn let_go_idle(&self) {
+        for idle in self.workspaces.take_idle(Instant::now(), IDLE_LET_GO) {
+            tracing::info!(workspace = idle.id(), "idle for 30 minutes: let go");
+            self.server.remove_workspace(idle.id());
+            idle.shutdown().await;
+        }
+    }
+
+    /// Ends every workspace (every turn stopped, every `claude` ended).
+    async fn close(&self) {
+        let all = self.workspaces.take_all();
+        for workspace in &all {
+            self.server.remove_workspace(workspace.id());
+        }
+        let mut ending = tokio::task::JoinSet::new();
+        for workspace in all {
+            ending.spawn(async move { workspace.shutdown().await });
+        }
+        while ending.join_next().await.is_some() {}
+    }
+
+    /// Whether `caller` descends from a `claude` this Orbit started.
+    fn from_claude(&self, caller: &Caller) -> bool {
+        caller
+            .pid
+            .is_some_and(|pid| ancestry::descends_from(pid, &self.workspaces.claude_pids()))
+    }
+}
+
+/// The running Orbit's control-socket methods: `orbit.*` here, the hub's
+/// `hub.*` and `keypad.*` in orbtile.
+struct OrbitMethods {
+    orbit: Arc<Orbit>,
+    hub: Arc<dyn ControlMethods>,
+}
+
+impl ControlMethods for OrbitMethods {
+    fn call(&self, caller: &Caller, method: &str, params: &Value) -> Result<Value, ControlFailure> {
+        match method {
+            "orbit.ping" => Ok(json!({
+                "version": env!("CARGO_PKG_VERSION"),
+                "pid": std::process::id(),
+                "port": self.orbit.server.port(),
+                "instanceId": self.orbit.server.instance_id(),
+            })),
+            "orbit.open" => self.open(caller, params),
+            "orbit.stop" => {
+                self.orbit.stop.notify_one();
+                Ok(json!({}))
+            }
+            "orbit.act" => self.act(caller, params),
+            "orbit.dropPages" => Ok(json!({"dropped": self.orbit.server.drop_pages()})),
+            "orbit.workspaces" => Ok(Value::Array(
+                self.orbit
+                    .workspaces
+                    .all()
+                    .iter()
+                    .map(|w| {
+                        json!({
+                            "id": w.id(),
+                            "name": w.name(),
+                            "root": orbit_core::page_port::PagePort::root(&**w).to_string_lossy(),
+                        })
+                    })
+                    .collect(),
+            )),
+            _ => self.hub.call(caller, method, params),
+        }
+    }
+}
+
+impl OrbitMethods {
+    /// Relays a page's frame (`action` or `trust`) to a workspace: what a
+    /// VS Code webview's extension host and `orbit ask` use. Answers to
+    /// cards are refused to Claude's own processes.
+    fn act(&self, caller: &Caller, params: &Value) -> Result<Value, ControlFailure> {
+        let id = params
+            .get("workspaceId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ControlFailure::new("invalid_params", "`workspaceId` is missing"))?;
+        let frame: PageFrame = serde_json::from_value(
+            params.get("frame").cloned().unwrap_or(Value::Null),
+        )
+        .map_err(|error| ControlFailure::new("invalid_params", format!("`frame`: {error}")))?;
+        let answers = matches!(
+            &frame,
+            PageFrame::Trust { .. }
+                | PageFrame::Action {
+                    request: PageRequest::AnswerPermission { .. }
+                        | PageRequest::AnswerQuestions { .. }
+                        | PageRequest::SkipQuestions { .. },
+                    ..
+                }
+        );
+        if answers && self.orbit.from_claude(caller) {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by Claude in Orbit cannot answer Claude's questions",
+            ));
+        }
+        let workspace =
+            self.orbit.workspaces.get(id).ok_or_else(|| {
+                ControlFailure::new("not_found", format!("no open workspace `{id}`"))
+            })?;
+        let reply = workspace.act_frame(frame);
+        let ack = tokio::task::block_in_place(|| self.orbit.runtime.block_on(reply))
+            .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
+        serde_json::to_value(ack)
+            .map_err(|error| ControlFailure::new("internal", error.to_string()))
+    }
+
+    fn open(&self, caller: &Caller, params: &Value) -> Result<Value, ControlFailure> {
+        // No self-approval: Claude's own commands get no login address.
+        if self.orbit.from_claude(caller) {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by Claude in Orbit cannot open Orbit's page",
+            ));
+        }
+        let dir = params
+            .get("dir")
+            .and_then(Value::as_str)
+            .filter(|d| !d.is_empty())
+            .ok_or_else(|| ControlFailure::new("invalid_params", "`dir` must be a folder path"))?;
+        let dir = PathBuf::from(dir);
+        if !dir.is_absolute() {
+            return Err(ControlFailure::new(
+                "invalid_params",
+                "`dir` must be absolute",
+            ));
+        }
+        let orbit = Arc::clone(&self.orbit);
+        // The method is synchronous; the workspace opens on the runtime
+        // (this runs on one of its worker threads).
+        let opened = tokio::task::block_in_place(|| {
+            orbit.runtime.block_on(async { orbit.open(&dir).await })
+        });
+        let workspace =
+            opened.map_err(|error| ControlFailure::new("unavailable", format!("{error:#}")))?;
+        let url = self
+            .orbit
+            .server
+            .login_url(workspace.id())
+            .map_err(|error| ControlFailure::new("internal", error.to_string()))?;
+        Ok(json!({
+            "url": url,
+            "workspaceId": workspace.id(),
+            "port": self.orbit.server.port(),
+        }))
+    }
+}
+
+async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::Result<ExitCode> {
+    let server = PageServer::bind(ServerOptions::new(args.port.unwrap_or(0)))
+        .await
+        .context("cannot start the page's server")?;
+    let orbit = Arc::new(Orbit {
+        locations: locations.clone(),
+        server,
+        workspaces: Workspaces::new(),
+        stop: Notify::new(),
+        runtime: tokio::runtime::Handle::current(),
+    });
+    let settings = orbit_common::Settings::load(&locations.settings_file()).unwrap_or_default();
+    let hub = orbtile::Running::start(crate::hub_cmd::serve_options(
+        &locations,
+        settings.hub_adapter_api,
+    ))
+    .await
+    .context("cannot start the keypad hub")?;
+    let methods = Arc::new(OrbitMethods {
+        orbit: Arc::clone(&orbit),
+        hub: Arc::new(orbtile::HubMethods::new(Arc::clone(hub.shared()))),
+    });
+    let control = match ControlServer::start(locations.control_socket(), methods).await {
+        Ok(control) => control,
+        Err(error) => {
+            hub.shutdown().await;
+            return Err(anyhow::Error::new(error).context("cannot serve the control socket"));
+        }
+    };
+    let outcome = run_until_stopped(&orbit, &locations, &dir, args).await;
+    sweep_redirects(&locations, Duration::ZERO);
+    orbit.close().await;
+    control.shutdown().await;
+    hub.shutdown().await;
+    match Arc::try_unwrap(orbit) {
+        Ok(orbit) => orbit.server.shutdown().await,
+        Err(_) => tracing::warn!("the page's server is still referenced at shutdown"),
+    }
+    outcome
+}
+
+async fn run_until_stopped(
+    orbit: &Arc<Orbit>,
+    locations: &Locations,
+    dir: &Path,
+    args: &OpenArgs,
+) -> anyhow::Result<ExitCode> {
+    let workspace = orbit.open(dir).await?;
+    let url = orbit.server.login_url(workspace.id())?;
+    {
+        let mut out = io::stdout().lock();
+        writeln!(out, "{url}")?;
+        out.flush()?;
+    }
+    writeln!(
+        io::stderr().lock(),
+        "orbit: serving {} on http://127.0.0.1:{}/ (open the address above); Ctrl-C or `orbit stop` ends it",
+        dir.display(),
+        orbit.server.port()
+    )?;
+    if !args.no_browser {
+        open_browser(locations, &url, args.app)?;
+    }
+    let mut idle = tokio::time::interval(IDLE_CHECK);
+    idle.tick().await;
+    let mut sweep = tokio::time::interval(REDIRECT_SWEEP);
+    loop {
+        tokio::select! {
+            signal = crate::signals::ended() => {
+                let signal = signal?;
+                tracing::info!(signal, "ending on a signal");
+                return Ok(ExitCode::from(u8::try_from(128 + signal).unwrap_or(1)));
+            }
+            () = orbit.stop.notified() => {
+                tracing::info!("ending: orbit stop");
+                return Ok(ExitCode::SUCCESS);
+            }
+            _ = idle.tick() => orbit.let_go_idle().await,
+            _ = sweep.tick() => sweep_redirects(locations, REDIRECT_FILE_LIFETIME),
+        }
+    }
+}
+
+/// Opens the login address in the browser without putting it in any
+/// process's arguments: a 0600 file that redirects to it is opened instead
+/// (as Jupyter does), and removed once the browser has had time to read it.
+fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<()> {
+    let dir = redirect_dir(locations);
+    orbit_common::ensure_private_dir(&dir)
+        .with_context(|| format!("cannot create `{}`", dir.display()))?;
+    let file = dir.join(format!("login-{}.html", std::process::id()));
+    let escaped = url
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;");
+    let html = format!(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\">\
+         <meta name=\"referrer\" content=\"no-referrer\">\
+         <meta http-equiv=\"refresh\" content=\"0;url={escaped}\"><title>Orbit</title></head>\
+         <body><p><a href=\"{escaped}\">Open Orbit</a></p></body></html>\n"
+    );
+    orbit_common::write_private_file(&file, html.as_bytes())
+        .with_context(|| format!("cannot write `{}`", file.display()))?;
+    let target = format!("file://{}", file.display());
+    let opened = if app {
+        crate::keypad_cmd::open_app_window(&target)
+            .or_else(|_| crate::keypad_cmd::open_url(&target))
+    } else {
+        crate::keypad_cmd::open_url(&target)
+    };
+    if let Err(error) = opened {
+        writeln!(
+            io::stderr().lock(),
+            "orbit: cannot open a browser ({error}); open the address above yourself"
+        )?;
+    }
+    Ok(())
+}
+
+/// The folder of the browser's redirect files.
+fn redirect_dir(locations: &Locations) -> PathBuf {
+    locations.runtime_dir().join("open")
+}
+
+/// Removes the redirect files older than `older_than` (all of them with
+/// zero).
+fn sweep_redirects(locations: &Locations, older_than: Duration) {
+    let Ok(entries) = fs_err::read_dir(redirect_dir(locations)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_none_or(|age| age >= older_than);
+        if old {
+            let _ = fs_err::remove_file(entry.path());
+        }
+    }
+}

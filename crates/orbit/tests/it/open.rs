@@ -1,0 +1,467 @@
+//! `orbit open` without a browser: the login address on the first line,
+//! joining a running Orbit, `orbit stop`, no self-approval (a real
+//! `claude` whose Bash runs `orbit open`), no prompt text in the log, and
+//! shutdown with no `claude` and no socket left.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::fake_api::{FakeApi, text, tool};
+
+fn real_claude() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/node/claude-cli/node_modules/.bin/claude");
+    assert!(
+        path.exists(),
+        "the pinned claude CLI is missing: run scripts/setup-claude"
+    );
+    path
+}
+
+struct Running {
+    _runtime: tokio::runtime::Runtime,
+    api: FakeApi,
+    home: tempfile::TempDir,
+    config: tempfile::TempDir,
+    ws: tempfile::TempDir,
+    child: Option<Child>,
+    login: String,
+    stderr: Option<std::process::ChildStderr>,
+}
+
+impl Running {
+    fn new(settings: Value) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let api = runtime.block_on(FakeApi::start());
+        let home = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("main.py"), "import os\n").unwrap();
+        let mut settings = settings;
+        settings["claude.path"] = json!(real_claude());
+        std::fs::write(config.path().join("settings.json"), settings.to_string()).unwrap();
+        Self {
+            _runtime: runtime,
+            api,
+            home,
+            config,
+            ws,
+            child: None,
+            login: String::new(),
+            stderr: None,
+        }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
+        command
+            .env("ORBIT_CONFIG_DIR", self.config.path())
+            .env("HOME", self.home.path())
+            .env("CLAUDE_CONFIG_DIR", self.home.path().join(".claude"))
+            .env("ANTHROPIC_BASE_URL", self.api.url())
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_MAX_RETRIES", "1")
+            .env("ORBIT_LOG", "debug")
+            .env_remove("XDG_RUNTIME_DIR")
+            .current_dir(self.ws.path())
+            .stdin(Stdio::null())
+            .args(args);
+        command
+    }
+
+    fn trust(&self) {
+        let out = self
+            .command(&["trust"])
+            .arg(self.ws.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+
+    fn start(&mut self, extra: &[&str]) {
+        let mut args = vec!["open", "--no-browser"];
+        args.extend_from_slice(extra);
+        let mut child = self
+            .command(&args)
+            .arg(self.ws.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(
+            first.starts_with("http://127.0.0.1:") && first.contains("/login?token="),
+            "{first:?}"
+        );
+        self.login = first.trim().to_owned();
+        self.stderr = child.stderr.take();
+        self.child = Some(child);
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.config.path().join("run/control.sock")
+    }
+
+    fn call(&self, method: &str, params: Value) -> Value {
+        let mut stream = std::os::unix::net::UnixStream::connect(self.socket()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        writeln!(
+            stream,
+            "{}",
+            json!({"id": 1, "method": method, "params": params})
+        )
+        .unwrap();
+        let mut line = String::new();
+        BufReader::new(&stream).read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    fn workspace_id(&self) -> String {
+        let listed = self.call("orbit.workspaces", json!({}));
+        listed["result"][0]["id"].as_str().unwrap().to_owned()
+    }
+
+    fn prompt(&self, text: &str) -> Value {
+        let id = self.workspace_id();
+        self.call(
+            "orbit.act",
+            json!({"workspaceId": id, "frame": {"type": "action", "id": "p1", "request": {"type": "prompt", "text": text}}}),
+        )
+    }
+
+    /// Waits for the Orbit to exit; returns its status code and stderr.
+    fn wait(&mut self) -> (Option<i32>, String) {
+        let mut child = self.child.take().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "orbit did not end");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.stderr.take() {
+            let _ = pipe.read_to_string(&mut stderr);
+        }
+        (status.code(), stderr)
+    }
+
+    fn logs(&self) -> String {
+        let dir = self.config.path().join("state/logs");
+        let mut all = String::new();
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            all.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+        all
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// An HTTP GET with the page's Host; the status line and headers.
+fn get(url: &str) -> String {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+#[test]
+fn a_second_open_joins_the_running_orbit_and_stop_ends_it() {
+    let mut orbit = Running::new(json!({}));
+    orbit.start(&[]);
+    let other = tempfile::tempdir().unwrap();
+    let joined = orbit
+        .command(&["open", "--no-browser", "--port", "1"])
+        .arg(other.path())
+        .output()
+        .unwrap();
+    assert_eq!(joined.status.code(), Some(0), "{joined:?}");
+    let stdout = String::from_utf8_lossy(&joined.stdout);
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(first.contains("/login?token="), "{stdout}");
+    assert_ne!(first, orbit.login, "a fresh address");
+    let stderr = String::from_utf8_lossy(&joined.stderr);
+    assert!(stderr.contains("--port is ignored"), "{stderr}");
+    // Both workspaces are served, and the joined one's login works once.
+    let listed = orbit.call("orbit.workspaces", json!({}));
+    assert_eq!(listed["result"].as_array().unwrap().len(), 2, "{listed}");
+    let answer = get(first);
+    assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
+    assert!(
+        answer.contains("Set-Cookie: orbit-") || answer.contains("set-cookie: orbit-"),
+        "{answer}"
+    );
+    assert!(
+        get(first).starts_with("HTTP/1.1 403"),
+        "the address works once"
+    );
+    // `orbit hub serve` says an Orbit already serves the hub.
+    let hub = orbit.command(&["hub", "serve"]).output().unwrap();
+    assert_eq!(hub.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&hub.stderr).contains("already running"));
+
+    let stopped = orbit.command(&["stop"]).output().unwrap();
+    assert!(stopped.status.success(), "{stopped:?}");
+    let (code, stderr) = orbit.wait();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("logs go to"), "{stderr}");
+    assert!(!orbit.socket().exists(), "the control socket is removed");
+    let again = orbit.command(&["stop"]).output().unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("no Orbit is running"));
+}
+
+#[test]
+fn claude_s_own_shell_cannot_open_orbit_s_page() {
+    let mut orbit = Running::new(json!({"claude.extraArgs": ["--allowedTools", "Bash"]}));
+    orbit.trust();
+    orbit.start(&[]);
+    let other = tempfile::tempdir().unwrap();
+    let command = format!(
+        "{} open --no-browser {}; echo exit=$?",
+        env!("CARGO_BIN_EXE_orbit"),
+        other.path().display()
+    );
+    orbit.api.script([
+        tool(
+            "Bash",
+            json!({"command": command, "description": "Open Orbit"}),
+        ),
+        text("Tried."),
+    ]);
+    let sent = orbit.prompt("Open the page for me.");
+    assert_eq!(sent["result"]["ok"], true, "{sent}");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let tool_result = loop {
+        let found = orbit
+            .api
+            .requests()
+            .iter()
+            .map(Value::to_string)
+            .find(|r| r.contains("exit="));
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "the Bash result never came");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        tool_result.contains("cannot open Orbit") && tool_result.contains("exit=1"),
+        "{tool_result}"
+    );
+    assert!(!tool_result.contains("token="), "{tool_result}");
+    let listed = orbit.call("orbit.workspaces", json!({}));
+    assert_eq!(listed["result"].as_array().unwrap().len(), 1, "{listed}");
+    // From the test (not Claude's descendant) the same call works.
+    let opened = orbit.call("orbit.open", json!({"dir": other.path()}));
+    assert!(opened["result"]["url"].as_str().is_some(), "{opened}");
+}
+
+#[test]
+fn sigterm_mid_turn_leaves_no_claude_and_no_prompt_in_the_log() {
+    let mut orbit = Running::new(json!({}));
+    orbit.trust();
+    orbit.start(&[]);
+    let canary = "CANARY-9f1c2e-do-not-log";
+    orbit.api.script([crate::fake_api::Reply::Message {
+        blocks: vec![crate::fake_api::Block::Text("slowly ".repeat(400))],
+        delay: Some(Duration::from_millis(50)),
+    }]);
+    let sent = orbit.prompt(&format!("Tell me about {canary}"));
+    assert_eq!(sent["result"]["ok"], true, "{sent}");
+    orbit.runtime_wait_requests(1);
+    let pid = orbit.child.as_ref().unwrap().id();
+    let claude: Vec<u32> = children_named(pid, "claude");
+    assert!(!claude.is_empty(), "a claude runs the turn");
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(pid.to_string())
+        .status();
+    let (code, _stderr) = orbit.wait();
+    assert_eq!(code, Some(128 + 15));
+    for pid in claude {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "claude {pid} left behind"
+        );
+    }
+    assert!(!orbit.socket().exists());
+    let logs = orbit.logs();
+    assert!(!logs.is_empty(), "the log has lines");
+    assert!(!logs.contains(canary), "the prompt reached the log");
+    assert!(!logs.contains("token="), "a login token reached the log");
+}
+
+impl Running {
+    fn runtime_wait_requests(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while self.api.requests().len() < n {
+            assert!(Instant::now() < deadline, "the model was never asked");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The descendants of `pid` whose command line names `name`.
+fn children_named(pid: u32, name: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmdline).contains(name) {
+            continue;
+        }
+        let mut current = child;
+        for _ in 0..64 {
+            let stat = std::fs::read_to_string(format!("/proc/{current}/stat")).unwrap_or_default();
+            let Some(parent) = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                break;
+            };
+            if parent == pid {
+                found.push(child);
+                break;
+            }
+            if parent <= 1 {
+                break;
+            }
+            current = parent;
+        }
+    }
+    found
+}
+
+#[test]
+fn the_browser_gets_a_private_redirect_file_never_the_token() {
+    let mut orbit = Running::new(json!({}));
+    let record = orbit.home.path().join("opened.txt");
+    let opener = orbit.home.path().join("opener.sh");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\" >> {}; done\nf=\"${{1#file://}}\"\nstat -c %a \"$f\" >> {}\ncat \"$f\" >> {}\n",
+            record.display(),
+            record.display(),
+            record.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut child = orbit
+        .command(&["open"])
+        .env("ORBIT_URL_OPENER", &opener)
+        .arg(orbit.ws.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    orbit.child = Some(child);
+    let token = first.trim().split("token=").nth(1).unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&record)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 3
+    {
+        assert!(Instant::now() < deadline, "the opener was not run");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let seen = std::fs::read_to_string(&record).unwrap();
+    let mut lines = seen.lines();
+    let argument = lines.next().unwrap();
+    assert!(argument.starts_with("file://"), "{seen}");
+    assert!(
+        !argument.contains(&token),
+        "the token is in the opener's argv"
+    );
+    assert_eq!(lines.next(), Some("600"), "{seen}");
+    assert!(
+        seen.contains(&token),
+        "the file redirects to the login address"
+    );
+    // The running Orbit removes it once the browser has had it.
+    let file = PathBuf::from(argument.trim_start_matches("file://"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while file.exists() {
+        assert!(Instant::now() < deadline, "the redirect file stays");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn without_claude_the_page_opens_and_a_prompt_says_what_is_missing() {
+    // No claude anywhere: the workspace says what is missing, where it
+    // looked and how to fix it; the page still opens.
+    let mut orbit = Running::new(json!({}));
+    let mut settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(orbit.config.path().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    settings["claude.path"] = json!("/nonexistent/claude");
+    std::fs::write(
+        orbit.config.path().join("settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    orbit.start(&[]);
+    let answer = get(&orbit.login);
+    assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");
+    let id = orbit.workspace_id();
+    let sent = orbit.call(
+        "orbit.act",
+        json!({"workspaceId": id, "frame": {"type": "trust", "id": "t"}}),
+    );
+    assert_eq!(sent["result"]["ok"], true, "{sent}");
+    let prompt = orbit.prompt("Hello?");
+    assert_eq!(prompt["result"]["ok"], false, "{prompt}");
+    assert_eq!(prompt["result"]["code"], "agent_unavailable", "{prompt}");
+    let message = prompt["result"]["message"].as_str().unwrap();
+    assert!(message.contains("/nonexistent/claude"), "{message}");
+}

@@ -1,0 +1,520 @@
+//! The page end to end: a real `orbit open` driving the pinned `claude`
+//! against the fake Messages API, and the page in real Chromium
+//! (`web/e2e/run.mjs`, playwright-core, through the accessibility contract
+//! and `window.orbitInspect`). Screenshots go to `target/artifacts/page/`.
+//! `scripts/setup-web` installs Chromium and the page's packages; without
+//! them these tests fail saying so.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::fake_api::{Block, FakeApi, Reply, text, tool};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn real_claude() -> PathBuf {
+    let path = repo().join("tests/node/claude-cli/node_modules/.bin/claude");
+    assert!(
+        path.exists(),
+        "the pinned claude CLI is missing: run scripts/setup-claude"
+    );
+    path
+}
+
+fn chromium() -> PathBuf {
+    let path = std::env::var_os("ORBIT_CHROMIUM")
+        .map_or_else(|| "/usr/bin/chromium".into(), PathBuf::from);
+    assert!(
+        path.exists(),
+        "Chromium is missing at {}: run scripts/setup-web",
+        path.display()
+    );
+    assert!(
+        repo().join("web/node_modules/playwright-core").exists(),
+        "playwright-core is missing: run scripts/setup-web"
+    );
+    path
+}
+
+/// At most one browser scenario at a time: Chromium on SwiftShader and the
+/// real CLI take both cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A running `orbit open` on a fresh workspace, its claude talking to the
+/// fake API.
+struct Scene {
+    runtime: tokio::runtime::Runtime,
+    api: FakeApi,
+    home: tempfile::TempDir,
+    config: tempfile::TempDir,
+    ws: tempfile::TempDir,
+    orbit: Option<Child>,
+    login: String,
+    /// Marks every process this scene's Orbit starts (found in
+    /// `/proc/*/environ`).
+    mark: String,
+}
+
+impl Scene {
+    fn new(trusted: bool) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let api = runtime.block_on(FakeApi::start());
+        let home = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join("src")).unwrap();
+        std::fs::write(
+            ws.path().join("src/main.rs"),
+            "mod util;\n\nfn main() {\n    util::greet();\n}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            ws.path().join("src/util.rs"),
+            "pub fn greet() {\n    println!(\"hi\");\n}\n",
+        )
+        .unwrap();
+        std::fs::write(ws.path().join("README.md"), "# Demo\n\nA demo workspace.\n").unwrap();
+        std::fs::write(
+            config.path().join("settings.json"),
+            json!({"claude.path": real_claude()}).to_string(),
+        )
+        .unwrap();
+        let mark = format!("e2e-{}-{}", std::process::id(), rand_suffix());
+        let scene = Self {
+            runtime,
+            api,
+            home,
+            config,
+            ws,
+            orbit: None,
+            login: String::new(),
+            mark,
+        };
+        if trusted {
+            let out = scene
+                .orbit_command(&["trust"])
+                .arg(scene.ws.path())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        scene
+    }
+
+    fn orbit_command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
+        command
+            .env("ORBIT_CONFIG_DIR", self.config.path())
+            .env("HOME", self.home.path())
+            .env("CLAUDE_CONFIG_DIR", self.home.path().join(".claude"))
+            .env("ANTHROPIC_BASE_URL", self.api.url())
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_MAX_RETRIES", "1")
+            .env("ORBIT_E2E_MARK", &self.mark)
+            .env_remove("ORBIT_LOG")
+            .env_remove("XDG_RUNTIME_DIR")
+            .current_dir(self.ws.path())
+            .stdin(Stdio::null())
+            .args(args);
+        command
+    }
+
+    /// Starts `orbit open --no-browser` and reads its login address.
+    fn open(&mut self) {
+        let mut child = self
+            .orbit_command(&["open", "--no-browser"])
+            .arg(self.ws.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let mut first = String::new();
+        BufReader::new(stdout).read_line(&mut first).unwrap();
+        assert!(
+            first.starts_with("http://127.0.0.1:") && first.contains("/login?token="),
+            "the first line is the login address: {first:?}"
+        );
+        self.login = first.trim().to_owned();
+        self.orbit = Some(child);
+    }
+
+    fn run(&self, scenario: &str, prompt: Option<&str>) -> Value {
+        let artifacts = repo().join("target/artifacts/page");
+        std::fs::create_dir_all(&artifacts).unwrap();
+        let mut command = Command::new("node");
+        command
+            .arg(repo().join("web/e2e/run.mjs"))
+            .arg(scenario)
+            .env("ORBIT_LOGIN_URL", &self.login)
+            .env("ORBIT_ARTIFACTS", &artifacts)
+            .env("ORBIT_CHROMIUM", chromium())
+            .env("ORBIT_TIMEOUT_MS", "60000")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(prompt) = prompt {
+            command.env("ORBIT_PROMPT", prompt);
+        }
+        let out = command.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let line = stdout.lines().last().unwrap_or_default();
+        let result: Value = serde_json::from_str(line).unwrap_or_else(|_| {
+            panic!(
+                "{scenario}: no result line; stdout {stdout}; stderr {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        assert!(
+            out.status.success() && result["ok"] == true,
+            "{scenario} failed: {result:#}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        result
+    }
+
+    fn claude_pids(&self) -> Vec<u32> {
+        let needle = format!("ORBIT_E2E_MARK={}", self.mark);
+        let mut pids = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+                continue;
+            };
+            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+                continue;
+            };
+            let is_claude = String::from_utf8_lossy(&cmdline).contains("claude");
+            let marked = environ
+                .split(|b| *b == 0)
+                .any(|var| var == needle.as_bytes());
+            if is_claude && marked {
+                pids.push(pid);
+            }
+        }
+        pids
+    }
+
+    /// Ends the Orbit with SIGTERM; asserts no claude of it is left.
+    fn end(&mut self) {
+        let Some(mut child) = self.orbit.take() else {
+            return;
+        };
+        let pid = rustix::process::Pid::from_child(&child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "orbit did not end on SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let left = self.claude_pids();
+        assert!(left.is_empty(), "claude processes left behind: {left:?}");
+        assert!(
+            !self.config.path().join("run/control.sock").exists(),
+            "the control socket was not removed"
+        );
+    }
+}
+
+impl Drop for Scene {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.orbit.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        for pid in self.claude_pids() {
+            if let Some(pid) = i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        let _ = &self.runtime;
+    }
+}
+
+fn rand_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{nanos:x}")
+}
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn readme_edit(scene: &Scene) -> Reply {
+    tool(
+        "Edit",
+        json!({
+            "file_path": scene.ws.path().join("README.md"),
+            "old_string": "A demo workspace.",
+            "new_string": "A workspace Claude edited.",
+        }),
+    )
+}
+
+#[test]
+fn a_prompt_becomes_a_bubble_and_a_transcript() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    scene.api.script([text("Hello from **the model**.")]);
+    scene.open();
+    let result = scene.run("prompt", Some("Say hello"));
+    let kinds = result["kinds"].as_array().unwrap();
+    assert!(
+        kinds.contains(&json!("prompt")) && kinds.contains(&json!("reply")),
+        "{result}"
+    );
+    scene.end();
+}
+
+#[test]
+fn a_permission_allowed_on_its_card_edits_the_file() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let edit = readme_edit(&scene);
+    scene.api.script([edit, text("Edited.")]);
+    scene.open();
+    scene.run("allow", None);
+    let readme = std::fs::read_to_string(scene.ws.path().join("README.md")).unwrap();
+    assert!(readme.contains("A workspace Claude edited."), "{readme}");
+    scene.end();
+}
+
+#[test]
+fn always_stops_the_next_card() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let first = readme_edit(&scene);
+    let second = tool(
+        "Edit",
+        json!({
+            "file_path": scene.ws.path().join("src/util.rs"),
+            "old_string": "hi",
+            "new_string": "hello",
+        }),
+    );
+    scene.api.script([first, second, text("Both edited.")]);
+    scene.open();
+    let result = scene.run("always", None);
+    assert_eq!(result["cardsSeen"], 1, "{result}");
+    let util = std::fs::read_to_string(scene.ws.path().join("src/util.rs")).unwrap();
+    assert!(
+        util.contains("hello"),
+        "the second edit went through without a card"
+    );
+    scene.end();
+}
+
+#[test]
+fn deny_shows_the_denied_entry() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let edit = readme_edit(&scene);
+    scene.api.script([edit, text("Understood.")]);
+    scene.open();
+    scene.run("deny", None);
+    let readme = std::fs::read_to_string(scene.ws.path().join("README.md")).unwrap();
+    assert!(
+        readme.contains("A demo workspace."),
+        "the file is untouched"
+    );
+    // Claude read the user's message.
+    let requests = scene.api.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.to_string().contains("Not this file, please.")),
+        "the deny message reached the model"
+    );
+    scene.end();
+}
+
+fn question() -> Reply {
+    tool(
+        "AskUserQuestion",
+        json!({"questions": [{
+            "question": "Which flavour should the greeting have?",
+            "header": "Flavour",
+            "multiSelect": false,
+            "options": [
+                {"label": "Friendly", "description": "A warm hello"},
+                {"label": "Formal", "description": "Good day"}
+            ]
+        }]}),
+    )
+}
+
+#[test]
+fn questions_answered_reach_the_model() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    scene.api.script([question(), text("Friendly it is.")]);
+    scene.open();
+    let result = scene.run("questions-answer", None);
+    assert_eq!(result["chosen"], json!(["Friendly"]), "{result}");
+    let requests = scene.api.requests();
+    assert!(
+        requests.iter().any(|r| {
+            let s = r.to_string();
+            s.contains("Which flavour should the greeting have?")
+                && s.contains("Friendly")
+                && s.contains("tool_result")
+        }),
+        "the answer reached the model"
+    );
+    scene.end();
+}
+
+#[test]
+fn questions_skipped() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    scene.api.script([question(), text("Skipped, then.")]);
+    scene.open();
+    let result = scene.run("questions-skip", None);
+    assert!(
+        result["kinds"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("denied")),
+        "{result}"
+    );
+    scene.end();
+}
+
+fn slow_reply() -> Reply {
+    Reply::Message {
+        blocks: vec![Block::Text("Once upon a time, ".repeat(300))],
+        delay: Some(Duration::from_millis(40)),
+    }
+}
+
+#[test]
+fn stop_during_a_streaming_reply_leaves_no_claude() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    scene.api.script([slow_reply(), slow_reply()]);
+    scene.open();
+    let result = scene.run("stop", None);
+    assert_eq!(result["lastOutcome"], "interrupted", "{result}");
+    scene.end();
+}
+
+#[test]
+fn a_reload_during_a_pending_card_shows_it_again() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let edit = readme_edit(&scene);
+    scene.api.script([edit, text("Edited.")]);
+    scene.open();
+    scene.run("reload-pending", None);
+    let readme = std::fs::read_to_string(scene.ws.path().join("README.md")).unwrap();
+    assert!(readme.contains("A workspace Claude edited."), "{readme}");
+    scene.end();
+}
+
+#[test]
+fn the_server_drops_the_socket_mid_turn_and_the_page_loses_nothing() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    scene.api.script([Reply::Message {
+        blocks: vec![Block::Text("Part one. ".repeat(120))],
+        delay: Some(Duration::from_millis(30)),
+    }]);
+    scene.open();
+    let artifacts = repo().join("target/artifacts/page");
+    let ready = artifacts.join("drop.ready");
+    let _ = std::fs::remove_file(&ready);
+    let control = scene.config.path().join("run/control.sock");
+    let dropper = std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !ready.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "the page never got ready to drop"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = std::fs::remove_file(&ready);
+        control_call(&control, "orbit.dropPages")
+    });
+    let result = scene.run("drop", None);
+    let dropped = dropper.join().unwrap();
+    assert!(dropped["dropped"].as_u64().unwrap() >= 1, "{dropped}");
+    assert!(result["entries"].as_u64().unwrap() >= 2, "{result}");
+    scene.end();
+}
+
+#[test]
+fn untrusted_until_trusted_from_the_page() {
+    let _one = lock();
+    let mut scene = Scene::new(false);
+    scene.api.script([text("Hello, now that you trust me.")]);
+    scene.open();
+    scene.run("trust", None);
+    let trusted =
+        std::fs::read_to_string(scene.config.path().join("trusted-folders.json")).unwrap();
+    let ws = scene.ws.path().canonicalize().unwrap();
+    assert!(trusted.contains(&*ws.to_string_lossy()), "{trusted}");
+    scene.end();
+}
+
+#[test]
+fn a_wrong_host_a_foreign_origin_no_cookie_and_a_reused_login_are_refused() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    scene.open();
+    let result = scene.run("security", None);
+    for check in [
+        "csp",
+        "referrerPolicy",
+        "nosniff",
+        "inlineScriptBlocked",
+        "reusedLoginRefused",
+        "noCookieRefused",
+        "socketWithoutCookieRefused",
+        "wrongHostRefused",
+        "foreignOriginRefused",
+    ] {
+        assert_eq!(result["checks"][check], true, "{check}: {result}");
+    }
+    scene.end();
+}
+
+/// One request on the control socket.
+fn control_call(socket: &Path, method: &str) -> Value {
+    use std::io::Write as _;
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    writeln!(stream, "{}", json!({"id": 1, "method": method})).unwrap();
+    let mut line = String::new();
+    BufReader::new(&stream).read_line(&mut line).unwrap();
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    answer["result"].clone()
+}

@@ -1,0 +1,434 @@
+#!/usr/bin/env node
+// A small stand-in for `orbit open`'s page server, for developing the page
+// and the e2e scenarios without the Rust server. It speaks the channel of
+// docs/page-protocol.md (hello, snapshot, seq, resume, acks) and plays a
+// scripted Claude chosen by words in the prompt: "permission" asks to Edit
+// a file, "question" asks questions, "slow" streams for a long time,
+// anything else replies at once. Every frame it sends is validated against
+// the schema. Not the real server: the lead's harness runs the real one.
+//
+//   node e2e/mock-server.mjs [--port N] [--untrusted] [--no-agent]
+// prints `http://127.0.0.1:PORT/login?token=…` as its first line.
+import http from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { dirname, join, normalize, extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { WebSocketServer } from 'ws';
+import { Validator } from '@cfworker/json-schema';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const dist = join(here, '..', 'dist');
+const schema = JSON.parse(await readFile(join(here, '..', '..', 'docs', 'page-protocol.schema.json'), 'utf8'));
+const hostFrameValidator = new Validator({ $defs: schema.$defs, $ref: '#/$defs/HostFrame' }, '2020-12', false);
+const pageFrameValidator = new Validator({ $defs: schema.$defs, $ref: '#/$defs/PageFrame' }, '2020-12', false);
+
+const args = process.argv.slice(2);
+const port = Number(args[args.indexOf('--port') + 1] ?? 0) || 0;
+const WORKSPACE_ID = '0123456789abcdef';
+const INSTANCE_ID = randomBytes(8).toString('hex');
+let token = randomBytes(16).toString('hex');
+const COOKIE = `orbit-${INSTANCE_ID}`;
+const cookieValue = randomBytes(16).toString('hex');
+
+const FILES = {
+  'src/a.rs': Array.from({ length: 60 }, (_, i) => `// line ${i + 1} of src/a.rs`).join('\n'),
+  'README.md': '# demo\n\nA demo workspace.\n',
+};
+
+const workspace = {
+  id: WORKSPACE_ID,
+  name: 'demo',
+  root: '/tmp/demo',
+  trusted: !args.includes('--untrusted'),
+  agent: args.includes('--no-agent')
+    ? { available: false, version: null, path: null, message: 'No `claude` found on PATH, ~/.local/bin, ~/.claude/local, /opt/homebrew/bin or /usr/local/bin. Install Claude Code (npm install -g @anthropic-ai/claude-code) or set claude.path.' }
+    : { available: true, version: '2.1.267', path: '/usr/local/bin/claude', message: null },
+  graph: { files: Object.keys(FILES).length, hash: 'deadbeef' },
+};
+
+// --- The log: every seq'd frame, bounded.
+const LOG_LIMIT = 500;
+let seq = 0;
+const log = [];
+const sockets = new Set();
+
+function check(frame) {
+  const result = hostFrameValidator.validate(frame);
+  if (!result.valid) {
+    console.error('mock: invalid frame', JSON.stringify(frame), JSON.stringify(result.errors.slice(-3)));
+    process.exit(2);
+  }
+}
+
+function broadcast(body) {
+  seq += 1;
+  const frame = { seq, body };
+  check(frame);
+  log.push(frame);
+  if (log.length > LOG_LIMIT) log.shift();
+  for (const ws of sockets) if (ws.ready) ws.send(JSON.stringify(frame));
+}
+
+function direct(ws, body) {
+  const frame = { seq: null, body };
+  check(frame);
+  ws.send(JSON.stringify(frame));
+}
+
+// --- Conversations.
+const conversations = new Map();
+let current = null;
+let counter = 0;
+let entrySeq = 0;
+let requestCounter = 0;
+const acks = new Map();
+
+function newConversation() {
+  counter += 1;
+  const key = `c${counter}`;
+  const convo = {
+    key,
+    title: null,
+    session: { key, phase: 'idle', label: null, file: null, pending: [], turns: 0, turnCostUsd: null, totalCostUsd: 0, model: 'claude-sonnet-4-5', permissionMode: 'default', sessionId: null, lastOutcome: null, error: null, subagents: 0 },
+    transcript: [],
+    timers: [],
+    turnStarted: 0,
+    onAnswer: null,
+  };
+  conversations.set(key, convo);
+  current = key;
+  sendSessions();
+  sendSession(convo);
+  return convo;
+}
+
+function sendSessions() {
+  broadcast({
+    type: 'sessions',
+    current,
+    conversations: [...conversations.values()].map((c) => ({ key: c.key, phase: c.session.phase, title: c.title, sessionId: c.session.sessionId, warm: true })),
+  });
+}
+
+function sendSession(c) {
+  broadcast({ type: 'session', ...c.session });
+}
+
+function addEntries(c, bodies) {
+  const entries = bodies.map((body) => {
+    entrySeq += 1;
+    return { seq: entrySeq, turn: c.session.turns, subagent: null, body };
+  });
+  c.transcript.push(...entries);
+  if (c.transcript.length > 400) c.transcript.splice(0, c.transcript.length - 400);
+  broadcast({ type: 'transcript', key: c.key, subagents: false, reset: false, entries });
+}
+
+function setPhase(c, phase, label, extra = {}) {
+  Object.assign(c.session, { phase, label }, extra);
+  sendSession(c);
+}
+
+function later(c, ms, f) {
+  c.timers.push(setTimeout(f, ms));
+}
+
+function clearTimers(c) {
+  for (const t of c.timers) clearTimeout(t);
+  c.timers = [];
+}
+
+function endTurn(c, outcome) {
+  clearTimers(c);
+  const cost = 0.0123;
+  const bodies = [];
+  if (outcome === 'interrupted') bodies.push({ kind: 'stopped' });
+  bodies.push({ kind: 'turnEnd', outcome, durationMs: Date.now() - c.turnStarted, costUsd: cost });
+  addEntries(c, bodies);
+  c.session.pending = [];
+  c.onAnswer = null;
+  setPhase(c, 'idle', null, { lastOutcome: outcome, turnCostUsd: cost, totalCostUsd: c.session.totalCostUsd + cost });
+  sendSessions();
+}
+
+function reply(text) {
+  return { kind: 'reply', messageId: `msg_${randomBytes(4).toString('hex')}`, nodes: [{ t: 'paragraph', children: [{ t: 'text', text }] }] };
+}
+
+function startTurn(c, text) {
+  c.session.turns += 1;
+  c.turnStarted = Date.now();
+  if (!c.title) c.title = text.slice(0, 120);
+  c.session.lastOutcome = null;
+  addEntries(c, [{ kind: 'prompt', text, skills: [], files: [] }]);
+  setPhase(c, 'thinking', 'Thinking', { turnCostUsd: null });
+  sendSessions();
+  const lower = text.toLowerCase();
+  if (lower.includes('permission') && c.allowEdits) {
+    later(c, 200, () => {
+      addEntries(c, [{ kind: 'tool', toolUseId: `toolu_auto${c.session.turns}`, tool: 'Edit', detail: 'src/a.rs', file: 'src/a.rs' }, reply('Edited again, without asking.')]);
+      endTurn(c, 'completed');
+    });
+  } else if (lower.includes('permission')) {
+    later(c, 300, () => {
+      requestCounter += 1;
+      const requestId = `req-${requestCounter}`;
+      const toolUseId = `toolu_${requestCounter}`;
+      c.session.pending = [{
+        kind: 'permission', requestId, tool: 'Edit', toolUseId, title: 'Edit src/a.rs', file: 'src/a.rs',
+        input: { file_path: '/tmp/demo/src/a.rs', old_string: '// line 3 of src/a.rs', new_string: '// line three of src/a.rs' },
+        always: 'Allow all edits in this session', reason: null, blockedPath: null, subagent: null,
+      }];
+      setPhase(c, 'waiting', 'Waiting for you');
+      sendSessions();
+      c.onAnswer = (request) => {
+        if (request.type !== 'answerPermission' || request.requestId !== requestId) return 'wrong_card';
+        c.session.pending = [];
+        if (request.choice === 'always') c.allowEdits = true;
+        if (request.choice === 'deny') {
+          addEntries(c, [{ kind: 'denied', toolUseId, tool: 'Edit', message: request.message ?? 'The user denied this.' }]);
+        } else {
+          addEntries(c, [{ kind: 'tool', toolUseId, tool: 'Edit', detail: 'src/a.rs', file: 'src/a.rs' }]);
+        }
+        setPhase(c, 'writing', 'Writing a reply');
+        later(c, 200, () => {
+          addEntries(c, [reply(request.choice === 'deny' ? 'Understood, I left the file alone.' : 'Edited [src/a.rs:3](src/a.rs:3).')]);
+          endTurn(c, 'completed');
+        });
+        return null;
+      };
+    });
+  } else if (lower.includes('question')) {
+    later(c, 300, () => {
+      requestCounter += 1;
+      const requestId = `req-${requestCounter}`;
+      c.session.pending = [{
+        kind: 'questions', requestId, toolUseId: `toolu_${requestCounter}`, subagent: null,
+        questions: [
+          { question: 'Which colour should the button be?', header: 'Colour', multiSelect: false, options: [{ label: 'Blue', description: 'Calm' }, { label: 'Red', description: 'Loud' }] },
+          { question: 'Which platforms?', header: 'Platforms', multiSelect: true, options: [{ label: 'Linux', description: '' }, { label: 'macOS', description: '' }] },
+        ],
+      }];
+      setPhase(c, 'waiting', 'Waiting for you');
+      sendSessions();
+      c.onAnswer = (request) => {
+        if (request.requestId !== requestId) return 'not_pending';
+        c.session.pending = [];
+        if (request.type === 'skipQuestions') {
+          addEntries(c, [{ kind: 'denied', toolUseId: `toolu_${requestCounter}`, tool: 'AskUserQuestion', message: 'The user skipped the questions.' }]);
+          addEntries(c, [reply('You skipped the questions.')]);
+        } else if (request.type === 'answerQuestions') {
+          const said = request.answers.map((a) => a.text ?? a.options.join(' and ')).join('; ');
+          addEntries(c, [reply(`You answered: ${said}`)]);
+        } else return 'wrong_card';
+        endTurn(c, 'completed');
+        return null;
+      };
+    });
+  } else if (lower.includes('xss')) {
+    later(c, 200, () => {
+      addEntries(c, [reply('<img src=x onerror="window.__orbitXss=1"><script>window.__orbitXss=2</script>')]);
+      endTurn(c, 'completed');
+    });
+  } else if (lower.includes('slow')) {
+    setPhase(c, 'writing', 'Writing a reply');
+    let n = 0;
+    const tick = () => {
+      n += 1;
+      addEntries(c, [reply(`Part ${n} of a long reply.`)]);
+      if (n < 80) later(c, 200, tick);
+      else endTurn(c, 'completed');
+    };
+    later(c, 200, tick);
+  } else {
+    later(c, 200, () => setPhase(c, 'writing', 'Writing a reply'));
+    later(c, 500, () => {
+      addEntries(c, [
+        { kind: 'tool', toolUseId: 'toolu_read', tool: 'Read', detail: 'src/a.rs', file: 'src/a.rs' },
+        { kind: 'reply', messageId: 'msg_1', nodes: [
+          { t: 'paragraph', children: [{ t: 'text', text: 'Hello from the mock. See ' }, { t: 'link', href: 'src/a.rs:12', file: 'src/a.rs', external: false, children: [{ t: 'code', text: 'src/a.rs:12' }] }, { t: 'text', text: '.' }] },
+        ] },
+      ]);
+      endTurn(c, 'completed');
+    });
+  }
+}
+
+function apply(request) {
+  const trusted = workspace.trusted;
+  switch (request.type) {
+    case 'prompt': {
+      if (!trusted) return ['untrusted', 'This folder is not trusted.'];
+      if (!request.text.trim()) return ['empty_prompt', 'The prompt is empty.'];
+      let c;
+      if (request.key) {
+        c = conversations.get(request.key);
+        if (!c) return ['unknown_conversation', 'No such conversation.'];
+        if (c.session.phase !== 'idle' && c.session.phase !== 'failed') return ['busy', 'That conversation is busy.'];
+      } else {
+        const cur = current ? conversations.get(current) : null;
+        c = cur && (cur.session.phase === 'idle' || cur.session.phase === 'failed') ? cur : newConversation();
+      }
+      current = c.key;
+      startTurn(c, request.text);
+      return null;
+    }
+    case 'answerPermission':
+    case 'answerQuestions':
+    case 'skipQuestions': {
+      const c = conversations.get(request.key);
+      if (!c?.onAnswer) return ['not_pending', 'That card is no longer waiting.'];
+      const code = c.onAnswer(request);
+      return code ? [code, 'That answer does not fit the card.'] : null;
+    }
+    case 'stop': {
+      const c = conversations.get(request.key);
+      if (!c) return ['unknown_conversation', 'No such conversation.'];
+      if (c.session.phase === 'idle') return null;
+      clearTimers(c);
+      setPhase(c, 'stopping', 'Stopping');
+      later(c, 300, () => endTurn(c, 'interrupted'));
+      return null;
+    }
+    case 'stopAll':
+      for (const c of conversations.values()) if (c.session.phase !== 'idle') apply({ type: 'stop', key: c.key });
+      return null;
+    case 'newConversation':
+      newConversation();
+      return null;
+    default:
+      return ['unsupported', `The mock does not do ${request.type}.`];
+  }
+}
+
+function handleFrame(ws, frame) {
+  const checked = pageFrameValidator.validate(frame);
+  if (!checked.valid) {
+    direct(ws, { type: 'refused', request: 'frame', code: 'bad_frame', message: 'That frame is not in the protocol.' });
+    return;
+  }
+  if (frame.type === 'resume') {
+    const resumable = frame.instanceId === INSTANCE_ID && frame.lastSeq !== null && (log.length === 0 ? frame.lastSeq === seq : frame.lastSeq >= log[0].seq - 1);
+    direct(ws, { type: 'hello', protocol: 1, instanceId: INSTANCE_ID, workspaceId: WORKSPACE_ID, head: seq, resumed: resumable });
+    if (resumable) {
+      for (const f of log) if (f.seq > frame.lastSeq) ws.send(JSON.stringify(f));
+    } else {
+      direct(ws, { type: 'workspace', ...workspace });
+      direct(ws, { type: 'sessions', current, conversations: [...conversations.values()].map((c) => ({ key: c.key, phase: c.session.phase, title: c.title, sessionId: null, warm: true })) });
+      for (const c of conversations.values()) {
+        direct(ws, { type: 'session', ...c.session });
+        direct(ws, { type: 'transcript', key: c.key, subagents: false, reset: true, entries: c.transcript });
+        direct(ws, { type: 'transcript', key: c.key, subagents: true, reset: true, entries: [] });
+      }
+      direct(ws, { type: 'snapshotEnd' });
+    }
+    ws.ready = true;
+    return;
+  }
+  const id = frame.id;
+  if (acks.has(id)) {
+    direct(ws, acks.get(id));
+    return;
+  }
+  let ack;
+  if (frame.type === 'trust') {
+    workspace.trusted = true;
+    broadcast({ type: 'workspace', ...workspace });
+    ack = { type: 'ack', id, ok: true, code: null, message: null };
+  } else {
+    const refusal = apply(frame.request);
+    ack = refusal
+      ? { type: 'ack', id, ok: false, code: refusal[0], message: refusal[1] }
+      : { type: 'ack', id, ok: true, code: null, message: null };
+  }
+  acks.set(id, ack);
+  direct(ws, ack);
+}
+
+const TYPES = { '.js': 'text/javascript', '.css': 'text/css', '.html': 'text/html; charset=utf-8', '.svg': 'image/svg+xml' };
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+function hasCookie(req) {
+  return (req.headers.cookie ?? '').split(/;\s*/).includes(`${COOKIE}=${cookieValue}`);
+}
+
+let listening = 0;
+const hostOk = (req) => [`127.0.0.1:${listening}`, `localhost:${listening}`].includes(req.headers.host ?? '');
+
+const server = http.createServer(async (req, res) => {
+  const url = new URL(req.url, 'http://127.0.0.1');
+  const headers = { 'Content-Security-Policy': CSP, 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff' };
+  if (!hostOk(req)) {
+    res.writeHead(421, headers).end('Wrong Host.');
+    return;
+  }
+  if (url.pathname === '/login') {
+    if (url.searchParams.get('token') !== token) {
+      res.writeHead(403, headers).end('This login address was already used.');
+      return;
+    }
+    token = randomBytes(16).toString('hex');
+    res.writeHead(303, { ...headers, 'Set-Cookie': `${COOKIE}=${cookieValue}; HttpOnly; SameSite=Strict; Path=/`, Location: `/w/${WORKSPACE_ID}/` }).end();
+    return;
+  }
+  if (url.pathname === '/mock/drop') {
+    for (const ws of sockets) ws.terminate();
+    res.writeHead(200, headers).end('dropped');
+    return;
+  }
+  if (!hasCookie(req)) {
+    res.writeHead(401, headers).end('Open the login address Orbit printed.');
+    return;
+  }
+  if (url.pathname === `/w/${WORKSPACE_ID}/file`) {
+    const text = FILES[url.searchParams.get('path') ?? ''];
+    if (text === undefined) {
+      res.writeHead(404, headers).end('Not a graph file.');
+      return;
+    }
+    res.writeHead(200, { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Security-Policy': 'sandbox' }).end(text);
+    return;
+  }
+  let file;
+  if (url.pathname === `/w/${WORKSPACE_ID}/` || url.pathname === `/w/${WORKSPACE_ID}`) file = join(dist, 'index.html');
+  else if (url.pathname.startsWith('/assets/')) file = join(dist, normalize(url.pathname).replace(/^(\.\.[/\\])+/, ''));
+  if (!file || !file.startsWith(dist) || !existsSync(file)) {
+    res.writeHead(404, headers).end('Not found');
+    return;
+  }
+  res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(await readFile(file));
+});
+
+const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+server.on('upgrade', (req, socket, head) => {
+  const url = new URL(req.url, 'http://127.0.0.1');
+  const origin = req.headers.origin;
+  const host = req.headers.host;
+  if (!hostOk(req) || url.pathname !== '/ws' || url.searchParams.get('w') !== WORKSPACE_ID || !hasCookie(req) || origin !== `http://${host}`) {
+    socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+    return;
+  }
+  wss.handleUpgrade(req, socket, head, (ws) => {
+    sockets.add(ws);
+    ws.on('close', () => sockets.delete(ws));
+    ws.on('message', (data) => {
+      let frame;
+      try {
+        frame = JSON.parse(String(data));
+      } catch {
+        direct(ws, { type: 'refused', request: 'frame', code: 'bad_frame', message: 'That frame is not JSON.' });
+        return;
+      }
+      handleFrame(ws, frame);
+    });
+  });
+});
+
+server.listen(port, '127.0.0.1', () => {
+  const { port: actual } = server.address();
+  listening = actual;
+  console.log(`http://127.0.0.1:${actual}/login?token=${token}`);
+});
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(0));

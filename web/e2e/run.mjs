@@ -1,0 +1,451 @@
+#!/usr/bin/env node
+// The page's end-to-end scenarios in real Chromium, driven through
+// accessible roles and names and `window.orbitInspect`.
+//
+//   ORBIT_LOGIN_URL=http://127.0.0.1:PORT/login?token=… \
+//   ORBIT_ARTIFACTS=target/artifacts/page \
+//   node web/e2e/run.mjs <scenario>
+//
+// Prints one JSON line (`{"scenario", "ok", ...what it saw}`) and exits
+// non-zero on failure. Screenshots, one per state, go to ORBIT_ARTIFACTS.
+// Optional: ORBIT_CHROMIUM (default /usr/bin/chromium), ORBIT_PROMPT (the
+// prompt to type; the fake Messages API's script decides the reply),
+// ORBIT_TIMEOUT_MS (per wait, default 30000), ORBIT_DROP_URL (for `drop`:
+// a URL whose GET makes the server drop the page's socket; without it the
+// scenario writes `<ORBIT_ARTIFACTS>/drop.ready` and waits for the harness
+// to drop the socket).
+import { chromium } from 'playwright-core';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const SCENARIOS = {
+  prompt,
+  allow,
+  always,
+  deny,
+  'questions-answer': questionsAnswer,
+  'questions-skip': questionsSkip,
+  stop,
+  'reload-pending': reloadPending,
+  drop,
+  trust,
+  security,
+};
+
+const name = process.argv[2];
+const loginUrl = process.env.ORBIT_LOGIN_URL;
+const artifacts = process.env.ORBIT_ARTIFACTS ?? 'e2e/artifacts';
+const TIMEOUT = Number(process.env.ORBIT_TIMEOUT_MS ?? 30000);
+
+function finish(result, code) {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.exit(code);
+}
+
+if (!name || !(name in SCENARIOS)) {
+  finish({ scenario: name ?? null, ok: false, error: `unknown scenario; one of: ${Object.keys(SCENARIOS).join(', ')}` }, 2);
+}
+if (!loginUrl) finish({ scenario: name, ok: false, error: 'ORBIT_LOGIN_URL is not set' }, 2);
+
+const origin = new URL(loginUrl).origin;
+const port = new URL(loginUrl).port;
+
+const browser = await chromium.launch({
+  executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: [
+    '--no-sandbox',
+    '--headless=new',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-default-apps',
+    '--no-first-run',
+    '--no-default-browser-check',
+    '--disable-extensions',
+    // For the DNS-rebinding check: another name for the loopback address.
+    '--host-resolver-rules=MAP rebind.test 127.0.0.1',
+  ],
+}).catch((error) => finish({ scenario: name, ok: false, error: `Chromium did not start: ${String(error?.message ?? error).split('\n')[0]}` }, 1));
+
+let shotCount = 0;
+const problems = [];
+
+async function newPage(context) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT);
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
+  });
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  return page;
+}
+
+async function shot(page, state) {
+  shotCount += 1;
+  await mkdir(artifacts, { recursive: true });
+  const file = join(artifacts, `${name}-${String(shotCount).padStart(2, '0')}-${state}.png`);
+  await page.screenshot({ path: file, fullPage: false });
+  return file;
+}
+
+const inspect = (page) => page.evaluate(() => window.orbitInspect.state());
+
+/** Polls the page's state until `predicate` holds; returns that state. */
+async function until(page, what, predicate, timeout = TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    last = await inspect(page).catch(() => null);
+    if (last && predicate(last)) return last;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; state: ${JSON.stringify(summary(last))}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function summary(state) {
+  if (!state) return null;
+  return {
+    connection: state.connection,
+    ready: state.ready,
+    current: state.current,
+    shown: state.shown,
+    phases: Object.fromEntries(Object.entries(state.sessions ?? {}).map(([k, s]) => [k, s.phase])),
+    transcripts: Object.fromEntries(Object.entries(state.transcripts ?? {}).map(([k, t]) => [k, t.kinds])),
+    pending: state.pending,
+    notices: state.notices,
+  };
+}
+
+const shownSession = (s) => (s.shown ? s.sessions[s.shown] : undefined);
+const shownKinds = (s) => (s.shown ? (s.transcripts[s.shown]?.kinds ?? []) : []);
+const turnEnded = (s) => {
+  const session = shownSession(s);
+  return session !== undefined && session.turns > 0 && (session.phase === 'idle' || session.phase === 'failed') && shownKinds(s).includes('turnEnd');
+};
+const pendingCards = (s) => shownSession(s)?.pending ?? [];
+
+async function open(context) {
+  const page = await newPage(context);
+  const response = await page.goto(loginUrl);
+  if (!response || response.status() >= 400) throw new Error(`the login address answered ${response?.status()}`);
+  await until(page, 'the page to be connected and whole', (s) => s.connection === 'open' && s.ready && s.workspace !== null);
+  return page;
+}
+
+async function ask(page, text) {
+  const box = page.getByRole('textbox', { name: 'Ask Claude' });
+  await box.click();
+  await box.fill(text);
+  await box.press('Enter');
+}
+
+async function promptAndCard(page, text) {
+  await ask(page, process.env.ORBIT_PROMPT ?? text);
+  const s = await until(page, 'a card', (st) => pendingCards(st).length > 0);
+  const card = pendingCards(s)[0];
+  return { s, card };
+}
+
+function cardGroup(page, card) {
+  const title = card.kind === 'permission' ? card.title : /question/i;
+  return page.getByRole('group', { name: title });
+}
+
+// --- Scenarios.
+
+async function prompt(page) {
+  const text = process.env.ORBIT_PROMPT ?? 'Say hello';
+  await ask(page, text);
+  await page.getByRole('region', { name: 'Turns in progress' }).getByRole('button').first().waitFor();
+  await shot(page, 'bubble');
+  const s = await until(page, 'the turn to end with a reply', (st) => turnEnded(st) && shownKinds(st).includes('reply'));
+  const log = page.getByRole('log');
+  await log.getByText(text, { exact: false }).first().waitFor();
+  await shot(page, 'reply');
+  return { key: s.shown, kinds: shownKinds(s), turnCostUsd: shownSession(s).turnCostUsd };
+}
+
+async function answerPermission(page, choice) {
+  const { card } = await promptAndCard(page, 'Please make the edit (permission)');
+  if (card.kind !== 'permission') throw new Error(`expected a permission card, got ${card.kind}`);
+  const group = cardGroup(page, card);
+  await group.waitFor();
+  await shot(page, 'card');
+  const seen = new Set([card.requestId]);
+  if (choice === 'allow') await group.getByRole('button', { name: 'Allow', exact: true }).click();
+  else if (choice === 'always') {
+    if (!card.always) throw new Error('the card offers no always choice');
+    await group.getByRole('button', { name: card.always, exact: true }).click();
+  } else {
+    await group.getByRole('textbox').fill('Not this file, please.');
+    await group.getByRole('button', { name: 'Deny', exact: true }).click();
+  }
+  // Until the turn ends, note every card that shows up.
+  const s = await until(page, 'the turn to end', (st) => {
+    for (const c of pendingCards(st)) seen.add(c.requestId);
+    return turnEnded(st);
+  });
+  await shot(page, choice === 'deny' ? 'denied' : 'answered');
+  return { key: s.shown, card: { title: card.title, always: card.always }, cardsSeen: seen.size, kinds: shownKinds(s), s };
+}
+
+async function allow(page) {
+  const { s: _s, ...out } = await answerPermission(page, 'allow');
+  if (!out.kinds.includes('tool')) throw new Error('no tool entry after allowing');
+  return out;
+}
+
+async function always(page) {
+  const { s: _s, ...out } = await answerPermission(page, 'always');
+  if (out.cardsSeen !== 1) throw new Error(`always should stop the next card, but ${out.cardsSeen} cards showed`);
+  // With ORBIT_SECOND_PROMPT, a second turn (which asks for the same tool) must show no card either.
+  const second = process.env.ORBIT_SECOND_PROMPT;
+  if (second) {
+    const turns = (await inspect(page)).sessions[out.key]?.turns ?? 0;
+    await ask(page, second);
+    let cards = 0;
+    await until(page, 'the second turn to end', (st) => {
+      cards += pendingCards(st).length;
+      return cards > 0 || (shownSession(st)?.turns > turns && turnEnded(st));
+    });
+    if (cards > 0) throw new Error('a card showed in the second turn, after always');
+    await shot(page, 'second-turn');
+    out.secondTurnCards = 0;
+  }
+  return out;
+}
+
+async function deny(page) {
+  const { s: _s, ...out } = await answerPermission(page, 'deny');
+  if (!out.kinds.includes('denied')) throw new Error('no denied entry');
+  await page.getByRole('log').getByText(/Denied/).first().waitFor();
+  return out;
+}
+
+async function questionsAnswer(page) {
+  const { card } = await promptAndCard(page, 'Ask me a question');
+  if (card.kind !== 'questions') throw new Error(`expected a question card, got ${card.kind}`);
+  const group = cardGroup(page, card);
+  await group.waitFor();
+  const send = group.getByRole('button', { name: 'Send answers' });
+  if (await send.isEnabled()) throw new Error('Send answers is enabled before any answer');
+  await shot(page, 'questions');
+  const full = (await inspect(page)).sessions[(await inspect(page)).shown].pending[0];
+  const chosen = [];
+  for (const [i, question] of full.questions.entries()) {
+    const fieldset = group.locator('fieldset').nth(i);
+    const option = question.options[0];
+    if (option) {
+      await fieldset.getByRole(question.multiSelect ? 'checkbox' : 'radio', { name: option.label }).check();
+      chosen.push(option.label);
+    } else {
+      await fieldset.getByRole('textbox').fill('My own answer');
+      chosen.push('My own answer');
+    }
+  }
+  await shot(page, 'answered');
+  await send.click();
+  const s = await until(page, 'the turn to end', turnEnded);
+  await shot(page, 'done');
+  return { questions: full.questions.length, chosen, kinds: shownKinds(s) };
+}
+
+async function questionsSkip(page) {
+  const { card } = await promptAndCard(page, 'Ask me a question');
+  if (card.kind !== 'questions') throw new Error(`expected a question card, got ${card.kind}`);
+  const group = cardGroup(page, card);
+  await group.waitFor();
+  await shot(page, 'questions');
+  await group.getByRole('button', { name: 'Skip' }).click();
+  const s = await until(page, 'the turn to end', turnEnded);
+  await shot(page, 'skipped');
+  return { kinds: shownKinds(s) };
+}
+
+async function stop(page) {
+  await ask(page, process.env.ORBIT_PROMPT ?? 'Write a long story (slow)');
+  // stream-json sends a text block whole, once it is complete: while the
+  // model streams, the bubble says Thinking (Writing a reply with
+  // --include-partial-messages). Either is a reply under way.
+  await until(page, 'a reply under way', (s) => ['thinking', 'writing'].includes(shownSession(s)?.phase) && shownSession(s).turns > 0);
+  await new Promise((r) => setTimeout(r, 700));
+  await shot(page, 'streaming');
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  const s = await until(page, 'the turn to stop', (st) => turnEnded(st) && shownSession(st).lastOutcome === 'interrupted');
+  await shot(page, 'stopped');
+  return { lastOutcome: shownSession(s).lastOutcome, kinds: shownKinds(s) };
+}
+
+async function reloadPending(page) {
+  const { card } = await promptAndCard(page, 'Please make the edit (permission)');
+  await cardGroup(page, card).waitFor();
+  await shot(page, 'card');
+  await page.reload();
+  const s = await until(page, 'the card after the reload', (st) => st.connection === 'open' && st.ready && pendingCards(st).some((c) => c.requestId === card.requestId));
+  const group = cardGroup(page, card);
+  await group.waitFor();
+  await shot(page, 'card-after-reload');
+  await group.getByRole('button', { name: 'Allow', exact: true }).click();
+  const done = await until(page, 'the turn to end', turnEnded);
+  await shot(page, 'answered');
+  return { requestId: card.requestId, reloadedInstance: s.instanceId, kinds: shownKinds(done) };
+}
+
+async function drop(page) {
+  await ask(page, process.env.ORBIT_PROMPT ?? 'Write a long story (slow)');
+  const before = await until(page, 'the turn under way', (s) => {
+    const phase = shownSession(s)?.phase;
+    return phase !== undefined && phase !== 'idle' && shownKinds(s).length >= 2;
+  });
+  if (process.env.ORBIT_DROP_URL) await fetch(process.env.ORBIT_DROP_URL);
+  else {
+    await mkdir(artifacts, { recursive: true });
+    await writeFile(join(artifacts, 'drop.ready'), `${before.lastSeq}\n`);
+  }
+  // The page counts its connections: a drop and a reconnect between two polls is seen too.
+  const dropped = await until(page, 'the socket to drop', (s) => s.connection !== 'open' || s.connects > before.connects);
+  if (dropped.connection !== 'open') await shot(page, 'reconnecting');
+  await until(page, 'the page to reconnect', (s) => s.connection === 'open' && s.ready && s.connects > before.connects);
+  const live = await until(page, 'the turn to end', turnEnded, TIMEOUT * 4);
+  await shot(page, 'after-drop');
+  const key = live.shown;
+  const liveSeqs = live.transcripts[key].seqs;
+  // A fresh snapshot of the same conversation must hold exactly what the page held.
+  await page.reload();
+  const fresh = await until(page, 'a fresh snapshot', (s) => s.connection === 'open' && s.ready && s.transcripts[key] !== undefined);
+  const freshSeqs = fresh.transcripts[key].seqs;
+  const duplicates = liveSeqs.length - new Set(liveSeqs).size;
+  if (duplicates > 0) throw new Error(`${duplicates} entries twice`);
+  // The host keeps the last 400 entries; the page may hold more, never fewer.
+  const tail = liveSeqs.slice(Math.max(0, liveSeqs.length - freshSeqs.length));
+  if (freshSeqs.length === 0 || JSON.stringify(tail) !== JSON.stringify(freshSeqs)) {
+    throw new Error(`the page's entries differ from the host's: held ${liveSeqs.join(',')}, host ${freshSeqs.join(',')}`);
+  }
+  return { key, entries: liveSeqs.length, duplicatesIgnored: live.duplicates, dropAtSeq: before.lastSeq };
+}
+
+async function trust(page) {
+  const s = await inspect(page);
+  if (s.workspace.trusted) throw new Error('the workspace is trusted already; start the harness in an untrusted folder');
+  const button = page.getByRole('button', { name: 'Trust this folder' });
+  await button.waitFor();
+  if (await page.getByRole('textbox', { name: 'Ask Claude' }).isEnabled()) throw new Error('the prompt box is enabled while untrusted');
+  await shot(page, 'untrusted');
+  await button.click();
+  await until(page, 'the workspace to be trusted', (st) => st.workspace.trusted === true);
+  await button.waitFor({ state: 'hidden' });
+  await page.getByRole('textbox', { name: 'Ask Claude' }).waitFor();
+  await shot(page, 'trusted');
+  const text = process.env.ORBIT_PROMPT ?? 'Say hello';
+  await ask(page, text);
+  const done = await until(page, 'a reply', (st) => turnEnded(st) && shownKinds(st).includes('reply'));
+  await shot(page, 'reply');
+  return { trusted: true, kinds: shownKinds(done) };
+}
+
+async function security(page, context) {
+  const checks = {};
+  const pageUrl = page.url();
+  // Headers of the page itself.
+  const response = await page.request.get(pageUrl);
+  const csp = response.headers()['content-security-policy'] ?? '';
+  checks.csp = /script-src[^;]*'self'/.test(csp) && !/unsafe-inline|unsafe-eval/.test(csp) && /frame-ancestors 'none'/.test(csp) && /img-src 'self' data:/.test(csp);
+  checks.referrerPolicy = response.headers()['referrer-policy'] === 'no-referrer';
+  checks.nosniff = response.headers()['x-content-type-options'] === 'nosniff';
+  // An inline script added to the page does not run.
+  checks.inlineScriptBlocked = await page.evaluate(async () => {
+    const el = document.createElement('script');
+    el.textContent = 'window.__orbitInline = true;';
+    document.body.appendChild(el);
+    await new Promise((r) => setTimeout(r, 100));
+    return window.__orbitInline !== true;
+  });
+  // The reused login address is refused, and sets no cookie.
+  const other = await browser.newContext();
+  const otherPage = await newPage(other);
+  const reused = await otherPage.goto(loginUrl);
+  checks.reusedLoginRefused = (reused?.status() ?? 0) >= 400 && (await other.cookies()).length === 0;
+  await shot(otherPage, 'reused-login');
+  // No cookie: the page and the socket are refused.
+  const noCookie = await otherPage.goto(pageUrl);
+  checks.noCookieRefused = (noCookie?.status() ?? 0) >= 400;
+  const socketWithoutCookie = await otherPage.evaluate(
+    (url) => new Promise((resolve) => {
+      const ws = new WebSocket(url);
+      ws.onmessage = () => resolve('message');
+      ws.onerror = () => resolve('refused');
+      ws.onclose = () => resolve('refused');
+      setTimeout(() => resolve('timeout'), 5000);
+    }),
+    `${origin.replace(/^http/, 'ws')}/ws?w=${new URL(pageUrl).pathname.split('/')[2]}`,
+  );
+  checks.socketWithoutCookieRefused = socketWithoutCookie === 'refused';
+  await other.close();
+  // A wrong Host (DNS rebinding: another name for 127.0.0.1) is refused.
+  const rebind = await newPage(context);
+  const rebound = await rebind.goto(pageUrl.replace(/\/\/[^/]+/, `//rebind.test:${port}`)).catch(() => null);
+  checks.wrongHostRefused = rebound === null || rebound.status() >= 400;
+  await rebind.close();
+  // The same, with the page's cookie: the Host alone must be enough to refuse.
+  const withCookie = await context.request.get(pageUrl, { headers: { Host: `rebind.test:${port}` }, failOnStatusCode: false, maxRedirects: 0 }).catch(() => null);
+  checks.wrongHostWithCookieRefused = withCookie === null || withCookie.status() >= 400;
+  const rightHost = await context.request.get(pageUrl, { failOnStatusCode: false, maxRedirects: 0 });
+  checks.rightHostServed = rightHost.status() === 200;
+  // A foreign Origin's WebSocket gets nothing (the cookie is the page's own).
+  const foreign = await newPage(context);
+  await foreign.route('http://foreign.test/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>foreign</title>' }));
+  await foreign.goto('http://foreign.test/');
+  const foreignSocket = await foreign.evaluate(
+    (url) => new Promise((resolve) => {
+      const ws = new WebSocket(url);
+      ws.onmessage = () => resolve('message');
+      ws.onerror = () => resolve('refused');
+      ws.onclose = () => resolve('refused');
+      setTimeout(() => resolve('timeout'), 5000);
+    }),
+    `${origin.replace(/^http/, 'ws')}/ws?w=${new URL(pageUrl).pathname.split('/')[2]}`,
+  );
+  checks.foreignOriginRefused = foreignSocket === 'refused';
+  await foreign.close();
+  // With ORBIT_SECURITY_PROMPT (the fake API answering with HTML such as
+  // `<img src=x onerror="window.__orbitXss=1">`), the reply shows as text.
+  if (process.env.ORBIT_SECURITY_PROMPT) {
+    await ask(page, process.env.ORBIT_SECURITY_PROMPT);
+    await until(page, 'the reply', (st) => turnEnded(st) && shownKinds(st).includes('reply'));
+    checks.htmlReplyIsText = await page.evaluate(() => {
+      const log = document.querySelector('[role="log"]');
+      return window.__orbitXss === undefined && log !== null && /<img|<script/i.test(log.textContent ?? '');
+    });
+  }
+  // Nothing in the page came from HTML: no img element in the conversation view.
+  checks.noImagesInLog = await page.evaluate(() => document.querySelectorAll('[role="log"] img, [role="log"] script').length === 0);
+  await shot(page, 'page');
+  const failed = Object.entries(checks).filter(([, ok]) => !ok).map(([k]) => k);
+  if (failed.length) throw new Error(`security checks failed: ${failed.join(', ')}`);
+  return { checks };
+}
+
+// --- Run.
+
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' });
+let page;
+try {
+  page = await open(context);
+  await shot(page, 'opened');
+  const result = await SCENARIOS[name](page, context);
+  const errors = await page.evaluate(() => window.orbitInspect.errors());
+  const cspProblems = problems.filter((p) => /Content Security Policy|Refused to/i.test(p) && !/__orbitInline/.test(p));
+  if (errors.length) throw new Error(`the page refused frames: ${errors.join(' | ')}`);
+  const relevant = name === 'security' ? [] : cspProblems;
+  if (relevant.length) throw new Error(`the browser reported: ${relevant.join(' | ')}`);
+  await browser.close();
+  finish({ scenario: name, ok: true, ...result, frames: undefined, screenshots: shotCount }, 0);
+} catch (error) {
+  if (page) await shot(page, 'failure').catch(() => {});
+  const state = page ? await inspect(page).catch(() => null) : null;
+  await browser.close().catch(() => {});
+  finish({ scenario: name, ok: false, error: String(error?.message ?? error), state: summary(state), problems }, 1);
+}

@@ -1,0 +1,213 @@
+/**
+ * The HUD: lays out the page (the scene's main area, the bubbles, the
+ * conversation view with its cards, the drawer, the banners, the file
+ * panel) and keeps it in step with the store.
+ */
+import type { Channel } from '../protocol/channel';
+import type { PageRequest, PendingCard } from '../protocol/types';
+import type { PageState } from '../state/store';
+import type { Store } from '../state/store';
+import { createScene } from '../scene/scene';
+import { Bubbles } from './bubbles';
+import { permissionCard, questionCard } from './cards';
+import { TranscriptView, subagentHistoryView } from './conversation';
+import { clear, h } from './dom';
+import { Drawer } from './drawer';
+import { FilePanel } from './filePanel';
+import type { MarkdownContext } from './markdown';
+
+export interface HudOptions {
+  workspaceId: string;
+}
+
+export interface Hud {
+  /** The conversation the view shows. */
+  shown(): string | null;
+}
+
+const CONNECTION_TEXT: Record<PageState['connection'], string> = {
+  connecting: 'Connecting…',
+  open: 'Connected',
+  reconnecting: 'Reconnecting…',
+  closed: 'Disconnected',
+};
+
+/** After this long reconnecting, the status says Orbit may have stopped. */
+const LONG_WAIT_MS = 15000;
+
+function cardKey(card: PendingCard): string {
+  return `${card.kind}:${card.requestId}`;
+}
+
+export function mountHud(root: HTMLElement, store: Store, channel: Channel, options: HudOptions): Hud {
+  let shown: string | null = null;
+  /** Whether the user picked a tab; otherwise the view follows the current conversation. */
+  let pinned = false;
+  let lastCurrent: string | null = null;
+  let longWait: ReturnType<typeof setTimeout> | null = null;
+
+  const send = (request: PageRequest): string => channel.act(request).id;
+
+  const filePanel = new FilePanel(options.workspaceId);
+  const show = (key: string): void => {
+    shown = key;
+    pinned = true;
+    render();
+  };
+  const mdContext: MarkdownContext = {
+    openFile: (path, line) => {
+      void filePanel.open(path, line);
+    },
+  };
+  const transcript = new TranscriptView({
+    ...mdContext,
+    subagentHistory: (toolUseId) => (shown ? subagentHistoryView(store.state, shown, toolUseId, mdContext) : null),
+  });
+  const bubbles = new Bubbles(show);
+  const drawer = new Drawer({ send, show, shown: () => shown });
+  const scene = createScene();
+
+  const connection = h('p', { class: 'connection', role: 'status' });
+  const wsName = h('span', { class: 'ws-name' });
+  const agentBanner = h('div', { class: 'banner banner-error', role: 'alert', hidden: true });
+  const trustBanner = h('div', { class: 'banner banner-trust', hidden: true });
+  const notices = h('div', { class: 'notices', role: 'alert', 'aria-label': 'Errors' });
+  const cards = h('div', { class: 'cards', role: 'region', 'aria-label': 'Waiting for you' });
+  const conversationTitle = h('h2', { class: 'conversation-title' }, 'Conversation');
+
+  const trustButton = h('button', { type: 'button', class: 'primary', onclick: () => {
+    channel.trust();
+    trustButton.disabled = true;
+    trustButton.textContent = 'Trusting…';
+  } }, 'Trust this folder');
+  trustBanner.append(
+    h('p', null,
+      h('strong', null, 'This folder is not trusted. '),
+      'Conversations with Claude are unavailable here until you trust it, because Claude can read and change its files and run commands in it. Trust is remembered for this folder, as ',
+      h('code', null, 'orbit trust'),
+      ' does.'),
+    trustButton,
+  );
+
+  const dismissed = new Set<number>();
+  const cardNodes = new Map<string, { node: HTMLElement; actionIds: string[] }>();
+
+  root.append(
+    h('header', { class: 'topbar' }, h('h1', { class: 'brand' }, 'Orbit'), wsName, connection),
+    h('div', { class: 'banners' }, agentBanner, trustBanner, notices),
+    h('main', { class: 'stage' }, scene.el, bubbles.el),
+    h('aside', { class: 'side', 'aria-label': 'Claude' }, conversationTitle, transcript.el, cards, drawer.el),
+    filePanel.el,
+  );
+
+  function renderCards(state: PageState): void {
+    const pending = shown ? (state.sessions[shown]?.pending ?? []) : [];
+    const key = shown;
+    const keep = new Set<string>();
+    let before: Node | null = null;
+    for (let i = pending.length - 1; i >= 0; i -= 1) {
+      const card = pending[i];
+      if (!card || key === null) continue;
+      const id = cardKey(card);
+      keep.add(id);
+      let held = cardNodes.get(id);
+      // A card whose answer was refused is built again, answerable.
+      const refused = held?.actionIds.some((a) => state.acks[a]?.ok === false) ?? false;
+      if (!held || refused) {
+        const actionIds: string[] = [];
+        const actions = { send: (r: PageRequest) => { actionIds.push(send(r)); } };
+        const node = card.kind === 'permission' ? permissionCard(key, card, actions) : questionCard(key, card, actions);
+        if (held) held.node.replaceWith(node);
+        held = { node, actionIds };
+        cardNodes.set(id, held);
+      }
+      if (held.node.parentNode !== cards || held.node.nextSibling !== before) cards.insertBefore(held.node, before);
+      before = held.node;
+    }
+    for (const [id, held] of cardNodes) {
+      if (!keep.has(id)) {
+        held.node.remove();
+        cardNodes.delete(id);
+      }
+    }
+  }
+
+  function renderNotices(state: PageState): void {
+    const visible = state.notices.filter((n) => !dismissed.has(n.id)).slice(-5);
+    const ids = visible.map((n) => n.id).join(',');
+    if (notices.dataset.ids === ids) return;
+    notices.dataset.ids = ids;
+    clear(notices);
+    for (const notice of visible) {
+      notices.appendChild(
+        h('div', { class: 'notice-item' },
+          h('span', null, notice.text),
+          h('button', { type: 'button', class: 'link-button', 'aria-label': 'Dismiss', onclick: () => {
+            dismissed.add(notice.id);
+            renderNotices(store.state);
+          } }, '×')),
+      );
+    }
+  }
+
+  function render(): void {
+    const state = store.state;
+    if (state.current !== lastCurrent) {
+      lastCurrent = state.current;
+      // A new current conversation (a prompt, New conversation) is shown.
+      if (state.current) {
+        shown = state.current;
+        pinned = false;
+      }
+    }
+    if (shown !== null && !state.conversations.some((c) => c.key === shown)) {
+      shown = state.current;
+      pinned = false;
+    }
+    if (!pinned && shown === null) shown = state.current;
+
+    if (state.connection !== connection.dataset.state) {
+      connection.dataset.state = state.connection;
+      connection.textContent = CONNECTION_TEXT[state.connection];
+      if (longWait !== null) clearTimeout(longWait);
+      longWait = null;
+      if (state.connection === 'reconnecting') {
+        longWait = setTimeout(() => {
+          connection.textContent = 'Reconnecting… (if Orbit stopped, run `orbit open` again)';
+        }, LONG_WAIT_MS);
+      }
+    }
+    const ws = state.workspace;
+    wsName.textContent = ws ? ws.name : '';
+    wsName.title = ws ? ws.root : '';
+    document.title = ws ? `${ws.name} · Orbit` : 'Orbit';
+
+    const agentMissing = ws !== null && !ws.agent.available;
+    agentBanner.hidden = !agentMissing;
+    if (agentMissing) {
+      clear(agentBanner);
+      agentBanner.append(
+        h('strong', null, 'Claude Code is not available, so conversations are too. '),
+        ws.agent.message ?? 'Install Claude Code and reopen Orbit.',
+      );
+    }
+    trustBanner.hidden = ws === null || ws.trusted;
+    if (ws?.trusted === false && state.outbox.every((o) => o.frame.type !== 'trust')) {
+      trustButton.disabled = false;
+      trustButton.textContent = 'Trust this folder';
+    }
+
+    const conversation = state.conversations.find((c) => c.key === shown);
+    conversationTitle.textContent = conversation?.title ?? 'Conversation';
+    scene.render(state);
+    bubbles.render(state);
+    transcript.render(state, shown);
+    renderCards(state);
+    drawer.render(state);
+    renderNotices(state);
+  }
+
+  store.subscribe(render);
+  render();
+  return { shown: () => shown };
+}

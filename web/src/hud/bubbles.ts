@@ -1,0 +1,132 @@
+/**
+ * The HUD's bubbles: each turn's prompt flies into a new bubble that shows
+ * the conversation's phase label, says at the end how the turn went (with
+ * its duration and cost) and leaves; a failed bubble stays until opened.
+ */
+import type { PageState } from '../state/store';
+import { formatCost, formatDuration, h } from './dom';
+
+/** How long a finished bubble stays, in ms. */
+export const BUBBLE_LINGER_MS = 4000;
+
+interface Bubble {
+  key: string;
+  turn: number;
+  el: HTMLButtonElement;
+  text: HTMLElement;
+  label: HTMLElement;
+  finished: boolean;
+  failed: boolean;
+  timer: ReturnType<typeof setTimeout> | null;
+}
+
+function promptOf(state: PageState, key: string, turn: number): string | null {
+  const entries = state.transcripts[key] ?? [];
+  for (let i = entries.length - 1; i >= 0; i -= 1) {
+    const e = entries[i];
+    if (e?.turn === turn && e.body.kind === 'prompt') return e.body.text;
+    if (e && e.turn < turn) break;
+  }
+  return null;
+}
+
+function endOf(state: PageState, key: string, turn: number): { durationMs: number | null; costUsd: number } | null {
+  const entries = state.transcripts[key] ?? [];
+  for (let i = entries.length - 1; i >= 0; i -= 1) {
+    const e = entries[i];
+    if (e?.turn === turn && e.body.kind === 'turnEnd') return { durationMs: e.body.durationMs ?? null, costUsd: e.body.costUsd };
+    if (e && e.turn < turn) break;
+  }
+  return null;
+}
+
+function shorten(text: string, max = 140): string {
+  const one = text.replace(/\s+/g, ' ').trim();
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+}
+
+export class Bubbles {
+  readonly el: HTMLElement;
+  private bubbles = new Map<string, Bubble>();
+  /** `key:turn` of failed bubbles the user opened. */
+  private dismissed = new Set<string>();
+
+  constructor(private readonly open: (key: string) => void) {
+    this.el = h('div', { class: 'bubbles', role: 'region', 'aria-label': 'Turns in progress' });
+  }
+
+  private make(key: string, turn: number): Bubble {
+    const text = h('span', { class: 'bubble-text' });
+    const label = h('span', { class: 'bubble-label' });
+    const el = h('button', { type: 'button', class: 'bubble fly-in', 'data-key': key }, text, label);
+    const bubble: Bubble = { key, turn, el, text, label, finished: false, failed: false, timer: null };
+    el.addEventListener('click', () => {
+      this.open(key);
+      if (bubble.finished) {
+        if (bubble.failed) this.dismissed.add(`${key}:${turn}`);
+        this.remove(bubble);
+      }
+    });
+    this.el.appendChild(el);
+    this.bubbles.set(key, bubble);
+    return bubble;
+  }
+
+  private remove(bubble: Bubble): void {
+    if (bubble.timer !== null) clearTimeout(bubble.timer);
+    bubble.el.classList.add('leaving');
+    bubble.el.remove();
+    if (this.bubbles.get(bubble.key) === bubble) this.bubbles.delete(bubble.key);
+  }
+
+  render(state: PageState): void {
+    if (!state.ready) return;
+    for (const [key, session] of Object.entries(state.sessions)) {
+      let bubble = this.bubbles.get(key);
+      const turn = session.turns;
+      const busy = session.phase !== 'idle' && session.phase !== 'failed';
+      if (busy) {
+        if (!bubble || bubble.turn !== turn) {
+          if (bubble) this.remove(bubble);
+          bubble = this.make(key, turn);
+        }
+        bubble.text.textContent = shorten(promptOf(state, key, turn) ?? '…');
+        bubble.label.textContent = session.label ?? '';
+        bubble.el.dataset.phase = session.phase;
+        continue;
+      }
+      if (session.phase === 'failed') {
+        if (this.dismissed.has(`${key}:${turn}`)) continue;
+        if (!bubble || bubble.turn !== turn) {
+          if (bubble) this.remove(bubble);
+          bubble = this.make(key, turn);
+          bubble.text.textContent = shorten(promptOf(state, key, turn) ?? '');
+        }
+        if (!bubble.failed) {
+          const end = endOf(state, key, turn);
+          bubble.finished = true;
+          bubble.failed = true;
+          bubble.el.dataset.phase = 'failed';
+          bubble.label.textContent = ['Failed', session.error ?? '', end ? formatCost(end.costUsd) : ''].filter(Boolean).join(' · ');
+          bubble.el.setAttribute('aria-label', `Failed: ${bubble.text.textContent}. Open the conversation`);
+        }
+        continue;
+      }
+      // Idle: a bubble still running finishes, says how it went, and leaves.
+      if (bubble && !bubble.finished) {
+        const end = endOf(state, key, bubble.turn);
+        const outcome = session.lastOutcome === 'interrupted' ? 'Stopped' : session.lastOutcome === 'failed' ? 'Failed' : 'Done';
+        bubble.finished = true;
+        bubble.el.dataset.phase = 'done';
+        bubble.label.textContent = [outcome, end ? formatDuration(end.durationMs) : '', end ? formatCost(end.costUsd) : formatCost(session.turnCostUsd)]
+          .filter(Boolean)
+          .join(' · ');
+        const done = bubble;
+        bubble.timer = setTimeout(() => { this.remove(done); }, BUBBLE_LINGER_MS);
+      }
+    }
+    for (const bubble of [...this.bubbles.values()]) {
+      if (!(bubble.key in state.sessions)) this.remove(bubble);
+    }
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * The drawer: conversation tabs with each one's phase, the prompt box
+ * (`Ask Claude`: Enter sends, Shift+Enter a new line), New conversation,
+ * Stop (the conversation shown), Stop all, and the turn's and session's cost.
+ */
+import type { HudPhase, PageRequest } from '../protocol/types';
+import type { PageState } from '../state/store';
+import { clear, formatCost, h } from './dom';
+
+const PHASE_TEXT: Record<HudPhase, string> = {
+  idle: 'Idle',
+  thinking: 'Thinking',
+  writing: 'Writing',
+  reading: 'Reading',
+  editing: 'Editing',
+  asking: 'Asking',
+  tool: 'Working',
+  waiting: 'Waiting for you',
+  compacting: 'Compacting',
+  stopping: 'Stopping',
+  failed: 'Failed',
+};
+
+export interface DrawerHost {
+  /** Sends a request; returns the action's id. */
+  send(request: PageRequest): string;
+  show(key: string): void;
+  shown(): string | null;
+}
+
+export class Drawer {
+  readonly el: HTMLElement;
+  private readonly tabs: HTMLElement;
+  private readonly box: HTMLTextAreaElement;
+  private readonly stop: HTMLButtonElement;
+  private readonly stopAll: HTMLButtonElement;
+  private readonly newConversation: HTMLButtonElement;
+  private readonly cost: HTMLElement;
+  private readonly hint: HTMLElement;
+  private readonly sendButton: HTMLButtonElement;
+  private tabsKey = '';
+
+  constructor(private readonly host: DrawerHost) {
+    this.tabs = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Conversations' });
+    this.box = h('textarea', {
+      class: 'prompt-box',
+      rows: 2,
+      'aria-label': 'Ask Claude',
+      placeholder: 'Ask Claude… (Enter sends, Shift+Enter a new line)',
+      onkeydown: (event: Event) => {
+        const e = event as KeyboardEvent;
+        if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+          e.preventDefault();
+          this.submit();
+        }
+      },
+    });
+    this.stop = h('button', { type: 'button', class: 'danger', onclick: () => {
+      const key = this.host.shown();
+      if (key) this.host.send({ type: 'stop', key });
+    } }, 'Stop');
+    this.stopAll = h('button', { type: 'button', onclick: () => { this.host.send({ type: 'stopAll' }); } }, 'Stop all');
+    this.newConversation = h('button', { type: 'button', onclick: () => { this.host.send({ type: 'newConversation' }); } }, 'New conversation');
+    this.cost = h('p', { class: 'cost muted', 'aria-live': 'off' });
+    this.sendButton = h('button', { type: 'button', class: 'primary', onclick: () => { this.submit(); } }, 'Send');
+    this.hint = h('p', { class: 'drawer-hint muted', role: 'status' });
+    this.el = h(
+      'section',
+      { class: 'drawer', 'aria-label': 'Drawer' },
+      h('div', { class: 'drawer-row' }, this.tabs, this.newConversation),
+      h('div', { class: 'drawer-row prompt-row' }, this.box, this.sendButton),
+      h('div', { class: 'drawer-row' }, this.stop, this.stopAll, this.cost),
+      this.hint,
+    );
+  }
+
+  private current: string | null = null;
+  /** The last prompt sent, until its ack: a refused prompt comes back to the box. */
+  private sentPrompt: { id: string; text: string } | null = null;
+
+  private submit(): void {
+    const text = this.box.value;
+    if (!text.trim() || this.box.disabled) return;
+    const shown = this.host.shown();
+    // The conversation shown, unless it is the current one (then the host's own rule: current if idle, else a new one).
+    const key = shown !== null && shown !== this.current ? shown : null;
+    const id = this.host.send({ type: 'prompt', key, text, skills: [], files: [] });
+    this.sentPrompt = { id, text };
+    this.box.value = '';
+  }
+
+  render(state: PageState): void {
+    this.current = state.current;
+    const sent = this.sentPrompt;
+    const ack = sent ? state.acks[sent.id] : undefined;
+    if (sent && ack) {
+      this.sentPrompt = null;
+      if (!ack.ok && this.box.value === '') this.box.value = sent.text;
+    }
+    const shown = this.host.shown();
+    const available = state.workspace?.trusted === true && state.workspace.agent.available;
+    this.box.disabled = !available;
+    this.sendButton.disabled = !available;
+    this.hint.textContent = !state.workspace
+      ? ''
+      : !state.workspace.trusted
+        ? 'Conversations are unavailable until this folder is trusted.'
+        : !state.workspace.agent.available
+          ? 'Conversations are unavailable: Claude Code was not found.'
+          : '';
+    const session = shown ? state.sessions[shown] : undefined;
+    const busy = session !== undefined && session.phase !== 'idle' && session.phase !== 'failed';
+    this.stop.disabled = !busy;
+    this.stopAll.disabled = !Object.values(state.sessions).some((s) => s.phase !== 'idle' && s.phase !== 'failed');
+    this.cost.textContent = session
+      ? `Turn ${formatCost(session.turnCostUsd)} · Session ${formatCost(session.totalCostUsd)}`
+      : '';
+    const tabsKey = JSON.stringify([shown, state.conversations.map((c) => [c.key, c.phase, c.title])]);
+    if (tabsKey !== this.tabsKey) {
+      this.tabsKey = tabsKey;
+      const focused = document.activeElement instanceof HTMLElement ? document.activeElement.dataset.key : undefined;
+      clear(this.tabs);
+      for (const conversation of state.conversations) {
+        const selected = conversation.key === shown;
+        const tab = h(
+          'button',
+          {
+            type: 'button',
+            role: 'tab',
+            class: `tab phase-${conversation.phase}`,
+            'aria-selected': String(selected),
+            tabindex: selected ? 0 : -1,
+            'data-key': conversation.key,
+            title: conversation.title ?? conversation.key,
+            onclick: () => { this.host.show(conversation.key); },
+            onkeydown: (event: Event) => { this.tabKeys(event as KeyboardEvent); },
+          },
+          h('span', { class: 'tab-title' }, conversation.title ?? `Conversation ${conversation.key.replace(/^c/, '')}`),
+          h('span', { class: 'tab-phase' }, PHASE_TEXT[conversation.phase]),
+        );
+        this.tabs.appendChild(tab);
+        if (focused === conversation.key) tab.focus();
+      }
+    }
+  }
+
+  private tabKeys(e: KeyboardEvent): void {
+    const tabs = Array.from(this.tabs.querySelectorAll<HTMLButtonElement>('[role="tab"]'));
+    const at = tabs.findIndex((t) => t === e.currentTarget);
+    let next = -1;
+    if (e.key === 'ArrowRight') next = (at + 1) % tabs.length;
+    else if (e.key === 'ArrowLeft') next = (at - 1 + tabs.length) % tabs.length;
+    else if (e.key === 'Home') next = 0;
+    else if (e.key === 'End') next = tabs.length - 1;
+    const target = tabs[next];
+    if (!target) return;
+    e.preventDefault();
+    const key = target.dataset.key;
+    if (key) this.host.show(key);
+    this.tabs.querySelector<HTMLButtonElement>(`[data-key="${key ?? ''}"]`)?.focus();
+  }
+}

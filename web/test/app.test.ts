@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { Channel } from '../src/protocol/channel';
+import type { ConnectionState, Transport } from '../src/protocol/transport';
+import type { HostBody } from '../src/protocol/types';
+import { mountHud } from '../src/hud/app';
+import { Store } from '../src/state/store';
+import { permission, questions, session, workspace } from './fixtures';
+
+class FakeTransport implements Transport {
+  sent: unknown[] = [];
+  private frame: ((d: unknown) => void)[] = [];
+  private state: ((s: ConnectionState) => void)[] = [];
+  send(frame: unknown): boolean { this.sent.push(frame); return true; }
+  onFrame(l: (d: unknown) => void): void { this.frame.push(l); }
+  onState(l: (s: ConnectionState) => void): void { this.state.push(l); }
+  start(): void { for (const l of this.state) l('open'); }
+  close(): void { for (const l of this.state) l('closed'); }
+  drop(): void { for (const l of this.state) l('reconnecting'); }
+  deliver(body: HostBody, seq: number | null = null): void { for (const l of this.frame) l({ seq, body }); }
+}
+
+function mount() {
+  document.body.replaceChildren();
+  const root = document.createElement('div');
+  document.body.appendChild(root);
+  const transport = new FakeTransport();
+  const store = new Store();
+  const channel = new Channel(transport, store);
+  const hud = mountHud(root, store, channel, { workspaceId: workspace.id });
+  channel.start();
+  return { root, transport, store, hud };
+}
+
+/** Elements with an accessible role and name, as a test or a screen reader finds them. */
+function named(root: HTMLElement, role: string, name: string): HTMLElement[] {
+  const implicit: Record<string, string> = { button: 'button', textbox: 'textarea, input[type="text"]' };
+  const candidates = Array.from(root.querySelectorAll<HTMLElement>(`[role="${role}"]${implicit[role] ? `, ${implicit[role]}` : ''}`));
+  return candidates.filter((el) => {
+    if (el.closest('[hidden]')) return false;
+    const labelledBy = el.getAttribute('aria-labelledby');
+    const accessible = labelledBy ? document.getElementById(labelledBy)?.textContent : el.getAttribute('aria-label') ?? el.textContent;
+    return accessible?.trim() === name;
+  });
+}
+
+describe('the page', () => {
+  it('keeps the accessibility contract', () => {
+    const { root, transport } = mount();
+    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+    transport.deliver({ type: 'workspace', ...workspace });
+    transport.deliver({ type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'waiting', title: 'hi', sessionId: null, warm: true }] });
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending: [permission, questions] }) });
+    transport.deliver({ type: 'snapshotEnd' });
+    expect(named(root, 'textbox', 'Ask Claude')).toHaveLength(1);
+    expect(root.querySelectorAll('[role="log"]')).toHaveLength(1);
+    for (const name of ['Stop', 'Stop all', 'New conversation']) expect(named(root, 'button', name), name).toHaveLength(1);
+    const [card] = named(root, 'group', 'Edit src/a.rs');
+    if (!card) throw new Error('no permission card group');
+    for (const name of ['Allow', 'Allow all edits in this session', 'Deny']) expect(named(card, 'button', name), name).toHaveLength(1);
+    const [qcard] = named(root, 'group', 'Claude has 2 questions');
+    if (!qcard) throw new Error('no question card group');
+    for (const name of ['Send answers', 'Skip']) expect(named(qcard, 'button', name), name).toHaveLength(1);
+    // A card never takes focus by itself.
+    expect(document.activeElement === card || document.activeElement === qcard).toBe(false);
+    named(card, 'button', 'Allow')[0]?.click();
+    expect(transport.sent.at(-1)).toMatchObject({ type: 'action', request: { type: 'answerPermission', key: 'c1', requestId: 'r1', choice: 'allow', message: null } });
+    expect(root.querySelector('.connection')?.textContent).toBe('Connected');
+  });
+
+  it('says why conversations are unavailable until the folder is trusted, and trusts it', () => {
+    const { root, transport } = mount();
+    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+    transport.deliver({ type: 'workspace', ...workspace, trusted: false });
+    transport.deliver({ type: 'snapshotEnd' });
+    const [button] = named(root, 'button', 'Trust this folder');
+    if (!button) throw new Error('no trust button');
+    expect(root.querySelector('.banner-trust')?.textContent).toContain('not trusted');
+    expect(named(root, 'textbox', 'Ask Claude')[0]?.hasAttribute('disabled')).toBe(true);
+    button.click();
+    expect(transport.sent.at(-1)).toMatchObject({ type: 'trust' });
+    transport.deliver({ type: 'workspace', ...workspace, trusted: true }, 1);
+    expect(named(root, 'button', 'Trust this folder')).toHaveLength(0);
+    expect(named(root, 'textbox', 'Ask Claude')[0]?.hasAttribute('disabled')).toBe(false);
+  });
+
+  it('shows what is missing when Claude Code is not there', () => {
+    const { root, transport } = mount();
+    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+    transport.deliver({ type: 'workspace', ...workspace, agent: { available: false, version: null, path: null, message: 'No claude on PATH or in ~/.local/bin: install Claude Code.' } });
+    transport.deliver({ type: 'snapshotEnd' });
+    const banner = root.querySelector('.banner-error');
+    expect(banner?.getAttribute('role')).toBe('alert');
+    expect(banner?.hasAttribute('hidden')).toBe(false);
+    expect(banner?.textContent).toContain('No claude on PATH or in ~/.local/bin: install Claude Code.');
+  });
+
+  it('shows the connection state, refusals and refused frames', () => {
+    const { root, transport } = mount();
+    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+    transport.deliver({ type: 'refused', request: 'frame', code: 'rate_limited', message: 'Too many actions a second.' }, 1);
+    for (const l of (transport as unknown as { frame: ((d: unknown) => void)[] }).frame) l('{"seq":2,"body":{"type":"session"}}');
+    const alerts = root.querySelector('.notices')?.textContent ?? '';
+    expect(alerts).toContain('Too many actions a second. (rate_limited)');
+    expect(alerts).toContain('does not match the protocol');
+    transport.drop();
+    expect(root.querySelector('.connection')?.textContent).toBe('Reconnecting…');
+  });
+});

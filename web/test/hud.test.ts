@@ -1,0 +1,125 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { HostBody, TranscriptEntry } from '../src/protocol/types';
+import { BUBBLE_LINGER_MS, Bubbles } from '../src/hud/bubbles';
+import { TranscriptView } from '../src/hud/conversation';
+import { applyFrame, initialState, type PageState } from '../src/state/store';
+import { entry, session, workspace } from './fixtures';
+
+function ready(): PageState {
+  const state = initialState();
+  const apply = (body: HostBody, seq: number | null = null) => applyFrame(state, { seq, body });
+  apply({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+  apply({ type: 'workspace', ...workspace });
+  apply({ type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'idle', title: null, sessionId: null, warm: true }] });
+  apply({ type: 'session', ...session('c1') });
+  apply({ type: 'snapshotEnd' });
+  return state;
+}
+
+const ctx = { openFile: vi.fn(), subagentHistory: vi.fn((): HTMLElement | null => null) };
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('bubbles', () => {
+  it('a prompt flies into a bubble with the phase label, which says how it went and leaves', () => {
+    vi.useFakeTimers();
+    const state = ready();
+    const bubbles = new Bubbles(vi.fn());
+    let seq = 0;
+    const apply = (body: HostBody) => applyFrame(state, { seq: ++seq, body });
+    apply({ type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [entry(1, { kind: 'prompt', text: 'Fix the bug', skills: [], files: [] })] });
+    apply({ type: 'session', ...session('c1', { phase: 'reading', label: 'Reading src/a.rs', turns: 1 }) });
+    bubbles.render(state);
+    const bubble = bubbles.el.querySelector('.bubble');
+    expect(bubble?.textContent).toBe('Fix the bugReading src/a.rs');
+    expect(bubble?.classList.contains('fly-in')).toBe(true);
+    apply({ type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [entry(2, { kind: 'turnEnd', outcome: 'completed', durationMs: 2500, costUsd: 0.25 })] });
+    apply({ type: 'session', ...session('c1', { phase: 'idle', turns: 1, lastOutcome: 'completed' }) });
+    bubbles.render(state);
+    expect(bubbles.el.querySelector('.bubble-label')?.textContent).toBe('Done · 2.5 s · $0.25');
+    vi.advanceTimersByTime(BUBBLE_LINGER_MS + 1);
+    expect(bubbles.el.querySelector('.bubble')).toBeNull();
+  });
+
+  it('a failed bubble stays until opened', () => {
+    vi.useFakeTimers();
+    const state = ready();
+    const open = vi.fn();
+    const bubbles = new Bubbles(open);
+    applyFrame(state, { seq: 1, body: { type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 1 }) } });
+    bubbles.render(state);
+    applyFrame(state, { seq: 2, body: { type: 'session', ...session('c1', { phase: 'failed', label: 'Failed', turns: 1, lastOutcome: 'failed', error: 'process died' }) } });
+    bubbles.render(state);
+    vi.advanceTimersByTime(BUBBLE_LINGER_MS * 10);
+    const bubble = bubbles.el.querySelector<HTMLButtonElement>('.bubble');
+    expect(bubble?.dataset.phase).toBe('failed');
+    expect(bubble?.textContent).toContain('process died');
+    bubble?.click();
+    expect(open).toHaveBeenCalledWith('c1');
+    expect(bubbles.el.querySelector('.bubble')).toBeNull();
+    bubbles.render(state);
+    expect(bubbles.el.querySelector('.bubble')).toBeNull();
+  });
+});
+
+describe('the conversation view', () => {
+  it('is a log; an entry sent again with its seq replaces its node', () => {
+    const state = ready();
+    const view = new TranscriptView(ctx);
+    const apply = (entries: TranscriptEntry[], seq: number) => applyFrame(state, { seq, body: { type: 'transcript', key: 'c1', subagents: false, reset: false, entries } });
+    apply([entry(1, { kind: 'prompt', text: 'go', skills: [], files: [] }), entry(2, { kind: 'tool', toolUseId: 't', tool: 'Write', detail: 'src/new.rs', file: null })], 1);
+    view.render(state, 'c1');
+    expect(view.el.getAttribute('role')).toBe('log');
+    expect(view.el.querySelector('[data-seq="2"] a')).toBeNull();
+    apply([entry(2, { kind: 'tool', toolUseId: 't', tool: 'Write', detail: 'src/new.rs', file: 'src/new.rs' })], 2);
+    view.render(state, 'c1');
+    expect(view.el.querySelectorAll('[data-seq]')).toHaveLength(2);
+    view.el.querySelector<HTMLAnchorElement>('[data-seq="2"] a')?.click();
+    expect(ctx.openFile).toHaveBeenCalledWith('src/new.rs', null);
+  });
+
+  it('shows MCP entries, notices, denied tools and turn lines', () => {
+    const state = ready();
+    applyFrame(state, { seq: 1, body: { type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [
+      entry(1, { kind: 'mcp', toolUseId: 'm', server: 'github', tool: 'search_issues' }),
+      entry(2, { kind: 'notice', level: 'error', text: "Claude's process ended (code 1): boom", toolUseId: null }),
+      entry(3, { kind: 'denied', toolUseId: 'd', tool: 'Bash', message: 'The user said no.' }),
+      entry(4, { kind: 'turnEnd', outcome: 'interrupted', durationMs: 61000, costUsd: 0.005 }),
+    ] } });
+    const view = new TranscriptView(ctx);
+    view.render(state, 'c1');
+    const text = (seq: number) => view.el.querySelector(`[data-seq="${seq}"]`)?.textContent;
+    expect(text(1)).toBe('MCP github · search_issues');
+    expect(text(2)).toBe("Error Claude's process ended (code 1): boom");
+    expect(text(3)).toBe('Denied Bash The user said no.');
+    expect(text(4)).toBe('Turn ended · 1 min 1 s · $0.0050');
+  });
+
+  it("shows a subagent's work as its Task call, its history on demand", () => {
+    const state = ready();
+    applyFrame(state, { seq: 1, body: { type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [entry(1, { kind: 'tool', toolUseId: 'task1', tool: 'Task', detail: 'Explore the code', file: null })] } });
+    applyFrame(state, { seq: 2, body: { type: 'transcript', key: 'c1', subagents: true, reset: false, entries: [entry(2, { kind: 'tool', toolUseId: 'r', tool: 'Read', detail: 'src/b.rs', file: null }, 1, 'task1')] } });
+    const history = document.createElement('div');
+    history.textContent = 'the history';
+    const subagentHistory = vi.fn(() => history);
+    const view = new TranscriptView({ openFile: vi.fn(), subagentHistory });
+    view.render(state, 'c1');
+    expect(view.el.querySelectorAll('[data-seq]')).toHaveLength(1);
+    expect(view.el.textContent).not.toContain('src/b.rs');
+    const toggle = view.el.querySelector<HTMLButtonElement>('button[aria-expanded]');
+    toggle?.click();
+    expect(subagentHistory).toHaveBeenCalledWith('task1');
+    expect(view.el.textContent).toContain('the history');
+    expect(toggle?.getAttribute('aria-expanded')).toBe('true');
+    // New entries of the open history show.
+    subagentHistory.mockClear();
+    applyFrame(state, { seq: 3, body: { type: 'transcript', key: 'c1', subagents: true, reset: false, entries: [entry(3, { kind: 'stopped' }, 1, 'task1')] } });
+    view.render(state, 'c1');
+    expect(subagentHistory).toHaveBeenCalledWith('task1');
+    subagentHistory.mockClear();
+    view.render(state, 'c1');
+    expect(subagentHistory).not.toHaveBeenCalled();
+  });
+});
