@@ -2,8 +2,8 @@
 //! `Origin` and `Authorization` header bytes, under any options: never a
 //! panic; a refusal is 404 (any path but `/mcp`), 403 or 401; a request let
 //! through has a loopback or allowed `Origin` (if any), a loopback `Host`
-//! (if any, when not exposed), and exactly the bearer token (if one is
-//! configured). An origin judged loopback has an authority of host and port
+//! (if any, when not exposed), and the bearer token (none passes without
+//! one configured; `Bearer` in any case). An origin judged loopback has an authority of host and port
 //! characters only (no `@`, path, query or space to hide another host).
 #![no_main]
 
@@ -60,6 +60,7 @@ fuzz_target!(|data: &[u8]| {
         expose: flags & 1 != 0,
         token: token.clone(),
         allowed_origins: allowed_origins.clone(),
+        ..ListenOptions::default()
     };
     let status = gate_status(&options, &path, host, origin, authorization);
     if path != "/mcp" {
@@ -87,9 +88,12 @@ fuzz_target!(|data: &[u8]| {
             let host = text(host).expect("a passed Host is text");
             assert!(is_loopback_origin(&format!("http://{host}")), "{host:?}");
         }
-        if let Some(token) = &token {
-            let given = authorization.and_then(text).expect("a token was given");
-            assert_eq!(given, format!("Bearer {token}"));
-        }
+        // Passed: a token is configured and was given, after a `Bearer`
+        // scheme in any case and one or more spaces.
+        let token = token.as_deref().expect("nothing passes without a token");
+        let given = authorization.and_then(text).expect("a token was given");
+        let (scheme, credentials) = given.split_once(' ').expect("scheme and credentials");
+        assert!(scheme.eq_ignore_ascii_case("bearer"), "{given:?}");
+        assert_eq!(credentials.trim_start_matches(' '), token);
     }
 });

@@ -80,8 +80,9 @@ impl McpAction {
 /// What an MCP action answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpActionOutcome {
-    /// For a sign-in: the URL to open in the user's browser (http or https
-    /// only; anything else is an error). Never for a page.
+    /// For a sign-in: the URL to open in the user's browser (checked by
+    /// `orbit_common::check_signin_url`; anything else is an error). Never
+    /// for a page.
     pub auth_url: Option<String>,
     /// Whether the CLI waits for an OAuth callback (poll `mcp_status` until
     /// the server connects).
@@ -249,15 +250,7 @@ impl ControlProcess {
     ) -> Result<McpActionOutcome> {
         let (subtype, fields) = action.request(server);
         let answer = self.request(subtype, fields).await?;
-        let auth_url = match answer.get("authUrl").and_then(Value::as_str) {
-            Some(url) if is_web_url(url) => Some(url.to_owned()),
-            Some(_) => {
-                return Err(AgentError::BadAuthUrl {
-                    server: server.to_owned(),
-                });
-            }
-            None => None,
-        };
+        let auth_url = auth_url_of(&answer, server)?;
         let awaiting_callback = answer.get("callbackExpected").and_then(Value::as_bool)
             == Some(true)
             || answer.get("requiresUserAction").and_then(Value::as_bool) == Some(true);
@@ -292,19 +285,22 @@ impl ControlProcess {
     }
 }
 
-/// Whether a sign-in URL may go to the browser: `http://` or `https://`
-/// with a host, no whitespace or control characters.
-pub fn is_web_url(url: &str) -> bool {
-    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
-    let rest = if lower.starts_with("https://") {
-        &url[8..]
-    } else if lower.starts_with("http://") {
-        &url[7..]
-    } else {
-        return false;
-    };
-    let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    !host.is_empty() && !url.chars().any(|c| c.is_whitespace() || c.is_control())
+/// The sign-in URL an action's answer carries, checked by the one rule for
+/// sign-in addresses ([`orbit_common::check_signin_url`]: http or https, a
+/// plain ASCII host, no user name or password); any other is an error.
+fn auth_url_of(answer: &Value, server: &str) -> Result<Option<String>> {
+    match answer.get("authUrl") {
+        None | Some(Value::Null) => Ok(None),
+        Some(url) => url
+            .as_str()
+            .ok_or(orbit_common::BadSignInUrl::NOT_TEXT)
+            .and_then(orbit_common::check_signin_url)
+            .map(|url| Some(url.into_string()))
+            .map_err(|bad| AgentError::BadAuthUrl {
+                server: server.to_owned(),
+                reason: bad.reason(),
+            }),
+    }
 }
 
 /// Builds the catalog: `initialize`, then `mcp_status` until settled (at most
@@ -550,20 +546,40 @@ mod tests {
     }
 
     #[test]
-    fn only_web_urls_go_to_the_browser() {
-        assert!(is_web_url("https://auth.example/authorize?x=1"));
-        assert!(is_web_url("HTTP://127.0.0.1:9/authorize"));
-        for bad in [
-            "javascript:alert(1)",
-            "file:///etc/passwd",
-            "https://",
-            "http:///x",
-            "https://a b",
-            "ftp://x",
-            "vscode://x",
-            "",
+    fn only_checked_sign_in_urls_go_to_the_browser() {
+        let answer = |url: Value| json!({"authUrl": url});
+        for ok in [
+            "https://auth.example/authorize?x=1",
+            "HTTP://127.0.0.1:9/authorize",
         ] {
-            assert!(!is_web_url(bad), "{bad}");
+            assert_eq!(
+                auth_url_of(&answer(json!(ok)), "gh").unwrap().as_deref(),
+                Some(ok)
+            );
+        }
+        assert_eq!(auth_url_of(&json!({}), "gh").unwrap(), None);
+        assert_eq!(auth_url_of(&answer(Value::Null), "gh").unwrap(), None);
+        for bad in [
+            json!("http://user:pass@host/"),
+            json!("https://exämple.com/"),
+            json!("https://xn--exmple-cua.com/"),
+            json!("javascript:alert(1)"),
+            json!("file:///"),
+            json!("file:///etc/passwd"),
+            json!("https://"),
+            json!("http:///x"),
+            json!("https://a b"),
+            json!("ftp://x"),
+            json!("vscode://x"),
+            json!(""),
+            json!(42),
+        ] {
+            let error = auth_url_of(&answer(bad.clone()), "gh").unwrap_err();
+            assert!(
+                matches!(&error, AgentError::BadAuthUrl { server, .. } if server == "gh"),
+                "{bad}: {error}"
+            );
+            assert!(error.to_string().contains("`gh`"), "{error}");
         }
     }
 

@@ -63,11 +63,15 @@ pub enum AgentError {
     /// An MCP action outside the fixed set.
     #[error("`{0}` is not an MCP action (reconnect, enable, disable, signin, signout)")]
     UnknownMcpAction(String),
-    /// A sign-in answered a URL that is not http or https.
-    #[error("the sign-in URL for MCP server `{server}` is not an http or https URL")]
+    /// A sign-in answered a URL that the one rule for sign-in addresses
+    /// refuses (not http or https, a user name or password, a non-ASCII
+    /// host, ...).
+    #[error("the sign-in URL for MCP server `{server}` was refused: {reason}")]
     BadAuthUrl {
         /// The server.
         server: String,
+        /// Why (a clause of [`orbit_common::BadSignInUrl`]).
+        reason: &'static str,
     },
     /// A server did not connect in time (after a sign-in).
     #[error("MCP server `{server}` did not connect in time (status: {status})")]

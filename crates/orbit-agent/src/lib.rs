@@ -44,8 +44,8 @@ pub use backend::{
     RoomFuture, SessionBackend,
 };
 pub use catalog::{
-    ControlProcess, McpAction, McpActionOutcome, is_web_url, load_catalog, parse_initialize,
-    parse_mcp_status, scrub_error,
+    ControlProcess, McpAction, McpActionOutcome, load_catalog, parse_initialize, parse_mcp_status,
+    scrub_error,
 };
 pub use cli::{
     BASE_ARGS, COMMAND_QUEUE, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args,

@@ -11,7 +11,8 @@
 //!   the word), else a typed error. Every action but reconnect answers
 //!   `restart_conversations`: the owner then calls
 //!   [`crate::SessionService::restart_all_at_next_prompt`].
-//! - A sign-in's URL (http or https only; anything else is an error) is
+//! - A sign-in's URL (checked by `orbit_common::check_signin_url`, the one
+//!   rule for sign-in addresses; anything else is an error) is
 //!   returned to the host alone, for the system browser; the host then calls
 //!   [`McpView::await_connected`], which polls `mcp_status` until the server
 //!   connects or a timeout passes.

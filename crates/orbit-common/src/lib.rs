@@ -1,11 +1,12 @@
 //! Small helpers shared by every Orbit crate: lexical path normalisation,
 //! `/`-separated workspace-relative paths, where Orbit keeps things
-//! ([`Locations`]), the user's [`Settings`], and Orbit's own private files.
+//! ([`Locations`]), the user's [`Settings`], Orbit's own private files, and
+//! the one rule for sign-in addresses ([`check_signin_url`]).
 //!
 //! It depends on no other Orbit crate. Its only I/O is Orbit's own small
 //! files (settings, private files written 0600 in 0700 directories). Main
 //! items: [`normalize_lexically`], [`relative_slash_path`], [`join_relative`],
-//! [`Locations`], [`Settings`], [`write_private_file`].
+//! [`Locations`], [`Settings`], [`write_private_file`], [`check_signin_url`].
 #![warn(missing_docs)]
 
 mod cache_dir;
@@ -13,9 +14,11 @@ mod locations;
 mod paths;
 mod private_fs;
 mod settings;
+mod signin;
 
 pub use cache_dir::{CACHE_DIR_ENV, default_cache_dir};
 pub use locations::{CONFIG_DIR_ENV, Locations, workspace_id};
 pub use paths::{join_relative, join_slash, normalize_lexically, parent_of, relative_slash_path};
 pub use private_fs::{ensure_private_dir, write_private_file};
 pub use settings::{Settings, SettingsError};
+pub use signin::{BadSignInUrl, MAX_SIGNIN_URL, SignInUrl, check_signin_url};

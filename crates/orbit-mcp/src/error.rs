@@ -29,6 +29,10 @@ pub enum Error {
     /// it but without a token.
     #[error("{0}")]
     Exposure(String),
+    /// The HTTP listener's bearer token: a token file others can read, an
+    /// empty one, no randomness to make one.
+    #[error("{0}")]
+    Token(String),
     /// The operator's destinations file.
     #[error("destinations file `{path}`: {reason}")]
     Destinations {

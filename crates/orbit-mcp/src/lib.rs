@@ -18,6 +18,7 @@ mod federated;
 mod host;
 mod listener;
 mod remote;
+mod token;
 mod trace;
 
 pub use adapter::name_map::{MAX_ADVERTISED_LEN, NameMap, sanitize};
@@ -29,8 +30,9 @@ pub use host::{
     AuditRecord, BoxFuture, CanonicalCall, ClientIdentity, HostIdentity, McpHost, ToolError,
     ToolOutcome, ToolSessionContext, Transport,
 };
-pub use listener::{ListenOptions, bind_http, serve_http};
+pub use listener::{ListenLimits, ListenOptions, bind_http, serve_http};
 pub use remote::ssh::{SshTarget, proxy_stdio};
+pub use token::{TOKEN_FILE_NAME, generated_token, read_token_file};
 pub use trace::TraceContext;
 
 // For the fuzz targets (`fuzz/`) only: the parsers of what clients send.

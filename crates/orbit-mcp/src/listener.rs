@@ -1,8 +1,14 @@
 //! The TCP transport: MCP's Streamable HTTP on `/mcp`, and its exposure gate.
 //!
-//! - It binds loopback only, unless the operator passes the exposure flag,
-//!   which then requires a bearer token (checked on every request, in
-//!   constant time). With a token configured, loopback requests need it too.
+//! - It binds loopback only, unless the operator passes the exposure flag.
+//!   Every request needs the bearer token, on loopback too (TCP carries no
+//!   peer credentials: any local user could connect), checked in constant
+//!   time; the `Bearer` scheme's name is case-insensitive (RFC 7235).
+//! - It serves at most [`ListenLimits::max_connections`] connections at
+//!   once (further ones wait in the kernel's backlog), closes a connection
+//!   whose request head does not arrive within
+//!   [`ListenLimits::head_timeout`] (slowloris), and backs off on accept
+//!   errors (100 ms doubling to 1 s: a full file table does not spin).
 //! - A request's `Origin`, when present, must be a loopback origin or one
 //!   the operator allowed (DNS rebinding); otherwise 403. Without exposure,
 //!   the `Host` header must be a loopback name too.
@@ -12,21 +18,43 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode, header};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use crate::adapter::OrbitServer;
 use crate::error::{Error, Result};
 use crate::host::Transport;
 
 /// The shortest bearer token the listener accepts.
-const MIN_TOKEN_LEN: usize = 16;
+pub(crate) const MIN_TOKEN_LEN: usize = 16;
+
+/// The listener's bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListenLimits {
+    /// Connections served at once (default 64); further ones wait in the
+    /// kernel's backlog until one ends.
+    pub max_connections: usize,
+    /// How long a connection may take to send a request's head (default
+    /// 10 s); a head still incomplete then closes the connection.
+    pub head_timeout: Duration,
+}
+
+impl Default for ListenLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 64,
+            head_timeout: Duration::from_secs(10),
+        }
+    }
+}
 
 /// How to listen.
 #[derive(Clone, Default)]
@@ -35,10 +63,13 @@ pub struct ListenOptions {
     pub addr: Option<SocketAddr>,
     /// The operator's explicit consent to listen beyond loopback.
     pub expose: bool,
-    /// The bearer token requests must carry (required with `expose`).
+    /// The bearer token every request must carry (required: without one
+    /// the listener does not start).
     pub token: Option<String>,
     /// Extra allowed `Origin`s (`https://host:port`), beside loopback ones.
     pub allowed_origins: Vec<String>,
+    /// Connection and time bounds.
+    pub limits: ListenLimits,
 }
 
 impl std::fmt::Debug for ListenOptions {
@@ -48,6 +79,7 @@ impl std::fmt::Debug for ListenOptions {
             .field("expose", &self.expose)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("allowed_origins", &self.allowed_origins)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -80,22 +112,18 @@ fn check_exposure(addr: SocketAddr, options: &ListenOptions) -> Result<()> {
             "{addr} is not a loopback address: listening beyond this machine needs --expose and a bearer token"
         )));
     }
-    if options.expose {
-        match &options.token {
-            None => {
-                return Err(Error::Exposure(
-                    "--expose needs a bearer token (ORBIT_MCP_TOKEN or --token-file)".to_owned(),
-                ));
-            }
-            Some(token) if token.len() < MIN_TOKEN_LEN => {
-                return Err(Error::Exposure(format!(
-                    "the bearer token is shorter than {MIN_TOKEN_LEN} characters"
-                )));
-            }
-            Some(_) => {}
-        }
+    match &options.token {
+        None if options.expose => Err(Error::Exposure(
+            "--expose needs a bearer token (ORBIT_MCP_TOKEN or --token-file)".to_owned(),
+        )),
+        None => Err(Error::Exposure(
+            "the HTTP listener needs a bearer token, on loopback too".to_owned(),
+        )),
+        Some(token) if token.len() < MIN_TOKEN_LEN => Err(Error::Exposure(format!(
+            "the bearer token is shorter than {MIN_TOKEN_LEN} characters"
+        ))),
+        Some(_) => Ok(()),
     }
-    Ok(())
 }
 
 /// Serves Streamable HTTP on `listener` until the process ends.
@@ -126,11 +154,25 @@ pub async fn serve_http(
         token: options.token.clone(),
         allowed_origins: options.allowed_origins.clone(),
     });
+    let slots = Arc::new(Semaphore::new(options.limits.max_connections.max(1)));
+    let head_timeout = options.limits.head_timeout;
+    let mut backoff = Backoff::default();
     loop {
+        // A slot first: at the cap, new connections wait in the backlog.
+        let slot = Arc::clone(&slots)
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::Session("the connection slots closed".to_owned()))?;
         let (stream, peer) = match listener.accept().await {
-            Ok(accepted) => accepted,
+            Ok(accepted) => {
+                backoff.reset();
+                accepted
+            }
             Err(error) => {
-                tracing::warn!(%error, "accept failed");
+                // EMFILE and the like: wait, or the loop would spin.
+                let delay = backoff.next_delay();
+                tracing::warn!(%error, ?delay, "accept failed; waiting before the next");
+                tokio::time::sleep(delay).await;
                 continue;
             }
         };
@@ -141,6 +183,7 @@ pub async fn serve_http(
         let service = service.clone();
         let gate = Arc::clone(&gate);
         tokio::spawn(async move {
+            let _slot = slot;
             let handler = hyper::service::service_fn(move |request: Request<Incoming>| {
                 let service = service.clone();
                 let gate = Arc::clone(&gate);
@@ -152,12 +195,34 @@ pub async fn serve_http(
                 }
             });
             if let Err(error) = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(head_timeout)
                 .serve_connection(TokioIo::new(stream), handler)
                 .await
             {
                 tracing::debug!(%error, "http connection ended");
             }
         });
+    }
+}
+
+/// The wait after a failed accept: 100 ms, doubling to 1 s; back to 100 ms
+/// after an accept succeeds.
+#[derive(Debug, Default)]
+struct Backoff(Option<Duration>);
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(100);
+    const MAX: Duration = Duration::from_secs(1);
+
+    fn next_delay(&mut self) -> Duration {
+        let delay = self.0.map_or(Self::FIRST, |last| (last * 2).min(Self::MAX));
+        self.0 = Some(delay);
+        delay
+    }
+
+    fn reset(&mut self) {
+        self.0 = None;
     }
 }
 
@@ -262,14 +327,17 @@ impl Gate {
         {
             return Some(Refusal::Origin);
         }
-        if let Some(token) = &self.token {
-            let given = authorization
-                .and_then(header_text)
-                .and_then(|value| value.strip_prefix("Bearer "))
-                .unwrap_or("");
-            if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
-                return Some(Refusal::Token);
-            }
+        // No token configured: nothing passes (the listener refuses to
+        // start without one; this is the gate's own guard).
+        let Some(token) = &self.token else {
+            return Some(Refusal::Token);
+        };
+        let given = authorization
+            .and_then(header_text)
+            .and_then(bearer_credentials)
+            .unwrap_or("");
+        if token.is_empty() || !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+            return Some(Refusal::Token);
         }
         None
     }
@@ -332,6 +400,15 @@ pub fn is_loopback_origin(origin: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The credentials of a `Bearer` `Authorization` value: the scheme's name
+/// is case-insensitive (RFC 7235 §2.1), one or more spaces follow it.
+fn bearer_credentials(value: &str) -> Option<&str> {
+    let (scheme, credentials) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| credentials.trim_start_matches(' '))
+}
+
 fn is_port(tail: &str) -> bool {
     tail.strip_prefix(':')
         .is_some_and(|port| !port.is_empty() && port.parse::<u16>().is_ok())
@@ -381,11 +458,14 @@ mod tests {
         }
     }
 
+    const TOKEN: &str = "0123456789abcdef";
+    const AUTH: &[u8] = b"Bearer 0123456789abcdef";
+
     #[test]
     fn the_gate_on_raw_header_bytes() {
-        let open = gate(false, None);
+        let open = gate(false, Some(TOKEN));
         let verdict = |g: &Gate, host: Option<&[u8]>, origin: Option<&[u8]>| {
-            g.verdict("/mcp", host, origin, None)
+            g.verdict("/mcp", host, origin, Some(AUTH))
         };
         assert_eq!(verdict(&open, None, None), None);
         assert_eq!(
@@ -437,13 +517,17 @@ mod tests {
                 "{origin:?}"
             );
         }
-        let locked = gate(false, Some("0123456789abcdef"));
+        let locked = gate(false, Some(TOKEN));
         for authorization in [
             None,
             Some(&b"Bearer 0123456789abcde"[..]),
-            Some(b"bearer 0123456789abcdef"),
             Some(b"Bearer 0123456789abcdef "),
             Some(b"Bearer 0123456789abcdef\xff"),
+            Some(b"Bearer0123456789abcdef"),
+            Some(b"Basic 0123456789abcdef"),
+            Some(b"Bearerx 0123456789abcdef"),
+            Some(b"0123456789abcdef"),
+            Some(b"Bearer "),
         ] {
             assert_eq!(
                 locked.verdict("/mcp", None, None, authorization),
@@ -451,10 +535,28 @@ mod tests {
                 "{authorization:?}"
             );
         }
-        assert_eq!(
-            locked.verdict("/mcp", None, None, Some(b"Bearer 0123456789abcdef")),
-            None
-        );
+        // The scheme's name is case-insensitive (RFC 7235); spaces may be
+        // more than one.
+        for authorization in [
+            &b"Bearer 0123456789abcdef"[..],
+            b"bearer 0123456789abcdef",
+            b"BEARER 0123456789abcdef",
+            b"bEaReR  0123456789abcdef",
+        ] {
+            assert_eq!(
+                locked.verdict("/mcp", None, None, Some(authorization)),
+                None,
+                "{authorization:?}"
+            );
+        }
+        // Without a token configured nothing passes, whatever is sent.
+        let tokenless = gate(false, None);
+        for authorization in [None, Some(&b"Bearer "[..]), Some(b"Bearer x")] {
+            assert_eq!(
+                tokenless.verdict("/mcp", None, None, authorization),
+                Some(Refusal::Token)
+            );
+        }
         assert_eq!(
             gate_status(&ListenOptions::default(), "/x", None, None, None),
             Some(404)
@@ -490,7 +592,25 @@ mod tests {
         assert!(check_exposure(public, &options).is_err());
         options.token = Some("a-long-enough-token-1234".to_owned());
         assert!(check_exposure(public, &options).is_ok());
+        // Loopback needs a token too.
         let local: SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|_| unreachable!());
-        assert!(check_exposure(local, &ListenOptions::default()).is_ok());
+        let refused = check_exposure(local, &ListenOptions::default()).unwrap_err();
+        assert!(refused.to_string().contains("bearer token"), "{refused}");
+        let with_token = ListenOptions {
+            token: Some("a-long-enough-token-1234".to_owned()),
+            ..ListenOptions::default()
+        };
+        assert!(check_exposure(local, &with_token).is_ok());
+    }
+
+    #[test]
+    fn accept_errors_back_off_from_100_ms_doubling_to_1_s() {
+        let mut backoff = Backoff::default();
+        let delays: Vec<u64> = (0..6)
+            .map(|_| u64::try_from(backoff.next_delay().as_millis()).unwrap_or(u64::MAX))
+            .collect();
+        assert_eq!(delays, [100, 200, 400, 800, 1000, 1000]);
+        backoff.reset();
+        assert_eq!(backoff.next_delay(), Duration::from_millis(100));
     }
 }

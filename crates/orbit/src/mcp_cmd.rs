@@ -17,8 +17,8 @@ use clap::Args;
 use orbit_core::mcp_host::{AuditEntry, CoreMcpHost, ToolCall};
 use orbit_mcp::{
     AuditRecord, BoxFuture, CanonicalCall, Destinations, FederatedMcpHost, HostIdentity,
-    ListenOptions, McpHost, OrbitServer, SshTarget, ToolError, ToolOutcome, ToolSessionContext,
-    Transport,
+    ListenLimits, ListenOptions, McpHost, OrbitServer, SshTarget, ToolError, ToolOutcome,
+    ToolSessionContext, Transport,
 };
 
 /// The environment variable that carries the HTTP listener's bearer token
@@ -39,7 +39,9 @@ pub(crate) struct McpArgs {
     /// (`ORBIT_MCP_TOKEN` or `--token-file`).
     #[arg(long, requires = "listen")]
     expose: bool,
-    /// A file holding the bearer token HTTP requests must carry.
+    /// A file holding the bearer token HTTP requests must carry (readable
+    /// by its owner only). Without it and without `ORBIT_MCP_TOKEN`, Orbit
+    /// makes one and keeps it in `mcp-token` in its config directory.
     #[arg(long, value_name = "FILE", requires = "listen")]
     token_file: Option<PathBuf>,
     /// An extra allowed `Origin` (`https://host:port`) besides loopback ones.
@@ -191,29 +193,40 @@ async fn serve(args: McpArgs) -> anyhow::Result<ExitCode> {
             orbit_mcp::serve_stdio(server).await?;
         }
         Some(addr) => {
+            // The token: `--token-file` (private), else ORBIT_MCP_TOKEN,
+            // else the one Orbit keeps in its config directory (made on the
+            // first run). Never printed: its file's path is.
+            let mut kept = None;
             let token = match (&args.token_file, std::env::var(TOKEN_ENV)) {
-                (Some(file), _) => Some(
-                    fs_err::read_to_string(file)
-                        .context("reading the token file")?
-                        .trim()
-                        .to_owned(),
-                ),
-                (None, Ok(token)) if !token.is_empty() => Some(token),
-                _ => None,
+                (Some(file), _) => orbit_mcp::read_token_file(file)?,
+                (None, Ok(token)) if !token.is_empty() => token,
+                _ if args.expose => {
+                    bail!("--expose needs a bearer token (ORBIT_MCP_TOKEN or --token-file)")
+                }
+                _ => {
+                    let (token, file) = orbit_mcp::generated_token(locations.config_dir())?;
+                    kept = Some(file);
+                    token
+                }
             };
-            if token.as_ref().is_some_and(String::is_empty) {
-                bail!("the token file is empty");
-            }
             let options = ListenOptions {
                 addr: Some(addr),
                 expose: args.expose,
-                token,
+                token: Some(token),
                 allowed_origins: args.allow_origins,
+                limits: ListenLimits::default(),
             };
             let (listener, local) = orbit_mcp::bind_http(&options).await?;
             {
                 let mut stderr = std::io::stderr().lock();
                 writeln!(stderr, "orbit mcp: listening on http://{local}/mcp")?;
+                if let Some(file) = kept {
+                    writeln!(
+                        stderr,
+                        "orbit mcp: requests need `Authorization: Bearer <token>`; the token is in {}",
+                        file.display()
+                    )?;
+                }
             }
             orbit_mcp::serve_http(server, listener, &options).await?;
         }

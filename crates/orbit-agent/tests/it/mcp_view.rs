@@ -323,10 +323,17 @@ pub(crate) struct OauthServer {
 
 impl OauthServer {
     pub(crate) fn start(dir: &Path) -> Self {
+        Self::advertising(dir, None)
+    }
+
+    /// One whose metadata advertises `authorize` (`{host}` is its
+    /// `127.0.0.1:PORT`) as the authorization endpoint.
+    pub(crate) fn advertising(dir: &Path, authorize: Option<&str>) -> Self {
         let log = dir.join("oauth.log");
         let mut child = std::process::Command::new("python3")
             .arg(scripts().join("oauth_mcp.py"))
             .arg(&log)
+            .args(authorize)
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
@@ -369,6 +376,32 @@ pub(crate) fn browse(url: &str) {
         .status()
         .unwrap();
     assert!(status.success());
+}
+
+/// A sign-in address the one rule for sign-in addresses refuses (here an
+/// authorization endpoint with `user:pass@`, as the real CLI builds the URL
+/// from it) is an error naming the server and why, never an outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_url_with_a_user_and_password_is_refused_on_the_real_cli() {
+    let env = Env::new().await;
+    let server =
+        OauthServer::advertising(env.home.path(), Some("http://user:pass@{host}/authorize"));
+    let mcp_url = format!("http://127.0.0.1:{}/mcp", server.port);
+    let mcp_config = json!({"mcpServers": {"web": {"type": "http", "url": mcp_url}}});
+    let mut config = env.config(real_claude(), Timeouts::default());
+    config.extra_args = vec!["--mcp-config".into(), mcp_config.to_string()];
+    let clock = Arc::new(ManualClock::new());
+    let mut view = view(config, env.ws.path(), &clock);
+    view.reload().await.unwrap();
+    assert_eq!(status(&view, "web"), "needs-auth");
+    let error = view.act(McpAction::SignIn, "web").await.unwrap_err();
+    assert!(
+        matches!(&error, AgentError::BadAuthUrl { server, reason }
+            if server == "web" && reason.contains("user name or password")),
+        "{error}"
+    );
+    assert!(!error.to_string().contains("pass@"), "{error}");
+    view.close().await;
 }
 
 /// Sign-in: `mcp_authenticate` answers the authorization URL, which only

@@ -532,7 +532,11 @@ async fn until_probe(
 /// pointing it back makes it available again.
 #[tokio::test]
 async fn host_reprobes_when_the_watched_settings_change() {
-    let config = tempfile::tempdir().unwrap();
+    // Private, as Orbit's config directory must be once it holds files.
+    let config = tempfile::Builder::new()
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()
+        .unwrap();
     let ws = tempfile::tempdir().unwrap();
     let settings = config.path().join("settings.json");
     let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_claude.py");

@@ -2,10 +2,18 @@
 sign-in test: 401 with resource metadata until a request carries the token
 its /token endpoint gives; /authorize redirects straight to the client's
 redirect_uri (the test plays the browser). Prints its port, then serves on
-127.0.0.1. Every request is logged as a JSON line to argv[1]."""
+127.0.0.1. Every request is logged as a JSON line to argv[1]. argv[2], when
+given, is the authorization endpoint to advertise instead of /authorize
+(`{host}` stands for 127.0.0.1:PORT), for the tests of refused sign-in
+addresses."""
 import json, sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 log = open(sys.argv[1], "a") if len(sys.argv) > 1 else sys.stderr
+def authorize(handler):
+    host = "127.0.0.1:%d" % handler.server.server_address[1]
+    if len(sys.argv) > 2:
+        return sys.argv[2].replace("{host}", host)
+    return "http://" + host + "/authorize"
 class H(BaseHTTPRequestHandler):
     def base(self):
         return "http://127.0.0.1:%d" % self.server.server_address[1]
@@ -27,7 +35,7 @@ class H(BaseHTTPRequestHandler):
         if self.path.startswith("/.well-known/oauth-protected-resource"):
             self.send_json(200, {"resource": b + "/mcp", "authorization_servers": [b]})
         elif self.path.startswith("/.well-known/oauth-authorization-server") or self.path.startswith("/.well-known/openid-configuration"):
-            self.send_json(200, {"issuer": b, "authorization_endpoint": b + "/authorize", "token_endpoint": b + "/token",
+            self.send_json(200, {"issuer": b, "authorization_endpoint": authorize(self), "token_endpoint": b + "/token",
                                  "registration_endpoint": b + "/register", "response_types_supported": ["code"],
                                  "grant_types_supported": ["authorization_code", "refresh_token"],
                                  "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": ["none"]})

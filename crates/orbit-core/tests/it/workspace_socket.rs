@@ -237,7 +237,11 @@ async fn a_dead_or_silent_socket_means_a_scan() {
 async fn a_dead_orbits_socket_is_replaced_and_a_live_ones_is_kept() {
     let f = fixture();
     let path = f.locations.workspace_socket(&f.work);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    // Private, as Orbit makes its runtime directories (a directory others
+    // can enter, with contents, is refused).
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+        .create(path.parent().unwrap())
+        .unwrap();
     drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
     let (live, _updates) = live(&f.work);
     let first = WorkspaceSocket::serve(&f.locations, Arc::clone(&live))

@@ -1,14 +1,32 @@
 //! The HTTP listener's gate, over raw HTTP/1.1: `/a/` a plain 404, foreign
-//! `Origin`s refused, the bearer token required when set, MCP served on
-//! `/mcp`, and a W3C `traceparent` HTTP header honoured when the request's
-//! `_meta` has no valid one.
+//! `Origin`s refused, the bearer token required (on loopback too, `Bearer`
+//! in any case), MCP served on `/mcp`, and a W3C `traceparent` HTTP header
+//! honoured when the request's `_meta` has no valid one. Its bounds: a
+//! connection cap, and a request head that never completes closed after the
+//! head timeout.
 
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
-use orbit_mcp::{ListenOptions, OrbitServer, Transport};
+use orbit_mcp::{ListenLimits, ListenOptions, OrbitServer, Transport};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::fake_host::FakeHost;
+
+/// The token every listener here is started with; [`request`] sends it
+/// unless the headers carry an `Authorization` (or [`NO_AUTH`]).
+const TOKEN: &str = "listener-test-token-0123456789";
+
+/// A header that makes [`request`] send no `Authorization`.
+const NO_AUTH: &str = "X-Test: no authorization";
+
+/// Options with the test token.
+fn with_token() -> ListenOptions {
+    ListenOptions {
+        token: Some(TOKEN.into()),
+        ..ListenOptions::default()
+    }
+}
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
@@ -32,6 +50,12 @@ async fn request(
     if !headers.iter().any(|h| h.starts_with("Host:")) {
         text.push_str(&format!("Host: 127.0.0.1:{}\r\n", addr.port()));
     }
+    if !headers
+        .iter()
+        .any(|h| h.starts_with("Authorization:") || *h == NO_AUTH)
+    {
+        text.push_str(&format!("Authorization: Bearer {TOKEN}\r\n"));
+    }
     for header in headers {
         text.push_str(header);
         text.push_str("\r\n");
@@ -52,7 +76,7 @@ const MCP_HEADERS: [&str; 2] = [
 
 #[tokio::test]
 async fn adapter_paths_get_a_plain_404_and_mcp_answers() {
-    let addr = start(ListenOptions::default()).await;
+    let addr = start(with_token()).await;
     let (status, answer) = request(addr, "GET", "/a/v1/sessions", &[], "").await;
     assert_eq!(status, 404);
     assert!(answer.contains("text/plain"), "{answer}");
@@ -67,7 +91,7 @@ async fn adapter_paths_get_a_plain_404_and_mcp_answers() {
 async fn foreign_origins_are_refused_loopback_ones_served() {
     let addr = start(ListenOptions {
         allowed_origins: vec!["https://ide.example:8443".into()],
-        ..ListenOptions::default()
+        ..with_token()
     })
     .await;
     let with = |origin: &'static str| {
@@ -137,14 +161,16 @@ async fn foreign_origins_are_refused_loopback_ones_served() {
 }
 
 #[tokio::test]
-async fn a_configured_token_is_required_even_on_loopback() {
+async fn the_token_is_required_even_on_loopback() {
     let token = "correct-horse-battery-staple";
     let addr = start(ListenOptions {
         token: Some(token.into()),
         ..ListenOptions::default()
     })
     .await;
-    let (status, answer) = request(addr, "POST", "/mcp", &MCP_HEADERS, INIT).await;
+    let mut anonymous = MCP_HEADERS.to_vec();
+    anonymous.push(NO_AUTH);
+    let (status, answer) = request(addr, "POST", "/mcp", &anonymous, INIT).await;
     assert_eq!(status, 401);
     assert!(
         answer
@@ -159,6 +185,108 @@ async fn a_configured_token_is_required_even_on_loopback() {
     let mut right = MCP_HEADERS.to_vec();
     right.push(&good);
     assert_eq!(request(addr, "POST", "/mcp", &right, INIT).await.0, 200);
+    // The scheme's name is case-insensitive (RFC 7235).
+    let lower = format!("Authorization: bearer {token}");
+    let mut lowercase = MCP_HEADERS.to_vec();
+    lowercase.push(&lower);
+    assert_eq!(request(addr, "POST", "/mcp", &lowercase, INIT).await.0, 200);
+}
+
+#[tokio::test]
+async fn a_loopback_listener_does_not_start_without_a_token() {
+    let refused = orbit_mcp::bind_http(&ListenOptions::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("bearer token"), "{refused}");
+    let (listener, _) = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map(|l| {
+            let addr = l.local_addr().unwrap();
+            (l, addr)
+        })
+        .unwrap();
+    let (host, _) = FakeHost::new("h");
+    let server = OrbitServer::new(host, Transport::Http).unwrap();
+    let refusal = orbit_mcp::serve_http(server, listener, &ListenOptions::default())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refusal.contains("bearer token"), "{refusal}");
+}
+
+/// Reads until the server closes the connection (or `limit` passes).
+async fn closed_within(stream: &mut tokio::net::TcpStream, limit: Duration) -> bool {
+    let mut sink = Vec::new();
+    tokio::time::timeout(limit, stream.read_to_end(&mut sink))
+        .await
+        .is_ok()
+}
+
+#[tokio::test]
+async fn a_request_head_that_never_completes_is_closed_after_the_timeout() {
+    let head_timeout = Duration::from_millis(400);
+    let addr = start(ListenOptions {
+        limits: ListenLimits {
+            head_timeout,
+            ..ListenLimits::default()
+        },
+        ..with_token()
+    })
+    .await;
+    // Half a head, then silence (slowloris); and a connection that sends
+    // nothing at all.
+    let started = Instant::now();
+    let mut partial = tokio::net::TcpStream::connect(addr).await.unwrap();
+    partial
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: 1")
+        .await
+        .unwrap();
+    let mut silent = tokio::net::TcpStream::connect(addr).await.unwrap();
+    // And one kept alive after an answer (a 401 here), then idle.
+    let mut kept = tokio::net::TcpStream::connect(addr).await.unwrap();
+    kept.write_all(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let mut first = [0u8; 12];
+    kept.read_exact(&mut first).await.unwrap();
+    assert_eq!(&first, b"HTTP/1.1 401");
+    assert!(closed_within(&mut partial, Duration::from_secs(10)).await);
+    assert!(closed_within(&mut silent, Duration::from_secs(10)).await);
+    assert!(closed_within(&mut kept, Duration::from_secs(10)).await);
+    assert!(
+        started.elapsed() + Duration::from_millis(50) >= head_timeout,
+        "closed before the timeout: {:?}",
+        started.elapsed()
+    );
+    // A whole request is still served.
+    let (status, answer) = request(addr, "POST", "/mcp", &MCP_HEADERS, INIT).await;
+    assert_eq!(status, 200, "{answer}");
+}
+
+#[tokio::test]
+async fn connections_beyond_the_cap_wait_for_a_slot() {
+    let addr = start(ListenOptions {
+        limits: ListenLimits {
+            max_connections: 1,
+            head_timeout: Duration::from_secs(30),
+        },
+        ..with_token()
+    })
+    .await;
+    // One idle connection takes the only slot.
+    let holder = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let waiting = tokio::spawn(request(addr, "POST", "/mcp", &MCP_HEADERS, INIT));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!waiting.is_finished(), "served beyond the cap");
+    // The slot frees when the holder goes; the waiting request is served.
+    drop(holder);
+    let (status, answer) = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("served once a slot freed")
+        .unwrap();
+    assert_eq!(status, 200, "{answer}");
 }
 
 #[tokio::test]
@@ -216,7 +344,7 @@ async fn the_traceparent_header_is_honoured_when_meta_has_none() {
     const HEADER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
     let (host, seen) = FakeHost::new("h");
     let server = OrbitServer::new(host, Transport::Http).unwrap();
-    let options = ListenOptions::default();
+    let options = with_token();
     let (listener, addr) = orbit_mcp::bind_http(&options).await.unwrap();
     tokio::spawn(async move { orbit_mcp::serve_http(server, listener, &options).await });
 

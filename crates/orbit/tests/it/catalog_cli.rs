@@ -187,3 +187,47 @@ fn a_server_still_pending_after_the_wait_is_shown_timed_out() {
     assert_eq!(row("echo")["status"], "connected");
     assert_eq!(row("echo").get("timedOut"), None);
 }
+
+/// `orbit catalog mcp signin` prints a sign-in address only when the one
+/// rule for sign-in addresses admits it: an authorization server that
+/// advertises a `user:pass@` endpoint (the real CLI builds the URL from it)
+/// gets a one-line refusal and nothing on stdout.
+#[test]
+fn a_sign_in_address_with_a_user_and_password_is_refused() {
+    use std::io::BufRead as _;
+    let setup = Setup::new();
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../orbit-agent/tests/mcp/oauth_mcp.py");
+    let mut server = Command::new("python3")
+        .arg(script)
+        .arg(setup.home.path().join("oauth.log"))
+        .arg("http://user:pass@{host}/authorize")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port: u16 = line.trim().parse().unwrap();
+    let mcp = serde_json::json!({"mcpServers": {"web": {"type": "http",
+        "url": format!("http://127.0.0.1:{port}/mcp")}}});
+    std::fs::write(
+        setup.config.path().join("settings.json"),
+        serde_json::json!({"claude.path": real_claude(), "claude.extraArgs": ["--mcp-config", mcp.to_string()]})
+            .to_string(),
+    )
+    .unwrap();
+    let out = setup.run(&["catalog", "mcp", "signin", "web"]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the sign-in URL for MCP server `web` was refused")
+            && err.contains("user name or password"),
+        "{err}"
+    );
+    assert!(!err.contains("pass@"), "{err}");
+}

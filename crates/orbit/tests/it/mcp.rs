@@ -6,6 +6,7 @@
 //! against the HTTP listener.
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -119,7 +120,10 @@ impl Drop for Killed {
     }
 }
 
-fn listen(home: &std::path::Path, args: &[&str], token: Option<&str>) -> (Killed, String) {
+/// `orbit mcp ARGS` (with `--listen`): the child, its URL and the token its
+/// requests need (`token` through `ORBIT_MCP_TOKEN`, else the `--token-file`'s,
+/// else the one Orbit made and keeps in its config directory).
+fn listen(home: &std::path::Path, args: &[&str], token: Option<&str>) -> (Killed, String, String) {
     let mut command = orbit_mcp(home);
     command
         .args(args)
@@ -140,7 +144,21 @@ fn listen(home: &std::path::Path, args: &[&str], token: Option<&str>) -> (Killed
         .to_owned();
     // Keep draining its logs, or a full pipe would stall the server.
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    (Killed(child), url)
+    let token = if let Some(token) = token {
+        token.to_owned()
+    } else {
+        let file = args
+            .iter()
+            .position(|arg| *arg == "--token-file")
+            .map_or_else(|| home.join("config/mcp-token"), |at| args[at + 1].into());
+        std::fs::read_to_string(file).unwrap().trim().to_owned()
+    };
+    (Killed(child), url, token)
+}
+
+/// The `Authorization` header line for `token`.
+fn bearer(token: &str) -> String {
+    format!("Authorization: Bearer {token}")
 }
 
 #[test]
@@ -149,7 +167,7 @@ fn python_sdk_over_http_with_a_token() {
     let work = home.path().join("app");
     workspace(&work);
     let token = "a-test-token-of-some-length";
-    let (_child, url) = listen(
+    let (_child, url, _) = listen(
         home.path(),
         &[
             "--listen",
@@ -161,12 +179,13 @@ fn python_sdk_over_http_with_a_token() {
         ],
         Some(token),
     );
-    let seen = run_python(&["http", &url, token], &[]);
+    let seen = run_python(&["http", &url], &[("ORBIT_MCP_TOKEN", token)]);
     check_python_run(&seen, "box2");
     // Without the token the SDK cannot even initialize.
     let output = Command::new(python())
         .arg(client_check())
-        .args(["http", &url, "wrong-token-wrong-token"])
+        .args(["http", &url])
+        .env("ORBIT_MCP_TOKEN", "wrong-token-wrong-token")
         .stderr(Stdio::null())
         .output()
         .unwrap();
@@ -189,7 +208,7 @@ fn listening_beyond_loopback_needs_expose_and_a_token() {
         .unwrap();
     assert!(String::from_utf8_lossy(&output.stderr).contains("bearer token"));
     // With both, it listens (here on loopback anyway, port picked freely).
-    let (_child, url) = listen(
+    let (_child, url, _) = listen(
         home.path(),
         &["--listen", "127.0.0.1:0", "--expose"],
         Some("exposed-token-0123456789"),
@@ -207,7 +226,8 @@ fn the_token_comes_from_the_token_file_and_never_from_argv() {
     let token_file = home.path().join("mcp-token");
     // A trailing newline, as an editor or `echo` leaves it, is not the token's.
     std::fs::write(&token_file, format!("{token}\n")).unwrap();
-    let (child, url) = listen(
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (child, url, _) = listen(
         home.path(),
         &[
             "--listen",
@@ -284,11 +304,65 @@ fn the_token_comes_from_the_token_file_and_never_from_argv() {
     assert_eq!(http_post(&url, &headers[1..], list).0, 401);
 }
 
+/// Without `ORBIT_MCP_TOKEN` or `--token-file`, the loopback listener still
+/// needs a token: Orbit makes one, keeps it 0600 in `mcp-token` in its
+/// config directory (reused by the next run), and names the file, never the
+/// token, on stderr.
 #[test]
-fn an_empty_token_file_is_refused() {
+fn a_loopback_listener_makes_a_token_keeps_it_private_and_reuses_it() {
     let home = tempfile::tempdir().unwrap();
-    let token_file = home.path().join("empty-token");
-    std::fs::write(&token_file, "\n").unwrap();
+    let token_file = home.path().join("config/mcp-token");
+    let start = || {
+        let mut child = orbit_mcp(home.path())
+            .args(["--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut lines = [String::new(), String::new()];
+        for line in &mut lines {
+            stderr.read_line(line).unwrap();
+        }
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+        let url = lines[0]
+            .trim()
+            .strip_prefix("orbit mcp: listening on ")
+            .unwrap_or_else(|| panic!("{lines:?}"))
+            .to_owned();
+        (Killed(child), url, lines[1].clone())
+    };
+    let (child, url, said) = start();
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    assert_eq!(token.len(), 43, "32 random bytes in base64url: {token}");
+    assert!(said.contains(&token_file.display().to_string()), "{said}");
+    assert!(said.contains("Authorization: Bearer"), "{said}");
+    assert!(!said.contains(&token), "the token itself is never printed");
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&token_file), 0o600);
+    assert_eq!(mode(token_file.parent().unwrap()), 0o700);
+    // An unauthenticated request on loopback: 401.
+    let (status, answer) = http_post(&url, &[], HTTP_INIT);
+    assert_eq!(status, 401, "{answer}");
+    assert_eq!(http_post(&url, &[bearer(&token)], HTTP_INIT).0, 200);
+    // `bearer` in lower case is the same scheme (RFC 7235).
+    let lower = format!("Authorization: bearer {token}");
+    assert_eq!(http_post(&url, &[lower], HTTP_INIT).0, 200);
+    drop(child);
+    // The next run reuses it.
+    let (_child, url, _) = start();
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), token);
+    assert_eq!(http_post(&url, &[bearer(&token)], HTTP_INIT).0, 200);
+}
+
+#[test]
+fn a_token_file_others_can_read_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let token_file = home.path().join("shared-token");
+    std::fs::write(&token_file, "a-token-others-can-read-0123\n").unwrap();
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let output = orbit_mcp(home.path())
         .args(["--listen", "127.0.0.1:0", "--token-file"])
         .arg(&token_file)
@@ -296,13 +370,43 @@ fn an_empty_token_file_is_refused() {
         .unwrap();
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("token file is empty"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the token file `{}` is readable by others (mode 0644)",
+            token_file.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(!stderr.contains("a-token-others-can-read"), "{stderr}");
+}
+
+#[test]
+fn an_empty_token_file_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let token_file = home.path().join("empty-token");
+    std::fs::write(&token_file, "\n").unwrap();
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let output = orbit_mcp(home.path())
+        .args(["--listen", "127.0.0.1:0", "--token-file"])
+        .arg(&token_file)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "the token file `{}` is empty",
+            token_file.display()
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn allowed_origins_pass_and_others_are_forbidden() {
     let home = tempfile::tempdir().unwrap();
-    let (_child, url) = listen(
+    let (_child, url, token) = listen(
         home.path(),
         &[
             "--listen",
@@ -314,7 +418,13 @@ fn allowed_origins_pass_and_others_are_forbidden() {
         ],
         None,
     );
-    let origin = |origin: &str| http_post(&url, &[format!("Origin: {origin}")], HTTP_INIT);
+    let origin = |origin: &str| {
+        http_post(
+            &url,
+            &[format!("Origin: {origin}"), bearer(&token)],
+            HTTP_INIT,
+        )
+    };
     for allowed in [
         "https://ide.example:8443",
         "vscode-webview://abc",
@@ -337,7 +447,7 @@ fn allowed_origins_pass_and_others_are_forbidden() {
         assert!(answer.ends_with("origin not allowed\n"), "{answer}");
     }
     // No Origin at all (a non-browser client) is served.
-    assert_eq!(http_post(&url, &[], HTTP_INIT).0, 200);
+    assert_eq!(http_post(&url, &[bearer(&token)], HTTP_INIT).0, 200);
 }
 
 #[test]
@@ -814,7 +924,7 @@ fn conformance_suite_against_the_http_listener() {
     let home = tempfile::tempdir().unwrap();
     let work = home.path().join("app");
     workspace(&work);
-    let (_child, url) = listen(
+    let (_child, url, token) = listen(
         home.path(),
         &[
             "--listen",
@@ -838,6 +948,13 @@ fn conformance_suite_against_the_http_listener() {
         .arg("-o")
         .arg(home.path().join("results"))
         .env("PATH", path)
+        // The suite has no option for a header: a preload adds the token
+        // to every request it makes (tests/node/mcp/bearer-auth.cjs).
+        .env(
+            "NODE_OPTIONS",
+            format!("--require {}", node_dir.join("bearer-auth.cjs").display()),
+        )
+        .env("ORBIT_MCP_TOKEN", &token)
         .stderr(Stdio::inherit())
         .output()
         .unwrap();
