@@ -57,7 +57,7 @@ impl OpenArgs {
 }
 
 /// How often idle workspaces are looked for.
-const IDLE_CHECK: Duration = Duration::from_secs(60);
+const IDLE_CHECK: Duration = Duration::from_mins(1);
 
 /// How long a browser's redirect file stays (it holds a one-time address;
 /// the browser reads it at once). The running Orbit sweeps them, also the
@@ -216,7 +216,7 @@ impl Orbit {
     }
 
     /// Whether `caller` descends from a `claude` this Orbit started.
-    fn from_claude(&self, caller: &Caller) -> bool {
+    fn is_claude_descendant(&self, caller: &Caller) -> bool {
         caller
             .pid
             .is_some_and(|pid| ancestry::descends_from(pid, &self.workspaces.claude_pids()))
@@ -288,7 +288,7 @@ impl OrbitMethods {
                     ..
                 }
         );
-        if answers && self.orbit.from_claude(caller) {
+        if answers && self.orbit.is_claude_descendant(caller) {
             return Err(ControlFailure::new(
                 "forbidden",
                 "a process started by Claude in Orbit cannot answer Claude's questions",
@@ -307,7 +307,7 @@ impl OrbitMethods {
 
     fn open(&self, caller: &Caller, params: &Value) -> Result<Value, ControlFailure> {
         // No self-approval: Claude's own commands get no login address.
-        if self.orbit.from_claude(caller) {
+        if self.orbit.is_claude_descendant(caller) {
             return Err(ControlFailure::new(
                 "forbidden",
                 "a process started by Claude in Orbit cannot open Orbit's page",
@@ -380,9 +380,10 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
     orbit.close().await;
     control.shutdown().await;
     hub.shutdown().await;
-    match Arc::try_unwrap(orbit) {
-        Ok(orbit) => orbit.server.shutdown().await,
-        Err(_) => tracing::warn!("the page's server is still referenced at shutdown"),
+    if let Ok(orbit) = Arc::try_unwrap(orbit) {
+        orbit.server.shutdown().await;
+    } else {
+        tracing::warn!("the page's server is still referenced at shutdown");
     }
     outcome
 }

@@ -31,6 +31,12 @@ impl Orbit {
     async fn start() -> Self {
         let env = Env::new().await;
         let config = tempfile::tempdir().unwrap();
+        // Orbit keeps its files in a private folder.
+        std::fs::set_permissions(
+            config.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
         std::fs::write(
             config.path().join("settings.json"),
             json!({"claude.path": real_claude()}).to_string(),
@@ -314,6 +320,12 @@ async fn stop_during_a_reply_and_shutdown_mid_turn_leave_no_claude() {
 async fn a_workspace_without_page_or_turn_is_let_go_after_thirty_minutes() {
     use orbit_core::workspace::{IDLE_LET_GO, Workspaces};
     let config = tempfile::tempdir().unwrap();
+    // Orbit keeps its files in a private folder.
+    std::fs::set_permissions(
+        config.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(
         config.path().join("settings.json"),

@@ -43,6 +43,12 @@ impl Running {
         let api = runtime.block_on(FakeApi::start());
         let home = tempfile::tempdir().unwrap();
         let config = tempfile::tempdir().unwrap();
+        // Orbit keeps its files in a private folder.
+        std::fs::set_permissions(
+            config.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
         let ws = tempfile::tempdir().unwrap();
         std::fs::write(ws.path().join("main.py"), "import os\n").unwrap();
         let mut settings = settings;

@@ -71,6 +71,12 @@ impl Scene {
         let api = runtime.block_on(FakeApi::start());
         let home = tempfile::tempdir().unwrap();
         let config = tempfile::tempdir().unwrap();
+        // Orbit keeps its files in a private folder.
+        std::fs::set_permissions(
+            config.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
         let ws = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(ws.path().join("src")).unwrap();
         std::fs::write(
