@@ -192,8 +192,8 @@ async fn a_whole_conversation_through_the_channel() {
     let resumed_frames: Vec<Value> = resumed.first.iter().map(json_of).collect();
     assert_eq!(resumed_frames[0]["body"]["resumed"], true);
     let resent = seqs(&resumed_frames[1..]);
-    let head = resumed_frames[0]["body"]["head"].as_u64().unwrap();
-    assert_eq!(resent, ((middle + 1)..=head).collect::<Vec<_>>());
+    let log_head = resumed_frames[0]["body"]["head"].as_u64().unwrap();
+    assert_eq!(resent, ((middle + 1)..=log_head).collect::<Vec<_>>());
     for other in [
         orbit.connect(Some("another-instance"), Some(middle)).await,
         orbit.connect(None, None).await,

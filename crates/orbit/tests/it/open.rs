@@ -112,7 +112,7 @@ impl Running {
             first.starts_with("http://127.0.0.1:") && first.contains("/login?token="),
             "{first:?}"
         );
-        self.login = first.trim().to_owned();
+        first.trim().clone_into(&mut self.login);
         self.stderr = child.stderr.take();
         self.child = Some(child);
     }
@@ -124,7 +124,7 @@ impl Running {
     fn call(&self, method: &str, params: Value) -> Value {
         let mut stream = std::os::unix::net::UnixStream::connect(self.socket()).unwrap();
         stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
+            .set_read_timeout(Some(Duration::from_mins(1)))
             .unwrap();
         writeln!(
             stream,

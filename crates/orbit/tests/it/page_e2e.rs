@@ -42,7 +42,7 @@ fn chromium() -> PathBuf {
     path
 }
 
-/// At most one browser scenario at a time: Chromium on SwiftShader and the
+/// At most one browser scenario at a time: `Chromium` on `SwiftShader` and the
 /// real CLI take both cores.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -157,7 +157,7 @@ impl Scene {
             first.starts_with("http://127.0.0.1:") && first.contains("/login?token="),
             "the first line is the login address: {first:?}"
         );
-        self.login = first.trim().to_owned();
+        first.trim().clone_into(&mut self.login);
         self.orbit = Some(child);
     }
 
@@ -466,7 +466,7 @@ fn the_server_drops_the_socket_mid_turn_and_the_page_loses_nothing() {
     let _ = std::fs::remove_file(&ready);
     let control = scene.config.path().join("run/control.sock");
     let dropper = std::thread::spawn(move || {
-        let deadline = Instant::now() + Duration::from_secs(120);
+        let deadline = Instant::now() + Duration::from_mins(2);
         while !ready.exists() {
             assert!(
                 Instant::now() < deadline,
@@ -478,8 +478,11 @@ fn the_server_drops_the_socket_mid_turn_and_the_page_loses_nothing() {
         control_call(&control, "orbit.dropPages")
     });
     let result = scene.run("drop", None);
-    let dropped = dropper.join().unwrap();
-    assert!(dropped["dropped"].as_u64().unwrap() >= 1, "{dropped}");
+    let drop_answer = dropper.join().unwrap();
+    assert!(
+        drop_answer["dropped"].as_u64().unwrap() >= 1,
+        "{drop_answer}"
+    );
     assert!(result["entries"].as_u64().unwrap() >= 2, "{result}");
     scene.end();
 }
