@@ -25,8 +25,9 @@ use orbit_agent::{AgentError, AgentHost, McpAction, SettingsWatch, Timeouts, Tru
 use orbit_common::Locations;
 use orbit_graph::{Graph, GraphOptions};
 use orbit_types::{
-    ActionAck, AgentAvailability, CHANNEL_PROTOCOL, ConversationPhase, GraphSummary, HostBody,
-    HostFrame, NoticeLevel, PageFrame, PageMessage, PageRequest, WorkspaceMessage, WorkspaceState,
+    ActionAck, AgentAvailability, CHANNEL_PROTOCOL, Catalog, ConversationPhase, GraphSummary,
+    HostBody, HostFrame, NoticeLevel, PageFrame, PageMessage, PageRequest, WorkspaceMessage,
+    WorkspaceState,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -104,6 +105,9 @@ pub struct WorkspaceConfig {
     pub graph: GraphOptions,
     /// Serve the workspace socket (tests may turn it off).
     pub serve_socket: bool,
+    /// Claude Code's config folder (the catalog's skills on disk); `None`:
+    /// no catalog is read.
+    pub claude_config_dir: Option<PathBuf>,
 }
 
 enum Command {
@@ -242,8 +246,13 @@ impl WorkspaceHandle {
             shared: Arc::clone(&shared),
             socket,
             last_state: None,
+            env: config.env,
+            claude_config_dir: config.claude_config_dir,
+            catalog: None,
+            catalog_task: None,
         };
         actor.publish_workspace();
+        actor.start_catalog();
         let task = tokio::spawn(actor.run(command_rx, deltas, watch));
         Ok(Arc::new(Self {
             id,
@@ -394,6 +403,33 @@ struct Actor {
     shared: Arc<Shared>,
     socket: Option<WorkspaceSocket>,
     last_state: Option<WorkspaceState>,
+    env: Vec<(OsString, OsString)>,
+    claude_config_dir: Option<PathBuf>,
+    /// The CLI's catalog (models, skills, MCP servers), once read.
+    catalog: Option<Catalog>,
+    /// The catalog being read, by a short-lived `claude` of its own, off
+    /// the actor's loop.
+    catalog_task: Option<JoinHandle<orbit_agent::Result<Catalog>>>,
+}
+
+/// How long the catalog waits for pending MCP servers.
+const CATALOG_PATIENCE: Duration = Duration::from_secs(5);
+
+/// How long shutdown waits for a catalog still being read.
+const CATALOG_AT_SHUTDOWN: Duration = Duration::from_secs(5);
+
+/// Waits for the catalog being read (never, without one).
+async fn catalog_read(
+    task: &mut Option<JoinHandle<orbit_agent::Result<Catalog>>>,
+) -> Option<orbit_agent::Result<Catalog>> {
+    match task {
+        Some(task) => Some(task.await.unwrap_or_else(|_| {
+            Err(AgentError::Unavailable(
+                "the catalog's task ended".to_owned(),
+            ))
+        })),
+        None => std::future::pending().await,
+    }
 }
 
 /// Waits for a settings change (never, without a watch).
@@ -479,11 +515,64 @@ impl Actor {
                     self.push_all(messages);
                 }
                 Some(_) = deltas.recv() => self.graph_changed(),
+                Some(read) = catalog_read(&mut self.catalog_task) => {
+                    self.catalog_task = None;
+                    self.catalog_read(read);
+                }
                 true = settings_changed(&mut watch) => self.settings_changed().await,
                 () = sleep_until(mcp_deadline) => {
                     self.host.expire_mcp_idle().await;
                 }
             }
+        }
+    }
+
+    /// Reads the CLI's catalog in the background, once the workspace is
+    /// trusted and a `claude` answered the probe: the controller then
+    /// checks models and skills against it.
+    fn start_catalog(&mut self) {
+        if !self.trusted || self.catalog.is_some() || self.catalog_task.is_some() {
+            return;
+        }
+        let (Some(claude_dir), Ok(probe)) = (self.claude_config_dir.clone(), self.host.probe())
+        else {
+            return;
+        };
+        let config = orbit_agent::CliConfig {
+            program: probe.path.clone(),
+            extra_args: self.host.settings().current().extra_args.clone(),
+            env: self.env.clone(),
+            timeouts: self.timeouts,
+        };
+        // Without `--model`: the CLI lists the model it was started with
+        // as a "Custom model", which would vouch for `claude.model`.
+        let options = orbit_agent::ProcessOptions {
+            model: None,
+            ..self.host.settings().current().options.clone()
+        };
+        let root = self.root.clone();
+        self.catalog_task = Some(tokio::spawn(async move {
+            orbit_agent::load_catalog(&config, &root, &options, &claude_dir, CATALOG_PATIENCE).await
+        }));
+    }
+
+    fn catalog_read(&mut self, read: orbit_agent::Result<Catalog>) {
+        match read {
+            Ok(catalog) => {
+                if let Err(error) = self
+                    .host
+                    .set_models(orbit_agent::catalog_model_names(&catalog))
+                {
+                    tracing::warn!(error = %error, "the CLI's models could not be applied");
+                }
+                tracing::info!(
+                    models = catalog.models.len(),
+                    skills = catalog.skills.len(),
+                    "the CLI's catalog is read"
+                );
+                self.catalog = Some(catalog);
+            }
+            Err(error) => tracing::warn!(error = %error, "the CLI's catalog could not be read"),
         }
     }
 
@@ -686,6 +775,7 @@ impl Actor {
             Ok(_) => {
                 self.trusted = true;
                 self.publish_workspace();
+                self.start_catalog();
                 ack(id, None)
             }
             Err(error) => ack(id, Some(("trust_failed", error.to_string()))),
@@ -710,6 +800,7 @@ impl Actor {
                 .collect();
             let facts = Facts {
                 trusted: self.trusted,
+                catalog: self.catalog.as_ref(),
                 conversations: Some(&keys),
                 busy: &busy,
                 ..Facts::new(Origin::Page, &files, &self.projector)
@@ -854,6 +945,16 @@ impl Actor {
                 _ = self.host.service().step() => {}
                 Some(event) = self.events.recv() => self.service_event(&event),
                 () = tokio::time::sleep_until(deadline.into()) => break,
+            }
+        }
+        if let Some(mut task) = self.catalog_task.take() {
+            // Its short-lived `claude` ends with it: awaited, else ended.
+            if tokio::time::timeout(CATALOG_AT_SHUTDOWN, &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+                let _ = task.await;
             }
         }
         let pids = self.shared_pids();

@@ -180,6 +180,7 @@ impl Orbit {
             timeouts: Timeouts::default(),
             graph: GraphOptions::default(),
             serve_socket: true,
+            claude_config_dir: orbit_agent::claude_config_dir(),
         })
         .await?;
         let kept = self.workspaces.insert(Arc::clone(&handle));

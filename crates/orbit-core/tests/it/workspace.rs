@@ -55,6 +55,7 @@ impl Orbit {
                 ..GraphOptions::default()
             },
             serve_socket: false,
+            claude_config_dir: Some(env.home.path().join(".claude")),
         })
         .await
         .unwrap();
@@ -129,6 +130,7 @@ fn turn_ended(frame: &Value) -> bool {
 }
 
 #[tokio::test]
+#[expect(clippy::too_many_lines, reason = "one conversation, step by step")]
 async fn a_whole_conversation_through_the_channel() {
     let orbit = Orbit::start().await;
 
@@ -162,6 +164,33 @@ async fn a_whole_conversation_through_the_channel() {
         f["body"]["type"] == "workspace" && f["body"]["trusted"] == true
     })
     .await;
+    // Once trusted, the CLI's catalog is read: a model it does not offer is
+    // refused (before the catalog, any well-formed name passes).
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let model = orbit
+            .act(
+                &format!("m{attempt}"),
+                json!({"type": "setModel", "model": "claude-nonexistent-9"}),
+            )
+            .await;
+        if model.code.as_deref() == Some("unknown_model") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the catalog was never read: {model:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        orbit
+            .act("m-null", json!({"type": "setModel", "model": null}))
+            .await
+            .ok
+    );
     // A resent id is not applied again, even though it would pass now.
     assert_eq!(orbit.act("p1", prompt.clone()).await, refused);
 
@@ -344,6 +373,7 @@ async fn a_workspace_without_page_or_turn_is_let_go_after_thirty_minutes() {
             ..GraphOptions::default()
         },
         serve_socket: false,
+        claude_config_dir: None,
     })
     .await
     .unwrap();
