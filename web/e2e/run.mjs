@@ -348,6 +348,20 @@ async function trust(page) {
   return { trusted: true, kinds: shownKinds(done) };
 }
 
+/** Opens the workspace's WebSocket from `page`: 'message', 'refused' or 'timeout'. */
+function socketFrom(page, pageUrl) {
+  return page.evaluate(
+    (url) => new Promise((resolve) => {
+      const ws = new WebSocket(url);
+      ws.onmessage = () => resolve('message');
+      ws.onerror = () => resolve('refused');
+      ws.onclose = () => resolve('refused');
+      setTimeout(() => resolve('timeout'), 5000);
+    }),
+    `${origin.replace(/^http/, 'ws')}/ws?w=${new URL(pageUrl).pathname.split('/')[2]}`,
+  );
+}
+
 async function security(page, context) {
   const checks = {};
   const pageUrl = page.url();
@@ -374,16 +388,7 @@ async function security(page, context) {
   // No cookie: the page and the socket are refused.
   const noCookie = await otherPage.goto(pageUrl);
   checks.noCookieRefused = (noCookie?.status() ?? 0) >= 400;
-  const socketWithoutCookie = await otherPage.evaluate(
-    (url) => new Promise((resolve) => {
-      const ws = new WebSocket(url);
-      ws.onmessage = () => resolve('message');
-      ws.onerror = () => resolve('refused');
-      ws.onclose = () => resolve('refused');
-      setTimeout(() => resolve('timeout'), 5000);
-    }),
-    `${origin.replace(/^http/, 'ws')}/ws?w=${new URL(pageUrl).pathname.split('/')[2]}`,
-  );
+  const socketWithoutCookie = await socketFrom(otherPage, pageUrl);
   checks.socketWithoutCookieRefused = socketWithoutCookie === 'refused';
   await other.close();
   // A wrong Host (DNS rebinding: another name for 127.0.0.1) is refused.
@@ -400,16 +405,7 @@ async function security(page, context) {
   const foreign = await newPage(context);
   await foreign.route('http://foreign.test/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>foreign</title>' }));
   await foreign.goto('http://foreign.test/');
-  const foreignSocket = await foreign.evaluate(
-    (url) => new Promise((resolve) => {
-      const ws = new WebSocket(url);
-      ws.onmessage = () => resolve('message');
-      ws.onerror = () => resolve('refused');
-      ws.onclose = () => resolve('refused');
-      setTimeout(() => resolve('timeout'), 5000);
-    }),
-    `${origin.replace(/^http/, 'ws')}/ws?w=${new URL(pageUrl).pathname.split('/')[2]}`,
-  );
+  const foreignSocket = await socketFrom(foreign, pageUrl);
   checks.foreignOriginRefused = foreignSocket === 'refused';
   await foreign.close();
   // With ORBIT_SECURITY_PROMPT (the fake API answering with HTML such as

@@ -135,6 +135,13 @@ struct Shared {
 }
 
 impl Shared {
+    fn pids(&self) -> Vec<u32> {
+        self.claude_pids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     fn touch(&self) {
         *self
             .last_active
@@ -296,11 +303,7 @@ impl WorkspaceHandle {
     /// (no self-approval: a caller descending from one is refused).
     #[must_use]
     pub fn claude_pids(&self) -> Vec<u32> {
-        self.shared
-            .claude_pids
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.shared.pids()
     }
 
     /// Sends a frame as a page would (the control socket's relay, tests).
@@ -920,14 +923,6 @@ impl Actor {
         self.host.service().stop_all();
     }
 
-    fn shared_pids(&self) -> Vec<u32> {
-        self.shared
-            .claude_pids
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
     /// Stops every running turn, waits for them to end (at most the
     /// interrupt escalation's time), and ends every process and the socket.
     async fn shutdown(&mut self) {
@@ -957,7 +952,7 @@ impl Actor {
                 let _ = task.await;
             }
         }
-        let pids = self.shared_pids();
+        let pids = self.shared.pids();
         self.host.close().await;
         // The processes end on their own tasks (stdin closed, then SIGTERM,
         // then SIGKILL): wait until each is gone and reaped.

@@ -14,7 +14,6 @@ use orbit_common::Locations;
 use orbit_core::live::LiveGraph;
 use orbit_core::workspace_socket::WorkspaceSocket;
 use orbit_graph::{Graph, GraphOptions};
-use tokio::signal::unix::SignalKind;
 
 /// How long a scan runs before it shows progress.
 const PROGRESS_AFTER: Duration = Duration::from_secs(1);
@@ -165,13 +164,11 @@ fn watch(graph: Graph, timings: bool, serve: bool) -> anyhow::Result<()> {
         } else {
             None
         };
-        let mut terminate = tokio::signal::unix::signal(SignalKind::terminate())
-            .context("cannot handle SIGTERM")?;
+        let mut signals = crate::signals::Signals::listen().context("cannot handle signals")?;
         loop {
             let update = tokio::select! {
                 update = updates.recv() => update,
-                _ = tokio::signal::ctrl_c() => None,
-                _ = terminate.recv() => None,
+                _ = signals.next() => None,
             };
             let Some(update) = update else { break };
             let mut stdout = io::stdout().lock();

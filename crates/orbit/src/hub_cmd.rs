@@ -212,25 +212,10 @@ fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode
                 running.shared().discovery_file().display()
             );
         }
-        wait_for_stop().await;
+        // Ctrl-C, SIGTERM or SIGHUP: the hub ends cleanly (status 0, as before).
+        crate::signals::ended().await;
         control.shutdown().await;
         running.shutdown().await;
         Ok::<_, anyhow::Error>(ExitCode::SUCCESS)
     })
-}
-
-async fn wait_for_stop() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    let terminated = async {
-        match term.as_mut() {
-            Some(term) => {
-                term.recv().await;
-            }
-            None => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminated => {}
-    }
 }

@@ -79,10 +79,6 @@ impl Signals {
 
 /// Resolves on the first of SIGINT, SIGTERM and SIGHUP from the call on.
 /// When the signals cannot be listened for (no runtime driver), never.
-#[allow(
-    dead_code,
-    reason = "the one-shot form, for the long-running `orbit open`"
-)]
 pub(crate) async fn ended() -> Signal {
     match Signals::listen() {
         Ok(mut signals) => signals.next().await,

@@ -36,6 +36,7 @@ mod hub;
 mod mcp;
 mod mcp_support;
 mod open;
+mod open_support;
 mod page_e2e;
 mod reference_adapters;
 mod schema_check;

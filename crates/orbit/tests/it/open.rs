@@ -10,88 +10,42 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::fake_api::{FakeApi, text, tool};
-
-fn real_claude() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/node/claude-cli/node_modules/.bin/claude");
-    assert!(
-        path.exists(),
-        "the pinned claude CLI is missing: run scripts/setup-claude"
-    );
-    path
-}
+use crate::fake_api::{text, tool};
+use crate::open_support::{OrbitEnv, login_address};
 
 struct Running {
-    _runtime: tokio::runtime::Runtime,
-    api: FakeApi,
-    home: tempfile::TempDir,
-    config: tempfile::TempDir,
-    ws: tempfile::TempDir,
+    env: OrbitEnv,
     child: Option<Child>,
     login: String,
     stderr: Option<std::process::ChildStderr>,
 }
 
+/// The environment's fake API, folders, commands and control socket.
+impl std::ops::Deref for Running {
+    type Target = OrbitEnv;
+
+    fn deref(&self) -> &OrbitEnv {
+        &self.env
+    }
+}
+
 impl Running {
     fn new(settings: Value) -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let api = runtime.block_on(FakeApi::start());
-        let home = tempfile::tempdir().unwrap();
-        let config = tempfile::tempdir().unwrap();
-        // Orbit keeps its files in a private folder.
-        std::fs::set_permissions(
-            config.path(),
-            std::os::unix::fs::PermissionsExt::from_mode(0o700),
-        )
-        .unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::write(ws.path().join("main.py"), "import os\n").unwrap();
-        let mut settings = settings;
-        settings["claude.path"] = json!(real_claude());
-        std::fs::write(config.path().join("settings.json"), settings.to_string()).unwrap();
+        let env = OrbitEnv::new(settings);
+        std::fs::write(env.ws.path().join("main.py"), "import os\n").unwrap();
         Self {
-            _runtime: runtime,
-            api,
-            home,
-            config,
-            ws,
+            env,
             child: None,
             login: String::new(),
             stderr: None,
         }
     }
 
+    /// An `orbit` command that logs everything (the canary test reads it).
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
+        let mut command = self.env.command(args);
+        command.env("ORBIT_LOG", "debug");
         command
-            .env("ORBIT_CONFIG_DIR", self.config.path())
-            .env("HOME", self.home.path())
-            .env("CLAUDE_CONFIG_DIR", self.home.path().join(".claude"))
-            .env("ANTHROPIC_BASE_URL", self.api.url())
-            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_MAX_RETRIES", "1")
-            .env("ORBIT_LOG", "debug")
-            .env_remove("XDG_RUNTIME_DIR")
-            .current_dir(self.ws.path())
-            .stdin(Stdio::null())
-            .args(args);
-        command
-    }
-
-    fn trust(&self) {
-        let out = self
-            .command(&["trust"])
-            .arg(self.ws.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success());
     }
 
     fn start(&mut self, extra: &[&str]) {
@@ -104,37 +58,9 @@ impl Running {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        assert!(
-            first.starts_with("http://127.0.0.1:") && first.contains("/login?token="),
-            "{first:?}"
-        );
-        first.trim().clone_into(&mut self.login);
+        self.login = login_address(&mut child);
         self.stderr = child.stderr.take();
         self.child = Some(child);
-    }
-
-    fn socket(&self) -> PathBuf {
-        self.config.path().join("run/control.sock")
-    }
-
-    fn call(&self, method: &str, params: Value) -> Value {
-        let mut stream = std::os::unix::net::UnixStream::connect(self.socket()).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_mins(1)))
-            .unwrap();
-        writeln!(
-            stream,
-            "{}",
-            json!({"id": 1, "method": method, "params": params})
-        )
-        .unwrap();
-        let mut line = String::new();
-        BufReader::new(&stream).read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
     }
 
     fn workspace_id(&self) -> String {
@@ -344,36 +270,17 @@ impl Running {
 
 /// The descendants of `pid` whose command line names `name`.
 fn children_named(pid: u32, name: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if !String::from_utf8_lossy(&cmdline).contains(name) {
-            continue;
-        }
-        let mut current = child;
-        for _ in 0..64 {
-            let stat = std::fs::read_to_string(format!("/proc/{current}/stat")).unwrap_or_default();
-            let Some(parent) = stat
-                .rfind(')')
-                .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
-                .and_then(|p| p.parse::<u32>().ok())
-            else {
-                break;
-            };
-            if parent == pid {
-                found.push(child);
-                break;
-            }
-            if parent <= 1 {
-                break;
-            }
-            current = parent;
-        }
-    }
-    found
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|&child| child != pid)
+        .filter(|child| {
+            let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).contains(name)
+        })
+        .filter(|&child| orbit_core::ancestry::descends_from(child, &[pid]))
+        .collect()
 }
 
 #[test]
@@ -446,16 +353,7 @@ fn without_claude_the_page_opens_and_a_prompt_says_what_is_missing() {
     // No claude anywhere: the workspace says what is missing, where it
     // looked and how to fix it; the page still opens.
     let mut orbit = Running::new(json!({}));
-    let mut settings: Value = serde_json::from_str(
-        &std::fs::read_to_string(orbit.config.path().join("settings.json")).unwrap(),
-    )
-    .unwrap();
-    settings["claude.path"] = json!("/nonexistent/claude");
-    std::fs::write(
-        orbit.config.path().join("settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+    orbit.write_settings(json!({"claude.path": "/nonexistent/claude"}));
     orbit.start(&[]);
     let answer = get(&orbit.login);
     assert!(answer.starts_with("HTTP/1.1 303"), "{answer}");

@@ -5,26 +5,17 @@
 //! `scripts/setup-web` installs Chromium and the page's packages; without
 //! them these tests fail saying so.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::fake_api::{Block, FakeApi, Reply, text, tool};
+use crate::fake_api::{Block, Reply, text, tool};
+use crate::open_support::{OrbitEnv, control_call, login_address};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn real_claude() -> PathBuf {
-    let path = repo().join("tests/node/claude-cli/node_modules/.bin/claude");
-    assert!(
-        path.exists(),
-        "the pinned claude CLI is missing: run scripts/setup-claude"
-    );
-    path
 }
 
 fn chromium() -> PathBuf {
@@ -49,11 +40,7 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// A running `orbit open` on a fresh workspace, its claude talking to the
 /// fake API.
 struct Scene {
-    runtime: tokio::runtime::Runtime,
-    api: FakeApi,
-    home: tempfile::TempDir,
-    config: tempfile::TempDir,
-    ws: tempfile::TempDir,
+    env: OrbitEnv,
     orbit: Option<Child>,
     login: String,
     /// Marks every process this scene's Orbit starts (found in
@@ -63,101 +50,43 @@ struct Scene {
 
 impl Scene {
     fn new(trusted: bool) -> Self {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let api = runtime.block_on(FakeApi::start());
-        let home = tempfile::tempdir().unwrap();
-        let config = tempfile::tempdir().unwrap();
-        // Orbit keeps its files in a private folder.
-        std::fs::set_permissions(
-            config.path(),
-            std::os::unix::fs::PermissionsExt::from_mode(0o700),
-        )
-        .unwrap();
-        let ws = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(ws.path().join("src")).unwrap();
+        let env = OrbitEnv::new(json!({}));
+        let ws = env.ws.path();
+        std::fs::create_dir_all(ws.join("src")).unwrap();
         std::fs::write(
-            ws.path().join("src/main.rs"),
+            ws.join("src/main.rs"),
             "mod util;\n\nfn main() {\n    util::greet();\n}\n",
         )
         .unwrap();
         std::fs::write(
-            ws.path().join("src/util.rs"),
+            ws.join("src/util.rs"),
             "pub fn greet() {\n    println!(\"hi\");\n}\n",
         )
         .unwrap();
-        std::fs::write(ws.path().join("README.md"), "# Demo\n\nA demo workspace.\n").unwrap();
-        std::fs::write(
-            config.path().join("settings.json"),
-            json!({"claude.path": real_claude()}).to_string(),
-        )
-        .unwrap();
-        let mark = format!("e2e-{}-{}", std::process::id(), rand_suffix());
-        let scene = Self {
-            runtime,
-            api,
-            home,
-            config,
-            ws,
+        std::fs::write(ws.join("README.md"), "# Demo\n\nA demo workspace.\n").unwrap();
+        if trusted {
+            env.trust();
+        }
+        Self {
+            env,
             orbit: None,
             login: String::new(),
-            mark,
-        };
-        if trusted {
-            let out = scene
-                .orbit_command(&["trust"])
-                .arg(scene.ws.path())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            mark: format!("e2e-{}-{}", std::process::id(), rand_suffix()),
         }
-        scene
-    }
-
-    fn orbit_command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
-        command
-            .env("ORBIT_CONFIG_DIR", self.config.path())
-            .env("HOME", self.home.path())
-            .env("CLAUDE_CONFIG_DIR", self.home.path().join(".claude"))
-            .env("ANTHROPIC_BASE_URL", self.api.url())
-            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_MAX_RETRIES", "1")
-            .env("ORBIT_E2E_MARK", &self.mark)
-            .env_remove("ORBIT_LOG")
-            .env_remove("XDG_RUNTIME_DIR")
-            .current_dir(self.ws.path())
-            .stdin(Stdio::null())
-            .args(args);
-        command
     }
 
     /// Starts `orbit open --no-browser` and reads its login address.
     fn open(&mut self) {
         let mut child = self
-            .orbit_command(&["open", "--no-browser"])
-            .arg(self.ws.path())
+            .env
+            .command(&["open", "--no-browser"])
+            .env("ORBIT_E2E_MARK", &self.mark)
+            .arg(self.env.ws.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let mut first = String::new();
-        BufReader::new(stdout).read_line(&mut first).unwrap();
-        assert!(
-            first.starts_with("http://127.0.0.1:") && first.contains("/login?token="),
-            "the first line is the login address: {first:?}"
-        );
-        first.trim().clone_into(&mut self.login);
+        self.login = login_address(&mut child);
         self.orbit = Some(child);
     }
 
@@ -233,7 +162,7 @@ impl Scene {
         let left = self.claude_pids();
         assert!(left.is_empty(), "claude processes left behind: {left:?}");
         assert!(
-            !self.config.path().join("run/control.sock").exists(),
+            !self.env.config.path().join("run/control.sock").exists(),
             "the control socket was not removed"
         );
     }
@@ -253,7 +182,6 @@ impl Drop for Scene {
                 let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
         }
-        let _ = &self.runtime;
     }
 }
 
@@ -275,7 +203,7 @@ fn readme_edit(scene: &Scene) -> Reply {
     tool(
         "Edit",
         json!({
-            "file_path": scene.ws.path().join("README.md"),
+            "file_path": scene.env.ws.path().join("README.md"),
             "old_string": "A demo workspace.",
             "new_string": "A workspace Claude edited.",
         }),
@@ -286,7 +214,7 @@ fn readme_edit(scene: &Scene) -> Reply {
 fn a_prompt_becomes_a_bubble_and_a_transcript() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    scene.api.script([text("Hello from **the model**.")]);
+    scene.env.api.script([text("Hello from **the model**.")]);
     scene.open();
     let result = scene.run("prompt", Some("Say hello"));
     let kinds = result["kinds"].as_array().unwrap();
@@ -302,10 +230,10 @@ fn a_permission_allowed_on_its_card_edits_the_file() {
     let _one = lock();
     let mut scene = Scene::new(true);
     let edit = readme_edit(&scene);
-    scene.api.script([edit, text("Edited.")]);
+    scene.env.api.script([edit, text("Edited.")]);
     scene.open();
     scene.run("allow", None);
-    let readme = std::fs::read_to_string(scene.ws.path().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(scene.env.ws.path().join("README.md")).unwrap();
     assert!(readme.contains("A workspace Claude edited."), "{readme}");
     scene.end();
 }
@@ -318,16 +246,16 @@ fn always_stops_the_next_card() {
     let second = tool(
         "Edit",
         json!({
-            "file_path": scene.ws.path().join("src/util.rs"),
+            "file_path": scene.env.ws.path().join("src/util.rs"),
             "old_string": "hi",
             "new_string": "hello",
         }),
     );
-    scene.api.script([first, second, text("Both edited.")]);
+    scene.env.api.script([first, second, text("Both edited.")]);
     scene.open();
     let result = scene.run("always", None);
     assert_eq!(result["cardsSeen"], 1, "{result}");
-    let util = std::fs::read_to_string(scene.ws.path().join("src/util.rs")).unwrap();
+    let util = std::fs::read_to_string(scene.env.ws.path().join("src/util.rs")).unwrap();
     assert!(
         util.contains("hello"),
         "the second edit went through without a card"
@@ -340,16 +268,16 @@ fn deny_shows_the_denied_entry() {
     let _one = lock();
     let mut scene = Scene::new(true);
     let edit = readme_edit(&scene);
-    scene.api.script([edit, text("Understood.")]);
+    scene.env.api.script([edit, text("Understood.")]);
     scene.open();
     scene.run("deny", None);
-    let readme = std::fs::read_to_string(scene.ws.path().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(scene.env.ws.path().join("README.md")).unwrap();
     assert!(
         readme.contains("A demo workspace."),
         "the file is untouched"
     );
     // Claude read the user's message.
-    let requests = scene.api.requests();
+    let requests = scene.env.api.requests();
     assert!(
         requests
             .iter()
@@ -378,11 +306,11 @@ fn question() -> Reply {
 fn questions_answered_reach_the_model() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    scene.api.script([question(), text("Friendly it is.")]);
+    scene.env.api.script([question(), text("Friendly it is.")]);
     scene.open();
     let result = scene.run("questions-answer", None);
     assert_eq!(result["chosen"], json!(["Friendly"]), "{result}");
-    let requests = scene.api.requests();
+    let requests = scene.env.api.requests();
     assert!(
         requests.iter().any(|r| {
             let s = r.to_string();
@@ -399,7 +327,7 @@ fn questions_answered_reach_the_model() {
 fn questions_skipped() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    scene.api.script([question(), text("Skipped, then.")]);
+    scene.env.api.script([question(), text("Skipped, then.")]);
     scene.open();
     let result = scene.run("questions-skip", None);
     assert!(
@@ -423,7 +351,7 @@ fn slow_reply() -> Reply {
 fn stop_during_a_streaming_reply_leaves_no_claude() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    scene.api.script([slow_reply(), slow_reply()]);
+    scene.env.api.script([slow_reply(), slow_reply()]);
     scene.open();
     let result = scene.run("stop", None);
     assert_eq!(result["lastOutcome"], "interrupted", "{result}");
@@ -435,10 +363,10 @@ fn a_reload_during_a_pending_card_shows_it_again() {
     let _one = lock();
     let mut scene = Scene::new(true);
     let edit = readme_edit(&scene);
-    scene.api.script([edit, text("Edited.")]);
+    scene.env.api.script([edit, text("Edited.")]);
     scene.open();
     scene.run("reload-pending", None);
-    let readme = std::fs::read_to_string(scene.ws.path().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(scene.env.ws.path().join("README.md")).unwrap();
     assert!(readme.contains("A workspace Claude edited."), "{readme}");
     scene.end();
 }
@@ -451,9 +379,9 @@ fn the_server_drops_the_socket_mid_turn_and_the_page_loses_nothing() {
     // about six seconds: the socket drops while it streams.
     let read = tool(
         "Read",
-        json!({"file_path": scene.ws.path().join("README.md")}),
+        json!({"file_path": scene.env.ws.path().join("README.md")}),
     );
-    scene.api.script([
+    scene.env.api.script([
         read,
         Reply::Message {
             blocks: vec![Block::Text("Part one. ".repeat(300))],
@@ -464,7 +392,7 @@ fn the_server_drops_the_socket_mid_turn_and_the_page_loses_nothing() {
     let artifacts = repo().join("target/artifacts/page");
     let ready = artifacts.join("drop.ready");
     let _ = std::fs::remove_file(&ready);
-    let control = scene.config.path().join("run/control.sock");
+    let control = scene.env.config.path().join("run/control.sock");
     let dropper = std::thread::spawn(move || {
         let deadline = Instant::now() + Duration::from_mins(2);
         while !ready.exists() {
@@ -475,7 +403,7 @@ fn the_server_drops_the_socket_mid_turn_and_the_page_loses_nothing() {
             std::thread::sleep(Duration::from_millis(50));
         }
         let _ = std::fs::remove_file(&ready);
-        control_call(&control, "orbit.dropPages")
+        control_call(&control, "orbit.dropPages", json!({}))["result"].clone()
     });
     let result = scene.run("drop", None);
     let drop_answer = dropper.join().unwrap();
@@ -491,12 +419,15 @@ fn the_server_drops_the_socket_mid_turn_and_the_page_loses_nothing() {
 fn untrusted_until_trusted_from_the_page() {
     let _one = lock();
     let mut scene = Scene::new(false);
-    scene.api.script([text("Hello, now that you trust me.")]);
+    scene
+        .env
+        .api
+        .script([text("Hello, now that you trust me.")]);
     scene.open();
     scene.run("trust", None);
     let trusted =
-        std::fs::read_to_string(scene.config.path().join("trusted-folders.json")).unwrap();
-    let ws = scene.ws.path().canonicalize().unwrap();
+        std::fs::read_to_string(scene.env.config.path().join("trusted-folders.json")).unwrap();
+    let ws = scene.env.ws.path().canonicalize().unwrap();
     assert!(trusted.contains(&*ws.to_string_lossy()), "{trusted}");
     scene.end();
 }
@@ -521,18 +452,4 @@ fn a_wrong_host_a_foreign_origin_no_cookie_and_a_reused_login_are_refused() {
         assert_eq!(result["checks"][check], true, "{check}: {result}");
     }
     scene.end();
-}
-
-/// One request on the control socket.
-fn control_call(socket: &Path, method: &str) -> Value {
-    use std::io::Write as _;
-    let mut stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    writeln!(stream, "{}", json!({"id": 1, "method": method})).unwrap();
-    let mut line = String::new();
-    BufReader::new(&stream).read_line(&mut line).unwrap();
-    let answer: Value = serde_json::from_str(&line).unwrap();
-    answer["result"].clone()
 }

@@ -1,0 +1,138 @@
+//! What the tests of a running `orbit open` share: a fake Messages API on its
+//! own runtime, a private config folder whose `settings.json` names the
+//! pinned `claude`, a home folder and a workspace; `orbit` commands with
+//! that environment; the login address on the first line; the control
+//! socket.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::fake_api::FakeApi;
+use crate::harness::real_claude;
+
+pub(crate) struct OrbitEnv {
+    _runtime: tokio::runtime::Runtime,
+    pub(crate) api: FakeApi,
+    pub(crate) home: tempfile::TempDir,
+    pub(crate) config: tempfile::TempDir,
+    pub(crate) ws: tempfile::TempDir,
+}
+
+impl OrbitEnv {
+    /// Everything fresh; `settings` goes to `settings.json` with
+    /// `claude.path` set to the pinned CLI.
+    pub(crate) fn new(settings: Value) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let api = runtime.block_on(FakeApi::start());
+        let home = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        // Orbit keeps its files in a private folder.
+        std::fs::set_permissions(
+            config.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let env = Self {
+            _runtime: runtime,
+            api,
+            home,
+            config,
+            ws,
+        };
+        env.write_settings(settings);
+        env
+    }
+
+    /// Rewrites `settings.json` (`claude.path` is the pinned CLI unless
+    /// `settings` names another).
+    pub(crate) fn write_settings(&self, settings: Value) {
+        let mut all = json!({"claude.path": real_claude()});
+        if let (Some(all), Value::Object(given)) = (all.as_object_mut(), settings) {
+            all.extend(given);
+        }
+        std::fs::write(self.config.path().join("settings.json"), all.to_string()).unwrap();
+    }
+
+    /// `orbit ARGS` in the workspace, its `claude` talking to the fake API.
+    pub(crate) fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
+        command
+            .env("ORBIT_CONFIG_DIR", self.config.path())
+            .env("HOME", self.home.path())
+            .env("CLAUDE_CONFIG_DIR", self.home.path().join(".claude"))
+            .env("ANTHROPIC_BASE_URL", self.api.url())
+            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_MAX_RETRIES", "1")
+            .env_remove("ORBIT_LOG")
+            .env_remove("XDG_RUNTIME_DIR")
+            .current_dir(self.ws.path())
+            .stdin(Stdio::null())
+            .args(args);
+        command
+    }
+
+    /// `orbit trust` of the workspace.
+    pub(crate) fn trust(&self) {
+        let out = self
+            .command(&["trust"])
+            .arg(self.ws.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The control socket.
+    pub(crate) fn socket(&self) -> PathBuf {
+        self.config.path().join("run/control.sock")
+    }
+
+    /// One request on the control socket; its whole answer.
+    pub(crate) fn call(&self, method: &str, params: Value) -> Value {
+        control_call(&self.socket(), method, params)
+    }
+}
+
+/// One request on a control socket; its whole answer.
+pub(crate) fn control_call(socket: &Path, method: &str, params: Value) -> Value {
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_mins(1)))
+        .unwrap();
+    writeln!(
+        stream,
+        "{}",
+        json!({"id": 1, "method": method, "params": params})
+    )
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(&stream).read_line(&mut line).unwrap();
+    serde_json::from_str(&line).unwrap()
+}
+
+/// Reads the first line of a started `orbit open`: its login address.
+pub(crate) fn login_address(child: &mut Child) -> String {
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(
+        first.starts_with("http://127.0.0.1:") && first.contains("/login?token="),
+        "the first line is the login address: {first:?}"
+    );
+    first.trim().to_owned()
+}
