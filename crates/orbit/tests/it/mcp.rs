@@ -293,7 +293,20 @@ fn the_token_comes_from_the_token_file_and_never_from_argv() {
         answer.contains(&format!("\"orbit/traceId\":\"{TRACE}\"")),
         "{answer}"
     );
-    let audit = std::fs::read_to_string(home.path().join("config/mcp-audit.jsonl")).unwrap();
+    // The audit is written by a background writer after the answer goes
+    // out: wait for it (at most 10 s).
+    let audit_path = home.path().join("config/mcp-audit.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let audit = loop {
+        let audit = std::fs::read_to_string(&audit_path).unwrap_or_default();
+        let traced = audit
+            .lines()
+            .any(|line| line.contains(TRACE) && line.contains("orbit.workspace.list"));
+        if traced || Instant::now() > deadline {
+            break audit;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(
         audit
             .lines()
