@@ -181,11 +181,11 @@ impl Mirror {
         let Some(conv) = self.conversations.get_mut(key) else {
             return;
         };
-        if conv.shown.is_some() && conv.shown != conv.session_id {
-            if let Some(old) = conv.shown.take() {
-                self.hub.hub().remove_builtin(ADAPTER, &old);
-                self.targets.remove(&old);
-            }
+        if conv.shown != conv.session_id
+            && let Some(old) = conv.shown.take()
+        {
+            self.hub.hub().remove_builtin(ADAPTER, &old);
+            self.targets.remove(&old);
         }
         let (Some(session_id), Some(keypad)) = (&conv.session_id, &conv.keypad) else {
             return;
@@ -253,10 +253,10 @@ fn request(card: &PendingCard) -> KeypadRequest {
             request_id: card.request_id.clone(),
             kind: "question".to_owned(),
             tool: None,
-            title: card
-                .questions
-                .first()
-                .map_or_else(|| "Claude has a question".to_owned(), |q| q.question.clone()),
+            title: card.questions.first().map_or_else(
+                || "Claude has a question".to_owned(),
+                |q| q.question.clone(),
+            ),
             text: card
                 .questions
                 .iter()
@@ -291,7 +291,9 @@ fn permission_text(card: &PermissionCard) -> String {
         }
     };
     if let Some(path) = &card.blocked_path {
-        text.push_str(&format!("\n(outside the allowed folders: {path})"));
+        text.push_str("\n(outside the allowed folders: ");
+        text.push_str(path);
+        text.push(')');
     }
     text
 }

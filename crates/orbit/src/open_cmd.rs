@@ -293,10 +293,9 @@ impl OrbitMethods {
             ));
         }
         let text = |name: &str| {
-            params
-                .get(name)
-                .and_then(Value::as_str)
-                .ok_or_else(|| ControlFailure::new("invalid_params", format!("`{name}`: a string is required")))
+            params.get(name).and_then(Value::as_str).ok_or_else(|| {
+                ControlFailure::new("invalid_params", format!("`{name}`: a string is required"))
+            })
         };
         let uid = text("uid")?;
         let request_id = text("requestId")?;
@@ -325,9 +324,13 @@ impl OrbitMethods {
                     format!("no key `{uid}` of Orbit's own conversations (other adapters take no answers)"),
                 )
             })?;
-        let workspace = self.orbit.workspaces.get(&target.workspace_id).ok_or_else(|| {
-            ControlFailure::new("not_found", "the conversation's workspace was let go")
-        })?;
+        let workspace = self
+            .orbit
+            .workspaces
+            .get(&target.workspace_id)
+            .ok_or_else(|| {
+                ControlFailure::new("not_found", "the conversation's workspace was let go")
+            })?;
         let id = format!("keypad-{}", next_number());
         let frame = PageFrame::Action {
             id,
@@ -344,7 +347,8 @@ impl OrbitMethods {
         if !ack.ok {
             return Err(ControlFailure::new(
                 "refused",
-                ack.message.unwrap_or_else(|| "the card was already answered".to_owned()),
+                ack.message
+                    .unwrap_or_else(|| "the card was already answered".to_owned()),
             ));
         }
         Ok(json!({"ok": true}))

@@ -186,7 +186,10 @@ pub(crate) fn resolve(
 
 /// A built-in adapter's palette: the reserved arcs are Orbit's own, so
 /// nothing is moved out of them (gamut, contrast and salience still apply).
-pub(crate) fn resolve_builtin(request: &PaletteRequest, user_base_hue: Option<f64>) -> ResolvedPalette {
+pub(crate) fn resolve_builtin(
+    request: &PaletteRequest,
+    user_base_hue: Option<f64>,
+) -> ResolvedPalette {
     resolve_with(request, user_base_hue, &mut Vec::new(), false)
 }
 

@@ -796,10 +796,6 @@ impl Hub {
         }
     }
 
-    #[expect(
-        clippy::too_many_lines,
-        reason = "validate all, then apply: one sequence"
-    )]
     fn replace_sessions(
         &mut self,
         id: &str,

@@ -218,7 +218,11 @@ impl Shared {
 }
 
 /// Answers the queued requests one by one, in order.
-async fn queue_worker(shared: std::sync::Weak<Shared>, mut jobs: mpsc::Receiver<Job>, mut hold: watch::Receiver<bool>) {
+async fn queue_worker(
+    shared: std::sync::Weak<Shared>,
+    mut jobs: mpsc::Receiver<Job>,
+    mut hold: watch::Receiver<bool>,
+) {
     while let Some(job) = jobs.recv().await {
         let _ = hold.wait_for(|held| !held).await;
         let Some(shared) = shared.upgrade() else {
@@ -338,7 +342,7 @@ impl Running {
             socket_location(&options.runtime_dir, &options.temp_dir, uid)?;
         let listener = orbit_control::bind_private(&socket_path).await?;
         let (queue, jobs) = mpsc::channel(limits::QUEUE);
-        let (hold, held) = watch::channel(false);
+        let (hold, hold_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             observer: Mutex::new(None),
             hub: Mutex::new(Hub::new(options.hub)),
@@ -367,7 +371,7 @@ impl Running {
         }
         tracing::info!(socket = %shared.socket_path.display(), "hub listening");
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
-        let worker = tokio::spawn(queue_worker(Arc::downgrade(&shared), jobs, held));
+        let worker = tokio::spawn(queue_worker(Arc::downgrade(&shared), jobs, hold_rx));
         Ok(Self {
             shared,
             accept,
@@ -514,9 +518,10 @@ async fn read_request(
     while body.len() < want {
         let n = stream.read(&mut chunk).await.ok()?;
         if n == 0 {
-            return Some(Ok(
-                ApiError::bad_request("body shorter than Content-Length").into()
-            ));
+            return Some(Ok(ApiError::bad_request(
+                "body shorter than Content-Length",
+            )
+            .into()));
         }
         body.extend_from_slice(&chunk[..n]);
     }
@@ -531,8 +536,10 @@ async fn read_request(
         peer_uid,
         reply,
     };
-    shared.queued.fetch_add(1, Ordering::SeqCst);
-    if shared.queue.try_send(job).is_err() {
+    // The count is the bound: it holds a request from here until the worker
+    // takes it up (the channel alone would hold one more, in the worker's hand).
+    let full = shared.queued.fetch_add(1, Ordering::SeqCst) >= limits::QUEUE;
+    if full || shared.queue.try_send(job).is_err() {
         shared.queued.fetch_sub(1, Ordering::SeqCst);
         return Some(Ok(ApiError::busy("the adapter API's queue is full").into()));
     }

@@ -152,10 +152,13 @@ impl Hub {
             .status_detail
             .as_deref()
             .map(|d| one_line(d, len::STATUS_DETAIL));
-        s.message = session.message.as_ref().map(|(id, text)| crate::validate::Message {
-            id: one_line(id, len::MESSAGE_ID),
-            text: keep_tail(&clean(text, true), len::MESSAGE_BYTES).to_owned(),
-        });
+        s.message = session
+            .message
+            .as_ref()
+            .map(|(id, text)| crate::validate::Message {
+                id: one_line(id, len::MESSAGE_ID),
+                text: keep_tail(&clean(text, true), len::MESSAGE_BYTES).to_owned(),
+            });
         s.subagent_count = session.subagent_count;
         s.open_url.clone_from(&session.open_url);
         s.pid = session.pid;

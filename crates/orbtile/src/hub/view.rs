@@ -223,7 +223,12 @@ impl Hub {
                     });
                 }
                 return Ok(KeypadTapResult {
-                    action: if s.open_url.is_some() { "openUrl" } else { "none" }.to_owned(),
+                    action: if s.open_url.is_some() {
+                        "openUrl"
+                    } else {
+                        "none"
+                    }
+                    .to_owned(),
                     url: s.open_url.clone(),
                     pid: s.pid,
                 });
