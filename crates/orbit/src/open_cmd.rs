@@ -280,6 +280,43 @@ impl ControlMethods for OrbitMethods {
     }
 }
 
+/// The hub as the page's keypad panel and Settings › Agents reach it
+/// (`/w/<id>/keypad`): the same methods as the control socket's, called as
+/// the signed-in page (no process of Claude's).
+struct PageKeypad(std::sync::Weak<OrbitMethods>);
+
+impl orbit_server::KeypadPort for PageKeypad {
+    fn state(&self) -> Value {
+        let Some(methods) = self.0.upgrade() else {
+            return Value::Null;
+        };
+        let mut hub = methods.orbit.hub.hub();
+        let builtin: Vec<Value> = hub
+            .builtin_names()
+            .into_iter()
+            .map(|(id, name)| json!({"id": id, "name": name}))
+            .collect();
+        json!({
+            "keypad": hub.keypad(),
+            "adapters": hub.status().adapters,
+            "builtin": builtin,
+        })
+    }
+
+    fn call(&self, method: &str, params: &Value) -> Result<Value, (String, String)> {
+        let Some(methods) = self.0.upgrade() else {
+            return Err(("unavailable".to_owned(), "Orbit is stopping".to_owned()));
+        };
+        let page = Caller {
+            uid: orbit_control::own_uid(),
+            pid: None,
+        };
+        methods
+            .call(&page, method, params)
+            .map_err(|failure| (failure.code.to_owned(), failure.message))
+    }
+}
+
 impl OrbitMethods {
     /// An answer from the keypad to the card a built-in key waits on:
     /// Allow or Deny of a permission, through the workspace's controller
@@ -490,6 +527,9 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
         orbit: Arc::clone(&orbit),
         hub: Arc::new(orbtile::HubMethods::new(Arc::clone(hub.shared()))),
     });
+    orbit
+        .server
+        .set_keypad(Arc::new(PageKeypad(Arc::downgrade(&methods))));
     let control = match ControlServer::start(locations.control_socket(), methods).await {
         Ok(control) => control,
         Err(error) => {
