@@ -311,9 +311,14 @@ impl orbit_server::KeypadPort for PageKeypad {
             uid: orbit_control::own_uid(),
             pid: None,
         };
-        methods
-            .call(&page, method, params)
-            .map_err(|failure| (failure.code.to_owned(), failure.message))
+        // The page opens a built-in key's own address (it is signed in);
+        // the control socket's login file is for programs outside it.
+        let answer = if method == "keypad.tap" {
+            methods.hub.call(&page, method, params)
+        } else {
+            methods.call(&page, method, params)
+        };
+        answer.map_err(|failure| (failure.code.to_owned(), failure.message))
     }
 }
 
