@@ -205,6 +205,7 @@ fn a_turn_from_the_page_is_a_claude_code_key_answered_from_the_keypad() {
     // The keypad shows the whole request only after Enter; a stray key
     // does nothing; Shift+A allows.
     let key = orbit.claude_key().unwrap();
+    let request_id = key["request"]["requestId"].as_str().unwrap().to_owned();
     assert_eq!(key["request"]["kind"], "permission");
     assert!(
         key["request"]["text"]
@@ -261,7 +262,7 @@ fn a_turn_from_the_page_is_a_claude_code_key_answered_from_the_keypad() {
     // A second answer to the same card is refused: the first one won.
     let again = orbit.env.call(
         "keypad.answer",
-        json!({"uid": key["uid"], "requestId": "no-such-card", "choice": "allow"}),
+        json!({"uid": key["uid"], "requestId": request_id, "choice": "deny"}),
     );
     assert_eq!(again["error"]["code"], "refused", "{again}");
     let always = orbit.env.call(
