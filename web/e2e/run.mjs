@@ -30,6 +30,7 @@ const SCENARIOS = {
   drop,
   trust,
   security,
+  keypad,
 };
 
 const name = process.argv[2];
@@ -424,6 +425,89 @@ async function security(page, context) {
   const failed = Object.entries(checks).filter(([, ok]) => !ok).map(([k]) => k);
   if (failed.length) throw new Error(`security checks failed: ${failed.join(', ')}`);
   return { checks };
+}
+
+/** `window.orbitInspect.keypad()`: the keypad panel's last state. */
+const keypadView = (page) => page.evaluate(() => window.orbitInspect.keypad());
+const ownKey = (view) => view?.keypad?.keys?.find((k) => k.adapterId === 'claude-code');
+
+async function untilKeypad(page, what, predicate, timeout = TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    last = await keypadView(page).catch(() => null);
+    if (last && predicate(last)) return last;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; keypad: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function keypad(page) {
+  const panel = page.getByRole('region', { name: 'Keypad' });
+  await page.getByRole('button', { name: 'Keypad', exact: true }).click();
+  await panel.waitFor();
+  await ask(page, process.env.ORBIT_PROMPT ?? 'Please make the edit (permission)');
+  // The key follows the turn until the card waits.
+  const seen = new Set();
+  const waiting = await untilKeypad(page, 'a waiting claude-code key', (v) => {
+    const key = ownKey(v);
+    if (key) seen.add(key.activity);
+    return key?.activity === 'waitingPermission' && key.request !== undefined;
+  });
+  const key = ownKey(waiting);
+  const s = await until(page, 'the card on the page', (st) => pendingCards(st).length > 0);
+  const card = pendingCards(s)[0];
+  await shot(page, 'keypad-waiting');
+  // The key's tap shows the whole request before Allow or Deny.
+  await panel.getByRole('button', { name: `${key.adapterShortName}: ${key.title}, Needs permission` }).click();
+  const dialog = panel.getByRole('dialog', { name: 'Permission request' });
+  await dialog.waitFor();
+  const shownText = await dialog.locator('pre').textContent();
+  const whole = typeof card.input?.new_string === 'string' && shownText.includes(card.input.new_string)
+    && typeof card.input?.file_path === 'string' && shownText.includes(card.input.file_path);
+  if (!whole) throw new Error(`the request is not shown whole: ${shownText}`);
+  const allowButton = dialog.getByRole('button', { name: 'Allow', exact: true });
+  const armedAtOnce = await allowButton.isEnabled();
+  await shot(page, 'keypad-request');
+  await allowButton.click();
+  // The card goes from the page; the key's turn ends.
+  const ended = await until(page, 'the turn to end', (st) => turnEnded(st) && pendingCards(st).length === 0);
+  const done = await untilKeypad(page, 'the key done', (v) => ownKey(v)?.activity === 'done' && ownKey(v)?.request === undefined);
+  await shot(page, 'keypad-done');
+  // Settings › Agents: the user's base hue recolours the key.
+  const settings = page.getByRole('region', { name: 'Settings › Agents' });
+  const before = ownKey(done).colors.working;
+  await settings.getByRole('spinbutton', { name: 'Base hue for Claude Code' }).fill('200');
+  await settings.getByRole('button', { name: 'Set the base hue for Claude Code', exact: true }).click();
+  const recoloured = await untilKeypad(page, 'the key recoloured', (v) => ownKey(v) && ownKey(v).colors.working !== before);
+  // What the key is drawn with now (keys are redrawn on every poll).
+  const borderColor = await page.evaluate(() => {
+    const el = document.querySelector('.keypad-key[data-adapter="claude-code"]');
+    return el ? getComputedStyle(el).getPropertyValue('--key-working').trim() : null;
+  });
+  // The Adapter API switch: on, a new token, then off.
+  const apiSwitch = settings.getByRole('switch', { name: 'Adapter API' });
+  const apiAtFirst = (await keypadView(page)).keypad.adapterApi;
+  await apiSwitch.click();
+  await untilKeypad(page, 'the API on', (v) => v.keypad.adapterApi === !apiAtFirst);
+  if (!apiAtFirst) {
+    await settings.getByRole('button', { name: 'Regenerate token' }).click();
+    await page.getByText('Token regenerated', { exact: false }).waitFor();
+    await apiSwitch.click();
+    await untilKeypad(page, 'the API off', (v) => v.keypad.adapterApi === false);
+  }
+  await shot(page, 'keypad-settings');
+  return {
+    key: ended.shown,
+    seen: [...seen],
+    sessionIdLike: key.uid,
+    armedAtOnce,
+    colorBefore: before,
+    colorAfter: ownKey(recoloured).colors.working,
+    borderColor,
+    apiAtFirst,
+    apiAtEnd: (await keypadView(page)).keypad.adapterApi,
+  };
 }
 
 // --- Run.

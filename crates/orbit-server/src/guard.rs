@@ -106,7 +106,7 @@ fn origin_may_be_missing(method: &Method, path: &str, headers: &HeaderMap) -> bo
     if path == "/ws" {
         return false;
     }
-    if path.starts_with("/w/") && path.ends_with("/file") {
+    if path.starts_with("/w/") && (path.ends_with("/file") || path.ends_with("/keypad")) {
         return headers
             .get("sec-fetch-site")
             .is_some_and(|site| site.as_bytes() == b"same-origin");

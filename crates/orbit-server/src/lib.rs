@@ -32,12 +32,14 @@ mod auth;
 mod error;
 mod file;
 mod guard;
+mod keypad;
 mod options;
 mod respond;
 mod server;
 pub mod ws;
 
 pub use error::{Error, Result};
+pub use keypad::{KeypadPort, PAGE_METHODS};
 pub use options::{Assets, Clock, Limits, ManualClock, ServerOptions, SystemClock};
 pub use respond::CONTENT_SECURITY_POLICY_VALUE;
 pub use server::PageServer;

@@ -47,12 +47,21 @@ pub(crate) struct Shared {
     /// Bumped by [`PageServer::drop_pages`]: every page's socket closes
     /// (the page reconnects and resumes).
     pub(crate) kick: watch::Sender<u64>,
+    /// The keypad hub, once the running Orbit plugs it in.
+    keypad: RwLock<Option<Arc<dyn crate::keypad::KeypadPort>>>,
 }
 
 /// A workspace's port and a receiver that errs once it is removed.
 pub(crate) type WorkspaceHandle = (Arc<dyn PagePort>, watch::Receiver<()>);
 
 impl Shared {
+    pub(crate) fn keypad(&self) -> Option<Arc<dyn crate::keypad::KeypadPort>> {
+        self.keypad
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     pub(crate) fn workspace(&self, id: &str) -> Option<WorkspaceHandle> {
         let workspaces = self
             .workspaces
@@ -126,6 +135,7 @@ impl PageServer {
             stopping: stopping.clone(),
             sockets: Mutex::new(Some(sockets)),
             kick: watch::channel(0).0,
+            keypad: RwLock::new(None),
         });
         let router = Router::new()
             // GET only: a HEAD (a link preview) must not spend the token.
@@ -139,6 +149,10 @@ impl PageServer {
             .route("/w/{id}", get(page_without_slash))
             .route("/w/{id}/", get(page))
             .route("/w/{id}/file", get(file::serve))
+            .route(
+                "/w/{id}/keypad",
+                get(crate::keypad::state).post(crate::keypad::call),
+            )
             .route("/assets/{*path}", get(asset))
             .fallback(|| async { respond::not_found() })
             .layer(middleware::from_fn_with_state(
@@ -162,6 +176,16 @@ impl PageServer {
             task: Arc::new(Mutex::new(Some(task))),
             sockets_done: Arc::new(Mutex::new(Some(sockets_done))),
         })
+    }
+
+    /// Plugs in the keypad hub (`/w/<id>/keypad`: the page's keypad panel
+    /// and Settings › Agents).
+    pub fn set_keypad(&self, keypad: Arc<dyn crate::keypad::KeypadPort>) {
+        *self
+            .shared
+            .keypad
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(keypad);
     }
 
     /// Closes every page's socket as a broken connection would (close code

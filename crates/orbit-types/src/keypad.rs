@@ -110,6 +110,31 @@ pub struct KeypadKey {
     pub has_open_url: bool,
     /// The key's colours (`#rrggbb`).
     pub colors: KeyColors,
+    /// What a waiting key of Orbit's own conversation asks, in full (the
+    /// keypad shows it before it offers Allow or Deny); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<KeypadRequest>,
+}
+
+/// The card a waiting built-in key stands for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeypadRequest {
+    /// The card's request id (what an answer names).
+    pub request_id: String,
+    /// `permission` (answered Allow or Deny from the keypad) or `question`
+    /// (answered on the page: a tap opens it on the card).
+    pub kind: String,
+    /// The tool's name (`Bash`, `Edit`, ...), for a permission.
+    pub tool: Option<String>,
+    /// The card's title ("Bash npm test").
+    pub title: String,
+    /// The whole request: the full command, or the file and its change,
+    /// never cut at the key's label length.
+    pub text: String,
+    /// Whether the page offers an "always" choice (left to the page, where
+    /// its rule is shown in full).
+    pub always_on_page: bool,
 }
 
 /// A key's colours, from the adapter's resolved palette.

@@ -34,7 +34,7 @@ pub use graph::{
 pub use history::{ConversationSummary, HistoryListing};
 pub use keypad::{
     HubAdapterStatus, HubSessionStatus, HubStatus, KeyColors, KeypadBanner, KeypadKey,
-    KeypadMessage, KeypadState, KeypadTapResult,
+    KeypadMessage, KeypadRequest, KeypadState, KeypadTapResult,
 };
 pub use page::{
     ActivityBatch, ActivityKind, ActivityRecord, CardOption, CardQuestion, ConversationEntry,

@@ -5,6 +5,13 @@
 //! its `openURL`, or turns a `done` key idle); `a` / `d` answer the Allow
 //! banner. The state comes from the running hub's control socket
 //! (`keypad.state`), polled ten times a second.
+//!
+//! A key of Orbit's own conversation that waits for a permission shows the
+//! whole request first: Enter opens it in full (the whole command, or the
+//! file and its change), and only there does a deliberate Shift+A allow or
+//! Shift+D deny it (keys pressed in the first half second are ignored); the
+//! always choice stays on the page (`o` opens it). A key with a question
+//! opens the page on its card.
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -36,8 +43,21 @@ struct Typewriter {
     started: Instant,
 }
 
+/// A waiting request shown in full before it can be answered.
+struct Review {
+    uid: String,
+    request: orbit_types::KeypadRequest,
+    title: String,
+    opened: Instant,
+    scroll: u16,
+}
+
+/// Keys pressed this soon after a request opens are ignored.
+const ARMING: Duration = Duration::from_millis(500);
+
 struct App {
     socket: std::path::PathBuf,
+    review: Option<Review>,
     state: KeypadState,
     selected: usize,
     status: String,
@@ -50,6 +70,7 @@ pub(crate) fn run(_args: &KeypadArgs) -> anyhow::Result<ExitCode> {
     let locations = crate::hub_cmd::locations()?;
     let mut app = App {
         socket: locations.control_socket(),
+        review: None,
         state: KeypadState::default(),
         selected: 0,
         status: String::new(),
@@ -162,6 +183,19 @@ impl App {
                     }
                 }
                 self.state = state;
+                // A request answered elsewhere (or withdrawn) closes.
+                if let Some(review) = &self.review {
+                    let still = self.state.keys.iter().any(|k| {
+                        k.uid == review.uid
+                            && k.request
+                                .as_ref()
+                                .is_some_and(|r| r.request_id == review.request.request_id)
+                    });
+                    if !still {
+                        self.status = format!("{}: answered elsewhere", review.title);
+                        self.review = None;
+                    }
+                }
                 if self.selected >= self.state.keys.len() {
                     self.selected = self.state.keys.len().saturating_sub(1);
                 }
@@ -173,8 +207,48 @@ impl App {
         }
     }
 
+    /// A key press while a request is shown in full.
+    fn on_review_key(&mut self, code: KeyCode) {
+        let Some(review) = &mut self.review else {
+            return;
+        };
+        if review.opened.elapsed() < ARMING {
+            return;
+        }
+        match code {
+            KeyCode::Esc | KeyCode::Char('q') => self.review = None,
+            KeyCode::Down | KeyCode::Char('j') => review.scroll = review.scroll.saturating_add(1),
+            KeyCode::Up | KeyCode::Char('k') => review.scroll = review.scroll.saturating_sub(1),
+            KeyCode::Char('o') => {
+                let uid = review.uid.clone();
+                self.review = None;
+                self.tap_uid(&uid, "");
+            }
+            KeyCode::Char(c @ ('A' | 'D')) => {
+                let choice = if c == 'A' { "allow" } else { "deny" };
+                let answer = orbit_control::call(
+                    &self.socket,
+                    "keypad.answer",
+                    json!({"uid": review.uid, "requestId": review.request.request_id, "choice": choice}),
+                );
+                self.status = match answer {
+                    Ok(_) if c == 'A' => format!("allowed: {}", review.request.title),
+                    Ok(_) => format!("denied: {}", review.request.title),
+                    Err(e) => format!("not answered: {e}"),
+                };
+                self.review = None;
+                self.refresh();
+            }
+            _ => {}
+        }
+    }
+
     /// Handles a key press; `false` quits.
     fn on_key(&mut self, code: KeyCode) -> bool {
+        if self.review.is_some() {
+            self.on_review_key(code);
+            return true;
+        }
         let count = self.state.keys.len();
         match code {
             KeyCode::Char('q') | KeyCode::Esc => return false,
@@ -207,15 +281,40 @@ impl App {
         let Some(key) = self.state.keys.get(self.selected) else {
             return;
         };
-        let answer = orbit_control::call(&self.socket, "keypad.tap", json!({ "uid": key.uid }));
+        if key.activity == "waitingPermission"
+            && let Some(request) = key.request.as_ref().filter(|r| r.kind == "permission")
+        {
+            self.review = Some(Review {
+                uid: key.uid.clone(),
+                request: request.clone(),
+                title: key.title.clone(),
+                opened: Instant::now(),
+                scroll: 0,
+            });
+            return;
+        }
+        let (uid, title) = (key.uid.clone(), key.title.clone());
+        self.tap_uid(&uid, &title);
+    }
+
+    fn tap_uid(&mut self, uid: &str, title: &str) {
+        let answer = orbit_control::call(&self.socket, "keypad.tap", json!({ "uid": uid }));
         self.status = match answer.map(serde_json::from_value::<orbit_types::KeypadTapResult>) {
             Ok(Ok(tap)) => match (tap.action.as_str(), tap.url) {
-                ("markedIdle", _) => format!("{}: done → idle", key.title),
-                ("openUrl", Some(url)) => match open_url(&url) {
-                    Ok(()) => format!("opened {url}"),
-                    Err(e) => format!("cannot open {url}: {e}"),
-                },
-                _ => format!("{}: nothing to open", key.title),
+                ("markedIdle", _) => format!("{title}: done → idle"),
+                ("openUrl", Some(url)) => {
+                    // A built-in key's page login is a private file: not shown.
+                    let shown = if url.starts_with("file://") {
+                        "the page"
+                    } else {
+                        url.as_str()
+                    };
+                    match open_url(&url) {
+                        Ok(()) => format!("opened {shown}"),
+                        Err(e) => format!("cannot open {shown}: {e}"),
+                    }
+                }
+                _ => format!("{title}: nothing to open"),
             },
             Ok(Err(e)) => format!("error: {e}"),
             Err(e) => format!("error: {e}"),
@@ -263,10 +362,22 @@ impl App {
             })
             .collect();
         frame.render_widget(Paragraph::new(banner_lines), banners);
+        if let Some(review) = &self.review {
+            draw_review(frame, grid, review);
+            frame.render_widget(
+                Paragraph::new(format!(
+                    "Shift+A Allow · Shift+D Deny · o open the page (always…) · ↑/↓ scroll · Esc back   {}",
+                    self.status
+                ))
+                .style(Style::new().fg(Color::Yellow)),
+                footer,
+            );
+            return;
+        }
         self.draw_grid(frame, grid);
         frame.render_widget(
             Paragraph::new(format!(
-                "←/→ select · Enter tap · a/d allow/deny · q quit   {}",
+                "←/→ select · Enter tap (a waiting key shows its request) · a/d allow/deny adapter · q quit   {}",
                 self.status
             ))
             .style(Style::new().fg(Color::DarkGray)),
@@ -404,6 +515,38 @@ impl App {
             cell,
         );
     }
+}
+
+/// The request of a waiting key, whole, wrapped and scrollable.
+fn draw_review(frame: &mut ratatui::Frame<'_>, area: Rect, review: &Review) {
+    let tool = review.request.tool.as_deref().unwrap_or("a tool");
+    let mut lines = vec![
+        Line::styled(
+            format!("{} asks to use {tool}", review.title),
+            Style::new().add_modifier(Modifier::BOLD),
+        ),
+        Line::raw(review.request.title.clone()),
+        Line::raw(""),
+    ];
+    lines.extend(review.request.text.lines().map(|l| Line::raw(l.to_owned())));
+    if review.request.always_on_page {
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            "An \"always\" choice is offered on the page (o), where its rule is shown in full.",
+            Style::new().fg(Color::Gray),
+        ));
+    }
+    let block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(Style::new().fg(Color::Yellow))
+        .title(" Permission request: read it whole before you answer ");
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false })
+            .scroll((review.scroll, 0)),
+        area,
+    );
 }
 
 /// Opens a URL with the user's opener (`ORBIT_URL_OPENER`, else `open` on

@@ -8,6 +8,7 @@ mod graph_cmd;
 mod history_cmd;
 mod hub_cmd;
 mod keypad_cmd;
+mod keypad_mirror;
 mod logging;
 mod mcp_cmd;
 mod open_cmd;

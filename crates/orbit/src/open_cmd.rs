@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 
 use crate::agent_cmd::{fs_canonical, locations};
+use crate::keypad_mirror;
 
 #[derive(Debug, Args, Default)]
 pub(crate) struct OpenArgs {
@@ -158,6 +159,11 @@ fn join(locations: &Locations, dir: &Path, args: &OpenArgs) -> anyhow::Result<Op
 struct Orbit {
     locations: Locations,
     server: PageServer,
+    /// The keypad hub's state: Orbit's own conversations are its built-in
+    /// sessions.
+    hub: Arc<orbtile::Shared>,
+    /// Which conversation each built-in key stands for.
+    targets: Arc<keypad_mirror::Targets>,
     workspaces: Workspaces,
     stop: Notify,
     runtime: tokio::runtime::Handle,
@@ -187,6 +193,12 @@ impl Orbit {
         if Arc::ptr_eq(&kept, &handle) {
             self.server
                 .add_workspace(Arc::clone(&handle) as Arc<dyn orbit_core::page_port::PagePort>);
+            tokio::spawn(keypad_mirror::run(
+                Arc::clone(&handle) as Arc<dyn orbit_core::page_port::PagePort>,
+                Arc::clone(&self.hub),
+                Arc::clone(&self.targets),
+                self.server.port(),
+            ));
         } else {
             // Opened twice at once: the first one stays.
             handle.shutdown().await;
@@ -246,6 +258,8 @@ impl ControlMethods for OrbitMethods {
                 Ok(json!({}))
             }
             "orbit.act" => self.act(caller, params),
+            "keypad.answer" => self.answer(caller, params),
+            "keypad.tap" => self.tap(caller, params),
             "orbit.dropPages" => Ok(json!({"dropped": self.orbit.server.drop_pages()})),
             "orbit.workspaces" => Ok(Value::Array(
                 self.orbit
@@ -266,7 +280,154 @@ impl ControlMethods for OrbitMethods {
     }
 }
 
+/// The hub as the page's keypad panel and Settings › Agents reach it
+/// (`/w/<id>/keypad`): the same methods as the control socket's, called as
+/// the signed-in page (no process of Claude's).
+struct PageKeypad(std::sync::Weak<OrbitMethods>);
+
+impl orbit_server::KeypadPort for PageKeypad {
+    fn state(&self) -> Value {
+        let Some(methods) = self.0.upgrade() else {
+            return Value::Null;
+        };
+        let mut hub = methods.orbit.hub.hub();
+        let builtin: Vec<Value> = hub
+            .builtin_names()
+            .into_iter()
+            .map(|(id, name)| json!({"id": id, "name": name}))
+            .collect();
+        json!({
+            "keypad": hub.keypad(),
+            "adapters": hub.status().adapters,
+            "builtin": builtin,
+        })
+    }
+
+    fn call(&self, method: &str, params: &Value) -> Result<Value, (String, String)> {
+        let Some(methods) = self.0.upgrade() else {
+            return Err(("unavailable".to_owned(), "Orbit is stopping".to_owned()));
+        };
+        let page = Caller {
+            uid: orbit_control::own_uid(),
+            pid: None,
+        };
+        // The page opens a built-in key's own address (it is signed in);
+        // the control socket's login file is for programs outside it.
+        let answer = if method == "keypad.tap" {
+            methods.hub.call(&page, method, params)
+        } else {
+            methods.call(&page, method, params)
+        };
+        answer.map_err(|failure| (failure.code.to_owned(), failure.message))
+    }
+}
+
 impl OrbitMethods {
+    /// An answer from the keypad to the card a built-in key waits on:
+    /// Allow or Deny of a permission, through the workspace's controller
+    /// (the first answer from anywhere wins). The always choice is the
+    /// page's; a question is answered on the page.
+    fn answer(&self, caller: &Caller, params: &Value) -> Result<Value, ControlFailure> {
+        if self.orbit.is_claude_descendant(caller) {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by Claude in Orbit cannot answer Claude's questions",
+            ));
+        }
+        let text = |name: &str| {
+            params.get(name).and_then(Value::as_str).ok_or_else(|| {
+                ControlFailure::new("invalid_params", format!("`{name}`: a string is required"))
+            })
+        };
+        let uid = text("uid")?;
+        let request_id = text("requestId")?;
+        let choice = match text("choice")? {
+            "allow" => orbit_types::PermissionChoice::Allow,
+            "deny" => orbit_types::PermissionChoice::Deny,
+            "always" => {
+                return Err(ControlFailure::new(
+                    "invalid_params",
+                    "`choice`: the always choice is made on the page, where its rule is shown in full",
+                ));
+            }
+            other => {
+                return Err(ControlFailure::new(
+                    "invalid_params",
+                    format!("`choice`: `{other}` is not `allow` or `deny`"),
+                ));
+            }
+        };
+        let session = self.orbit.hub.hub().builtin_of(uid);
+        let target = session
+            .and_then(|(_, session_id)| self.orbit.targets.get(&session_id))
+            .ok_or_else(|| {
+                ControlFailure::new(
+                    "not_found",
+                    format!("no key `{uid}` of Orbit's own conversations (other adapters take no answers)"),
+                )
+            })?;
+        let workspace = self
+            .orbit
+            .workspaces
+            .get(&target.workspace_id)
+            .ok_or_else(|| {
+                ControlFailure::new("not_found", "the conversation's workspace was let go")
+            })?;
+        let id = format!("keypad-{}", next_number());
+        let frame = PageFrame::Action {
+            id,
+            request: PageRequest::AnswerPermission {
+                key: target.key,
+                request_id: request_id.to_owned(),
+                choice,
+                message: None,
+            },
+        };
+        let reply = workspace.act_frame(frame);
+        let ack = tokio::task::block_in_place(|| self.orbit.runtime.block_on(reply))
+            .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
+        if !ack.ok {
+            return Err(ControlFailure::new(
+                "refused",
+                ack.message
+                    .unwrap_or_else(|| "the card was already answered".to_owned()),
+            ));
+        }
+        Ok(json!({"ok": true}))
+    }
+
+    /// A tap: the hub's answer, except that a built-in key's page address
+    /// becomes a one-time login to the page on that conversation, handed
+    /// over as a private redirect file (the login never reaches argv).
+    fn tap(&self, caller: &Caller, params: &Value) -> Result<Value, ControlFailure> {
+        let mut result = self.hub.call(caller, "keypad.tap", params)?;
+        let port = self.orbit.server.port();
+        let page = result
+            .get("url")
+            .and_then(Value::as_str)
+            .and_then(|url| keypad_mirror::conversation_of_url(url, port));
+        if let Some((workspace, conversation)) = page {
+            if self.orbit.is_claude_descendant(caller) {
+                return Err(ControlFailure::new(
+                    "forbidden",
+                    "a process started by Claude in Orbit cannot open Orbit's page",
+                ));
+            }
+            let login = self
+                .orbit
+                .server
+                .login_url(&workspace)
+                .map_err(|error| ControlFailure::new("not_found", error.to_string()))?;
+            let file = redirect_file(
+                &self.orbit.locations,
+                &format!("{login}#conversation={conversation}"),
+            )
+            .map_err(|error| ControlFailure::new("internal", format!("{error:#}")))?;
+            result["url"] = format!("file://{}", file.display()).into();
+        }
+        Ok(result)
+    }
+
     /// Relays a page's frame (`action` or `trust`) to a workspace: what a
     /// VS Code webview's extension host and `orbit ask` use. Answers to
     /// cards are refused to Claude's own processes.
@@ -351,13 +512,6 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
     let server = PageServer::bind(ServerOptions::new(args.port.unwrap_or(0)))
         .await
         .context("cannot start the page's server")?;
-    let orbit = Arc::new(Orbit {
-        locations: locations.clone(),
-        server,
-        workspaces: Workspaces::new(),
-        stop: Notify::new(),
-        runtime: tokio::runtime::Handle::current(),
-    });
     let settings = orbit_common::Settings::load(&locations.settings_file()).unwrap_or_default();
     let hub = orbtile::Running::start(crate::hub_cmd::serve_options(
         &locations,
@@ -365,10 +519,22 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
     ))
     .await
     .context("cannot start the keypad hub")?;
+    let orbit = Arc::new(Orbit {
+        locations: locations.clone(),
+        server,
+        hub: Arc::clone(hub.shared()),
+        targets: Arc::default(),
+        workspaces: Workspaces::new(),
+        stop: Notify::new(),
+        runtime: tokio::runtime::Handle::current(),
+    });
     let methods = Arc::new(OrbitMethods {
         orbit: Arc::clone(&orbit),
         hub: Arc::new(orbtile::HubMethods::new(Arc::clone(hub.shared()))),
     });
+    orbit
+        .server
+        .set_keypad(Arc::new(PageKeypad(Arc::downgrade(&methods))));
     let control = match ControlServer::start(locations.control_socket(), methods).await {
         Ok(control) => control,
         Err(error) => {
@@ -436,22 +602,7 @@ async fn run_until_stopped(
 /// process's arguments: a 0600 file that redirects to it is opened instead
 /// (as Jupyter does), and removed once the browser has had time to read it.
 fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<()> {
-    let dir = redirect_dir(locations);
-    orbit_common::ensure_private_dir(&dir)
-        .with_context(|| format!("cannot create `{}`", dir.display()))?;
-    let file = dir.join(format!("login-{}.html", std::process::id()));
-    let escaped = url
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;");
-    let html = format!(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\">\
-         <meta name=\"referrer\" content=\"no-referrer\">\
-         <meta http-equiv=\"refresh\" content=\"0;url={escaped}\"><title>Orbit</title></head>\
-         <body><p><a href=\"{escaped}\">Open Orbit</a></p></body></html>\n"
-    );
-    orbit_common::write_private_file(&file, html.as_bytes())
-        .with_context(|| format!("cannot write `{}`", file.display()))?;
+    let file = redirect_file(locations, url)?;
     let target = format!("file://{}", file.display());
     let opened = if app {
         crate::keypad_cmd::open_app_window(&target)
@@ -466,6 +617,38 @@ fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<(
         )?;
     }
     Ok(())
+}
+
+/// A fresh 0600 file that redirects the browser to `url` (swept after
+/// [`REDIRECT_FILE_LIFETIME`]).
+fn redirect_file(locations: &Locations, url: &str) -> anyhow::Result<PathBuf> {
+    let dir = redirect_dir(locations);
+    orbit_common::ensure_private_dir(&dir)
+        .with_context(|| format!("cannot create `{}`", dir.display()))?;
+    let file = dir.join(format!(
+        "login-{}-{}.html",
+        std::process::id(),
+        next_number()
+    ));
+    let escaped = url
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;");
+    let html = format!(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\">\
+         <meta name=\"referrer\" content=\"no-referrer\">\
+         <meta http-equiv=\"refresh\" content=\"0;url={escaped}\"><title>Orbit</title></head>\
+         <body><p><a href=\"{escaped}\">Open Orbit</a></p></body></html>\n"
+    );
+    orbit_common::write_private_file(&file, html.as_bytes())
+        .with_context(|| format!("cannot write `{}`", file.display()))?;
+    Ok(file)
+}
+
+/// A fresh number for an action id or a file name (unique in this process).
+fn next_number() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The folder of the browser's redirect files.

@@ -12,7 +12,8 @@ fn is_bidi(c: char) -> bool {
 }
 
 /// Cleans display text. `keep_lines` keeps `\n` and `\t` (message text);
-/// `\r\n` and a lone `\r` become `\n` there.
+/// a carriage return is a control character like any other (a space), so
+/// `"a\r\nb"` keeps `"a \nb"`.
 pub(crate) fn clean(text: &str, keep_lines: bool) -> String {
     // Fast path: printable ASCII (and, in message text, newlines and tabs)
     // needs no change; every character the rules touch is outside it.
@@ -22,17 +23,11 @@ pub(crate) fn clean(text: &str, keep_lines: bool) -> String {
         return text.to_owned();
     }
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
+    for c in text.chars() {
         if is_bidi(c) {
             continue;
         }
-        if keep_lines && c == '\r' {
-            if chars.peek() == Some(&'\n') {
-                continue;
-            }
-            out.push('\n');
-        } else if keep_lines && (c == '\n' || c == '\t') {
+        if keep_lines && (c == '\n' || c == '\t') {
             out.push(c);
         } else if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
             out.push(' ');
@@ -82,7 +77,10 @@ mod tests {
     #[test]
     fn controls_bidi_and_tails() {
         assert_eq!(clean("a\u{0}b\nc\td", false), "a b c d");
-        assert_eq!(clean("a\r\nb\rc\td\u{7}", true), "a\nb\nc\td ");
+        // A carriage return is a control character like any other (issue 18).
+        assert_eq!(clean("a\r\nb", true), "a \nb");
+        assert_eq!(clean("a\r\nb\rc\td\u{7}", true), "a \nb c\td ");
+        assert_eq!(clean("a\r\nb", false), "a  b");
         assert_eq!(clean("\u{202E}abc\u{2066}\u{200F}", false), "abc");
         assert!(is_blank(&clean("\u{202E}\u{2069}", false)));
         assert!(is_blank(&clean("\u{1}\u{2} \t", false)));

@@ -181,6 +181,24 @@ pub(crate) fn resolve(
     user_base_hue: Option<f64>,
     warnings: &mut Vec<String>,
 ) -> ResolvedPalette {
+    resolve_with(request, user_base_hue, warnings, true)
+}
+
+/// A built-in adapter's palette: the reserved arcs are Orbit's own, so
+/// nothing is moved out of them (gamut, contrast and salience still apply).
+pub(crate) fn resolve_builtin(
+    request: &PaletteRequest,
+    user_base_hue: Option<f64>,
+) -> ResolvedPalette {
+    resolve_with(request, user_base_hue, &mut Vec::new(), false)
+}
+
+fn resolve_with(
+    request: &PaletteRequest,
+    user_base_hue: Option<f64>,
+    warnings: &mut Vec<String>,
+    reserved_arcs: bool,
+) -> ResolvedPalette {
     let mut base = user_base_hue.unwrap_or(request.base_hue);
     if let Some(user) = user_base_hue {
         warnings.push(format!(
@@ -188,7 +206,7 @@ pub(crate) fn resolve(
             request.base_hue
         ));
     }
-    if let Some(moved) = out_of_arc(base, RESERVED_BASE) {
+    if let Some(moved) = out_of_arc(base, RESERVED_BASE).filter(|_| reserved_arcs) {
         warnings.push(format!(
             "baseHue: {base} lies in the reserved arc 345.9°–75.9°; moved to {moved}"
         ));
@@ -198,7 +216,7 @@ pub(crate) fn resolve(
     let lightness = request.lightness.unwrap_or(0.0);
     #[expect(clippy::single_match_else, reason = "two cases read better as a match")]
     let (attention_hue, derived) = match request.attention_hue {
-        Some(hue) => match out_of_arc(hue, RESERVED_ATTENTION) {
+        Some(hue) => match out_of_arc(hue, RESERVED_ATTENTION).filter(|_| reserved_arcs) {
             Some(moved) => {
                 warnings.push(format!(
                     "attentionHue: {hue} lies in the reserved arc 18.9°–55°; moved to {moved}"

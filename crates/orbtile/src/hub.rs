@@ -186,6 +186,8 @@ pub struct Hub {
     buckets: HashMap<String, Bucket>,
     next_uid: u64,
     pid_check: Box<PidCheck>,
+    /// Orbit's own adapters (`claude-code`), by id.
+    builtin: BTreeMap<String, builtin::BuiltinAdapter>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -346,6 +348,7 @@ impl Hub {
             saver: options.remembered_file.map(remembered::Saver::new),
             buckets: HashMap::new(),
             next_uid: 1,
+            builtin: BTreeMap::new(),
             pid_check: options
                 .pid_check
                 .unwrap_or_else(|| Box::new(process_of_user)),
@@ -676,12 +679,21 @@ impl Hub {
         Ok(ApiResponse::no_content())
     }
 
-    fn free_slot(&self) -> u32 {
-        let used: std::collections::BTreeSet<u32> = self
-            .live
+    /// The slots held now, by external and built-in sessions.
+    fn used_slots(&self) -> std::collections::BTreeSet<u32> {
+        self.live
             .values()
             .flat_map(|a| a.sessions.values().map(|s| s.slot))
-            .collect();
+            .chain(
+                self.builtin
+                    .values()
+                    .flat_map(|b| b.sessions.values().map(|s| s.slot)),
+            )
+            .collect()
+    }
+
+    fn free_slot(&self) -> u32 {
+        let used = self.used_slots();
         (0..=u32::MAX)
             .find(|slot| !used.contains(slot))
             .unwrap_or(0)
@@ -784,10 +796,6 @@ impl Hub {
         }
     }
 
-    #[expect(
-        clippy::too_many_lines,
-        reason = "validate all, then apply: one sequence"
-    )]
     fn replace_sessions(
         &mut self,
         id: &str,
@@ -830,19 +838,14 @@ impl Hub {
             let Value::Object(entry) = item else {
                 return Err(ApiError::invalid(prefix, "must be an object"));
             };
-            let sid = match entry.get("id") {
-                Some(Value::String(s)) => validate::session_id(s, &format!("{prefix}.id"))?,
-                None | Some(Value::Null) => {
-                    return Err(ApiError::invalid(format!("{prefix}.id"), "is required"));
-                }
-                Some(_) => {
-                    return Err(ApiError::invalid(
-                        format!("{prefix}.id"),
-                        "must be a string",
-                    ));
-                }
-            };
-            let update = validate::session_update(entry, &prefix, &["id"], &rules, &mut warnings)?;
+            let sid = row_session_id(entry, &prefix)?;
+            let update = validate::session_update(
+                entry,
+                &prefix,
+                &["id", "sessionId"],
+                &rules,
+                &mut warnings,
+            )?;
             Self::check_new(&update, &prefix)?;
             let key = (update.host.clone(), sid);
             if updates.iter().any(|(k, _)| *k == key) {
@@ -860,11 +863,7 @@ impl Hub {
         let mut old = std::mem::take(&mut adapter.sessions);
         let mut answers = Vec::with_capacity(updates.len());
         // Slots of sessions that stay are kept; new ones get free slots.
-        let mut used: std::collections::BTreeSet<u32> = self
-            .live
-            .values()
-            .flat_map(|a| a.sessions.values().map(|s| s.slot))
-            .collect();
+        let mut used = self.used_slots();
         for (key, _) in &updates {
             if let Some(s) = old.get(key) {
                 used.insert(s.slot);
@@ -915,6 +914,34 @@ impl Hub {
             session.last_update = now;
         }
         Ok(ApiResponse::no_content())
+    }
+}
+
+/// The session id of a `PUT sessions` row: `sessionId` (the path
+/// parameter's name in §3) or `id` (the schema's); one of them is required,
+/// and both must name the same session.
+fn row_session_id(
+    entry: &serde_json::Map<String, Value>,
+    prefix: &str,
+) -> Result<String, ApiError> {
+    let named = |name: &str| -> Result<Option<String>, ApiError> {
+        let field = format!("{prefix}.{name}");
+        match entry.get(name) {
+            Some(Value::String(s)) => validate::session_id(s, &field).map(Some),
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => Err(ApiError::invalid(field, "must be a string")),
+        }
+    };
+    match (named("sessionId")?, named("id")?) {
+        (Some(a), Some(b)) if a != b => Err(ApiError::invalid(
+            format!("{prefix}.sessionId"),
+            format!("names another session than `id` (`{a}` and `{b}`); send one of them"),
+        )),
+        (Some(sid), _) | (None, Some(sid)) => Ok(sid),
+        (None, None) => Err(ApiError::invalid(
+            format!("{prefix}.id"),
+            "is required (or `sessionId`)",
+        )),
     }
 }
 
@@ -989,6 +1016,7 @@ fn merge(session: &mut Session, update: SessionUpdate) {
     }
 }
 
+pub(crate) mod builtin;
 pub(crate) mod view;
 
 #[cfg(test)]

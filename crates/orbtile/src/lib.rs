@@ -33,6 +33,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use control::HubMethods;
 pub use error::{ApiError, Error, Result};
 pub use http::{Head, MAX_HEAD, check_head, parse_head, response_bytes};
+pub use hub::builtin::{BUILTIN_ADAPTERS, BuiltinSession};
 pub use hub::view::NotFound;
 pub use hub::{ApiRequest, ApiResponse, Hub, HubOptions, limits, process_of_user, proof};
 pub use print::describe_exchange;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::error::{ApiError, Error, Result};
@@ -63,7 +63,13 @@ pub type Observer = Arc<dyn Fn(&Exchange<'_>) + Send + Sync>;
 pub struct Shared {
     observer: Mutex<Option<Observer>>,
     hub: Mutex<Hub>,
-    queue: Semaphore,
+    /// The API's queue: requests read in full wait here for the hub (at
+    /// most [`limits::QUEUE`]); one worker answers them in order.
+    queue: mpsc::Sender<Job>,
+    /// Requests in the queue now.
+    queued: AtomicUsize,
+    /// A test holds the worker (the queue then fills).
+    hold: watch::Sender<bool>,
     connections: Arc<Semaphore>,
     discovery_file: PathBuf,
     socket_path: PathBuf,
@@ -184,11 +190,71 @@ impl Shared {
     }
 }
 
+/// One request waiting in the API's queue.
+struct Job {
+    method: String,
+    target: String,
+    authorization: Option<String>,
+    nonce: Option<String>,
+    body: Vec<u8>,
+    peer_uid: u32,
+    reply: oneshot::Sender<ApiResponse>,
+}
+
+impl Shared {
+    /// Requests waiting in the API's queue now.
+    #[doc(hidden)]
+    pub fn queued(&self) -> usize {
+        self.queued.load(Ordering::SeqCst)
+    }
+
+    /// Holds (or releases) the queue's worker: a test fills the queue with
+    /// it. Orbit's own sessions ([`crate::Hub::set_builtin`]) never wait
+    /// for the worker.
+    #[doc(hidden)]
+    pub fn hold_queue(&self, hold: bool) {
+        self.hold.send_replace(hold);
+    }
+}
+
+/// Answers the queued requests one by one, in order.
+async fn queue_worker(
+    shared: std::sync::Weak<Shared>,
+    mut jobs: mpsc::Receiver<Job>,
+    mut hold: watch::Receiver<bool>,
+) {
+    while let Some(job) = jobs.recv().await {
+        let _ = hold.wait_for(|held| !held).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        shared.queued.fetch_sub(1, Ordering::SeqCst);
+        let request = ApiRequest {
+            method: &job.method,
+            target: &job.target,
+            authorization: job.authorization.as_deref(),
+            nonce: job.nonce.as_deref(),
+            body: &job.body,
+            peer_uid: job.peer_uid,
+        };
+        let response = shared.hub().handle(&request);
+        shared.observe(&Exchange {
+            method: &job.method,
+            target: &job.target,
+            request_body: &job.body,
+            status: response.status,
+            response_body: response.body.as_deref(),
+        });
+        let _ = job.reply.send(response);
+    }
+}
+
 /// A running hub. Dropping it does not clean up: call [`Running::shutdown`].
 #[derive(Debug)]
 pub struct Running {
     shared: Arc<Shared>,
     accept: JoinHandle<()>,
+    worker: JoinHandle<()>,
     fallback_dir: Option<PathBuf>,
 }
 
@@ -275,10 +341,14 @@ impl Running {
         let (socket_path, fallback_dir) =
             socket_location(&options.runtime_dir, &options.temp_dir, uid)?;
         let listener = orbit_control::bind_private(&socket_path).await?;
+        let (queue, jobs) = mpsc::channel(limits::QUEUE);
+        let (hold, hold_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             observer: Mutex::new(None),
             hub: Mutex::new(Hub::new(options.hub)),
-            queue: Semaphore::new(limits::QUEUE),
+            queue,
+            queued: AtomicUsize::new(0),
+            hold,
             connections: Arc::new(Semaphore::new(limits::CONNECTIONS)),
             discovery_file: options.discovery_file,
             socket_path,
@@ -301,9 +371,11 @@ impl Running {
         }
         tracing::info!(socket = %shared.socket_path.display(), "hub listening");
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
+        let worker = tokio::spawn(queue_worker(Arc::downgrade(&shared), jobs, hold_rx));
         Ok(Self {
             shared,
             accept,
+            worker,
             fallback_dir,
         })
     }
@@ -317,6 +389,8 @@ impl Running {
     pub async fn shutdown(self) {
         self.accept.abort();
         let _ = self.accept.await;
+        self.worker.abort();
+        let _ = self.worker.await;
         // The remembered adapters' last change reaches the disk first.
         let shared = Arc::clone(&self.shared);
         let _ = tokio::task::spawn_blocking(move || shared.hub().flush_remembered()).await;
@@ -385,22 +459,34 @@ async fn serve_connection(
     peer_uid: u32,
     permit: tokio::sync::OwnedSemaphorePermit,
 ) {
-    let response =
-        match tokio::time::timeout(READ_TIMEOUT, read_and_handle(shared, &mut stream, peer_uid))
-            .await
-        {
-            Ok(Some(response)) => response,
-            Ok(None) => return,
-            Err(_) => ApiError::bad_request("request not complete within 10 s").into(),
-        };
-    finish(stream, &response, Some(permit)).await;
+    let mut permit = Some(permit);
+    let read = tokio::time::timeout(
+        READ_TIMEOUT,
+        read_request(shared, &mut stream, peer_uid, &mut permit),
+    )
+    .await;
+    let response = match read {
+        Ok(Some(Ok(response))) => response,
+        Ok(Some(Err(queued))) => match queued.await {
+            Ok(response) => response,
+            Err(_) => ApiError::busy("the hub is stopping").into(),
+        },
+        Ok(None) => return,
+        Err(_) => ApiError::bad_request("request not complete within 10 s").into(),
+    };
+    finish(stream, &response, permit).await;
 }
 
-async fn read_and_handle(
+/// Reads one request: an answer at once (a transport error, a full queue),
+/// or the queue's answer to wait for. A queued request no longer holds its
+/// connection's slot (`permit` is released): it waits in the queue, which
+/// holds at most 256.
+async fn read_request(
     shared: &Shared,
     stream: &mut UnixStream,
     peer_uid: u32,
-) -> Option<ApiResponse> {
+    permit: &mut Option<tokio::sync::OwnedSemaphorePermit>,
+) -> Option<Result<ApiResponse, oneshot::Receiver<ApiResponse>>> {
     let mut buf = Vec::with_capacity(2048);
     let mut chunk = [0u8; 4096];
     let (mut head, head_len) = loop {
@@ -412,8 +498,8 @@ async fn read_and_handle(
         match http::parse_head(&buf) {
             Ok(Some(parsed)) => break parsed,
             Ok(None) if buf.len() < MAX_HEAD => {}
-            Ok(None) => return Some(ApiError::bad_request("request head over 16 KB").into()),
-            Err(error) => return Some(error.into()),
+            Ok(None) => return Some(Ok(ApiError::bad_request("request head over 16 KB").into())),
+            Err(error) => return Some(Ok(error.into())),
         }
     };
     if let Err(error) = http::check_head(&mut head) {
@@ -425,38 +511,41 @@ async fn read_and_handle(
             status: response.status,
             response_body: response.body.as_deref(),
         });
-        return Some(response);
+        return Some(Ok(response));
     }
     let want = usize::try_from(head.content_length).unwrap_or(usize::MAX);
     let mut body = buf.split_off(head_len);
     while body.len() < want {
         let n = stream.read(&mut chunk).await.ok()?;
         if n == 0 {
-            return Some(ApiError::bad_request("body shorter than Content-Length").into());
+            return Some(Ok(ApiError::bad_request(
+                "body shorter than Content-Length",
+            )
+            .into()));
         }
         body.extend_from_slice(&chunk[..n]);
     }
     body.truncate(want);
-    let Ok(_queued) = shared.queue.try_acquire() else {
-        return Some(ApiError::busy("the adapter API's queue is full").into());
-    };
-    let request = ApiRequest {
-        method: &head.method,
-        target: &head.target,
-        authorization: head.authorization.as_deref(),
-        nonce: head.nonce.as_deref(),
-        body: &body,
+    let (reply, answer) = oneshot::channel();
+    let job = Job {
+        method: head.method,
+        target: head.target,
+        authorization: head.authorization,
+        nonce: head.nonce,
+        body,
         peer_uid,
+        reply,
     };
-    let response = shared.hub().handle(&request);
-    shared.observe(&Exchange {
-        method: &head.method,
-        target: &head.target,
-        request_body: &body,
-        status: response.status,
-        response_body: response.body.as_deref(),
-    });
-    Some(response)
+    // The count is the bound: it holds a request from here until the worker
+    // takes it up (the channel alone would hold one more, in the worker's hand).
+    let full = shared.queued.fetch_add(1, Ordering::SeqCst) >= limits::QUEUE;
+    if full || shared.queue.try_send(job).is_err() {
+        shared.queued.fetch_sub(1, Ordering::SeqCst);
+        return Some(Ok(ApiError::busy("the adapter API's queue is full").into()));
+    }
+    // Queued: the connection's slot is free for the next adapter.
+    permit.take();
+    Some(Err(answer))
 }
 
 /// Writes the answer, closes our side, and drains what the client still

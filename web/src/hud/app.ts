@@ -23,6 +23,8 @@ export interface HudOptions {
 export interface Hud {
   /** The conversation the view shows. */
   shown(): string | null;
+  /** Shows a conversation (the keypad's tap, `#conversation=<key>`). */
+  show(key: string): void;
 }
 
 const CONNECTION_TEXT: Record<PageState['connection'], string> = {
@@ -209,5 +211,5 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
 
   store.subscribe(render);
   render();
-  return { shown: () => shown };
+  return { shown: () => shown, show };
 }

@@ -186,8 +186,10 @@ fn the_hub_quits_cleanly_on_sigterm() {
     );
 }
 
-struct Tmux {
-    name: String,
+/// A tmux session running a command, killed on drop (shared with the
+/// keypad tests of Orbit's own conversations).
+pub(crate) struct Tmux {
+    pub(crate) name: String,
 }
 
 impl Drop for Tmux {
@@ -199,14 +201,33 @@ impl Drop for Tmux {
 }
 
 impl Tmux {
-    fn capture(&self) -> String {
+    /// Starts `command` in a detached 200x60 tmux session.
+    pub(crate) fn start(name: String, command: &str) -> Self {
+        let status = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &name,
+                "-x",
+                "200",
+                "-y",
+                "60",
+                command,
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        Self { name }
+    }
+    pub(crate) fn capture(&self) -> String {
         let out = Command::new("tmux")
             .args(["capture-pane", "-p", "-t", &self.name])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
-    fn wait_for(&self, text: &str) -> String {
+    pub(crate) fn wait_for(&self, text: &str) -> String {
         let start = Instant::now();
         loop {
             let screen = self.capture();
@@ -220,7 +241,7 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-    fn keys(&self, keys: &str) {
+    pub(crate) fn keys(&self, keys: &str) {
         assert!(
             Command::new("tmux")
                 .args(["send-keys", "-t", &self.name, keys])

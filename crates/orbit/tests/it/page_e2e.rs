@@ -453,3 +453,40 @@ fn a_wrong_host_a_foreign_origin_no_cookie_and_a_reused_login_are_refused() {
     }
     scene.end();
 }
+
+#[test]
+fn the_keypad_panel_shows_and_answers_orbit_s_own_conversation() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let edit = readme_edit(&scene);
+    scene.env.api.script([edit, text("Edited.")]);
+    scene.open();
+    let result = scene.run("keypad", None);
+    // The key followed the turn and waited; the whole request was shown,
+    // Allow was not armed at once, and the Allow reached the file.
+    let seen: Vec<&str> = result["seen"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(seen.contains(&"waitingPermission"), "{result}");
+    assert_eq!(result["armedAtOnce"], false, "{result}");
+    let readme = std::fs::read_to_string(scene.env.ws.path().join("README.md")).unwrap();
+    assert!(readme.contains("A workspace Claude edited."), "{readme}");
+    // The hue override recoloured the key, on the page too.
+    assert_ne!(result["colorBefore"], result["colorAfter"], "{result}");
+    assert_eq!(result["borderColor"], result["colorAfter"], "{result}");
+    // The switch went on and off again: the discovery file is gone and
+    // the setting says off.
+    assert_eq!(result["apiAtFirst"], false, "{result}");
+    assert_eq!(result["apiAtEnd"], false, "{result}");
+    assert!(!scene.env.config.path().join("adapter-api.json").exists());
+    let settings = std::fs::read_to_string(scene.env.config.path().join("settings.json")).unwrap();
+    assert!(
+        settings.contains("\"hub.adapterApi\": false")
+            || settings.contains("\"hub.adapterApi\":false"),
+        "{settings}"
+    );
+    scene.end();
+}

@@ -7,7 +7,7 @@ use orbit_types::{
     KeypadTapResult,
 };
 
-use super::{Hub, LiveAdapter};
+use super::Hub;
 use crate::remembered::Decision;
 
 /// A user command that names something the hub does not know.
@@ -58,6 +58,19 @@ impl Hub {
                 });
             }
         }
+        for (id, b) in &self.builtin {
+            for (sid, s) in &b.sessions {
+                sessions.push(HubSessionStatus {
+                    adapter_id: id.clone(),
+                    host: "local".to_owned(),
+                    session_id: sid.clone(),
+                    activity: s.activity.to_owned(),
+                    visible: true,
+                    title: s.title.clone(),
+                    message_text: s.message.as_ref().map(|m| m.text.clone()),
+                });
+            }
+        }
         HubStatus { adapters, sessions }
     }
 
@@ -71,14 +84,31 @@ impl Hub {
             if !self.enabled(id).0 {
                 continue;
             }
+            let look = Look {
+                short_name: &adapter.short_name,
+                monogram: adapter.monogram.as_deref(),
+                palette: &adapter.palette,
+            };
             for ((host, _), s) in &adapter.sessions {
                 keys.push(key(
                     id,
-                    adapter,
+                    &look,
                     host,
                     s,
                     Self::shown_activity(adapter, s, now),
                 ));
+            }
+        }
+        for (id, b) in &self.builtin {
+            let look = Look {
+                short_name: b.short_name,
+                monogram: Some(b.monogram),
+                palette: &b.palette,
+            };
+            for (sid, s) in &b.sessions {
+                let mut k = key(id, &look, "local", s, s.activity);
+                k.request = b.requests.get(sid).cloned();
+                keys.push(k);
             }
         }
         keys.sort_by_key(|k| (k.background, k.slot));
@@ -125,6 +155,10 @@ impl Hub {
             && !(h.is_finite() && (0.0..360.0).contains(&h))
         {
             return Err(NotFound(format!("hue `{h}` is outside 0 to <360")));
+        }
+        if self.set_builtin_hue(id, hue) {
+            tracing::info!(adapter = %id, ?hue, "user set the base hue");
+            return Ok(());
         }
         let Some(r) = self.remembered.get_mut(id) else {
             return Err(NotFound(format!("no adapter `{id}` is known")));
@@ -177,13 +211,43 @@ impl Hub {
                 });
             }
         }
+        for (id, b) in &mut self.builtin {
+            if let Some(s) = b.sessions.values_mut().find(|s| s.uid == uid) {
+                tracing::info!(adapter = %id, uid, "key tapped");
+                if s.activity == "done" {
+                    s.activity = "idle";
+                    return Ok(KeypadTapResult {
+                        action: "markedIdle".to_owned(),
+                        url: None,
+                        pid: s.pid,
+                    });
+                }
+                return Ok(KeypadTapResult {
+                    action: if s.open_url.is_some() {
+                        "openUrl"
+                    } else {
+                        "none"
+                    }
+                    .to_owned(),
+                    url: s.open_url.clone(),
+                    pid: s.pid,
+                });
+            }
+        }
         Err(NotFound(format!("no key `{uid}`")))
     }
 }
 
+/// How an adapter's keys look.
+struct Look<'a> {
+    short_name: &'a str,
+    monogram: Option<&'a str>,
+    palette: &'a crate::color::ResolvedPalette,
+}
+
 fn key(
     id: &str,
-    adapter: &LiveAdapter,
+    adapter: &Look<'_>,
     host: &str,
     s: &super::Session,
     activity: &'static str,
@@ -192,8 +256,8 @@ fn key(
         uid: s.uid.clone(),
         slot: s.slot,
         adapter_id: id.to_owned(),
-        adapter_short_name: adapter.short_name.clone(),
-        monogram: adapter.monogram.clone(),
+        adapter_short_name: adapter.short_name.to_owned(),
+        monogram: adapter.monogram.map(str::to_owned),
         host: host.to_owned(),
         activity: activity.to_owned(),
         tool_kind: (activity == "tool").then(|| s.tool_kind.unwrap_or("other").to_owned()),
@@ -216,5 +280,6 @@ fn key(
             dimmed: adapter.palette.dimmed.clone(),
             text: adapter.palette.text.clone(),
         },
+        request: None,
     }
 }

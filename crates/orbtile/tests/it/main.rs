@@ -7,6 +7,7 @@
     reason = "test helpers fail loudly, use std::fs directly and run real processes"
 )]
 
+mod builtin;
 mod client;
 mod control;
 mod errors;

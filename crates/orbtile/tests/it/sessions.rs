@@ -503,3 +503,63 @@ async fn a_tap_opens_the_url_or_marks_done_idle() {
         (json!("openUrl"), json!("myagent://run/1"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_put_row_names_its_session_with_session_id_or_id() {
+    let hub = hub_with_adapter().await;
+    let put = |sessions: Value| {
+        hub.call(
+            "PUT",
+            "/adapters/dev.aider/sessions",
+            Some(json!({ "sessions": sessions })),
+        )
+    };
+    // `sessionId` (§3's path parameter), `id` (the schema's), or both alike.
+    let r = put(json!([
+        {"sessionId": "by-path-name", "title": "a", "activity": "idle"},
+        {"id": "by-schema-name", "title": "b", "activity": "idle"},
+        {"id": "both", "sessionId": "both", "title": "c", "activity": "idle"}
+    ]))
+    .await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert!(
+        r.warnings().is_empty(),
+        "sessionId is no unknown field: {r:?}"
+    );
+    for sid in ["by-path-name", "by-schema-name", "both"] {
+        assert_eq!(held(&hub, sid)["activity"], "idle", "{sid}");
+    }
+    // Both naming different sessions: 422 with the field; nothing changes.
+    let r = put(json!([
+        {"id": "x", "title": "x", "activity": "idle"},
+        {"id": "one", "sessionId": "two", "title": "d", "activity": "idle"}
+    ]))
+    .await;
+    assert_eq!(
+        (r.status, r.field()),
+        (422, "sessions[1].sessionId"),
+        "{r:?}"
+    );
+    assert_eq!(hub.status()["sessions"].as_array().unwrap().len(), 3);
+    // Neither: the row names no session.
+    let r = put(json!([{"title": "e", "activity": "idle"}])).await;
+    assert_eq!((r.status, r.field()), (422, "sessions[0].id"));
+    let r = put(json!([{"sessionId": "", "title": "e", "activity": "idle"}])).await;
+    assert_eq!((r.status, r.field()), (422, "sessions[0].sessionId"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_carriage_return_in_message_text_becomes_a_space() {
+    let hub = hub_with_adapter().await;
+    let r = hub
+        .post(
+            "dev.aider",
+            "s1",
+            json!({"title": "t\r\nu", "activity": "streaming", "message": {"id": "m1", "text": "a\r\nb\rc\n\td"}}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let s = held(&hub, "s1");
+    assert_eq!(s["messageText"], "a \nb c\n\td");
+    assert_eq!(s["title"], "t  u");
+}
