@@ -192,6 +192,7 @@ impl CliBackend {
             pending_controls: HashMap::new(),
             turn: None,
             session_id: spec.resume.clone(),
+            cli_version: None,
             subagents: Subagents::default(),
             compacting: false,
             malformed: 0,
@@ -381,6 +382,8 @@ struct Actor {
     pending_controls: HashMap<String, Option<oneshot::Sender<Result<Value>>>>,
     turn: Option<Turn>,
     session_id: Option<String>,
+    /// The version the CLI's `init` gave (what met unknowns are filed under).
+    cli_version: Option<String>,
     subagents: Subagents,
     /// The CLI said it is compacting the conversation and has not said
     /// it is done.
@@ -460,6 +463,10 @@ impl Actor {
                             unknown.subtype.as_deref().unwrap_or("-"),
                             unknown.fields.join(", ")
                         );
+                        let on = crate::met::message(&unknown.message_type, unknown.subtype.as_deref());
+                        for field in &unknown.fields {
+                            crate::met::note(self.cli_version.as_deref(), format!("{on}: {field}"));
+                        }
                         self.emit(AgentEvent::UnknownFields {
                             message_type: unknown.message_type,
                             subtype: unknown.subtype,
@@ -711,7 +718,9 @@ impl Actor {
                 message_type,
                 subtype,
             } => {
-                tracing::debug!("unknown stream-json message {message_type}/{subtype:?}");
+                let shown = crate::met::message(&message_type, subtype.as_deref());
+                tracing::debug!("unknown stream-json message {shown}");
+                crate::met::note(self.cli_version.as_deref(), shown);
                 self.emit(AgentEvent::Unknown {
                     message_type,
                     subtype,
@@ -753,6 +762,7 @@ impl Actor {
                     });
                 }
                 self.session_id = Some(init.session_id.clone());
+                self.cli_version.clone_from(&init.claude_code_version);
                 self.emit(AgentEvent::SessionInit {
                     session_id: init.session_id,
                     model: init.model,
@@ -1019,8 +1029,9 @@ impl Actor {
                 TurnOutcome::Interrupted
             } else {
                 tracing::warn!(
-                    "claude exited during a turn (code {code:?}, signal {signal:?}): {}",
-                    last_stderr.as_deref().unwrap_or("no stderr")
+                    "claude exited during a turn ({}): {}",
+                    describe(code, signal),
+                    last_stderr.as_deref().unwrap_or("nothing on its stderr")
                 );
                 TurnOutcome::Failed
             };

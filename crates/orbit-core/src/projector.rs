@@ -1008,23 +1008,11 @@ fn reply(
     };
     conv.keypad.message = Some(KeypadText {
         id: one_line(message_id, 128),
-        text: tail(&text, KEYPAD_MESSAGE_BYTES),
+        text: orbit_common::keep_tail(&text, KEYPAD_MESSAGE_BYTES).to_owned(),
     });
     if conv.keypad_live() {
         conv.keypad_activity("streaming");
     }
-}
-
-/// The last `max` bytes of `text`, on a character boundary.
-fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    text[start..].to_owned()
 }
 
 /// Whether `path` (as a tool named it) lies inside the workspace folder.
@@ -1264,7 +1252,7 @@ fn tool_result(
             agent_type: sub.agent_type.clone(),
             description: sub.description.clone(),
             status: None,
-            output: Some(tail_head(text, OUTPUT_BYTES)),
+            output: Some(head_with_ellipsis(text, OUTPUT_BYTES)),
         });
     }
     if subagent.is_none() {
@@ -1276,17 +1264,14 @@ fn tool_result(
     (records, message)
 }
 
-/// The first `max` bytes of `text`, on a character boundary, with an
-/// ellipsis when cut.
-fn tail_head(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
+/// The first `max` bytes of `text`, with an ellipsis when cut.
+fn head_with_ellipsis(text: &str, max: usize) -> String {
+    let head = orbit_common::keep_head(text, max);
+    if head.len() == text.len() {
+        head.to_owned()
+    } else {
+        format!("{head}…")
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 /// The card a permission or question request shows (`None` for any other
@@ -1305,7 +1290,10 @@ pub fn pending_card(event: &AgentEvent, graph: &dyn GraphView) -> Option<Pending
     }
 }
 
-fn permission_card(request: &PermissionRequest, graph: &dyn GraphView) -> PermissionCard {
+pub(crate) fn permission_card(
+    request: &PermissionRequest,
+    graph: &dyn GraphView,
+) -> PermissionCard {
     let call = tools::classify(&request.tool_name, &request.input);
     let (title, file) = match &call {
         ToolCall::Read(path) | ToolCall::Edit { path, .. } => {
@@ -1353,18 +1341,13 @@ fn permission_card(request: &PermissionRequest, graph: &dyn GraphView) -> Permis
         reason: request
             .decision_reason
             .as_deref()
-            .map(|r| one_line(&strip_ansi(r), 300)),
+            .map(|r| one_line(&orbit_common::strip_ansi(r), 300)),
         blocked_path: request.blocked_path.clone(),
         subagent: request.agent_id.clone(),
     }
 }
 
-/// `text` without ANSI escape sequences (the CLI's reasons may carry them).
-fn strip_ansi(text: &str) -> String {
-    strip_ansi_escapes::strip_str(text)
-}
-
-fn question_card(request: &QuestionRequest) -> QuestionCard {
+pub(crate) fn question_card(request: &QuestionRequest) -> QuestionCard {
     QuestionCard {
         request_id: request.request_id.clone(),
         tool_use_id: request.tool_use_id.clone(),
@@ -1516,7 +1499,7 @@ fn turn_ended(conv: &mut Conv, end: &TurnEnd) {
             if let Some(result) = end.result.as_deref().filter(|r| !r.trim().is_empty()) {
                 conv.keypad.message = Some(KeypadText {
                     id: format!("result-{}", conv.state.turns),
-                    text: tail(result, KEYPAD_MESSAGE_BYTES),
+                    text: orbit_common::keep_tail(result, KEYPAD_MESSAGE_BYTES).to_owned(),
                 });
             }
         }

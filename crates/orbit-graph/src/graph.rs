@@ -1078,6 +1078,16 @@ fn check_root(root: &Path) -> Result<(PathBuf, PathBuf)> {
             path: root.to_path_buf(),
         });
     }
+    // A folder that cannot be listed would walk as an empty graph: an
+    // error, not a workspace without files.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the error names the path once, as RootUnreadable"
+    )]
+    std::fs::read_dir(root).map_err(|source| Error::RootUnreadable {
+        path: root.to_path_buf(),
+        source,
+    })?;
     let canonical = std::fs::canonicalize(root).map_err(|source| Error::RootUnreadable {
         path: root.to_path_buf(),
         source,

@@ -156,8 +156,9 @@ fn watch(graph: Graph, timings: bool, serve: bool) -> anyhow::Result<()> {
             LiveGraph::start(graph, DEBOUNCE).context("cannot start watching")?;
         let live = Arc::new(live);
         note(&format!(
-            "watching `{}`: {files} files, hash {hash}",
-            root.display()
+            "watching `{}`: {}, hash {hash}",
+            root.display(),
+            orbit_common::count(files, "file")
         ));
         let socket = if serve {
             serve_socket(&live).await

@@ -116,6 +116,74 @@ fn a_missing_folder_is_a_one_line_error() {
     assert!(!output.status.success());
 }
 
+/// A folder Orbit cannot list is an error, not an empty graph. The tests
+/// run as root, which reads anything: the binary runs without the
+/// capabilities that let root past permissions (`setpriv`).
+#[test]
+#[expect(clippy::disallowed_methods, reason = "tests run the real binary")]
+fn an_unreadable_folder_is_an_error_not_an_empty_graph() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("a.ts", "x\n")]);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let plain = orbit(home.path());
+    let mut command = Command::new("setpriv");
+    command
+        .arg("--bounding-set=-dac_override,-dac_read_search")
+        .arg("--")
+        .arg(plain.get_program())
+        .args(["graph", "--no-cache"])
+        .arg(dir.path());
+    for (key, value) in plain.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let output = command.output().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        output.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(stderr.contains("cannot read workspace"), "{stderr}");
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+}
+
+/// With stderr a pipe the log is plain text (no colour codes), and a file
+/// whose name is not UTF-8 (which the graph cannot name) is named there.
+#[test]
+fn logs_are_plain_and_name_a_file_the_graph_skips() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("a.ts", "x\n")]);
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.ts"));
+    std::fs::write(&odd, "y\n").unwrap();
+    let output = orbit(home.path())
+        .env("ORBIT_LOG", "debug")
+        .args(["graph", "--no-cache", "--format", "stats"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "colour codes in a piped log: {stderr}"
+    );
+    let named = stderr
+        .lines()
+        .find(|line| line.contains("its name is not UTF-8"))
+        .unwrap_or_else(|| panic!("the file is not named: {stderr}"));
+    assert!(named.contains(&*odd.to_string_lossy()), "{named}");
+}
+
 #[test]
 fn git_global_excludes_are_honoured() {
     let home = tempfile::tempdir().unwrap();
