@@ -238,7 +238,9 @@ mod tests {
         assert_eq!(s.claude_extra_args, ["--add-dir", "../shared"]);
         assert!(s.hub_adapter_api);
         assert_eq!(s.claude_path, None);
-        assert!(s.warnings.is_empty());
+        // Another tool's key is left alone, and said.
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(s.warnings[0].starts_with("settings: unknown key `other.tool` ignored"));
         assert_eq!(Settings::parse("  ", "s").unwrap(), Settings::default());
     }
 

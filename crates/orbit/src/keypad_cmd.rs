@@ -575,13 +575,13 @@ mod tests {
         let title = "A very long session title that goes on and on well past the key's width";
         let text = "first line of output\nan older line\nthe latest line of output";
         let app = app(vec![key(0, title, "error", Some("exit 3"), text)]);
-        let rows = screen(&app, 40, 12).join("\n");
+        let rows = screen(&app, 50, 12).join("\n");
         assert!(rows.contains("the latest line of output"), "{rows}");
         assert!(rows.contains("exit 3"), "{rows}");
         assert!(!rows.contains("Bash ls"), "a finished tool's label: {rows}");
         assert!(rows.contains("A very long session title t…"), "{rows}");
         assert!(rows.contains('…'), "{rows}");
-        assert!(rows.contains("· 1 key "), "{rows}");
+        assert!(rows.contains("·  1 key "), "{rows}");
     }
 
     /// On a narrow, short terminal only one key fits: the footer says how

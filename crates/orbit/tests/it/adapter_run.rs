@@ -133,7 +133,7 @@ fn without_a_hub_the_command_just_runs() {
         .args(["adapter", "run", "--", "/no/such/program"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(127));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("/no/such/program"), "{stderr}");
 }
