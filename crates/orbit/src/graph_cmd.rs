@@ -79,13 +79,13 @@ pub(crate) fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     if args.timings {
         let stats = graph.stats();
         note(&format!(
-            "built in {:.1} ms: {} files ({} parsed, {} from cache, {} resolved), {} edges",
+            "built in {:.1} ms: {} ({} parsed, {} from cache, {} resolved), {}",
             started.elapsed().as_secs_f64() * 1e3,
-            stats.files,
+            orbit_common::count(stats.files as usize, "file"),
             stats.parsed,
             stats.cache_hits,
             stats.resolved,
-            stats.edges
+            orbit_common::count(stats.edges as usize, "edge")
         ));
     }
     let mut stdout = io::stdout().lock();
@@ -179,8 +179,8 @@ fn watch(graph: Graph, timings: bool, serve: bool) -> anyhow::Result<()> {
             drop(stdout);
             if timings {
                 note(&format!(
-                    "update of {} paths applied in {:.3} ms",
-                    update.paths,
+                    "update of {} applied in {:.3} ms",
+                    orbit_common::count(update.paths, "path"),
                     update.elapsed.as_secs_f64() * 1e3
                 ));
             }
