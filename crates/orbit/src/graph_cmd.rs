@@ -17,6 +17,8 @@ use orbit_graph::{Graph, GraphOptions};
 
 /// How long a scan runs before it shows progress.
 const PROGRESS_AFTER: Duration = Duration::from_secs(1);
+/// How often `--watch` looks whether its folder is still there.
+const ROOT_CHECK: Duration = Duration::from_millis(500);
 
 /// Events closer together than this come as one update.
 const DEBOUNCE: Duration = Duration::from_millis(50);
@@ -166,10 +168,29 @@ fn watch(graph: Graph, timings: bool, serve: bool) -> anyhow::Result<()> {
             None
         };
         let mut signals = crate::signals::Signals::listen().context("cannot handle signals")?;
+        // Whether the folder is there: its deletion and its return are said
+        // (the live graph rescans it when it comes back).
+        let mut present = true;
+        let mut looks = tokio::time::interval(ROOT_CHECK);
         loop {
             let update = tokio::select! {
                 update = updates.recv() => update,
                 _ = signals.next() => None,
+                _ = looks.tick() => {
+                    let here = root.is_dir();
+                    if here != present {
+                        present = here;
+                        if here {
+                            note(&format!("`{}` is back: scanning it again", root.display()));
+                        } else {
+                            note(&format!(
+                                "`{}` is gone: watching for it to come back",
+                                root.display()
+                            ));
+                        }
+                    }
+                    continue;
+                }
             };
             let Some(update) = update else { break };
             let mut stdout = io::stdout().lock();

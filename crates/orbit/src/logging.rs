@@ -28,7 +28,9 @@ pub(crate) fn to_stderr() {
     // a file or a pipe gets plain sentences.
     let colour = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter("warn"))
+        // notify's own warnings are its Debug text of errors Orbit already
+        // handles (a watch of a deleted folder): errors only.
+        .with_env_filter(filter("warn,notify=error,notify_debouncer_full=error"))
         .with_writer(io::stderr)
         .with_ansi(colour)
         .with_target(false)

@@ -245,3 +245,63 @@ fn watch_prints_a_delta_for_a_created_file() {
     assert_ne!(delta["hash"], delta["previous_hash"]);
     assert!(elapsed < Duration::from_secs(10));
 }
+
+/// `--watch` says when its folder is deleted, and when the folder comes
+/// back it says so, rescans it (a delta with its files) and watches it
+/// again (a later file is seen too).
+#[test]
+fn watch_says_its_folder_went_and_picks_it_up_again() {
+    let home = tempfile::tempdir().unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("ws");
+    write(&dir, &[("a.md", "[b](b.md)\n"), ("b.md", "# b\n")]);
+    let mut child = orbit(home.path())
+        .args(["graph", "--format", "stats", "--watch", "--no-serve"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut said = |what: &str| {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "stderr ended before {what}"
+        );
+        assert!(line.contains(what), "{line}");
+        assert!(
+            !line.contains('\u{1b}') && !line.contains("Error {"),
+            "{line}"
+        );
+    };
+    said("watching");
+    let mut delta = || loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0);
+        if line.starts_with('{') && line.contains("previous_hash") {
+            break serde_json::from_str::<Value>(&line).unwrap();
+        }
+    };
+    std::fs::remove_dir_all(&dir).unwrap();
+    said("is gone: watching for it to come back");
+    let removed = delta();
+    assert_eq!(
+        removed["nodes_removed"].as_array().unwrap().len(),
+        2,
+        "{removed}"
+    );
+    // It comes back whole (as a checkout or a restore would make it).
+    let made = parent.path().join("ws.new");
+    write(&made, &[("c.md", "# c\n")]);
+    std::fs::rename(&made, &dir).unwrap();
+    said("is back: scanning it again");
+    let back = delta();
+    assert_eq!(back["nodes_added"][0]["path"], "c.md", "{back}");
+    std::fs::write(dir.join("d.md"), "# d\n").unwrap();
+    let later = delta();
+    assert_eq!(later["nodes_added"][0]["path"], "d.md", "{later}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
