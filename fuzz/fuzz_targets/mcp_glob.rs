@@ -1,27 +1,68 @@
 //! orbit-core's `orbit.graph.files` pattern matcher on a client's pattern
 //! (at most 1024 characters, the tool's `maxLength`) and a path: never a
 //! panic; a pattern without wildcards is a substring test; on short inputs
-//! the memoised matcher agrees with a plain backtracking reference. Run it
+//! the globset matcher agrees with a plain backtracking reference. Run it
 //! with `-timeout=1`: patterns like `**/**/**/...a` must stay polynomial.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use orbit_core::mcp_host::glob_match;
 
-/// The same rules, backtracking without memo (exponential: short inputs).
+/// One pattern element of the reference.
+#[derive(Clone, Copy, PartialEq)]
+enum Token {
+    /// `**` as a whole path component.
+    Recursive,
+    Star,
+    Question,
+    Char(char),
+}
+
+fn tokens(p: &[char]) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < p.len() {
+        let whole = p.get(i + 1) == Some(&'*')
+            && (i == 0 || p[i - 1] == '/')
+            && (i + 2 == p.len() || p[i + 2] == '/');
+        if p[i] == '*' && whole {
+            out.push(Token::Recursive);
+            i += 2;
+            continue;
+        }
+        out.push(match p[i] {
+            '*' => Token::Star,
+            '?' => Token::Question,
+            c => Token::Char(c),
+        });
+        i += 1;
+    }
+    out
+}
+
+/// The matcher's rules, backtracking without memo (exponential: short
+/// inputs only): `**` as a whole component crosses folders (`**/` may
+/// match no folder), any other `*` stays within one.
 fn reference(p: &[char], s: &[char]) -> bool {
+    matches_tokens(&tokens(p), s)
+}
+
+fn matches_tokens(p: &[Token], s: &[char]) -> bool {
     match p {
         [] => s.is_empty(),
-        ['*', '*', rest @ ..] => {
-            (rest.first() == Some(&'/') && reference(&rest[1..], s))
-                || reference(rest, s)
-                || (!s.is_empty() && reference(p, &s[1..]))
+        [Token::Recursive, rest @ ..] => {
+            (rest.first() == Some(&Token::Char('/')) && matches_tokens(&rest[1..], s))
+                || matches_tokens(rest, s)
+                || (!s.is_empty() && matches_tokens(p, &s[1..]))
         }
-        ['*', rest @ ..] => {
-            reference(rest, s) || (s.first().is_some_and(|&c| c != '/') && reference(p, &s[1..]))
+        [Token::Star, rest @ ..] => {
+            matches_tokens(rest, s)
+                || (s.first().is_some_and(|&c| c != '/') && matches_tokens(p, &s[1..]))
         }
-        ['?', rest @ ..] => s.first().is_some_and(|&c| c != '/') && reference(rest, &s[1..]),
-        [c, rest @ ..] => s.first() == Some(c) && reference(rest, &s[1..]),
+        [Token::Question, rest @ ..] => {
+            s.first().is_some_and(|&c| c != '/') && matches_tokens(rest, &s[1..])
+        }
+        [Token::Char(c), rest @ ..] => s.first() == Some(c) && matches_tokens(rest, &s[1..]),
     }
 }
 

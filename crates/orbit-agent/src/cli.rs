@@ -4,18 +4,19 @@
 //! cost, escalates an interrupt (deny pending, `interrupt`, SIGTERM after the
 //! grace period, SIGKILL after the next) and reports the process's end once.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+mod answers;
+mod inbound;
+mod subagents;
+
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use orbit_types::{
-    AgentEvent, McpServerStatus, PermissionRequest, ProcessExit, Question, QuestionOption,
-    QuestionRequest, TurnEnd, TurnOutcome,
-};
-use serde_json::{Value, json};
+use orbit_types::{AgentEvent, ProcessExit, TurnEnd, TurnOutcome};
+use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::ChildStdin;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -26,10 +27,12 @@ use crate::codec::{self, DecodeError, FieldTracker, LineRead, MAX_LINE_BYTES};
 use crate::error::{AgentError, Result};
 use crate::process::{self, AgentChild, Invocation};
 use crate::wire::{
-    AssistantEnvelope, CanUseTool, ContentBlock, ControlResponseBody, Inbound, Outbound,
-    OutboundRequest, OutboundResponse, PermissionResult, ResultMessage, SystemMessage, UserContent,
-    UserEnvelope, UserInput,
+    CanUseTool, Inbound, Outbound, OutboundRequest, OutboundResponse, PermissionResult, UserInput,
 };
+
+use answers::{describe, split_status};
+pub use answers::{model_names, parse_questions, permission_result};
+use subagents::Subagents;
 
 /// The fixed part of every invocation.
 pub const BASE_ARGS: [&str; 8] = [
@@ -192,6 +195,7 @@ impl CliBackend {
             pending_controls: HashMap::new(),
             turn: None,
             session_id: spec.resume.clone(),
+            cli_version: None,
             subagents: Subagents::default(),
             compacting: false,
             malformed: 0,
@@ -381,6 +385,8 @@ struct Actor {
     pending_controls: HashMap<String, Option<oneshot::Sender<Result<Value>>>>,
     turn: Option<Turn>,
     session_id: Option<String>,
+    /// The version the CLI's `init` gave (what met unknowns are filed under).
+    cli_version: Option<String>,
     subagents: Subagents,
     /// The CLI said it is compacting the conversation and has not said
     /// it is done.
@@ -460,6 +466,10 @@ impl Actor {
                             unknown.subtype.as_deref().unwrap_or("-"),
                             unknown.fields.join(", ")
                         );
+                        let on = crate::met::message(&unknown.message_type, unknown.subtype.as_deref());
+                        for field in &unknown.fields {
+                            crate::met::note(self.cli_version.as_deref(), format!("{on}: {field}"));
+                        }
                         self.emit(AgentEvent::UnknownFields {
                             message_type: unknown.message_type,
                             subtype: unknown.subtype,
@@ -651,344 +661,6 @@ impl Actor {
         }
     }
 
-    fn inbound(&mut self, message: Inbound) {
-        match message {
-            Inbound::System(system) => self.system(system),
-            Inbound::Assistant(envelope) => self.assistant(&envelope),
-            Inbound::User(envelope) => self.user(&envelope),
-            Inbound::Result(result) => self.result(&result),
-            Inbound::StreamEvent(event) => {
-                if let Some(parent) = &event.parent_tool_use_id {
-                    self.subagents
-                        .announce(parent, None, None, None, &*self.sink);
-                }
-                if event.event.get("type").and_then(Value::as_str) == Some("content_block_delta")
-                    && let Some(delta) = event.event.get("delta")
-                    && delta.get("type").and_then(Value::as_str) == Some("text_delta")
-                    && let Some(text) = delta.get("text").and_then(Value::as_str)
-                {
-                    self.sink
-                        .text_delta(text, event.parent_tool_use_id.as_deref());
-                }
-                if event.event.get("type").and_then(Value::as_str) == Some("content_block_start")
-                    && let Some(block) = event.event.get("content_block")
-                    && let Some(kind) = block.get("type").and_then(Value::as_str)
-                {
-                    self.emit(AgentEvent::BlockStarted {
-                        kind: kind.to_owned(),
-                        tool_name: block.get("name").and_then(Value::as_str).map(str::to_owned),
-                        subagent: event.parent_tool_use_id.clone(),
-                    });
-                }
-            }
-            Inbound::ControlRequest(request) => {
-                let crate::wire::ControlRequestBody::CanUseTool(can_use) = request.request else {
-                    return;
-                };
-                self.emit(request_event(&request.request_id, &can_use));
-                self.pending_requests.insert(request.request_id, can_use);
-            }
-            Inbound::UnsupportedRequest {
-                request_id,
-                subtype,
-            } => {
-                let subtype = subtype.unwrap_or_default();
-                self.write(&Outbound::ControlResponse {
-                    response: OutboundResponse::Error {
-                        request_id,
-                        error: format!("Unsupported control request subtype: {subtype}"),
-                    },
-                });
-            }
-            Inbound::ControlResponse(response) => self.control_response(response.response),
-            Inbound::ControlCancelRequest { request_id } => {
-                if self.pending_requests.remove(&request_id).is_some() {
-                    self.emit(AgentEvent::RequestWithdrawn { request_id });
-                }
-            }
-            Inbound::KeepAlive => {}
-            Inbound::Unknown {
-                message_type,
-                subtype,
-            } => {
-                tracing::debug!("unknown stream-json message {message_type}/{subtype:?}");
-                self.emit(AgentEvent::Unknown {
-                    message_type,
-                    subtype,
-                });
-            }
-        }
-    }
-
-    fn control_response(&mut self, response: ControlResponseBody) {
-        let Some(reply) = self.pending_controls.remove(response.request_id()) else {
-            // A late answer to a cancelled request.
-            return;
-        };
-        let result = match response {
-            ControlResponseBody::Success { response, .. } => Ok(response.unwrap_or(Value::Null)),
-            ControlResponseBody::Error { request_id, error } => Err(AgentError::Refused {
-                subtype: request_id,
-                message: error,
-            }),
-        };
-        if let Some(reply) = reply {
-            let _ = reply.send(result);
-        }
-    }
-
-    fn system(&mut self, system: SystemMessage) {
-        match system {
-            SystemMessage::Init(init) => {
-                if self.turn.is_none() {
-                    // A turn the CLI starts on its own: after a background
-                    // subagent finishes, CLI 2.1.328 tells the model so in a
-                    // turn of its own. It is a turn like any other, without a
-                    // prompt.
-                    self.turn = Some(Turn {
-                        interrupting: false,
-                    });
-                    self.emit(AgentEvent::TurnStarted {
-                        prompt: String::new(),
-                    });
-                }
-                self.session_id = Some(init.session_id.clone());
-                self.emit(AgentEvent::SessionInit {
-                    session_id: init.session_id,
-                    model: init.model,
-                    permission_mode: init.permission_mode,
-                    version: init.claude_code_version,
-                    mcp_servers: init
-                        .mcp_servers
-                        .into_iter()
-                        .map(|s| McpServerStatus {
-                            name: s.name,
-                            status: s.status,
-                        })
-                        .collect(),
-                });
-            }
-            SystemMessage::Status {
-                status,
-                permission_mode,
-                compact_result,
-                compact_error,
-            } => {
-                if let Some(mode) = permission_mode {
-                    self.emit(AgentEvent::PermissionModeChanged { mode });
-                }
-                self.compaction(status.as_deref(), compact_result, compact_error);
-            }
-            SystemMessage::ApiRetry {
-                attempt,
-                max_retries,
-                error_status,
-                error,
-            } => self.emit(AgentEvent::ApiRetry {
-                attempt,
-                max_retries,
-                error_status,
-                error,
-            }),
-            SystemMessage::TaskStarted(task) => {
-                if let Some(call) = &task.tool_use_id {
-                    self.subagents.note_task(call, &task);
-                }
-            }
-            SystemMessage::TaskNotification(task) => {
-                if let Some(call) = &task.tool_use_id {
-                    let status = task.status.as_deref().unwrap_or("completed");
-                    self.subagents.end(call, status, &*self.sink);
-                }
-            }
-            SystemMessage::PermissionDenied {
-                tool_name, message, ..
-            } => self.emit(AgentEvent::Warning {
-                message: format!(
-                    "{tool_name} denied: {}",
-                    message.as_deref().unwrap_or("no reason given")
-                ),
-            }),
-            SystemMessage::TaskProgress(_)
-            | SystemMessage::TaskUpdated(_)
-            | SystemMessage::ThinkingTokens {}
-            | SystemMessage::SessionStateChanged { .. }
-            | SystemMessage::BackgroundTasksChanged { .. }
-            | SystemMessage::Other => {}
-        }
-    }
-
-    /// `system/status` says whether the CLI compacts the conversation:
-    /// `compacting` starts it (repeats while it lasts are not news); any
-    /// other status (CLI 2.1.328: `null` with `compact_result`) ends it.
-    fn compaction(&mut self, status: Option<&str>, result: Option<String>, error: Option<String>) {
-        let compacting = status == Some("compacting");
-        if compacting && !self.compacting {
-            self.compacting = true;
-            self.emit(AgentEvent::CompactionStarted {});
-        } else if !compacting && (self.compacting || result.is_some()) {
-            self.compacting = false;
-            self.emit(AgentEvent::CompactionEnded { result, error });
-        }
-    }
-
-    /// A compaction still open when the turn ends is over.
-    fn end_compaction(&mut self) {
-        if self.compacting {
-            self.compacting = false;
-            self.emit(AgentEvent::CompactionEnded {
-                result: None,
-                error: None,
-            });
-        }
-    }
-
-    fn assistant(&mut self, envelope: &AssistantEnvelope) {
-        let subagent = envelope.parent_tool_use_id.clone();
-        if let Some(parent) = &subagent {
-            self.subagents.announce(
-                parent,
-                envelope.agent_id.as_deref(),
-                envelope.subagent_type.as_deref(),
-                envelope.task_description.as_deref(),
-                &*self.sink,
-            );
-        }
-        let message_id = &envelope.message.id;
-        for block in &envelope.message.content {
-            match block {
-                ContentBlock::Text { text } => self.emit(AgentEvent::Text {
-                    message_id: message_id.clone(),
-                    text: text.clone(),
-                    subagent: subagent.clone(),
-                }),
-                ContentBlock::Thinking { thinking } => self.emit(AgentEvent::Thinking {
-                    message_id: message_id.clone(),
-                    text: thinking.clone(),
-                    subagent: subagent.clone(),
-                }),
-                ContentBlock::ToolUse { id, name, input } => {
-                    if subagent.is_none() && is_agent_tool(name) {
-                        self.subagents.note_call(id, input);
-                    }
-                    self.emit(AgentEvent::ToolUse {
-                        tool_use_id: id.clone(),
-                        name: name.clone(),
-                        input: input.clone(),
-                        subagent: subagent.clone(),
-                    });
-                }
-                ContentBlock::ToolResult { .. } | ContentBlock::Other => {}
-            }
-        }
-    }
-
-    fn user(&mut self, envelope: &UserEnvelope) {
-        let blocks: &[ContentBlock] = match &envelope.message.content {
-            UserContent::Blocks(blocks) => blocks,
-            UserContent::Text(_) => &[],
-        };
-        let has_result = blocks
-            .iter()
-            .any(|b| matches!(b, ContentBlock::ToolResult { .. }));
-        if let Some(parent) = &envelope.parent_tool_use_id {
-            // The echo of the subagent's own prompt does not count as sending something.
-            if has_result {
-                self.subagents.announce(
-                    parent,
-                    envelope.agent_id.as_deref(),
-                    envelope.subagent_type.as_deref(),
-                    envelope.task_description.as_deref(),
-                    &*self.sink,
-                );
-            }
-        }
-        for block in blocks {
-            let ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } = block
-            else {
-                continue;
-            };
-            self.emit(AgentEvent::ToolResult {
-                tool_use_id: tool_use_id.clone(),
-                is_error: *is_error,
-                text: result_text(content),
-                subagent: envelope.parent_tool_use_id.clone(),
-            });
-            if envelope.parent_tool_use_id.is_none() {
-                let launched_in_background = envelope
-                    .tool_use_result
-                    .as_ref()
-                    .and_then(|r| r.get("status"))
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| s.ends_with("_launched"));
-                if launched_in_background {
-                    // The launch's own result: the subagent runs on, and ends
-                    // on its task notification (or the process's end).
-                    self.subagents.background.insert(tool_use_id.clone());
-                } else {
-                    let status = if *is_error { "failed" } else { "completed" };
-                    self.subagents.end(tool_use_id, status, &*self.sink);
-                }
-            }
-        }
-    }
-
-    fn result(&mut self, result: &ResultMessage) {
-        let interrupted = self.turn.as_ref().is_some_and(|t| t.interrupting);
-        self.turn = None;
-        self.escalation = None;
-        self.end_compaction();
-        self.subagents.turn_ended(&*self.sink);
-        if let Some(session) = &result.session_id {
-            self.session_id = Some(session.clone());
-        }
-        let cost = match (result.total_cost_usd, self.session_id.as_deref()) {
-            (Some(total), Some(session)) => self.ledger.delta(session, total),
-            (Some(total), None) => total,
-            (None, _) => 0.0,
-        };
-        let outcome = if interrupted {
-            TurnOutcome::Interrupted
-        } else if result.is_error {
-            TurnOutcome::Failed
-        } else {
-            TurnOutcome::Completed
-        };
-        let error = if result.is_error {
-            let mut parts = result.errors.clone();
-            if parts.is_empty()
-                && let Some(text) = &result.result
-            {
-                parts.push(text.clone());
-            }
-            if parts.is_empty() {
-                parts.push(
-                    result
-                        .terminal_reason
-                        .clone()
-                        .unwrap_or_else(|| result.subtype.clone()),
-                );
-            }
-            Some(parts.join("; "))
-        } else {
-            None
-        };
-        self.emit(AgentEvent::TurnEnded(TurnEnd {
-            outcome,
-            session_id: self.session_id.clone(),
-            cost_usd: cost,
-            total_cost_usd: result.total_cost_usd,
-            duration_ms: result.duration_ms,
-            num_turns: result.num_turns,
-            result: result.result.clone(),
-            error,
-        }));
-    }
-
     /// Stdout ended: wait for the process, report a turn it broke, then exit.
     async fn finish(&mut self, commands: &mut mpsc::Receiver<Command>) {
         self.close_stdin();
@@ -1019,8 +691,9 @@ impl Actor {
                 TurnOutcome::Interrupted
             } else {
                 tracing::warn!(
-                    "claude exited during a turn (code {code:?}, signal {signal:?}): {}",
-                    last_stderr.as_deref().unwrap_or("no stderr")
+                    "claude exited during a turn ({}): {}",
+                    describe(code, signal),
+                    last_stderr.as_deref().unwrap_or("nothing on its stderr")
                 );
                 TurnOutcome::Failed
             };
@@ -1127,355 +800,5 @@ async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
-    }
-}
-
-fn split_status(status: Option<std::process::ExitStatus>) -> (Option<i32>, Option<i32>) {
-    let Some(status) = status else {
-        return (None, None);
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt as _;
-        (status.code(), status.signal())
-    }
-    #[cfg(not(unix))]
-    {
-        (status.code(), None)
-    }
-}
-
-fn describe(code: Option<i32>, signal: Option<i32>) -> String {
-    match (code, signal) {
-        (Some(code), _) => format!("code {code}"),
-        (None, Some(signal)) => format!("signal {signal}"),
-        (None, None) => "unknown status".to_owned(),
-    }
-}
-
-fn is_agent_tool(name: &str) -> bool {
-    name == "Agent" || name == "Task"
-}
-
-/// The text of a tool result's content (a string or text blocks).
-fn result_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
-/// The event for a `can_use_tool` request: a question card for
-/// `AskUserQuestion`, a permission card otherwise.
-fn request_event(request_id: &str, request: &CanUseTool) -> AgentEvent {
-    if request.tool_name == "AskUserQuestion"
-        && let Some(questions) = parse_questions(&request.input)
-    {
-        return AgentEvent::QuestionRequest(QuestionRequest {
-            request_id: request_id.to_owned(),
-            tool_use_id: request.tool_use_id.clone(),
-            questions,
-            agent_id: request.agent_id.clone(),
-        });
-    }
-    AgentEvent::PermissionRequest(PermissionRequest {
-        request_id: request_id.to_owned(),
-        tool_name: request.tool_name.clone(),
-        tool_use_id: request.tool_use_id.clone(),
-        input: request.input.clone(),
-        suggestions: request.permission_suggestions.clone().unwrap_or_default(),
-        description: request.description.clone(),
-        decision_reason: request.decision_reason.clone(),
-        blocked_path: request.blocked_path.clone(),
-        agent_id: request.agent_id.clone(),
-    })
-}
-
-/// The model names an `initialize` answer lists (each model's `value` and
-/// `resolvedModel`), for checking `claude.model`.
-pub fn model_names(initialize: &Value) -> Vec<String> {
-    let mut names: Vec<String> = initialize
-        .get("models")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .flat_map(|m| {
-            ["value", "resolvedModel"]
-                .into_iter()
-                .filter_map(|k| m.get(k).and_then(Value::as_str).map(str::to_owned))
-        })
-        .collect();
-    names.sort();
-    names.dedup();
-    names
-}
-
-/// The questions of an `AskUserQuestion` input.
-pub fn parse_questions(input: &Value) -> Option<Vec<Question>> {
-    let list = input.get("questions")?.as_array()?;
-    let str_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    list.iter()
-        .map(|q| {
-            Some(Question {
-                question: q.get("question")?.as_str()?.to_owned(),
-                header: str_of(q, "header"),
-                multi_select: q
-                    .get("multiSelect")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-                options: q
-                    .get("options")
-                    .and_then(Value::as_array)
-                    .map(|opts| {
-                        opts.iter()
-                            .map(|o| QuestionOption {
-                                label: str_of(o, "label"),
-                                description: str_of(o, "description"),
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            })
-        })
-        .collect()
-}
-
-/// Turns the user's answer into the `can_use_tool` response payload.
-pub fn permission_result(
-    request: &CanUseTool,
-    answer: Answer,
-) -> std::result::Result<PermissionResult, String> {
-    Ok(match answer {
-        Answer::Allow => PermissionResult::Allow {
-            updated_input: request.input.clone(),
-            updated_permissions: None,
-        },
-        Answer::AllowAlways => PermissionResult::Allow {
-            updated_input: request.input.clone(),
-            updated_permissions: Some(request.permission_suggestions.clone().unwrap_or_default()),
-        },
-        Answer::Deny { message } => PermissionResult::Deny { message },
-        Answer::SkipQuestions => PermissionResult::Deny {
-            message: "The user skipped the questions.".to_owned(),
-        },
-        Answer::Questions(chosen) => {
-            let questions = parse_questions(&request.input)
-                .ok_or_else(|| "the request has no questions to answer".to_owned())?;
-            let mut answers = serde_json::Map::new();
-            for question in &questions {
-                let labels = chosen
-                    .get(&question.question)
-                    .filter(|labels| {
-                        !labels.is_empty() && labels.iter().all(|l| !l.trim().is_empty())
-                    })
-                    .ok_or_else(|| format!("no answer to \"{}\"", question.question))?;
-                answers.insert(question.question.clone(), json!(labels.join(", ")));
-            }
-            let mut input = request.input.clone();
-            if let Value::Object(map) = &mut input {
-                map.insert("answers".to_owned(), Value::Object(answers));
-            }
-            PermissionResult::Allow {
-                updated_input: input,
-                updated_permissions: None,
-            }
-        }
-    })
-}
-
-/// How many ended background subagents are remembered across turns.
-const ENDED_KEPT: usize = 256;
-
-#[derive(Default)]
-struct Subagents {
-    /// Agent/Task calls of the main thread: id -> (type, description).
-    calls: HashMap<String, (Option<String>, Option<String>)>,
-    /// Announced and not ended.
-    live: HashSet<String>,
-    /// Ended (never announced again).
-    ended: HashSet<String>,
-    /// Calls whose result said the subagent runs in the background
-    /// (`async_launched`): the turn's end does not end them.
-    background: HashSet<String>,
-}
-
-impl Subagents {
-    fn note_call(&mut self, id: &str, input: &Value) {
-        let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
-        self.calls.insert(
-            id.to_owned(),
-            (field("subagent_type"), field("description")),
-        );
-    }
-
-    fn note_task(&mut self, call: &str, task: &crate::wire::TaskEvent) {
-        let entry = self.calls.entry(call.to_owned()).or_default();
-        if entry.0.is_none() {
-            entry.0.clone_from(&task.subagent_type);
-        }
-        if entry.1.is_none() {
-            entry.1.clone_from(&task.description);
-        }
-    }
-
-    fn announce(
-        &mut self,
-        call: &str,
-        agent_id: Option<&str>,
-        agent_type: Option<&str>,
-        description: Option<&str>,
-        sink: &dyn AgentSink,
-    ) {
-        if self.live.contains(call) || self.ended.contains(call) {
-            return;
-        }
-        self.live.insert(call.to_owned());
-        let (call_type, call_description) = self.calls.get(call).cloned().unwrap_or_default();
-        sink.event(AgentEvent::SubagentStarted {
-            tool_use_id: call.to_owned(),
-            agent_id: agent_id.map(str::to_owned),
-            agent_type: call_type.or_else(|| agent_type.map(str::to_owned)),
-            description: call_description.or_else(|| description.map(str::to_owned)),
-        });
-    }
-
-    fn end(&mut self, call: &str, status: &str, sink: &dyn AgentSink) {
-        if !self.calls.contains_key(call) && !self.live.contains(call) {
-            return;
-        }
-        self.ended.insert(call.to_owned());
-        if self.live.remove(call) {
-            sink.event(AgentEvent::SubagentEnded {
-                tool_use_id: call.to_owned(),
-                status: status.to_owned(),
-            });
-        }
-    }
-
-    /// The turn ended: every live subagent ends (`turn_ended`) but those
-    /// running in the background (which outlive the turn that launched
-    /// them: CLI 2.1.328 ends that turn at once and reports them with
-    /// `task_notification`), and the turn's calls are forgotten. What is
-    /// kept: the background subagents still running, and (up to
-    /// [`ENDED_KEPT`]) the ended ones, whose late envelopes must not
-    /// announce them again.
-    fn turn_ended(&mut self, sink: &dyn AgentSink) {
-        self.end_matching("turn_ended", sink, false);
-        let running: HashSet<String> = self
-            .background
-            .iter()
-            .filter(|c| !self.ended.contains(*c))
-            .cloned()
-            .collect();
-        let mut ended: HashSet<String> = self
-            .background
-            .iter()
-            .filter(|c| self.ended.contains(*c))
-            .cloned()
-            .collect();
-        if ended.len() > ENDED_KEPT {
-            ended.clear();
-        }
-        self.calls.retain(|c, _| running.contains(c));
-        self.live.retain(|c| running.contains(c));
-        self.background = running.union(&ended).cloned().collect();
-        self.ended = ended;
-    }
-
-    /// Background subagents launched and not ended.
-    fn background_running(&self) -> usize {
-        self.background
-            .iter()
-            .filter(|c| !self.ended.contains(*c))
-            .count()
-    }
-
-    /// The process is gone: every live subagent ends, background ones too.
-    fn end_everything(&mut self, status: &str, sink: &dyn AgentSink) {
-        self.end_matching(status, sink, true);
-    }
-
-    fn end_matching(&mut self, status: &str, sink: &dyn AgentSink, background_too: bool) {
-        let mut live: Vec<String> = self
-            .live
-            .iter()
-            .filter(|c| background_too || !self.background.contains(*c))
-            .cloned()
-            .collect();
-        live.sort();
-        for call in live {
-            self.live.remove(&call);
-            self.ended.insert(call.clone());
-            sink.event(AgentEvent::SubagentEnded {
-                tool_use_id: call,
-                status: status.to_owned(),
-            });
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Mutex;
-
-    use super::*;
-
-    #[derive(Default)]
-    struct Recorder(Mutex<Vec<AgentEvent>>);
-
-    impl AgentSink for Recorder {
-        fn event(&self, event: AgentEvent) {
-            self.0.lock().unwrap().push(event);
-        }
-        fn exit(&self, _exit: ProcessExit) {}
-    }
-
-    /// A turn's subagents are forgotten when it ends; only background ones
-    /// still running are kept (and end later), however many turns run.
-    #[test]
-    fn a_turns_subagents_are_forgotten_when_it_ends() {
-        let sink = Recorder::default();
-        let mut subagents = Subagents::default();
-        for turn in 0..100 {
-            for i in 0..10 {
-                let call = format!("call_{turn}_{i}");
-                subagents.note_call(&call, &json!({"subagent_type": "Explore"}));
-                subagents.announce(&call, None, None, None, &sink);
-                if i % 2 == 0 {
-                    subagents.end(&call, "completed", &sink);
-                }
-            }
-            subagents.turn_ended(&sink);
-        }
-        // One background subagent outlives its turn.
-        subagents.note_call("bg", &json!({}));
-        subagents.announce("bg", None, None, None, &sink);
-        subagents.background.insert("bg".to_owned());
-        subagents.turn_ended(&sink);
-        assert_eq!(subagents.calls.len(), 1);
-        assert_eq!(subagents.live.len(), 1);
-        assert!(subagents.ended.is_empty());
-        assert_eq!(subagents.background_running(), 1);
-        // It ends on its notification; a late envelope does not bring it back.
-        subagents.end("bg", "completed", &sink);
-        subagents.turn_ended(&sink);
-        subagents.announce("bg", None, None, None, &sink);
-        assert!(subagents.live.is_empty() && subagents.calls.is_empty());
-        assert_eq!(subagents.background_running(), 0);
-        let events = sink.0.lock().unwrap();
-        let started = events
-            .iter()
-            .filter(|e| matches!(e, AgentEvent::SubagentStarted { .. }))
-            .count();
-        let ended = events
-            .iter()
-            .filter(|e| matches!(e, AgentEvent::SubagentEnded { .. }))
-            .count();
-        assert_eq!((started, ended), (1001, 1001));
     }
 }

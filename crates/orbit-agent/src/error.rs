@@ -57,6 +57,9 @@ pub enum AgentError {
     /// The folder is not trusted.
     #[error("folder `{}` is not trusted; run `orbit trust {}` first", .0.display(), .0.display())]
     Untrusted(PathBuf),
+    /// `orbit trust` was given something other than a folder.
+    #[error("`{}` is not a folder: trust names a folder", .0.display())]
+    NotAFolder(PathBuf),
     /// An MCP action named a server the last listing does not have.
     #[error("no MCP server `{0}` in the last listing")]
     UnknownMcpServer(String),

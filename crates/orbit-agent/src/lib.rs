@@ -30,6 +30,7 @@ mod error;
 mod history;
 mod host;
 mod mcp_view;
+pub mod met;
 pub mod probe;
 pub mod process;
 mod prompt;

@@ -23,7 +23,7 @@
 //!   carries.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use orbit_types::McpServerInfo;
@@ -40,56 +40,8 @@ pub const MCP_VIEW_IDLE: Duration = Duration::from_mins(5);
 /// told otherwise (as `orbit catalog --wait`).
 pub const MCP_VIEW_PATIENCE: Duration = Duration::from_secs(15);
 
-/// Where the view's time comes from.
-pub trait Clock: Send + Sync {
-    /// Now.
-    fn now(&self) -> Instant;
-}
-
-/// The system's monotonic clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-}
-
-/// A clock that moves only when told (tests, simulations).
-#[derive(Debug)]
-pub struct ManualClock(Mutex<Instant>);
-
-impl ManualClock {
-    /// A clock standing at the current instant.
-    pub fn new() -> Self {
-        Self(Mutex::new(Instant::now()))
-    }
-
-    /// Moves the clock forward.
-    pub fn advance(&self, by: Duration) {
-        let mut now = self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *now += by;
-    }
-}
-
-impl Default for ManualClock {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Instant {
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
+/// Where the view's time comes from: orbit-common's one clock.
+pub use orbit_common::{Clock, ManualClock, SystemClock};
 
 /// What an action of the MCP view gave.
 #[derive(Debug, Clone, PartialEq, Eq)]

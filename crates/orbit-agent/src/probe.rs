@@ -7,6 +7,11 @@ use std::time::Duration;
 use crate::error::{AgentError, Result};
 use crate::process::{self, Invocation};
 
+/// The Claude Code CLI version Orbit is tested with: the one
+/// `tests/node/claude-cli` pins (a test keeps the two equal), whose
+/// messages and fields the wire types and the codec know.
+pub const TESTED_CLI_VERSION: &str = "2.1.328";
+
 /// A CLI that answered `--version`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Probe {

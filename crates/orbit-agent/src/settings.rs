@@ -164,16 +164,31 @@ pub struct SettingsFile {
     stamp: Option<(u64, SystemTime)>,
     current: AgentSettings,
     models: Option<Vec<String>>,
+    /// The caller reports the warnings itself (`orbit doctor`): none logged.
+    quiet: bool,
 }
 
 impl SettingsFile {
-    /// Reads `path` (a missing file is the defaults).
+    /// Reads `path` (a missing file is the defaults); each warning is
+    /// logged once, when it first appears.
     pub fn load(path: &Path) -> Result<Self> {
+        Self::load_with(path, false)
+    }
+
+    /// [`SettingsFile::load`] for a caller that shows
+    /// [`AgentSettings::warnings`] itself: nothing is logged, so nothing is
+    /// said twice.
+    pub fn load_quiet(path: &Path) -> Result<Self> {
+        Self::load_with(path, true)
+    }
+
+    fn load_with(path: &Path, quiet: bool) -> Result<Self> {
         let mut file = Self {
             path: path.to_path_buf(),
             stamp: None,
             current: AgentSettings::default(),
             models: None,
+            quiet,
         };
         file.reload()?;
         Ok(file)
@@ -215,8 +230,12 @@ impl SettingsFile {
             message: e.to_string(),
         })?;
         let next = AgentSettings::from_settings(&settings, self.models.as_deref());
-        for warning in &next.warnings {
-            tracing::warn!("{warning}");
+        if !self.quiet {
+            for warning in &next.warnings {
+                if !self.current.warnings.contains(warning) {
+                    tracing::warn!("{warning}");
+                }
+            }
         }
         let change = SettingsChange {
             reprobe: next.path != self.current.path || next.extra_args != self.current.extra_args,

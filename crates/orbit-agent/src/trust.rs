@@ -59,23 +59,66 @@ impl TrustStore {
             .any(|trusted| dir.starts_with(trusted)))
     }
 
-    /// Records `dir` as trusted; returns its canonical path.
+    /// The trusted folders, sorted.
+    pub fn list(&self) -> Result<Vec<PathBuf>> {
+        let mut folders = self.load()?.folders;
+        folders.sort();
+        Ok(folders)
+    }
+
+    /// The trusted folder that `dir` lies in (itself or a parent), if any.
+    pub fn trusted_by(&self, dir: &Path) -> Result<Option<PathBuf>> {
+        let dir = canonical(dir)?;
+        Ok(self
+            .load()?
+            .folders
+            .into_iter()
+            .find(|trusted| dir.starts_with(trusted)))
+    }
+
+    /// Records `dir` (a folder) as trusted; returns its canonical path.
     pub fn trust(&self, dir: &Path) -> Result<PathBuf> {
         let dir = canonical(dir)?;
+        if !dir.is_dir() {
+            return Err(AgentError::NotAFolder(dir));
+        }
         let mut file = self.load()?;
         if !file.folders.contains(&dir) {
             file.folders.push(dir.clone());
             file.folders.sort();
         }
-        let mut text = serde_json::to_string_pretty(&file).unwrap_or_default();
+        self.save(&file)?;
+        Ok(dir)
+    }
+
+    /// Withdraws the trust of `dir` as it was given (a folder that no
+    /// longer exists too): the entry removed, if there was one. Folders
+    /// trusted inside it stay trusted.
+    pub fn untrust(&self, dir: &Path) -> Result<Option<PathBuf>> {
+        let dir = canonical(dir).or_else(|error| {
+            std::path::absolute(dir)
+                .map(|absolute| orbit_common::normalize_lexically(&absolute))
+                .map_err(|_| error)
+        })?;
+        let mut file = self.load()?;
+        let before = file.folders.len();
+        file.folders.retain(|trusted| *trusted != dir);
+        if file.folders.len() == before {
+            return Ok(None);
+        }
+        self.save(&file)?;
+        Ok(Some(dir))
+    }
+
+    fn save(&self, file: &TrustFile) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(file).unwrap_or_default();
         text.push('\n');
         orbit_common::write_private_file(&self.file, text.as_bytes()).map_err(|source| {
             AgentError::Io {
                 path: self.file.clone(),
                 source,
             }
-        })?;
-        Ok(dir)
+        })
     }
 
     /// Fails with [`AgentError::Untrusted`] unless `dir` is trusted.

@@ -1,7 +1,11 @@
 //! Small helpers shared by every Orbit crate: lexical path normalisation,
 //! `/`-separated workspace-relative paths, where Orbit keeps things
-//! ([`Locations`]), the user's [`Settings`], Orbit's own private files, and
-//! the one rule for sign-in addresses ([`check_signin_url`]).
+//! ([`Locations`]), the user's [`Settings`], Orbit's own private files,
+//! the one rule for sign-in addresses ([`check_signin_url`]), the one
+//! injectable [`Clock`], and one copy of each text rule: bidi characters
+//! ([`is_bidi`]), ANSI escapes ([`strip_ansi`]), cutting ([`keep_tail`],
+//! [`keep_head`]), percent-decoding ([`percent_decode_strict`],
+//! [`percent_decode_lossy`]) and comparing secrets ([`constant_time_eq`]).
 //!
 //! It depends on no other Orbit crate. Its only I/O is Orbit's own small
 //! files (settings, private files written 0600 in 0700 directories). Main
@@ -10,15 +14,22 @@
 #![warn(missing_docs)]
 
 mod cache_dir;
+mod clock;
 mod locations;
 mod paths;
 mod private_fs;
 mod settings;
 mod signin;
+mod text;
 
 pub use cache_dir::{CACHE_DIR_ENV, default_cache_dir};
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use locations::{CONFIG_DIR_ENV, Locations, workspace_id};
 pub use paths::{join_relative, join_slash, normalize_lexically, parent_of, relative_slash_path};
-pub use private_fs::{ensure_private_dir, write_private_file};
+pub use private_fs::{ensure_private_dir, write_private_file, write_private_file_unsynced};
 pub use settings::{Settings, SettingsError};
 pub use signin::{BadSignInUrl, MAX_SIGNIN_URL, SignInUrl, check_signin_url};
+pub use text::{
+    PercentError, constant_time_eq, count, is_bidi, keep_head, keep_tail, percent_decode_lossy,
+    percent_decode_strict, percent_encode_segment, strip_ansi,
+};

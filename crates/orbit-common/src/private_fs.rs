@@ -97,9 +97,20 @@ fn wide_dir_message(dir: &Path, mode: u32) -> String {
     )
 }
 
-/// Writes `bytes` to `path` as a 0600 file, atomically, creating the parent
-/// directory 0700 when it is missing.
+/// Writes `bytes` to `path` as a 0600 file, atomically and synced, creating
+/// the parent directory 0700 when it is missing.
 pub fn write_private_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically(path, bytes, true)
+}
+
+/// [`write_private_file`] without the sync: a reader sees the old file or
+/// the new one, but a crash may leave the new one cut short (for files that
+/// carry their own checksum, such as the graph's warm snapshot).
+pub fn write_private_file_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically(path, bytes, false)
+}
+
+fn write_atomically(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -128,7 +139,13 @@ pub fn write_private_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .set_permissions(std::fs::Permissions::from_mode(0o600))
         .map_err(|error| context("making the temporary file private", error))?;
     file.write_all(bytes)
-        .and_then(|()| file.as_file().sync_all())
+        .and_then(|()| {
+            if sync {
+                file.as_file().sync_all()
+            } else {
+                Ok(())
+            }
+        })
         .map_err(|error| context("writing the temporary file", error))?;
     // On failure the temporary file is removed when `PersistError` drops.
     file.persist(path)

@@ -4,8 +4,9 @@
 //! (`"claude.model": "opus"`); the nested form (`{"claude": {"model":
 //! "opus"}}`) is read too. Comments and trailing commas are allowed (the file
 //! is JSONC, like VS Code's). A value of the wrong type is ignored with a
-//! warning naming the key; unknown keys are left alone (other tools may share
-//! the file). A missing file is the defaults.
+//! warning naming the key; an unknown key is left alone with a warning that
+//! names the nearest known key (a typo otherwise goes unnoticed). A missing
+//! file is the defaults.
 
 use std::path::Path;
 
@@ -97,6 +98,7 @@ impl Settings {
                 Vec::new()
             }
         };
+        unknown_keys(&value, &mut s.warnings);
         s.hub_adapter_api = match lookup(&value, "hub.adapterApi") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
@@ -108,6 +110,86 @@ impl Settings {
         };
         Ok(s)
     }
+}
+
+/// Every key Orbit reads.
+pub(crate) const KNOWN_KEYS: &[&str] = &[
+    "claude.path",
+    "claude.model",
+    "claude.effort",
+    "claude.permissionMode",
+    "claude.extraArgs",
+    "hub.adapterApi",
+];
+
+/// A warning for each key that is no known key, flat or nested (a nested
+/// object is followed down while its path leads to a known key).
+fn unknown_keys(root: &Value, warnings: &mut Vec<String>) {
+    fn walk(prefix: &str, value: &Value, warnings: &mut Vec<String>) {
+        let Value::Object(map) = value else { return };
+        for (key, inner) in map {
+            let dotted = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            if KNOWN_KEYS.contains(&dotted.as_str()) {
+                continue;
+            }
+            let leads_on = KNOWN_KEYS
+                .iter()
+                .any(|known| known.starts_with(&format!("{dotted}.")));
+            if leads_on && inner.is_object() {
+                walk(&dotted, inner, warnings);
+                continue;
+            }
+            let shown: String = dotted
+                .chars()
+                .take(80)
+                .filter(|c| !c.is_control())
+                .collect();
+            warnings.push(nearest_key(&dotted).map_or_else(
+                || {
+                    format!(
+                        "settings: unknown key `{shown}` ignored (known: {})",
+                        KNOWN_KEYS.join(", ")
+                    )
+                },
+                |near| format!("settings: unknown key `{shown}` ignored; did you mean `{near}`?"),
+            ));
+        }
+    }
+    walk("", root, warnings);
+}
+
+/// The known key nearest to `key` (edit distance, case-blind), when it is
+/// near enough to be a slip: at most a third of the key's length.
+fn nearest_key(key: &str) -> Option<&'static str> {
+    let key = key.to_lowercase();
+    KNOWN_KEYS
+        .iter()
+        .map(|known| (edit_distance(&key, &known.to_lowercase()), *known))
+        .min()
+        .filter(|(distance, known)| *distance <= known.len() / 3)
+        .map(|(_, known)| known)
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// The value at a dotted key: the flat form first, then the nested one.
@@ -156,8 +238,41 @@ mod tests {
         assert_eq!(s.claude_extra_args, ["--add-dir", "../shared"]);
         assert!(s.hub_adapter_api);
         assert_eq!(s.claude_path, None);
-        assert!(s.warnings.is_empty());
+        // Another tool's key is left alone, and said.
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(s.warnings[0].starts_with("settings: unknown key `other.tool` ignored"));
         assert_eq!(Settings::parse("  ", "s").unwrap(), Settings::default());
+    }
+
+    #[test]
+    fn unknown_keys_warn_with_the_nearest_known_key() {
+        let s = Settings::parse(
+            r#"{"claude.modle": "opus", "claude": {"efort": "high", "path": "/x"},
+                "hub": {"adapterAPI": true}, "editor.fontSize": 12, "claude.model": "opus"}"#,
+            "s",
+        )
+        .unwrap();
+        let mut warnings = s.warnings.clone();
+        warnings.sort();
+        assert_eq!(
+            warnings,
+            [
+                "settings: unknown key `claude.efort` ignored; did you mean `claude.effort`?",
+                "settings: unknown key `claude.modle` ignored; did you mean `claude.model`?",
+                "settings: unknown key `editor.fontSize` ignored (known: claude.path, \
+                 claude.model, claude.effort, claude.permissionMode, claude.extraArgs, \
+                 hub.adapterApi)",
+                "settings: unknown key `hub.adapterAPI` ignored; did you mean `hub.adapterApi`?",
+            ],
+        );
+        assert_eq!(s.claude_path.as_deref(), Some("/x"));
+        assert_eq!(s.claude_model.as_deref(), Some("opus"));
+        let known = Settings::parse(
+            r#"{"claude.path": "/x", "claude": {"model": "m"}, "hub.adapterApi": true}"#,
+            "s",
+        )
+        .unwrap();
+        assert!(known.warnings.is_empty(), "{:?}", known.warnings);
     }
 
     #[test]

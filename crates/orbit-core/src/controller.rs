@@ -58,7 +58,8 @@ use orbit_agent::settings::{check_effort, check_model, check_permission_mode};
 use orbit_agent::{Answer, McpAction};
 use orbit_types::Catalog;
 use orbit_types::{
-    PageRequest, PendingCard, PermissionChoice, QuestionAnswer, QuestionCard, SessionState,
+    PageRequest, PendingCard, PermissionChoice, PermissionRequest, QuestionAnswer, QuestionCard,
+    QuestionRequest, SessionState,
 };
 
 use crate::projector::{GraphView, SessionProjector};
@@ -237,6 +238,93 @@ impl std::fmt::Debug for Facts<'_> {
             .field("conversations", &self.conversations)
             .field("busy", &self.busy)
             .finish_non_exhaustive()
+    }
+}
+
+/// A request the agent layer holds, waiting for an answer, as it reports
+/// it (`AgentEvent::PermissionRequest` / `QuestionRequest`).
+#[derive(Debug, Clone, Copy)]
+pub enum AgentRequest<'a> {
+    /// A tool's permission request.
+    Permission(&'a PermissionRequest),
+    /// Claude's questions.
+    Questions(&'a QuestionRequest),
+}
+
+impl<'a> From<&'a PermissionRequest> for AgentRequest<'a> {
+    fn from(request: &'a PermissionRequest) -> Self {
+        AgentRequest::Permission(request)
+    }
+}
+
+impl<'a> From<&'a QuestionRequest> for AgentRequest<'a> {
+    fn from(request: &'a QuestionRequest) -> Self {
+        AgentRequest::Questions(request)
+    }
+}
+
+/// The controller's check of an answer (`AnswerPermission`,
+/// `AnswerQuestions`, `SkipQuestions`) to one request the agent layer holds,
+/// for a host that answers without a projector (the terminal's `orbit
+/// ask`): the rules [`decide`] applies to the page's card, taking what the
+/// agent layer has. Any other request, or one for another request id, is
+/// refused.
+pub fn decide_agent_answer(
+    answer: &PageRequest,
+    waiting: AgentRequest<'_>,
+) -> Result<Answer, Refused> {
+    let (PageRequest::AnswerPermission { key, .. }
+    | PageRequest::AnswerQuestions { key, .. }
+    | PageRequest::SkipQuestions { key, .. }) = answer
+    else {
+        return Err(Refused::BadAnswer(
+            "only an answer answers a waiting request".to_owned(),
+        ));
+    };
+    let card = match waiting {
+        AgentRequest::Permission(request) => {
+            PendingCard::Permission(crate::projector::permission_card(request, &Unlinked))
+        }
+        AgentRequest::Questions(request) => {
+            PendingCard::Questions(crate::projector::question_card(request))
+        }
+    };
+    let cards = BTreeMap::from([(key.clone(), card)]);
+    let facts = Facts {
+        trusted: true,
+        ..Facts::new(Origin::Host, &NoFiles, &cards)
+    };
+    match decide(answer, &facts)? {
+        Decision::Answer { answer, .. } => Ok(answer),
+        _ => Err(Refused::BadAnswer(
+            "only an answer answers a waiting request".to_owned(),
+        )),
+    }
+}
+
+/// No graph: a card made for the controller's check links no file.
+struct Unlinked;
+
+impl GraphView for Unlinked {
+    fn resolve(&self, _path: &str) -> Option<String> {
+        None
+    }
+
+    fn hash(&self) -> String {
+        String::new()
+    }
+
+    fn root(&self) -> &Path {
+        Path::new("/")
+    }
+}
+
+/// No files.
+struct NoFiles;
+
+impl Files for NoFiles {
+    fn graph_file(&self, _path: &str) -> Option<String> {
+        None
     }
 }
 

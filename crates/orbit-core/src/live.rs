@@ -92,9 +92,27 @@ impl LiveGraph {
             std::thread::Builder::new()
                 .name("orbit-live-graph".to_owned())
                 .spawn(move || {
+                    // A workspace folder deleted and made again: its old
+                    // watches are gone, so its return is seen here and
+                    // rescanned whole, with every folder watched afresh.
+                    let mut present = root.is_dir();
+                    // After that rescan, one more: what was made between its
+                    // walk and the new watches is found by it.
+                    let mut again = false;
                     while !stop.load(Ordering::Relaxed) {
-                        let Some(paths) = watcher.next_batch(POLL) else {
-                            continue;
+                        let batch = if again {
+                            again = false;
+                            Some(Vec::new())
+                        } else {
+                            watcher.next_batch(POLL)
+                        };
+                        let here = root.is_dir();
+                        let came_back = here && !present;
+                        present = here;
+                        let paths = match batch {
+                            Some(paths) if !came_back => paths,
+                            Some(_) | None if came_back => Vec::new(),
+                            _ => continue,
                         };
                         let started = Instant::now();
                         let (delta, flush) = {
@@ -119,9 +137,13 @@ impl LiveGraph {
                                 let delta = graph.commit_changes(scanned);
                                 (delta, graph.take_cache_flush())
                             };
-                            watcher.sync_folders(
-                                &graph.read().unwrap_or_else(PoisonError::into_inner),
-                            );
+                            let graph = graph.read().unwrap_or_else(PoisonError::into_inner);
+                            if came_back {
+                                watcher.rewatch(&graph);
+                                again = true;
+                            } else {
+                                watcher.sync_folders(&graph);
+                            }
                             (delta, flush)
                         };
                         let elapsed = started.elapsed();

@@ -105,19 +105,14 @@ impl Cache {
         }
     }
 
-    /// Replaces the warm snapshot, atomically (a temporary file renamed over
-    /// it: a reader sees the old one or the new one). Not synced: a snapshot
-    /// cut short by a crash fails its checksum and is a miss. Whether it was
-    /// written.
+    /// Replaces the warm snapshot, atomically (orbit-common's private
+    /// write: a temporary file of a random name, opened exclusively, renamed
+    /// over it: a reader sees the old one or the new one). Not synced: a
+    /// snapshot cut short by a crash fails its checksum and is a miss.
+    /// Whether it was written.
     pub(crate) fn write_snapshot(&self, snapshot: &[u8]) -> bool {
         let path = self.snapshot_path();
-        let temporary = self
-            .path
-            .with_extension(format!("snapshot.{}.tmp", std::process::id()));
-        let result =
-            fs_err::write(&temporary, snapshot).and_then(|()| fs_err::rename(&temporary, &path));
-        if let Err(error) = result {
-            let _ = fs_err::remove_file(&temporary);
+        if let Err(error) = orbit_common::write_private_file_unsynced(&path, snapshot) {
             tracing::warn!(%error, "graph snapshot not written");
             return false;
         }
@@ -462,6 +457,31 @@ mod tests {
         );
         cache.write(&[], &["a.ts".into()]);
         assert!(cache.load_all().is_empty());
+    }
+
+    /// The old write used a temporary file named by the pid and followed
+    /// whatever stood at that name: a link planted there had the snapshot
+    /// written through it into another file.
+    #[test]
+    fn the_snapshot_write_follows_no_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::open(dir.path(), Path::new("/some/root")).unwrap();
+        let victim = dir.path().join("victim");
+        fs_err::write(&victim, b"precious").unwrap();
+        let planted = cache
+            .path
+            .with_extension(format!("snapshot.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        assert!(cache.write_snapshot(b"snapshot bytes"));
+        assert_eq!(fs_err::read(&victim).unwrap(), b"precious");
+        assert_eq!(cache.load_snapshot().unwrap(), b"snapshot bytes");
+        let mode = fs_err::metadata(cache.snapshot_path())
+            .unwrap()
+            .permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600
+        );
     }
 
     proptest::proptest! {

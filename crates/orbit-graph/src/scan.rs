@@ -214,7 +214,12 @@ pub(crate) fn scan(request: &ScanRequest<'_>) -> ScanResult {
 
 fn visit(request: &ScanRequest<'_>, entry: &ignore::DirEntry) -> Found {
     let Some(relative) = relative_slash_path(request.root, entry.path()) else {
-        // Not valid UTF-8, or outside the root: nothing the wire can name.
+        // Not valid UTF-8, or outside the root: nothing the wire can name,
+        // but the user can find it from the debug log.
+        tracing::debug!(
+            path = %entry.path().display(),
+            "skipped: its name is not UTF-8"
+        );
         return Found::Skip(SkipReason::Unreadable);
     };
     let Some(kind) = entry.file_type() else {

@@ -110,6 +110,16 @@ impl GraphWatcher {
         }
     }
 
+    /// Watches every folder of the graph afresh: for a workspace folder that
+    /// was deleted and made again (the kernel dropped the old watches with
+    /// the old folders, and the new ones have the same paths).
+    pub fn rewatch(&mut self, graph: &Graph) {
+        for folder in std::mem::take(&mut self.watched) {
+            let _ = self.debouncer.unwatch(&folder);
+        }
+        self.sync_folders(graph);
+    }
+
     /// The next batch of changed paths, waiting at most `timeout`. An empty
     /// batch means events were lost: rescan the whole workspace. `None` on
     /// timeout or when the watcher stopped.

@@ -191,7 +191,12 @@ pub async fn serve_http(
                     if let Some(refusal) = gate.check(&request) {
                         return Ok::<_, Infallible>(refusal);
                     }
-                    Ok(service.handle(request).await)
+                    let ends_session = request.method() == hyper::Method::DELETE;
+                    let mut response = service.handle(request).await;
+                    if ends_session {
+                        session_ended(&mut response);
+                    }
+                    Ok(response)
                 }
             });
             if let Err(error) = hyper::server::conn::http1::Builder::new()
@@ -203,6 +208,15 @@ pub async fn serve_http(
                 tracing::debug!(%error, "http connection ended");
             }
         });
+    }
+}
+
+/// A session's DELETE answered: rmcp says 202 Accepted, which the Python
+/// SDK (and any client that wants the session gone, not queued) reports
+/// as a failure; the session is closed by then, so it is 204 No Content.
+fn session_ended<B>(response: &mut Response<B>) {
+    if response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
     }
 }
 
@@ -336,7 +350,7 @@ impl Gate {
             .and_then(header_text)
             .and_then(bearer_credentials)
             .unwrap_or("");
-        if token.is_empty() || !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+        if token.is_empty() || !orbit_common::constant_time_eq(given.as_bytes(), token.as_bytes()) {
             return Some(Refusal::Token);
         }
         None
@@ -412,13 +426,6 @@ fn bearer_credentials(value: &str) -> Option<&str> {
 fn is_port(tail: &str) -> bool {
     tail.strip_prefix(':')
         .is_some_and(|port| !port.is_empty() && port.parse::<u16>().is_ok())
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]

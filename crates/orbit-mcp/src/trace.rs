@@ -2,8 +2,8 @@
 //! sends one (in the request's `_meta`, or as the HTTP header on the
 //! Streamable HTTP transport), minted otherwise.
 
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// One call's trace: the trace id (32 hex digits, the caller's when it sent
 /// a valid `traceparent`) and this call's own span id (16 hex digits).
@@ -88,20 +88,30 @@ pub fn parse_traceparent(value: &str) -> Option<(String, String)> {
     Some((trace.to_owned(), parent.to_owned()))
 }
 
-/// Unpredictable enough for trace ids (not for secrets): BLAKE3 of the
-/// time, the process id and a counter.
+/// `bytes` random bytes from the operating system (`getrandom`), as
+/// lowercase hex; never all zero (W3C trace-context forbids it). Should the
+/// system have no randomness, a process-wide counter keeps ids distinct.
 fn random_hex(bytes: usize) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = blake3::Hasher::new();
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    hasher.update(&now.to_le_bytes());
-    hasher.update(&std::process::id().to_le_bytes());
-    hasher.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    let hash = hasher.finalize();
-    let hex = hash.to_hex();
-    hex[..(bytes * 2).min(hex.len())].to_owned()
+    static FALLBACK: AtomicU64 = AtomicU64::new(1);
+    let mut random = vec![0u8; bytes];
+    if let Err(error) = getrandom::fill(&mut random) {
+        tracing::warn!(%error, "no randomness for a trace id; counting instead");
+        let count = FALLBACK.fetch_add(1, Ordering::Relaxed).to_be_bytes();
+        for (slot, byte) in random.iter_mut().rev().zip(count.iter().rev()) {
+            *slot = *byte;
+        }
+    }
+    if random.iter().all(|b| *b == 0)
+        && let Some(last) = random.last_mut()
+    {
+        *last = 1;
+    }
+    random
+        .iter()
+        .fold(String::with_capacity(bytes * 2), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
 }
 
 #[cfg(test)]

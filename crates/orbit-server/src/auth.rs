@@ -9,7 +9,6 @@ use std::time::Instant;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use subtle::ConstantTimeEq as _;
 
 use crate::error::{Error, Result};
 use crate::options::{Clock, Limits};
@@ -34,7 +33,7 @@ pub(crate) fn instance_id() -> Result<String> {
 }
 
 fn same(a: &str, b: &str) -> bool {
-    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+    orbit_common::constant_time_eq(a.as_bytes(), b.as_bytes())
 }
 
 struct LoginToken {

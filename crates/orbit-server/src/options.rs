@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The page's build (`web/dist`), embedded in the binary.
 #[derive(rust_embed::Embed)]
@@ -56,58 +56,9 @@ impl std::fmt::Debug for Assets {
 }
 
 /// Where the server's timings come from (login tokens' expiry, the
-/// WebSocket's rate limit). Tests advance a [`ManualClock`].
-pub trait Clock: Send + Sync + 'static {
-    /// Now.
-    fn now(&self) -> Instant;
-}
-
-/// The monotonic system clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-}
-
-/// A clock that moves only when told to.
-#[derive(Debug, Clone)]
-pub struct ManualClock {
-    start: Instant,
-    offset: Arc<Mutex<Duration>>,
-}
-
-impl ManualClock {
-    /// A clock standing at the moment of its creation.
-    #[must_use]
-    pub fn new() -> ManualClock {
-        ManualClock {
-            start: Instant::now(),
-            offset: Arc::new(Mutex::new(Duration::ZERO)),
-        }
-    }
-
-    /// Moves it forward by `by`.
-    pub fn advance(&self, by: Duration) {
-        let mut offset = self.offset.lock().unwrap_or_else(PoisonError::into_inner);
-        *offset += by;
-    }
-}
-
-impl Default for ManualClock {
-    fn default() -> Self {
-        ManualClock::new()
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Instant {
-        let offset = *self.offset.lock().unwrap_or_else(PoisonError::into_inner);
-        self.start + offset
-    }
-}
+/// WebSocket's rate limit): orbit-common's one clock. Tests advance a
+/// [`ManualClock`].
+pub use orbit_common::{Clock, ManualClock, SystemClock};
 
 /// The server's limits.
 #[derive(Debug, Clone)]

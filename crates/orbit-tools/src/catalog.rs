@@ -65,13 +65,20 @@ fn object(properties: &Value, required: &[&str]) -> Value {
 fn workspace_arg() -> Value {
     json!({
         "type": "string",
+        "minLength": 1,
         "description": "The workspace's selector, as `orbit.workspace.list` gives it \
                         (host-qualified on a federated server). Default: the current workspace."
     })
 }
 
 fn file_arg(what: &str) -> Value {
-    json!({"type": "string", "description": format!("{what}: a path relative to the workspace root, `/`-separated")})
+    json!({
+        "type": "string",
+        "minLength": 1,
+        "description": format!(
+            "{what}: a path relative to the workspace root, `/`-separated, or an absolute path inside it"
+        )
+    })
 }
 
 fn string_list() -> Value {
@@ -125,7 +132,7 @@ pub fn catalog() -> Vec<ToolSpec> {
             description: "The workspaces this machine knows (those Orbit opened or was asked \
                           about, and the current one), each with the selector other tools take.",
             input_schema: object(
-                &json!({"prefix": {"type": "string", "description": "Only names starting with this."}}),
+                &json!({"prefix": {"type": "string", "minLength": 1, "description": "Only names starting with this."}}),
                 &[],
             ),
             output_schema: object(
@@ -175,7 +182,7 @@ pub fn catalog() -> Vec<ToolSpec> {
             input_schema: object(
                 &json!({
                     "workspace": workspace_arg(),
-                    "pattern": {"type": "string", "maxLength": 1024, "description": "e.g. `src/**/*.rs`, or `config`."},
+                    "pattern": {"type": "string", "minLength": 1, "maxLength": 1024, "description": "e.g. `src/**/*.rs`, or `config`."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 200},
                 }),
                 &["pattern"],

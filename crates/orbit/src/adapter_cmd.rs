@@ -6,7 +6,7 @@
 //! status pass through unchanged, whether or not a hub is listening; the
 //! adapter never holds the command up.
 
-use std::io::IsTerminal as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
@@ -87,13 +87,30 @@ async fn run_command(run: &RunArgs) -> anyhow::Result<ExitCode> {
     // Listening before the command starts: from then on no signal ends
     // Orbit before the command.
     let signals = crate::signals::Signals::listen().context("cannot listen for signals")?;
-    let mut child = command(program, rest)
+    let spawned = command(program, rest)
         .stdin(Stdio::inherit())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(false)
-        .spawn()
-        .with_context(|| format!("cannot run `{program}`"))?;
+        .spawn();
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(error) => {
+            // As shells do: 127 for a command not found, 126 for one that
+            // cannot be run, so scripts can tell them from the command's own
+            // failures.
+            let (status, why) = match error.kind() {
+                std::io::ErrorKind::NotFound => (127, "command not found".to_owned()),
+                std::io::ErrorKind::PermissionDenied => (126, "permission denied".to_owned()),
+                _ => (126, error.to_string()),
+            };
+            writeln!(
+                std::io::stderr().lock(),
+                "orbit: cannot run `{program}`: {why}"
+            )?;
+            return Ok(ExitCode::from(status));
+        }
+    };
 
     let (phase_tx, phase_rx) = watch::channel(Phase::Running {
         pid: child.id(),
@@ -144,7 +161,10 @@ async fn pass_signals(mut signals: crate::signals::Signals, pid: Option<u32>) {
     let terminal = std::io::stdin().is_terminal();
     loop {
         let signal = signals.next().await;
-        tracing::debug!(?signal, "passing the signal on to the command");
+        tracing::debug!(
+            signal = signal.number(),
+            "passing the signal on to the command"
+        );
         if signal == crate::signals::Signal::Interrupt && terminal {
             continue;
         }
@@ -205,32 +225,8 @@ fn clean_line(raw: &[u8]) -> String {
         .rsplit(|b| *b == b'\r')
         .find(|s| !s.is_empty())
         .unwrap_or(raw);
-    let text = String::from_utf8_lossy(raw);
-    let mut out = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // CSI: ESC [ params final-byte; other escapes: ESC + one char.
-            if chars.peek() == Some(&'[') {
-                chars.next();
-                for d in chars.by_ref() {
-                    if ('@'..='~').contains(&d) {
-                        break;
-                    }
-                }
-            } else {
-                chars.next();
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    let trimmed = out.trim();
-    let mut start = trimmed.len().saturating_sub(4096);
-    while !trimmed.is_char_boundary(start) {
-        start += 1;
-    }
-    trimmed[start..].to_owned()
+    let text = orbit_common::strip_ansi(&String::from_utf8_lossy(raw));
+    orbit_common::keep_tail(text.trim(), 4096).to_owned()
 }
 
 /// Connects, registers and shows the session: `starting`, then `tool`.
@@ -365,6 +361,11 @@ mod tests {
     #[test]
     fn lines_lose_escapes_and_overwrites() {
         assert_eq!(clean_line(b"\x1b[32mok\x1b[0m done"), "ok done");
+        // OSC sequences (a terminal title, an OSC 8 link) go whole.
+        assert_eq!(
+            clean_line(b"\x1b]0;build\x07\x1b]8;;https://ci.example/1\x1b\\log\x1b]8;;\x1b\\ ok"),
+            "log ok"
+        );
         assert_eq!(clean_line(b"10%\r50%\r100%"), "100%");
         assert_eq!(clean_line(&[b'x'; 5000]).len(), 4096);
         assert_eq!(clean_line("é".repeat(3000).as_bytes()).len(), 4096);

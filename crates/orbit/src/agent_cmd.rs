@@ -4,7 +4,6 @@
 //! terminal (or as the flags say, for scripts), and exits 0, 1 (failed turn)
 //! or 130 (interrupted).
 
-use std::collections::BTreeMap;
 use std::io::{self, BufRead as _, IsTerminal as _, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,8 +19,8 @@ use orbit_agent::{
 };
 use orbit_common::Locations;
 use orbit_core::controller::{
-    self, Decision, Facts, Files, GraphFiles, HostFiles, NoPending, OptionChange, Origin,
-    PromptDecision, Refused,
+    self, AgentRequest, Decision, Facts, Files, GraphFiles, HostFiles, NoPending, OptionChange,
+    Origin, PromptDecision, Refused,
 };
 use orbit_core::projector::{GraphView, PromptNote, pending_card};
 use orbit_graph::{Graph, GraphOptions};
@@ -37,7 +36,16 @@ use crate::signals::{Signal, Signals};
 #[derive(Debug, Args)]
 pub(crate) struct TrustArgs {
     /// The folder to trust (its subfolders too).
-    #[arg(default_value = ".")]
+    #[arg(default_value = ".", conflicts_with = "list")]
+    dir: PathBuf,
+    /// List the trusted folders instead, one a line.
+    #[arg(long)]
+    list: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UntrustArgs {
+    /// The folder whose trust to withdraw, as `orbit trust` was given it.
     dir: PathBuf,
 }
 
@@ -267,14 +275,83 @@ pub(crate) fn locations() -> anyhow::Result<Locations> {
 
 pub(crate) fn trust(args: &TrustArgs) -> anyhow::Result<ExitCode> {
     let store = TrustStore::new(&locations()?);
+    if args.list {
+        let mut out = io::stdout().lock();
+        for folder in store.list()? {
+            writeln!(out, "{}", folder.display())?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let dir = store.trust(&args.dir)?;
+    if let Some(warning) = broad_trust_warning(&dir) {
+        writeln!(io::stderr().lock(), "orbit: warning: {warning}")?;
+    }
     writeln!(io::stdout().lock(), "trusted {}", dir.display())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What to say when a folder holds much more than one project: `/`, the
+/// home folder, or a folder holding the home folder.
+fn broad_trust_warning(dir: &Path) -> Option<String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|home| fs_err::canonicalize(home).ok());
+    if dir.parent().is_none() {
+        return Some(format!(
+            "`{}` holds every folder on this machine: Claude Code may now run in any of them; \
+             `orbit untrust {}` withdraws it",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    home.filter(|home| home.starts_with(dir)).map(|_| {
+        format!(
+            "`{}` holds your home folder: Claude Code may now run in any folder of yours; \
+             `orbit untrust {}` withdraws it",
+            dir.display(),
+            dir.display()
+        )
+    })
+}
+
+pub(crate) fn untrust(args: &UntrustArgs) -> anyhow::Result<ExitCode> {
+    let store = TrustStore::new(&locations()?);
+    let Some(dir) = store.untrust(&args.dir)? else {
+        let message = store.trusted_by(&args.dir).ok().flatten().map_or_else(
+            || {
+                format!(
+                    "`{}` is not trusted (`orbit trust --list` lists the trusted folders)",
+                    args.dir.display()
+                )
+            },
+            |parent| {
+                format!(
+                    "`{}` was not trusted by itself; it is trusted through `{}` (`orbit untrust {}`)",
+                    args.dir.display(),
+                    parent.display(),
+                    parent.display()
+                )
+            },
+        );
+        writeln!(io::stderr().lock(), "orbit: {message}")?;
+        return Ok(ExitCode::FAILURE);
+    };
+    let mut out = io::stdout().lock();
+    writeln!(out, "no longer trusted: {}", dir.display())?;
+    if let Ok(Some(parent)) = store.trusted_by(&dir) {
+        writeln!(
+            out,
+            "still trusted through {} (`orbit untrust {}`)",
+            parent.display(),
+            parent.display()
+        )?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn doctor() -> anyhow::Result<ExitCode> {
     let locations = locations()?;
-    let file = SettingsFile::load(&locations.settings_file())?;
+    let file = SettingsFile::load_quiet(&locations.settings_file())?;
     let current = file.current();
     let runtime = runtime()?;
     let probed = runtime.block_on(probe::probe(current.path.as_deref(), &ProbeEnv::from_env()));
@@ -282,6 +359,28 @@ pub(crate) fn doctor() -> anyhow::Result<ExitCode> {
     match &probed {
         Ok(p) => writeln!(out, "agent: {} ({})", p.version, p.path.display())?,
         Err(e) => writeln!(out, "{e}")?,
+    }
+    let tested = probe::TESTED_CLI_VERSION;
+    match &probed {
+        Ok(p) if p.version == tested => writeln!(out, "tested with: {tested} (the one found)")?,
+        Ok(p) => writeln!(
+            out,
+            "tested with: {tested}; found {}: newer or older messages may be met (listed below when they are)",
+            p.version
+        )?,
+        Err(_) => writeln!(out, "tested with: {tested}")?,
+    }
+    let met = orbit_agent::met::read(locations.state_dir());
+    if met.is_empty() {
+        writeln!(out, "unknown messages met: none")?;
+    }
+    for (version, items) in &met {
+        let items: Vec<&str> = items.iter().map(String::as_str).collect();
+        writeln!(
+            out,
+            "unknown messages met (CLI {version}): {}",
+            items.join(", ")
+        )?;
     }
     writeln!(out, "config dir: {}", locations.config_dir().display())?;
     writeln!(out, "settings: {}", file.path().display())?;
@@ -412,6 +511,7 @@ impl AgentSink for Sink {
 
 pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
     let locations = locations()?;
+    orbit_agent::met::record_in(locations.state_dir());
     let dir = fs_canonical(&args.dir)?;
     check_trust(&locations, &dir)?;
     let file = SettingsFile::load(&locations.settings_file())?;
@@ -713,22 +813,24 @@ fn on_request(
     match event.clone() {
         AgentEvent::PermissionRequest(request) => {
             if args.permissions == Permissions::Ask && terminal() {
-                cards.push(Asking::Permission { request, card });
+                cards.push(Asking::Permission {
+                    request,
+                    card: Box::new(card),
+                });
                 return Ok(None);
             }
-            let answer = permission_answer(args.permissions, &request, &card)?;
+            let answer = permission_answer(args.permissions, &request)?;
             Ok(Some((request.request_id, answer)))
         }
         AgentEvent::QuestionRequest(request) => {
             if args.questions == Questions::Ask && terminal() {
                 cards.push(Asking::Questions {
                     request,
-                    card,
                     answers: Vec::new(),
                 });
                 return Ok(None);
             }
-            let answer = question_answer(args.questions, &request, &card)?;
+            let answer = question_answer(args.questions, &request)?;
             Ok(Some((request.request_id, answer)))
         }
         _ => Ok(None),
@@ -739,11 +841,10 @@ fn on_request(
 enum Asking {
     Permission {
         request: PermissionRequest,
-        card: PendingCard,
+        card: Box<PendingCard>,
     },
     Questions {
         request: QuestionRequest,
-        card: PendingCard,
         /// The answers given so far, one per question in order.
         answers: Vec<QuestionAnswer>,
     },
@@ -900,21 +1001,19 @@ impl TerminalCards {
                 }
             }
             Asking::Questions {
-                request,
-                card,
-                answers,
+                request, answers, ..
             } => match request.questions.get(answers.len()) {
-                None => Some(question_answer(Questions::Skip, request, card)?),
+                None => Some(question_answer(Questions::Skip, request)?),
                 Some(question) => match parse_question(&typed, question) {
                     TypedQuestion::Again => None,
                     TypedQuestion::Skip => {
                         writeln!(io::stderr().lock(), "orbit: skipped")?;
-                        Some(question_answer(Questions::Skip, request, card)?)
+                        Some(question_answer(Questions::Skip, request)?)
                     }
                     TypedQuestion::Answer(answer) => {
                         answers.push(answer);
                         if answers.len() == request.questions.len() {
-                            Some(questions_answer(request, card, answers.clone())?)
+                            Some(questions_answer(request, answers.clone())?)
                         } else {
                             None
                         }
@@ -959,7 +1058,7 @@ fn show_card(asking: &Asking, first: bool) -> io::Result<()> {
     let mut err = io::stderr().lock();
     match asking {
         Asking::Permission { card, .. } => {
-            let PendingCard::Permission(permission) = card else {
+            let PendingCard::Permission(permission) = &**card else {
                 return Ok(());
             };
             if first {
@@ -1074,7 +1173,7 @@ fn terminal_permission(
             choice,
             message,
         },
-        card,
+        request,
     )
     .map_err(|r| refused(&r))?;
     let said = match (&answer, always_of(card)) {
@@ -1089,7 +1188,6 @@ fn terminal_permission(
 /// The answers typed to every question of a card, as the controller decides.
 fn questions_answer(
     request: &QuestionRequest,
-    card: &PendingCard,
     answers: Vec<QuestionAnswer>,
 ) -> anyhow::Result<Answer> {
     let chosen = PageRequest::AnswerQuestions {
@@ -1097,14 +1195,14 @@ fn questions_answer(
         request_id: request.request_id.clone(),
         answers,
     };
-    match decide_answer(&chosen, card) {
+    match decide_answer(&chosen, request) {
         Ok(answer) => Ok(answer),
         Err(refusal) => {
             writeln!(
                 io::stderr().lock(),
                 "orbit: {refusal}; skipping the questions"
             )?;
-            question_answer(Questions::Skip, request, card)
+            question_answer(Questions::Skip, request)
         }
     }
 }
@@ -1113,7 +1211,7 @@ fn questions_answer(
 /// or a skip (questions), saying so.
 fn no_input_answer(asking: &Asking) -> anyhow::Result<Answer> {
     match asking {
-        Asking::Permission { request, card } => decide_answer(
+        Asking::Permission { request, .. } => decide_answer(
             &PageRequest::AnswerPermission {
                 key: KEY.to_owned(),
                 request_id: request.request_id.clone(),
@@ -1123,10 +1221,10 @@ fn no_input_answer(asking: &Asking) -> anyhow::Result<Answer> {
                         .to_owned(),
                 ),
             },
-            card,
+            request,
         )
         .map_err(|r| refused(&r)),
-        Asking::Questions { request, card, .. } => question_answer(Questions::Skip, request, card),
+        Asking::Questions { request, .. } => question_answer(Questions::Skip, request),
     }
 }
 
@@ -1211,11 +1309,7 @@ fn show(event: &AgentEvent, streamed: &mut bool) -> anyhow::Result<()> {
 /// The answer to a permission request, as the flag or the terminal chooses
 /// and the controller decides (allow echoes the input, always sends the
 /// request's own suggestions).
-fn permission_answer(
-    mode: Permissions,
-    request: &PermissionRequest,
-    card: &PendingCard,
-) -> anyhow::Result<Answer> {
+fn permission_answer(mode: Permissions, request: &PermissionRequest) -> anyhow::Result<Answer> {
     let (choice, message) = permission_choice(mode, request)?;
     let decide = |choice: PermissionChoice, message: Option<String>| {
         decide_answer(
@@ -1225,7 +1319,7 @@ fn permission_answer(
                 choice,
                 message,
             },
-            card,
+            request,
         )
     };
     match decide(choice, message) {
@@ -1269,11 +1363,7 @@ fn permission_choice(
 /// The answer to Claude's questions, as the flag or the terminal chooses
 /// and the controller decides (one answer per question, keyed by its text;
 /// skip is a deny saying so).
-fn question_answer(
-    mode: Questions,
-    request: &QuestionRequest,
-    card: &PendingCard,
-) -> anyhow::Result<Answer> {
+fn question_answer(mode: Questions, request: &QuestionRequest) -> anyhow::Result<Answer> {
     let skip = PageRequest::SkipQuestions {
         key: KEY.to_owned(),
         request_id: request.request_id.clone(),
@@ -1286,14 +1376,14 @@ fn question_answer(
         },
         None => skip.clone(),
     };
-    match decide_answer(&chosen, card) {
+    match decide_answer(&chosen, request) {
         Ok(answer) => Ok(answer),
         Err(refusal) => {
             writeln!(
                 io::stderr().lock(),
                 "orbit: {refusal}; skipping the questions"
             )?;
-            decide_answer(&skip, card).map_err(|r| refused(&r))
+            decide_answer(&skip, request).map_err(|r| refused(&r))
         }
     }
 }
@@ -1330,20 +1420,12 @@ fn question_choice(
     })
 }
 
-/// The controller's answer to `request` for the one `card` waiting.
-fn decide_answer(request: &PageRequest, card: &PendingCard) -> Result<Answer, Refused> {
-    let cards = BTreeMap::from([(KEY.to_owned(), card.clone())]);
-    let facts = Facts {
-        trusted: true,
-        ..Facts::new(Origin::Host, &NoFiles, &cards)
-    };
-    match controller::decide(request, &facts) {
-        Ok(Decision::Answer { answer, .. }) => Ok(answer),
-        Ok(_) => Err(Refused::BadAnswer(
-            "the controller answered a card with something else".to_owned(),
-        )),
-        Err(refusal) => Err(refusal),
-    }
+/// The controller's answer to `request` for the agent's request waiting.
+fn decide_answer<'a>(
+    request: &PageRequest,
+    waiting: impl Into<AgentRequest<'a>>,
+) -> Result<Answer, Refused> {
+    controller::decide_agent_answer(request, waiting.into())
 }
 
 /// No graph: `orbit ask` without `--events` links no card to a file.

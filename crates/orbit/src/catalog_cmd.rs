@@ -204,11 +204,11 @@ fn print_catalog(catalog: &Catalog, json: bool) -> anyhow::Result<()> {
     for s in &catalog.mcp_servers {
         write!(
             out,
-            "  {}  {}{}  {} tools",
+            "  {}  {}{}  {}",
             s.name,
             s.status,
             if s.timed_out { " (timed out)" } else { "" },
-            s.tool_count
+            orbit_common::count(usize::try_from(s.tool_count).unwrap_or(usize::MAX), "tool")
         )?;
         if let Some(e) = &s.error {
             write!(out, "  {e}")?;

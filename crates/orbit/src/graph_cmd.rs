@@ -17,6 +17,8 @@ use orbit_graph::{Graph, GraphOptions};
 
 /// How long a scan runs before it shows progress.
 const PROGRESS_AFTER: Duration = Duration::from_secs(1);
+/// How often `--watch` looks whether its folder is still there.
+const ROOT_CHECK: Duration = Duration::from_millis(500);
 
 /// Events closer together than this come as one update.
 const DEBOUNCE: Duration = Duration::from_millis(50);
@@ -79,13 +81,13 @@ pub(crate) fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     if args.timings {
         let stats = graph.stats();
         note(&format!(
-            "built in {:.1} ms: {} files ({} parsed, {} from cache, {} resolved), {} edges",
+            "built in {:.1} ms: {} ({} parsed, {} from cache, {} resolved), {}",
             started.elapsed().as_secs_f64() * 1e3,
-            stats.files,
+            orbit_common::count(stats.files as usize, "file"),
             stats.parsed,
             stats.cache_hits,
             stats.resolved,
-            stats.edges
+            orbit_common::count(stats.edges as usize, "edge")
         ));
     }
     let mut stdout = io::stdout().lock();
@@ -156,8 +158,9 @@ fn watch(graph: Graph, timings: bool, serve: bool) -> anyhow::Result<()> {
             LiveGraph::start(graph, DEBOUNCE).context("cannot start watching")?;
         let live = Arc::new(live);
         note(&format!(
-            "watching `{}`: {files} files, hash {hash}",
-            root.display()
+            "watching `{}`: {}, hash {hash}",
+            root.display(),
+            orbit_common::count(files, "file")
         ));
         let socket = if serve {
             serve_socket(&live).await
@@ -165,10 +168,29 @@ fn watch(graph: Graph, timings: bool, serve: bool) -> anyhow::Result<()> {
             None
         };
         let mut signals = crate::signals::Signals::listen().context("cannot handle signals")?;
+        // Whether the folder is there: its deletion and its return are said
+        // (the live graph rescans it when it comes back).
+        let mut present = true;
+        let mut looks = tokio::time::interval(ROOT_CHECK);
         loop {
             let update = tokio::select! {
                 update = updates.recv() => update,
                 _ = signals.next() => None,
+                _ = looks.tick() => {
+                    let here = root.is_dir();
+                    if here != present {
+                        present = here;
+                        if here {
+                            note(&format!("`{}` is back: scanning it again", root.display()));
+                        } else {
+                            note(&format!(
+                                "`{}` is gone: watching for it to come back",
+                                root.display()
+                            ));
+                        }
+                    }
+                    continue;
+                }
             };
             let Some(update) = update else { break };
             let mut stdout = io::stdout().lock();
@@ -178,8 +200,8 @@ fn watch(graph: Graph, timings: bool, serve: bool) -> anyhow::Result<()> {
             drop(stdout);
             if timings {
                 note(&format!(
-                    "update of {} paths applied in {:.3} ms",
-                    update.paths,
+                    "update of {} applied in {:.3} ms",
+                    orbit_common::count(update.paths, "path"),
                     update.elapsed.as_secs_f64() * 1e3
                 ));
             }

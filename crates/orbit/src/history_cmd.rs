@@ -70,10 +70,13 @@ pub(crate) fn run(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
             details.push(format!("on {branch}"));
         }
         if !c.files_touched.is_empty() {
-            details.push(format!("{} files", c.files_touched.len()));
+            details.push(orbit_common::count(c.files_touched.len(), "file"));
         }
         if c.subagents > 0 {
-            details.push(format!("{} subagents", c.subagents));
+            details.push(orbit_common::count(
+                usize::try_from(c.subagents).unwrap_or(usize::MAX),
+                "subagent",
+            ));
         }
         writeln!(
             out,

@@ -85,7 +85,24 @@ pub(crate) fn run(args: &HubArgs) -> anyhow::Result<ExitCode> {
             } else {
                 "hub.off"
             };
+            let on = method == "hub.on";
             call(method, Value::Null)?;
+            let mut out = std::io::stdout().lock();
+            if on {
+                writeln!(
+                    out,
+                    "adapter API on: adapters may register and show sessions (a new token; \
+                     saved as `hub.adapterApi: true` in {})",
+                    locations.settings_file().display()
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "adapter API off: every adapter's registration ended, none may register \
+                     (saved as `hub.adapterApi: false` in {})",
+                    locations.settings_file().display()
+                )?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         HubCommand::Hue { id, hue, .. } => {

@@ -342,7 +342,10 @@ impl App {
         frame.render_widget(
             Paragraph::new(Line::from(vec![
                 Span::styled("Orbit keypad", Style::new().add_modifier(Modifier::BOLD)),
-                Span::raw(format!("  ·  {api}  ·  {} keys", self.state.keys.len())),
+                Span::raw(format!(
+                    "  ·  {api}  ·  {}",
+                    orbit_common::count(self.state.keys.len(), "key")
+                )),
             ])),
             header,
         );
@@ -375,9 +378,22 @@ impl App {
             return;
         }
         self.draw_grid(frame, grid);
+        // Keys beyond the screen: say so, and how to reach them.
+        let per_page = per_page(grid);
+        let total = self.state.keys.len();
+        let more = if total > per_page {
+            let first = (self.selected / per_page) * per_page;
+            format!(
+                "keys {}–{} of {total} (←/→ for the others) · ",
+                first + 1,
+                (first + per_page).min(total)
+            )
+        } else {
+            String::new()
+        };
         frame.render_widget(
             Paragraph::new(format!(
-                "←/→ select · Enter tap (a waiting key shows its request) · a/d allow/deny adapter · q quit   {}",
+                "{more}←/→ select · Enter tap (a waiting key shows its request) · a/d allow/deny adapter · q quit   {}",
                 self.status
             ))
             .style(Style::new().fg(Color::DarkGray)),
@@ -387,8 +403,7 @@ impl App {
 
     fn draw_grid(&self, frame: &mut ratatui::Frame<'_>, area: Rect) {
         let columns = (area.width / KEY_WIDTH).max(1);
-        let rows = (area.height / KEY_HEIGHT).max(1);
-        let per_page = usize::from(columns * rows);
+        let per_page = per_page(area);
         let page_start = (self.selected / per_page) * per_page;
         for (i, key) in self
             .state
@@ -484,14 +499,18 @@ impl App {
             }
             Line::from(spans)
         };
-        let detail = [
-            key.model.as_deref(),
-            key.tool_label.as_deref().or(key.status_detail.as_deref()),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" · ");
+        // One row each for the title and the detail, so neither can push the
+        // latest output out of the key; the status detail (`exit 3`) is
+        // always said, the tool's label only while it runs.
+        let width = usize::from(cell.width.saturating_sub(2)).max(1);
+        let tool = (key.activity == "tool")
+            .then_some(key.tool_label.as_deref())
+            .flatten();
+        let detail = [key.model.as_deref(), tool, key.status_detail.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" · ");
         let typed = key.message_text.as_deref().map(|text| {
             let shown = self.typewriters.get(&key.uid).map_or(usize::MAX, |t| {
                 let typed = t.started.elapsed().as_secs_f64() * TYPE_RATE;
@@ -500,14 +519,18 @@ impl App {
                 typed
             });
             let visible: String = text.chars().take(shown).collect();
-            // The last line or two of what is typed so far.
-            let tail: Vec<&str> = visible.lines().rev().take(2).collect();
-            tail.into_iter().rev().collect::<Vec<_>>().join(" ")
+            // The end of the latest line typed so far, as much as the rows
+            // left below the title and the detail hold.
+            let latest = visible.lines().rev().find(|l| !l.trim().is_empty());
+            last_chars(latest.unwrap_or_default().trim(), width * TYPED_ROWS)
         });
         let lines = vec![
             activity_line,
-            Line::styled(key.title.clone(), text_style.add_modifier(Modifier::BOLD)),
-            Line::styled(detail, Style::new().fg(Color::Gray)),
+            Line::styled(
+                one_row(&key.title, width),
+                text_style.add_modifier(Modifier::BOLD),
+            ),
+            Line::styled(one_row(&detail, width), Style::new().fg(Color::Gray)),
             Line::styled(typed.unwrap_or_default(), text_style),
         ];
         frame.render_widget(
@@ -547,6 +570,42 @@ fn draw_review(frame: &mut ratatui::Frame<'_>, area: Rect, review: &Review) {
             .scroll((review.scroll, 0)),
         area,
     );
+}
+
+/// Rows of a key left for the typed message: its height (8) less the
+/// borders, the activity, the title and the detail.
+const TYPED_ROWS: usize = 3;
+
+/// How many keys a grid of `area` shows at once.
+fn per_page(area: Rect) -> usize {
+    let columns = (area.width / KEY_WIDTH).max(1);
+    let rows = (area.height / KEY_HEIGHT).max(1);
+    usize::from(columns * rows)
+}
+
+/// `text` on one row of `width` characters, cut with an ellipsis.
+fn one_row(text: &str, width: usize) -> String {
+    let text: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().count() <= width {
+        return text;
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// The last `max` characters of `text`, an ellipsis first when cut.
+fn last_chars(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let mut out = String::from("…");
+    out.extend(text.chars().skip(count - max.saturating_sub(1)));
+    out
 }
 
 /// Opens a URL with the user's opener (`ORBIT_URL_OPENER`, else `open` on
@@ -599,4 +658,89 @@ fn spawn_detached(program: &std::ffi::OsStr, args: &[&str]) -> std::io::Result<(
         .stderr(std::process::Stdio::null())
         .spawn()
         .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use serde_json::json;
+
+    use super::*;
+
+    fn key(n: usize, title: &str, activity: &str, detail: Option<&str>, text: &str) -> KeypadKey {
+        serde_json::from_value(json!({
+            "uid": format!("u{n}"), "slot": n, "adapterId": "dev.test", "adapterShortName": "test",
+            "monogram": null, "host": "local", "activity": activity, "toolKind": null,
+            "toolLabel": "Bash ls", "title": title, "model": null, "messageId": "m1",
+            "messageText": text, "statusDetail": detail, "subagentCount": 0,
+            "background": false, "hasOpenUrl": false,
+            "colors": {"working": "#336699", "attention": "#cc8800", "dimmed": "#555555", "text": "#ffffff"}
+        }))
+        .unwrap()
+    }
+
+    fn app(keys: Vec<KeypadKey>) -> App {
+        App {
+            socket: std::path::PathBuf::new(),
+            state: KeypadState {
+                adapter_api: true,
+                keys,
+                banners: Vec::new(),
+            },
+            selected: 0,
+            status: String::new(),
+            typewriters: HashMap::new(),
+            started: Instant::now(),
+            connected: true,
+            review: None,
+        }
+    }
+
+    /// The screen, one string per row.
+    fn screen(app: &App, width: u16, height: u16) -> Vec<String> {
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal.draw(|frame| app.draw(frame)).unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        (0..height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buffer[(x, y)].symbol().to_owned())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// A long title used to wrap over the key's rows and push the latest
+    /// output line out of it; the status detail was hidden by the tool's
+    /// label; the header said "1 keys".
+    #[test]
+    fn a_key_shows_its_latest_line_and_status_detail_under_a_long_title() {
+        let title = "A very long session title that goes on and on well past the key's width";
+        let text = "first line of output\nan older line\nthe latest line of output";
+        let app = app(vec![key(0, title, "error", Some("exit 3"), text)]);
+        let rows = screen(&app, 50, 12).join("\n");
+        assert!(rows.contains("the latest line of output"), "{rows}");
+        assert!(rows.contains("exit 3"), "{rows}");
+        assert!(!rows.contains("Bash ls"), "a finished tool's label: {rows}");
+        assert!(rows.contains("A very long session title t…"), "{rows}");
+        assert!(rows.contains('…'), "{rows}");
+        assert!(rows.contains("·  1 key "), "{rows}");
+    }
+
+    /// On a narrow, short terminal only one key fits: the footer says how
+    /// many there are and how to reach them.
+    #[test]
+    fn a_narrow_terminal_says_which_keys_it_shows() {
+        let keys = (0..3).map(|n| key(n, "t", "idle", None, "")).collect();
+        let rows = screen(&app(keys), 40, 12);
+        let footer = rows.last().unwrap();
+        assert!(
+            footer.starts_with("keys 1–1 of 3 (←/→ for the others)"),
+            "{footer}"
+        );
+        let wide = (0..3).map(|n| key(n, "t", "idle", None, "")).collect();
+        let rows = screen(&app(wide), 120, 12);
+        assert!(!rows.last().unwrap().contains("of 3"), "{rows:?}");
+    }
 }

@@ -4,7 +4,7 @@
 //! no titles, messages, prompts or paths of the user's (the libraries log
 //! ids, codes and counts).
 
-use std::io;
+use std::io::{self, IsTerminal as _};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -24,9 +24,15 @@ fn filter(default: &str) -> EnvFilter {
 
 /// Logs to stderr.
 pub(crate) fn to_stderr() {
+    // Colours only for a person at a terminal (and not under `NO_COLOR`):
+    // a file or a pipe gets plain sentences.
+    let colour = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter("warn"))
+        // notify's own warnings are its Debug text of errors Orbit already
+        // handles (a watch of a deleted folder): errors only.
+        .with_env_filter(filter("warn,notify=error,notify_debouncer_full=error"))
         .with_writer(io::stderr)
+        .with_ansi(colour)
         .with_target(false)
         .try_init();
 }

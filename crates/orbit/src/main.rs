@@ -46,8 +46,10 @@ enum Command {
     Keypad(keypad_cmd::KeypadArgs),
     /// List the workspace's earlier Claude Code conversations, newest first.
     History(history_cmd::HistoryArgs),
-    /// Trust a folder for Claude Code sessions (recorded in Orbit's config directory).
+    /// Trust a folder for Claude Code sessions (recorded in Orbit's config directory); `--list` lists them.
     Trust(agent_cmd::TrustArgs),
+    /// Withdraw the trust `orbit trust` gave a folder.
+    Untrust(agent_cmd::UntrustArgs),
     /// Run one Claude Code turn from the terminal.
     Ask(agent_cmd::AskArgs),
     /// Report the claude probe and the settings in force.
@@ -91,6 +93,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Keypad(args) => keypad_cmd::run(&args),
         Command::History(args) => history_cmd::run(&args),
         Command::Trust(args) => agent_cmd::trust(&args),
+        Command::Untrust(args) => agent_cmd::untrust(&args),
         Command::Ask(args) => agent_cmd::ask(&args),
         Command::Doctor => agent_cmd::doctor(),
         Command::Catalog(args) => catalog_cmd::run(&args),

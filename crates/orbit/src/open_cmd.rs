@@ -75,6 +75,7 @@ pub(crate) fn run(args: &OpenArgs) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let log_dir = crate::logging::to_file(&locations)?;
+    orbit_agent::met::record_in(locations.state_dir());
     writeln!(
         io::stderr().lock(),
         "orbit: logs go to {}",

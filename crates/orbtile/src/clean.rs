@@ -2,14 +2,7 @@
 //! spaces (message text keeps newlines and tabs), bidi overrides, isolates
 //! and marks are dropped. Lengths are counted after cleaning.
 
-/// Bidi formatting characters: marks (LRM, RLM, ALM), embeddings and
-/// overrides (LRE..RLO), isolates (LRI..PDI).
-fn is_bidi(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
-    )
-}
+use orbit_common::is_bidi;
 
 /// Cleans display text. `keep_lines` keeps `\n` and `\t` (message text);
 /// a carriage return is a control character like any other (a space), so
@@ -43,18 +36,6 @@ pub(crate) fn is_blank(text: &str) -> bool {
     text.chars().all(char::is_whitespace)
 }
 
-/// The last `max` bytes of `text`, cut on a character boundary.
-pub(crate) fn keep_tail(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -68,9 +49,6 @@ mod tests {
             prop_assert!(!once.chars().any(is_bidi));
             prop_assert!(once.chars().all(|c| !c.is_control() || (keep && (c == '\n' || c == '\t'))));
             prop_assert_eq!(clean(&once, keep), once.clone());
-            let kept = keep_tail(&once, 64);
-            prop_assert!(kept.len() <= 64 && once.ends_with(kept));
-            prop_assert!(kept.len() + 4 > 64.min(once.len()));
         }
     }
 
@@ -84,7 +62,7 @@ mod tests {
         assert_eq!(clean("\u{202E}abc\u{2066}\u{200F}", false), "abc");
         assert!(is_blank(&clean("\u{202E}\u{2069}", false)));
         assert!(is_blank(&clean("\u{1}\u{2} \t", false)));
-        assert_eq!(keep_tail("héllo", 4), "llo");
-        assert_eq!(keep_tail("ab", 4), "ab");
+        assert_eq!(orbit_common::keep_tail("héllo", 4), "llo");
+        assert_eq!(orbit_common::keep_tail("ab", 4), "ab");
     }
 }

@@ -11,7 +11,6 @@
 //! well inside the 10 s the spec asks for).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -259,7 +258,7 @@ impl AdapterClient {
         let path = format!(
             "/adapters/{}/sessions/{}",
             self.adapter_id,
-            encode(session_id)
+            orbit_common::percent_encode_segment(session_id)
         );
         let body = Value::Object(fields);
         let response = self.call("POST", &path, Some(&body), true).await?;
@@ -279,11 +278,11 @@ impl AdapterClient {
         let mut path = format!(
             "/adapters/{}/sessions/{}",
             self.adapter_id,
-            encode(session_id)
+            orbit_common::percent_encode_segment(session_id)
         );
         if let Some(host) = host {
             path.push_str("?host=");
-            path.push_str(&encode(host));
+            path.push_str(&orbit_common::percent_encode_segment(host));
         }
         match self.call("DELETE", &path, None, false).await {
             // Already gone (a relaunch, 60 s of silence): nothing to end.
@@ -311,7 +310,11 @@ impl AdapterClient {
             .map(|(key, whole)| (key.clone(), whole.clone()))
             .collect();
         for ((_, id), whole) in sessions {
-            let path = format!("/adapters/{}/sessions/{}", self.adapter_id, encode(&id));
+            let path = format!(
+                "/adapters/{}/sessions/{}",
+                self.adapter_id,
+                orbit_common::percent_encode_segment(&id)
+            );
             let response = self
                 .raw("POST", &path, Some(&Value::Object(whole)), None)
                 .await?;
@@ -381,7 +384,7 @@ impl AdapterClient {
             .get("proof")
             .and_then(Value::as_str)
             .unwrap_or("");
-        if !constant_time_eq(expected.as_bytes(), got.as_bytes()) {
+        if !orbit_common::constant_time_eq(expected.as_bytes(), got.as_bytes()) {
             return Err(ClientError::ProofFailed);
         }
         self.verified_token = Some(discovery.token.clone());
@@ -438,7 +441,12 @@ impl AdapterClient {
                             .and_then(Value::as_str)
                             .unwrap_or("local")
                             .to_owned();
-                        let key = (host, decode(rest.split('?').next().unwrap_or(rest)));
+                        let key = (
+                            host,
+                            orbit_common::percent_decode_lossy(
+                                rest.split('?').next().unwrap_or(rest),
+                            ),
+                        );
                         if let Some(whole) = self.sessions.get(&key) {
                             body = Some(Value::Object(whole.clone()));
                         }
@@ -580,53 +588,9 @@ fn api_error(response: &Response) -> ClientError {
     }
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// Percent-encodes a path segment (session ids and hosts are the adapter's
-/// own strings).
-fn encode(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for byte in segment.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            let _ = write!(out, "%{byte:02X}");
-        }
-    }
-    out
-}
-
-fn decode(segment: &str) -> String {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(hex) = segment.get(i + 1..i + 3)
-            && let Ok(b) = u8::from_str_radix(hex, 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn encodes_and_decodes_segments() {
-        assert_eq!(encode("a b/ü"), "a%20b%2F%C3%BC");
-        assert_eq!(decode(&encode("a b/ü?x=1")), "a b/ü?x=1");
-        assert_eq!(decode("%zz"), "%zz");
-    }
 
     #[test]
     fn backoff_doubles_to_thirty_seconds() {

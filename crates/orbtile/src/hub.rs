@@ -6,18 +6,18 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hmac::{Hmac, Mac};
 use serde_json::{Value, json};
 use sha2::Sha256;
 
-use crate::clock::Clock;
 use crate::color::{self, ResolvedPalette};
 use crate::error::ApiError;
 use crate::limit::Bucket;
 use crate::remembered::{self, Decision, Identity, Remembered};
 use crate::validate::{self, ACTIVITIES, Message, Patch, SessionRules, SessionUpdate};
+use orbit_common::Clock;
 
 /// The limits of §4.
 pub mod limits {
@@ -176,6 +176,9 @@ struct LiveAdapter {
 /// applies the silence and TTL rules.
 pub struct Hub {
     clock: Arc<dyn Clock>,
+    /// The clock's reading when the hub started: the hub's times are
+    /// durations since then.
+    epoch: Instant,
     version: String,
     token: Option<String>,
     live: BTreeMap<String, LiveAdapter>,
@@ -220,10 +223,6 @@ pub fn proof(token: &str, nonce: &str) -> String {
     crate::hex(&mac.finalize().into_bytes())
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 /// Whether `pid` is a live process of user `uid` (Linux: the owner of
 /// `/proc/<pid>`; elsewhere a signal-0 probe).
 pub fn process_of_user(pid: u32, uid: u32) -> bool {
@@ -241,24 +240,12 @@ pub fn process_of_user(pid: u32, uid: u32) -> bool {
 }
 
 fn percent_decode(segment: &str) -> Result<String, ApiError> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| ApiError::bad_request("bad percent-encoding in the path"))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+    orbit_common::percent_decode_strict(segment).map_err(|error| match error {
+        orbit_common::PercentError::BadEscape => {
+            ApiError::bad_request("bad percent-encoding in the path")
         }
-    }
-    String::from_utf8(out).map_err(|_| ApiError::bad_request("the path is not UTF-8"))
+        orbit_common::PercentError::NotUtf8 => ApiError::bad_request("the path is not UTF-8"),
+    })
 }
 
 fn query_param(query: Option<&str>, name: &str) -> Result<Option<String>, ApiError> {
@@ -330,6 +317,11 @@ fn unix_now() -> u64 {
 }
 
 impl Hub {
+    /// Time since the hub started, on its clock.
+    fn elapsed(&self) -> Duration {
+        self.clock.now().saturating_duration_since(self.epoch)
+    }
+
     /// A hub with the API off; remembered adapters are loaded from the file.
     pub fn new(options: HubOptions) -> Self {
         let remembered = options
@@ -337,8 +329,10 @@ impl Hub {
             .as_deref()
             .map(remembered::load)
             .unwrap_or_default();
-        let now = options.clock.now();
+        let epoch = options.clock.now();
+        let now = Duration::ZERO;
         Self {
+            epoch,
             global: Bucket::new(limits::GLOBAL_RATE, limits::GLOBAL_BURST, now),
             clock: options.clock,
             version: options.version,
@@ -466,10 +460,12 @@ impl Hub {
             .authorization
             .and_then(|a| a.strip_prefix("Bearer "))
             .map(str::trim);
-        if !presented.is_some_and(|p| constant_time_eq(p.as_bytes(), token.as_bytes())) {
+        if !presented
+            .is_some_and(|p| orbit_common::constant_time_eq(p.as_bytes(), token.as_bytes()))
+        {
             return Err(ApiError::unauthorized());
         }
-        let now = self.clock.now();
+        let now = self.elapsed();
         self.sweep(now);
         let (path, query) = match request.target.split_once('?') {
             Some((path, query)) => (path, Some(query)),
@@ -1024,7 +1020,7 @@ mod tests {
     use std::sync::{Mutex, mpsc};
 
     use super::*;
-    use crate::clock::ManualClock;
+    use orbit_common::ManualClock;
 
     fn remembered(name: &str) -> Remembered {
         Remembered {

@@ -12,7 +12,6 @@
 
 mod clean;
 mod client;
-mod clock;
 mod color;
 mod control;
 mod error;
@@ -29,13 +28,13 @@ pub use client::{
     API_FILE_ENV, AdapterClient, Backoff, ClientError, ClientResult, HEARTBEAT_EVERY, Registered,
     default_api_file,
 };
-pub use clock::{Clock, ManualClock, SystemClock};
 pub use control::HubMethods;
 pub use error::{ApiError, Error, Result};
 pub use http::{Head, MAX_HEAD, check_head, parse_head, response_bytes};
 pub use hub::builtin::{BUILTIN_ADAPTERS, BuiltinSession};
 pub use hub::view::NotFound;
 pub use hub::{ApiRequest, ApiResponse, Hub, HubOptions, limits, process_of_user, proof};
+pub use orbit_common::{Clock, ManualClock, SystemClock};
 pub use print::describe_exchange;
 pub use server::{
     Exchange, MAX_SOCKET_PATH, Observer, Running, ServeOptions, Shared, own_uid, write_discovery,

@@ -4,7 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::clean::{clean, is_blank, keep_tail};
+use orbit_common::keep_tail;
+
+use crate::clean::{clean, is_blank};
 use crate::color::PaletteRequest;
 use crate::error::ApiError;
 

@@ -120,8 +120,11 @@ fn every_stdin_line_round_trips_as_outbound() {
                 .unwrap_or_else(|e| panic!("{name}: {e}: {}", record.raw_data));
             let encoded = codec::encode_line(&outbound);
             assert_eq!(encoded.last(), Some(&b'\n'));
-            let again: Outbound = serde_json::from_slice(&encoded).unwrap();
-            assert_eq!(again, outbound);
+            // Compared with the raw line as JSON, not with a second parse
+            // of our own encoding: a field the types drop or rename fails.
+            let raw: Value = serde_json::from_str(&record.raw_data).unwrap();
+            let again: Value = serde_json::from_slice(&encoded).unwrap();
+            assert_eq!(again, raw, "{name}: {}", record.raw_data);
             lines += 1;
         }
     }

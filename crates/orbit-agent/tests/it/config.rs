@@ -219,3 +219,16 @@ async fn settings_changes_are_noticed() {
     assert!(file.refresh().unwrap().options);
     assert_eq!(file.current().options.effort.as_deref(), Some("max"));
 }
+
+/// The version `orbit doctor` names as tested is the one the suites pin.
+#[test]
+fn the_tested_version_is_the_pinned_one() {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/node/claude-cli/package.json");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+    assert_eq!(
+        manifest["dependencies"]["@anthropic-ai/claude-code"],
+        orbit_agent::probe::TESTED_CLI_VERSION
+    );
+}

@@ -19,7 +19,22 @@ static REAL_CLI_SLOTS: Semaphore = Semaphore::const_new(2);
 /// How long any wait for an event may take before the test fails.
 pub(crate) const PATIENCE: Duration = Duration::from_secs(90);
 
+/// Set by `scripts/test-claude-version` only: another CLI to drive (the
+/// newest, say), installed beside the pinned one. CI never sets it.
+pub(crate) const OTHER_CLI_ENV: &str = "ORBIT_TEST_OTHER_CLAUDE";
+
+/// The real CLI the suites drive: the pinned one (`scripts/setup-claude`),
+/// or the one `scripts/test-claude-version` installed.
 pub(crate) fn real_claude() -> PathBuf {
+    if let Some(other) = std::env::var_os(OTHER_CLI_ENV) {
+        let path = PathBuf::from(other);
+        assert!(
+            path.exists(),
+            "{OTHER_CLI_ENV}: `{}` is missing",
+            path.display()
+        );
+        return path;
+    }
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/node/claude-cli/node_modules/.bin/claude");
     assert!(

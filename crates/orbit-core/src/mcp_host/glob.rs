@@ -1,40 +1,65 @@
-//! The file pattern of `orbit.graph.files`: `*` (within a folder), `**`
-//! (across folders, `**/` also matching no folder), `?` (one character but
-//! `/`); a pattern without a wildcard matches paths that contain it.
+//! The file pattern of `orbit.graph.files`, on `globset` (compiled once per
+//! call): `*` (within a folder), `**` as a whole path component (across
+//! folders, `**/` also matching no folder; elsewhere `**` is `*`), `?` (one
+//! character but `/`); every other character stands for itself (`[`, `{`
+//! and `\\` included). A pattern without a wildcard matches paths that
+//! contain it.
 
-/// Whether `path` matches `pattern`.
-pub fn glob_match(pattern: &str, path: &str) -> bool {
-    if !pattern.contains(['*', '?']) {
-        return path.contains(pattern);
-    }
-    let pattern: Vec<char> = pattern.chars().collect();
-    let path: Vec<char> = path.chars().collect();
-    // Memoised on (pattern index, path index): linear in their product.
-    let mut memo = vec![None; (pattern.len() + 1) * (path.len() + 1)];
-    matches(&pattern, &path, 0, 0, &mut memo)
+use globset::{GlobBuilder, GlobMatcher};
+
+/// A compiled `orbit.graph.files` pattern.
+#[derive(Debug, Clone)]
+pub struct FilePattern(Kind);
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Contains(String),
+    Glob(GlobMatcher),
+    /// A pattern globset refused (none is known: every character but the
+    /// wildcards is escaped); it matches nothing.
+    Nothing,
 }
 
-fn matches(p: &[char], s: &[char], i: usize, j: usize, memo: &mut [Option<bool>]) -> bool {
-    let key = i * (s.len() + 1) + j;
-    if let Some(known) = memo[key] {
-        return known;
+impl FilePattern {
+    /// Compiles `pattern`.
+    pub fn new(pattern: &str) -> FilePattern {
+        if !pattern.contains(['*', '?']) {
+            return FilePattern(Kind::Contains(pattern.to_owned()));
+        }
+        let mut escaped = String::with_capacity(pattern.len() + 8);
+        for c in pattern.chars() {
+            if matches!(c, '[' | ']' | '{' | '}') {
+                escaped.extend(['[', c, ']']);
+            } else {
+                escaped.push(c);
+            }
+        }
+        let glob = GlobBuilder::new(&escaped)
+            .literal_separator(true)
+            .backslash_escape(false)
+            .empty_alternates(false)
+            .build();
+        match glob {
+            Ok(glob) => FilePattern(Kind::Glob(glob.compile_matcher())),
+            Err(error) => {
+                tracing::debug!(%error, "file pattern refused by globset");
+                FilePattern(Kind::Nothing)
+            }
+        }
     }
-    let result = if i == p.len() {
-        j == s.len()
-    } else if p[i] == '*' && p.get(i + 1) == Some(&'*') {
-        let after = i + 2;
-        // `**/` may match no folder at all.
-        (p.get(after) == Some(&'/') && matches(p, s, after + 1, j, memo))
-            || matches(p, s, after, j, memo)
-            || (j < s.len() && matches(p, s, i, j + 1, memo))
-    } else if p[i] == '*' {
-        matches(p, s, i + 1, j, memo)
-            || (j < s.len() && s[j] != '/' && matches(p, s, i, j + 1, memo))
-    } else if j < s.len() && (p[i] == s[j] || (p[i] == '?' && s[j] != '/')) {
-        matches(p, s, i + 1, j + 1, memo)
-    } else {
-        false
-    };
-    memo[key] = Some(result);
-    result
+
+    /// Whether `path` (workspace-relative, `/`-separated) matches.
+    pub fn matches(&self, path: &str) -> bool {
+        match &self.0 {
+            Kind::Contains(text) => path.contains(text.as_str()),
+            Kind::Glob(glob) => glob.is_match(path),
+            Kind::Nothing => false,
+        }
+    }
+}
+
+/// Whether `path` matches `pattern` (compiles it: for one path only; a
+/// caller with many paths keeps a [`FilePattern`]).
+pub fn glob_match(pattern: &str, path: &str) -> bool {
+    FilePattern::new(pattern).matches(path)
 }

@@ -12,7 +12,7 @@ use orbit_tools::names;
 use serde_json::{Map, Value, json};
 
 use super::error::ToolFailure;
-use super::glob::glob_match;
+use super::glob::FilePattern;
 
 const DEFAULT_FILES_LIMIT: u64 = 200;
 
@@ -56,8 +56,28 @@ fn int_arg(arguments: &Map<String, Value>, name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// A workspace-relative file argument to the graph's node.
+/// A file argument to the graph's node: workspace-relative, or absolute
+/// inside the workspace (agents send absolute paths).
 fn node(graph: &Graph, file: &str) -> Result<NodeId, ToolFailure> {
+    let path = std::path::Path::new(file);
+    if path.is_absolute() {
+        if let Some(id) = graph.resolve(path) {
+            return Ok(id);
+        }
+        let lexical = orbit_common::normalize_lexically(path);
+        return Err(
+            match orbit_common::relative_slash_path(graph.root(), &lexical) {
+                Some(inside) => ToolFailure::new(
+                    "unknown_file",
+                    format!("`{inside}` is not a file of the workspace's graph"),
+                ),
+                None => ToolFailure::new(
+                    "invalid_arguments",
+                    "an absolute file path must lie inside the workspace",
+                ),
+            },
+        );
+    }
     let cleaned = file.trim_start_matches("./").trim_end_matches('/');
     let cleaned = orbit_common::normalize_lexically(std::path::Path::new(cleaned));
     let text = cleaned.to_string_lossy().replace('\\', "/");
@@ -143,9 +163,10 @@ fn files(graph: &Graph, arguments: &Map<String, Value>, out: &mut Map<String, Va
     let pattern = str_arg(arguments, "pattern");
     let limit =
         usize::try_from(int_arg(arguments, "limit", DEFAULT_FILES_LIMIT)).unwrap_or(usize::MAX);
+    let pattern = FilePattern::new(pattern);
     let mut matched: Vec<_> = graph
         .nodes()
-        .filter(|node| glob_match(pattern, node.path()))
+        .filter(|node| pattern.matches(node.path()))
         .collect();
     matched.sort_unstable_by_key(orbit_graph::NodeRef::path);
     let total = matched.len();

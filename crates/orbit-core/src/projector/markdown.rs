@@ -244,7 +244,7 @@ fn link_target(href: &str, graph: &dyn GraphView) -> (Option<String>, bool) {
     if path.is_empty() || href.starts_with("//") {
         return (None, false);
     }
-    let path = percent_decode(path);
+    let path = orbit_common::percent_decode_lossy(path);
     let file = graph.resolve(&path).or_else(|| {
         // `src/a.rs:12` or `src/a.rs:12:3`.
         let mut trimmed = path.as_str();
@@ -269,12 +269,6 @@ fn scheme(href: &str) -> Option<&str> {
         && scheme.len() > 1
         && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))
     .then_some(scheme)
-}
-
-fn percent_decode(path: &str) -> String {
-    percent_encoding::percent_decode_str(path)
-        .decode_utf8()
-        .map_or_else(|_| path.to_owned(), std::borrow::Cow::into_owned)
 }
 
 #[cfg(test)]

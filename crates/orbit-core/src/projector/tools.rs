@@ -122,7 +122,7 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
         .filter(|word| !word.is_empty())
         .map(|word| {
             word.chars()
-                .filter(|c| !is_bidi_control(*c))
+                .filter(|c| !orbit_common::is_bidi(*c))
                 .collect::<String>()
         })
         .filter(|word| !word.is_empty())
@@ -134,13 +134,6 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
     let mut cut: String = cleaned.chars().take(max.saturating_sub(1)).collect();
     cut.push('…');
     cut
-}
-
-fn is_bidi_control(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{061c}'
-    )
 }
 
 /// The keypad's tool kind for a tool (§3 of the adapter protocol).

@@ -1634,3 +1634,104 @@ fn graph_files_through_a_real_graph() {
         ]
     );
 }
+
+// ------------------------------------------- answers to the agent's requests
+
+fn agent_permission(id: &str) -> orbit_types::PermissionRequest {
+    orbit_types::PermissionRequest {
+        request_id: id.to_owned(),
+        tool_name: "Bash".to_owned(),
+        tool_use_id: Some(format!("toolu_{id}")),
+        input: json!({ "command": "ls" }),
+        suggestions: Vec::new(),
+        description: None,
+        decision_reason: None,
+        blocked_path: None,
+        agent_id: None,
+    }
+}
+
+fn agent_questions(id: &str) -> orbit_types::QuestionRequest {
+    orbit_types::QuestionRequest {
+        request_id: id.to_owned(),
+        tool_use_id: Some(format!("toolu_{id}")),
+        questions: vec![orbit_types::Question {
+            question: "Which?".to_owned(),
+            header: "Pick".to_owned(),
+            options: vec![orbit_types::QuestionOption {
+                label: "A".to_owned(),
+                description: "a".to_owned(),
+            }],
+            multi_select: false,
+        }],
+        agent_id: None,
+    }
+}
+
+/// `orbit ask`'s check: the same rules as the page's card, from what the
+/// agent layer holds, without the host making a card.
+#[test]
+fn answers_are_checked_against_the_agents_own_request() {
+    use orbit_core::controller::{AgentRequest, decide_agent_answer};
+    let permission = agent_permission("r1");
+    let answer = |choice, id: &str| PageRequest::AnswerPermission {
+        key: "c1".to_owned(),
+        request_id: id.to_owned(),
+        choice,
+        message: None,
+    };
+    assert_eq!(
+        decide_agent_answer(&answer(PermissionChoice::Allow, "r1"), (&permission).into()),
+        Ok(Answer::Allow)
+    );
+    // No suggestions from the CLI: no "always".
+    assert_eq!(
+        decide_agent_answer(
+            &answer(PermissionChoice::Always, "r1"),
+            (&permission).into()
+        ),
+        Err(Refused::NoAlways)
+    );
+    assert_eq!(
+        decide_agent_answer(&answer(PermissionChoice::Deny, "r1"), (&permission).into()),
+        Ok(Answer::Deny {
+            message: DEFAULT_DENY_MESSAGE.to_owned()
+        })
+    );
+    assert!(matches!(
+        decide_agent_answer(&answer(PermissionChoice::Allow, "r2"), (&permission).into()),
+        Err(Refused::NotPending { .. })
+    ));
+    let questions = agent_questions("q1");
+    assert!(matches!(
+        decide_agent_answer(
+            &answer(PermissionChoice::Allow, "q1"),
+            AgentRequest::Questions(&questions)
+        ),
+        Err(Refused::WrongCard { .. })
+    ));
+    let pick = |options: &[&str]| PageRequest::AnswerQuestions {
+        key: "c1".to_owned(),
+        request_id: "q1".to_owned(),
+        answers: vec![QuestionAnswer {
+            options: strings(options),
+            text: None,
+        }],
+    };
+    assert_eq!(
+        decide_agent_answer(&pick(&["A"]), (&questions).into()),
+        Ok(Answer::Questions(BTreeMap::from([(
+            "Which?".to_owned(),
+            strings(&["A"])
+        )])))
+    );
+    assert!(matches!(
+        decide_agent_answer(&pick(&["B"]), (&questions).into()),
+        Err(Refused::BadAnswer(_))
+    ));
+    // Not an answer at all.
+    assert!(matches!(
+        decide_agent_answer(&PageRequest::SetModel { model: None }, (&permission).into()),
+        Err(Refused::BadAnswer(_))
+    ));
+}

@@ -192,6 +192,54 @@ async fn graph_tools_answer_from_the_scan() {
     assert_eq!(other["files"], 1);
 }
 
+/// Agents send absolute paths: one inside the workspace names its file (as
+/// written, or through `..`); one outside is refused, one inside that is no
+/// graph file is unknown.
+#[tokio::test]
+async fn absolute_paths_inside_the_workspace_are_taken() {
+    let f = fixture();
+    let code = |r: Result<Map<String, Value>, ToolFailure>| r.unwrap_err().code;
+    let work = f.other.parent().unwrap().join("app");
+    for given in [work.join("src/b.ts"), work.join("lib/../src/b.ts")] {
+        let imports = call(
+            &f.host,
+            "orbit.graph.imports",
+            json!({"file": given.to_str().unwrap()}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(imports["file"], "src/b.ts", "{}", given.display());
+        assert_eq!(
+            imports["imports"],
+            json!([{"path": "src/c.ts", "kind": "import", "line": 1}])
+        );
+    }
+    let missing = work.join("src/nothing.ts");
+    assert_eq!(
+        code(
+            call(
+                &f.host,
+                "orbit.graph.imports",
+                json!({"file": missing.to_str().unwrap()})
+            )
+            .await
+        ),
+        "unknown_file"
+    );
+    let outside = f.other.join("x.py");
+    assert_eq!(
+        code(
+            call(
+                &f.host,
+                "orbit.graph.imports",
+                json!({"file": outside.to_str().unwrap()})
+            )
+            .await
+        ),
+        "invalid_arguments"
+    );
+}
+
 #[tokio::test]
 async fn refuses_unknown_workspaces_paths_and_bad_arguments() {
     let f = fixture();

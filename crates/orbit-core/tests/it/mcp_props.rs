@@ -1,7 +1,8 @@
 //! Property tests of what MCP clients hand orbit-core, the same properties
 //! the fuzz targets `mcp_glob` and `mcp_tool_arguments` check (`fuzz/`):
 //! the `orbit.graph.files` pattern matcher never panics, agrees with a plain
-//! backtracking reference, and stays polynomial on pathological patterns of
+//! backtracking reference (`**` crossing folders only as a whole component),
+//! and stays polynomial on pathological patterns of
 //! the tool's longest (1024 characters); argument validation never panics,
 //! lets through only what the schema allows and never quotes a value.
 
@@ -10,23 +11,63 @@ use std::time::Duration;
 
 use orbit_core::mcp_host::{glob_match, validate_arguments};
 use proptest::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+
+/// One pattern element of the reference.
+#[derive(Clone, Copy, PartialEq)]
+enum Token {
+    /// `**` as a whole path component.
+    Recursive,
+    Star,
+    Question,
+    Char(char),
+}
+
+fn tokens(p: &[char]) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < p.len() {
+        let whole = p.get(i + 1) == Some(&'*')
+            && (i == 0 || p[i - 1] == '/')
+            && (i + 2 == p.len() || p[i + 2] == '/');
+        if p[i] == '*' && whole {
+            out.push(Token::Recursive);
+            i += 2;
+            continue;
+        }
+        out.push(match p[i] {
+            '*' => Token::Star,
+            '?' => Token::Question,
+            c => Token::Char(c),
+        });
+        i += 1;
+    }
+    out
+}
 
 /// The matcher's rules, backtracking without memo (exponential: short
-/// inputs only).
+/// inputs only): `**` as a whole component crosses folders (`**/` may
+/// match no folder), any other `*` stays within one.
 fn reference(p: &[char], s: &[char]) -> bool {
+    matches_tokens(&tokens(p), s)
+}
+
+fn matches_tokens(p: &[Token], s: &[char]) -> bool {
     match p {
         [] => s.is_empty(),
-        ['*', '*', rest @ ..] => {
-            (rest.first() == Some(&'/') && reference(&rest[1..], s))
-                || reference(rest, s)
-                || (!s.is_empty() && reference(p, &s[1..]))
+        [Token::Recursive, rest @ ..] => {
+            (rest.first() == Some(&Token::Char('/')) && matches_tokens(&rest[1..], s))
+                || matches_tokens(rest, s)
+                || (!s.is_empty() && matches_tokens(p, &s[1..]))
         }
-        ['*', rest @ ..] => {
-            reference(rest, s) || (s.first().is_some_and(|&c| c != '/') && reference(p, &s[1..]))
+        [Token::Star, rest @ ..] => {
+            matches_tokens(rest, s)
+                || (s.first().is_some_and(|&c| c != '/') && matches_tokens(p, &s[1..]))
         }
-        ['?', rest @ ..] => s.first().is_some_and(|&c| c != '/') && reference(rest, &s[1..]),
-        [c, rest @ ..] => s.first() == Some(c) && reference(rest, &s[1..]),
+        [Token::Question, rest @ ..] => {
+            s.first().is_some_and(|&c| c != '/') && matches_tokens(rest, &s[1..])
+        }
+        [Token::Char(c), rest @ ..] => s.first() == Some(c) && matches_tokens(rest, &s[1..]),
     }
 }
 
@@ -180,6 +221,106 @@ proptest! {
                     prop_assert!(!failure.message.contains(MARK), "{}", failure.message);
                 }
             }
+        }
+    }
+}
+
+proptest! {
+    /// Both ways: what `validate_arguments` takes, a draft-07 validator
+    /// (`jsonschema`) of the tool's own input schema takes, and what it
+    /// refuses the validator refuses. Accepted by one and refused by the
+    /// other is a failure either way.
+    #[test]
+    fn argument_validation_agrees_with_jsonschema(
+        pick in 0usize..64,
+        pairs in prop::collection::vec((argument_name(), argument_value()), 0..5),
+    ) {
+        let catalog = orbit_tools::catalog();
+        let tool = &catalog[pick % catalog.len()];
+        let schema = &tool.input_schema;
+        let validator = jsonschema::draft7::new(schema).unwrap();
+        let arguments: Map<String, Value> = pairs.into_iter().collect();
+        let ours = validate_arguments(schema, &arguments);
+        let theirs = validator.is_valid(&Value::Object(arguments.clone()));
+        prop_assert_eq!(
+            ours.is_ok(),
+            theirs,
+            "{} on {}: ours {:?}",
+            Value::Object(arguments),
+            tool.name,
+            ours.err().map(|f| f.message)
+        );
+    }
+}
+
+#[test]
+fn argument_validation_agrees_with_jsonschema_on_each_tools_edges() {
+    // The edges the random values rarely hit: each property's bounds, one
+    // past them, the wrong type, and every required argument missing.
+    for tool in orbit_tools::catalog() {
+        let schema = &tool.input_schema;
+        let validator = jsonschema::draft7::new(schema).unwrap();
+        let properties = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let required: Vec<String> = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r.as_str().map(str::to_owned))
+            .collect();
+        let base: Map<String, Value> = required
+            .iter()
+            .map(|name| {
+                let value = match properties[name]["type"].as_str() {
+                    Some("integer") => json!(properties[name]["minimum"].as_i64().unwrap_or(1)),
+                    Some("boolean") => json!(true),
+                    _ => json!("x"),
+                };
+                (name.clone(), value)
+            })
+            .collect();
+        let mut cases = vec![base.clone(), Map::new()];
+        for (name, property) in &properties {
+            let mut values = vec![
+                json!(null),
+                json!("x"),
+                json!(""),
+                json!(1),
+                json!(true),
+                json!(1.5),
+            ];
+            if let Some(max) = property["maxLength"].as_u64() {
+                let max = usize::try_from(max).unwrap();
+                values.extend([json!("é".repeat(max)), json!("é".repeat(max + 1))]);
+            }
+            for bound in ["minimum", "maximum"] {
+                if let Some(n) = property[bound].as_i64() {
+                    values.extend([json!(n - 1), json!(n), json!(n + 1)]);
+                }
+            }
+            if let Some(options) = property["enum"].as_array() {
+                values.extend(options.iter().cloned());
+                values.push(json!("not-an-option"));
+            }
+            for value in values {
+                let mut case = base.clone();
+                case.insert(name.clone(), value);
+                cases.push(case);
+            }
+        }
+        for case in cases {
+            let ours = validate_arguments(schema, &case);
+            let theirs = validator.is_valid(&Value::Object(case.clone()));
+            assert_eq!(
+                ours.is_ok(),
+                theirs,
+                "{} on {}: ours {:?}",
+                Value::Object(case),
+                tool.name,
+                ours.err().map(|f| f.message)
+            );
         }
     }
 }

@@ -116,7 +116,7 @@ fn clean_destination(destination: &str) -> Option<String> {
         return None;
     }
     let end = destination.find(['#', '?']).unwrap_or(destination.len());
-    let path = percent_decode(&destination[..end]);
+    let path = orbit_common::percent_decode_lossy(&destination[..end]);
     if path.is_empty() { None } else { Some(path) }
 }
 
@@ -136,38 +136,6 @@ fn has_scheme(destination: &str) -> bool {
         }
     }
     false
-}
-
-/// Decodes `%xx` escapes (invalid UTF-8 is replaced; a `%` not followed by
-/// two hex digits is kept as is).
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%'
-            && let (Some(high), Some(low)) = (
-                bytes.get(at + 1).copied().and_then(hex_value),
-                bytes.get(at + 2).copied().and_then(hex_value),
-            )
-        {
-            out.push(high * 16 + low);
-            at += 3;
-        } else {
-            out.push(bytes[at]);
-            at += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex_value(byte: u8) -> Option<u8> {
-    match byte {
-        b'0'..=b'9' => Some(byte - b'0'),
-        b'a'..=b'f' => Some(byte - b'a' + 10),
-        b'A'..=b'F' => Some(byte - b'A' + 10),
-        _ => None,
-    }
 }
 
 /// The `href` of `<a>` tags and `src` of `<img>` tags in raw HTML, with their
@@ -342,8 +310,11 @@ mod tests {
 
     #[test]
     fn percent_decoding() {
-        assert_eq!(percent_decode("a%20b%2Fc%zz%"), "a b/c%zz%");
-        assert_eq!(percent_decode("%C3%A9"), "é");
+        assert_eq!(
+            orbit_common::percent_decode_lossy("a%20b%2Fc%zz%"),
+            "a b/c%zz%"
+        );
+        assert_eq!(orbit_common::percent_decode_lossy("%C3%A9"), "é");
     }
 
     proptest::proptest! {

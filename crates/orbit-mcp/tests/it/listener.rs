@@ -403,3 +403,30 @@ async fn the_traceparent_header_is_honoured_when_meta_has_none() {
         }
     }
 }
+
+/// A session's DELETE is answered 204 (rmcp says 202, which the Python SDK
+/// reports as a failure to end the session); the session is gone after it.
+#[tokio::test]
+async fn deleting_a_session_answers_204_and_ends_it() {
+    let addr = start(with_token()).await;
+    let (status, answer) = request(addr, "POST", "/mcp", &MCP_HEADERS, INIT).await;
+    assert_eq!(status, 200, "{answer}");
+    let session = format!("Mcp-Session-Id: {}", session_of(&answer));
+    let mut headers = MCP_HEADERS.to_vec();
+    headers.push(&session);
+    headers.push("MCP-Protocol-Version: 2025-06-18");
+    let (status, answer) = request(addr, "DELETE", "/mcp", &headers, "").await;
+    assert_eq!(status, 204, "{answer}");
+    let (status, answer) = request(
+        addr,
+        "POST",
+        "/mcp",
+        &headers,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    )
+    .await;
+    assert!(
+        matches!(status, 404 | 400),
+        "a deleted session still answers: {answer}"
+    );
+}

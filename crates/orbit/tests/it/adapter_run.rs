@@ -133,7 +133,7 @@ fn without_a_hub_the_command_just_runs() {
         .args(["adapter", "run", "--", "/no/such/program"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(127));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("/no/such/program"), "{stderr}");
 }
@@ -170,4 +170,33 @@ fn a_signal_reaches_the_command_and_its_status_is_orbits() {
     wait_for("the command to be gone", || {
         !Path::new(&format!("/proc/{pid}")).exists()
     });
+}
+
+/// A command that cannot be found exits 127, one that cannot be run 126,
+/// as shells do, with one line saying why.
+#[test]
+fn a_missing_program_exits_127_and_an_unrunnable_one_126() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let config = tempfile::tempdir().unwrap();
+    let output = orbit(config.path())
+        .args(["adapter", "run", "--", "/no/such/program", "x"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(127), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "orbit: cannot run `/no/such/program`: command not found"
+    );
+    let script = config.path().join("not-executable.sh");
+    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let output = orbit(config.path())
+        .args(["adapter", "run", "--"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(126), "{stderr}");
+    assert!(stderr.contains("permission denied"), "{stderr}");
 }

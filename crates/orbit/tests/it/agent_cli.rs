@@ -840,3 +840,125 @@ fn the_child_inherits_the_environment_but_electron_run_as_node() {
     assert_eq!(report["electron"], Value::Null, "{report}");
     assert_eq!(report["base_url"], "http://127.0.0.1:9", "{report}");
 }
+
+/// `orbit trust` takes folders only, warns when a folder holds much more
+/// than a project (`/`, the home folder), lists (`--list`), and `orbit
+/// untrust` withdraws exactly what was given.
+#[test]
+fn trust_lists_withdraws_refuses_files_and_warns_on_broad_folders() {
+    let setup = Setup::new(false);
+    let ws = std::fs::canonicalize(setup.ws.path()).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = setup
+            .orbit("", args)
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let ws_text = ws.to_str().unwrap();
+    let (ok, out, err) = run(&["trust", ws_text]);
+    assert!(ok && err.is_empty(), "{err}");
+    assert_eq!(out.trim(), format!("trusted {ws_text}"));
+
+    std::fs::write(ws.join("notes.txt"), "x").unwrap();
+    let file = ws.join("notes.txt");
+    let (ok, out, err) = run(&["trust", file.to_str().unwrap()]);
+    assert!(!ok && out.is_empty());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("is not a folder"), "{err}");
+
+    let (ok, _, err) = run(&["trust", "/"]);
+    assert!(ok);
+    assert!(
+        err.starts_with("orbit: warning: `/` holds every folder"),
+        "{err}"
+    );
+    let home_text = std::fs::canonicalize(home.path()).unwrap();
+    let (ok, _, err) = run(&["trust", home_text.to_str().unwrap()]);
+    assert!(ok);
+    assert!(
+        err.contains("warning") && err.contains("home folder"),
+        "{err}"
+    );
+
+    let (ok, out, _) = run(&["trust", "--list"]);
+    assert!(ok);
+    let mut expected = vec![
+        "/".to_owned(),
+        home_text.display().to_string(),
+        ws_text.to_owned(),
+    ];
+    expected.sort();
+    assert_eq!(out.lines().collect::<Vec<_>>(), expected);
+
+    let (ok, out, _) = run(&["untrust", "/"]);
+    assert!(ok, "{out}");
+    assert_eq!(out.trim(), "no longer trusted: /");
+    std::fs::create_dir(ws.join("sub")).unwrap();
+    let sub = ws.join("sub");
+    let (ok, _, err) = run(&["untrust", sub.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        err.contains(&format!("trusted through `{ws_text}`")),
+        "{err}"
+    );
+    let (ok, _, _) = run(&["untrust", ws_text]);
+    assert!(ok);
+    let (ok, _, err) = run(&["untrust", ws_text]);
+    assert!(!ok && err.contains("is not trusted"), "{err}");
+    let (_, out, _) = run(&["trust", "--list"]);
+    assert_eq!(out.trim(), home_text.display().to_string());
+}
+
+/// `orbit doctor` says which CLI version Orbit is tested with beside the one
+/// it found, lists the unknown messages and fields an earlier `orbit ask`
+/// met, and says each settings warning once (not on stdout and again in
+/// the log).
+#[test]
+fn doctor_names_the_tested_version_what_was_met_and_each_warning_once() {
+    let setup = Setup::new(true);
+    let out = setup.orbit("", &["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("tested with: 2.1.328 (the one found)"),
+        "{text}"
+    );
+    assert!(text.contains("unknown messages met: none"), "{text}");
+
+    // The fake CLI's garbage mode sends an unknown type, an unknown
+    // subtype and a result with a field nobody knows.
+    let asked = setup.ask("garbage", &[]);
+    assert!(
+        asked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&asked.stderr)
+    );
+    std::fs::write(
+        setup.config.path().join("settings.json"),
+        serde_json::json!({"claude.path": fake_claude(), "claude.efort": "high"}).to_string(),
+    )
+    .unwrap();
+    let out = setup.orbit("", &["doctor"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let met = stdout
+        .lines()
+        .find(|l| l.starts_with("unknown messages met (CLI "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    for item in [
+        "brand_new_type",
+        "system/brand_new_subtype",
+        "result/success: future_field",
+    ] {
+        assert!(met.contains(item), "{item} in {met}");
+    }
+    let warning = "unknown key `claude.efort` ignored; did you mean `claude.effort`?";
+    let said = stdout.matches(warning).count() + stderr.matches(warning).count();
+    assert_eq!(said, 1, "stdout: {stdout}\nstderr: {stderr}");
+}

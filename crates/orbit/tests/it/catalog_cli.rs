@@ -2,20 +2,12 @@
 //! MCP server from `--mcp-config` (in `claude.extraArgs`), and the MCP
 //! actions' refusals.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn real_claude() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/node/claude-cli/node_modules/.bin/claude");
-    assert!(
-        path.exists(),
-        "the pinned claude CLI is missing: run scripts/setup-claude"
-    );
-    path
-}
+use crate::harness::real_claude;
 
 struct Setup {
     home: tempfile::TempDir,
@@ -168,7 +160,7 @@ fn a_server_still_pending_after_the_wait_is_shown_timed_out() {
             .to_owned()
     };
     assert_eq!(line("slow"), "slow  pending (timed out)  0 tools");
-    assert_eq!(line("echo"), "echo  connected  1 tools");
+    assert_eq!(line("echo"), "echo  connected  1 tool");
 
     let out = setup.run(&["catalog", "--json", "--wait", "5"]);
     assert!(out.status.success());

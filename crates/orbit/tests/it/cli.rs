@@ -116,6 +116,74 @@ fn a_missing_folder_is_a_one_line_error() {
     assert!(!output.status.success());
 }
 
+/// A folder Orbit cannot list is an error, not an empty graph. The tests
+/// run as root, which reads anything: the binary runs without the
+/// capabilities that let root past permissions (`setpriv`).
+#[test]
+#[expect(clippy::disallowed_methods, reason = "tests run the real binary")]
+fn an_unreadable_folder_is_an_error_not_an_empty_graph() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("a.ts", "x\n")]);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let plain = orbit(home.path());
+    let mut command = Command::new("setpriv");
+    command
+        .arg("--bounding-set=-dac_override,-dac_read_search")
+        .arg("--")
+        .arg(plain.get_program())
+        .args(["graph", "--no-cache"])
+        .arg(dir.path());
+    for (key, value) in plain.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    let output = command.output().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        output.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(stderr.contains("cannot read workspace"), "{stderr}");
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+}
+
+/// With stderr a pipe the log is plain text (no colour codes), and a file
+/// whose name is not UTF-8 (which the graph cannot name) is named there.
+#[test]
+fn logs_are_plain_and_name_a_file_the_graph_skips() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), &[("a.ts", "x\n")]);
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9.ts"));
+    std::fs::write(&odd, "y\n").unwrap();
+    let output = orbit(home.path())
+        .env("ORBIT_LOG", "debug")
+        .args(["graph", "--no-cache", "--format", "stats"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "colour codes in a piped log: {stderr}"
+    );
+    let named = stderr
+        .lines()
+        .find(|line| line.contains("its name is not UTF-8"))
+        .unwrap_or_else(|| panic!("the file is not named: {stderr}"));
+    assert!(named.contains(&*odd.to_string_lossy()), "{named}");
+}
+
 #[test]
 fn git_global_excludes_are_honoured() {
     let home = tempfile::tempdir().unwrap();
@@ -176,4 +244,64 @@ fn watch_prints_a_delta_for_a_created_file() {
     assert_eq!(delta["nodes_added"][0]["path"], "docs/b.md");
     assert_ne!(delta["hash"], delta["previous_hash"]);
     assert!(elapsed < Duration::from_secs(10));
+}
+
+/// `--watch` says when its folder is deleted, and when the folder comes
+/// back it says so, rescans it (a delta with its files) and watches it
+/// again (a later file is seen too).
+#[test]
+fn watch_says_its_folder_went_and_picks_it_up_again() {
+    let home = tempfile::tempdir().unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("ws");
+    write(&dir, &[("a.md", "[b](b.md)\n"), ("b.md", "# b\n")]);
+    let mut child = orbit(home.path())
+        .args(["graph", "--format", "stats", "--watch", "--no-serve"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut said = |what: &str| {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "stderr ended before {what}"
+        );
+        assert!(line.contains(what), "{line}");
+        assert!(
+            !line.contains('\u{1b}') && !line.contains("Error {"),
+            "{line}"
+        );
+    };
+    said("watching");
+    let mut delta = || loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0);
+        if line.starts_with('{') && line.contains("previous_hash") {
+            break serde_json::from_str::<Value>(&line).unwrap();
+        }
+    };
+    std::fs::remove_dir_all(&dir).unwrap();
+    said("is gone: watching for it to come back");
+    let removed = delta();
+    assert_eq!(
+        removed["nodes_removed"].as_array().unwrap().len(),
+        2,
+        "{removed}"
+    );
+    // It comes back whole (as a checkout or a restore would make it).
+    let made = parent.path().join("ws.new");
+    write(&made, &[("c.md", "# c\n")]);
+    std::fs::rename(&made, &dir).unwrap();
+    said("is back: scanning it again");
+    let back = delta();
+    assert_eq!(back["nodes_added"][0]["path"], "c.md", "{back}");
+    std::fs::write(dir.join("d.md"), "# d\n").unwrap();
+    let later = delta();
+    assert_eq!(later["nodes_added"][0]["path"], "d.md", "{later}");
+    child.kill().unwrap();
+    child.wait().unwrap();
 }

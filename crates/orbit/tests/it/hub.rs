@@ -142,11 +142,17 @@ fn hub_commands_drive_a_running_hub() {
     assert!(hub.cli(&["hub", "regenerate-token"]).0);
     assert_ne!(std::fs::read_to_string(hub.api_file()).unwrap(), token);
     assert!(hub.status()["sessions"].as_array().unwrap().is_empty());
-    assert!(hub.cli(&["hub", "off"]).0);
+    let (ok, out, _) = hub.cli(&["hub", "off"]);
+    assert!(ok);
+    // Each says what it did, and where it was saved.
+    let settings_file = hub.dir.path().join("cfg/settings.json");
+    assert!(out.starts_with("adapter API off: "), "{out}");
+    assert!(out.contains(&settings_file.display().to_string()), "{out}");
     assert!(!hub.api_file().exists());
-    let settings = std::fs::read_to_string(hub.dir.path().join("cfg/settings.json")).unwrap();
+    let settings = std::fs::read_to_string(&settings_file).unwrap();
     assert!(settings.contains("\"hub.adapterApi\": false"), "{settings}");
-    assert!(hub.cli(&["hub", "on"]).0);
+    let (ok, out, _) = hub.cli(&["hub", "on"]);
+    assert!(ok && out.starts_with("adapter API on: "), "{out}");
     assert!(hub.api_file().exists());
     let (ok, out, _) = hub.cli(&["hub", "status"]);
     assert!(ok && out.contains("dev.test"), "{out}");

@@ -986,8 +986,12 @@ fn conformance_suite_against_the_http_listener() {
     );
 }
 
-/// The pinned claude CLI (`scripts/setup-claude`, tests/node/claude-cli).
+/// The pinned claude CLI (`scripts/setup-claude`, tests/node/claude-cli),
+/// or the one `scripts/test-claude-version` installed.
 fn claude_cli() -> std::path::PathBuf {
+    if std::env::var_os(crate::harness::OTHER_CLI_ENV).is_some() {
+        return crate::harness::real_claude();
+    }
     let root = crate::mcp_support::repo_root();
     let status = Command::new(root.join("scripts/setup-claude"))
         .stdout(Stdio::null())

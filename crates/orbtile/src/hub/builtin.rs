@@ -11,9 +11,10 @@ use orbit_types::KeypadRequest;
 
 use super::view::NotFound;
 use super::{Hub, Session, blank_session};
-use crate::clean::{clean, keep_tail};
+use crate::clean::clean;
 use crate::color::{self, PaletteRequest, ResolvedPalette};
 use crate::validate::{ACTIVITIES, TOOL_KINDS, len};
+use orbit_common::keep_tail;
 
 /// The built-in adapters' ids (no dot: an external adapter can never use
 /// one, §3).
@@ -121,7 +122,7 @@ impl Hub {
                 .ok_or_else(|| NotFound(format!("no built-in adapter `{adapter}`")))?;
             self.builtin.insert(adapter.to_owned(), fresh);
         }
-        let now = self.clock.now();
+        let now = self.elapsed();
         let known = self
             .builtin
             .get(adapter)

@@ -23,7 +23,7 @@ impl Hub {
 
     /// Every remembered adapter and every session held now.
     pub fn status(&mut self) -> HubStatus {
-        let now = self.clock.now();
+        let now = self.elapsed();
         self.sweep(now);
         let adapters = self
             .remembered
@@ -77,7 +77,7 @@ impl Hub {
     /// What the keypad draws now: visible keys by slot, background rows last,
     /// and a banner per adapter waiting for the user.
     pub fn keypad(&mut self) -> KeypadState {
-        let now = self.clock.now();
+        let now = self.elapsed();
         self.sweep(now);
         let mut keys = Vec::new();
         for (id, adapter) in &self.live {
@@ -182,7 +182,7 @@ impl Hub {
     /// A tap on a key: a `done` key turns `idle` (inside Orbit only);
     /// otherwise its `openURL` is what to open.
     pub fn tap(&mut self, uid: &str) -> Result<KeypadTapResult, NotFound> {
-        let now = self.clock.now();
+        let now = self.elapsed();
         self.sweep(now);
         for (id, adapter) in &mut self.live {
             let shown_offline =

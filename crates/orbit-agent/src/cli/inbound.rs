@@ -1,0 +1,363 @@
+//! The actor's reading side: every decoded line of the CLI (control
+//! answers, system messages, compaction, assistant and user envelopes, the
+//! result) applied to the conversation and reported as events.
+
+use orbit_types::{AgentEvent, McpServerStatus, TurnEnd, TurnOutcome};
+use serde_json::Value;
+
+use crate::error::AgentError;
+use crate::wire::{
+    AssistantEnvelope, ContentBlock, ControlResponseBody, Inbound, Outbound, OutboundResponse,
+    ResultMessage, SystemMessage, UserContent, UserEnvelope,
+};
+
+use super::answers::{is_agent_tool, request_event, result_text};
+use super::{Actor, Turn};
+
+impl Actor {
+    pub(super) fn inbound(&mut self, message: Inbound) {
+        match message {
+            Inbound::System(system) => self.system(system),
+            Inbound::Assistant(envelope) => self.assistant(&envelope),
+            Inbound::User(envelope) => self.user(&envelope),
+            Inbound::Result(result) => self.result(&result),
+            Inbound::StreamEvent(event) => {
+                if let Some(parent) = &event.parent_tool_use_id {
+                    self.subagents
+                        .announce(parent, None, None, None, &*self.sink);
+                }
+                if event.event.get("type").and_then(Value::as_str) == Some("content_block_delta")
+                    && let Some(delta) = event.event.get("delta")
+                    && delta.get("type").and_then(Value::as_str) == Some("text_delta")
+                    && let Some(text) = delta.get("text").and_then(Value::as_str)
+                {
+                    self.sink
+                        .text_delta(text, event.parent_tool_use_id.as_deref());
+                }
+                if event.event.get("type").and_then(Value::as_str) == Some("content_block_start")
+                    && let Some(block) = event.event.get("content_block")
+                    && let Some(kind) = block.get("type").and_then(Value::as_str)
+                {
+                    self.emit(AgentEvent::BlockStarted {
+                        kind: kind.to_owned(),
+                        tool_name: block.get("name").and_then(Value::as_str).map(str::to_owned),
+                        subagent: event.parent_tool_use_id.clone(),
+                    });
+                }
+            }
+            Inbound::ControlRequest(request) => {
+                let crate::wire::ControlRequestBody::CanUseTool(can_use) = request.request else {
+                    return;
+                };
+                self.emit(request_event(&request.request_id, &can_use));
+                self.pending_requests.insert(request.request_id, can_use);
+            }
+            Inbound::UnsupportedRequest {
+                request_id,
+                subtype,
+            } => {
+                let subtype = subtype.unwrap_or_default();
+                self.write(&Outbound::ControlResponse {
+                    response: OutboundResponse::Error {
+                        request_id,
+                        error: format!("Unsupported control request subtype: {subtype}"),
+                    },
+                });
+            }
+            Inbound::ControlResponse(response) => self.control_response(response.response),
+            Inbound::ControlCancelRequest { request_id } => {
+                if self.pending_requests.remove(&request_id).is_some() {
+                    self.emit(AgentEvent::RequestWithdrawn { request_id });
+                }
+            }
+            Inbound::KeepAlive => {}
+            Inbound::Unknown {
+                message_type,
+                subtype,
+            } => {
+                let shown = crate::met::message(&message_type, subtype.as_deref());
+                tracing::debug!("unknown stream-json message {shown}");
+                crate::met::note(self.cli_version.as_deref(), shown);
+                self.emit(AgentEvent::Unknown {
+                    message_type,
+                    subtype,
+                });
+            }
+        }
+    }
+
+    pub(super) fn control_response(&mut self, response: ControlResponseBody) {
+        let Some(reply) = self.pending_controls.remove(response.request_id()) else {
+            // A late answer to a cancelled request.
+            return;
+        };
+        let result = match response {
+            ControlResponseBody::Success { response, .. } => Ok(response.unwrap_or(Value::Null)),
+            ControlResponseBody::Error { request_id, error } => Err(AgentError::Refused {
+                subtype: request_id,
+                message: error,
+            }),
+        };
+        if let Some(reply) = reply {
+            let _ = reply.send(result);
+        }
+    }
+
+    pub(super) fn system(&mut self, system: SystemMessage) {
+        match system {
+            SystemMessage::Init(init) => {
+                if self.turn.is_none() {
+                    // A turn the CLI starts on its own: after a background
+                    // subagent finishes, CLI 2.1.328 tells the model so in a
+                    // turn of its own. It is a turn like any other, without a
+                    // prompt.
+                    self.turn = Some(Turn {
+                        interrupting: false,
+                    });
+                    self.emit(AgentEvent::TurnStarted {
+                        prompt: String::new(),
+                    });
+                }
+                self.session_id = Some(init.session_id.clone());
+                self.cli_version.clone_from(&init.claude_code_version);
+                self.emit(AgentEvent::SessionInit {
+                    session_id: init.session_id,
+                    model: init.model,
+                    permission_mode: init.permission_mode,
+                    version: init.claude_code_version,
+                    mcp_servers: init
+                        .mcp_servers
+                        .into_iter()
+                        .map(|s| McpServerStatus {
+                            name: s.name,
+                            status: s.status,
+                        })
+                        .collect(),
+                });
+            }
+            SystemMessage::Status {
+                status,
+                permission_mode,
+                compact_result,
+                compact_error,
+            } => {
+                if let Some(mode) = permission_mode {
+                    self.emit(AgentEvent::PermissionModeChanged { mode });
+                }
+                self.compaction(status.as_deref(), compact_result, compact_error);
+            }
+            SystemMessage::ApiRetry {
+                attempt,
+                max_retries,
+                error_status,
+                error,
+            } => self.emit(AgentEvent::ApiRetry {
+                attempt,
+                max_retries,
+                error_status,
+                error,
+            }),
+            SystemMessage::TaskStarted(task) => {
+                if let Some(call) = &task.tool_use_id {
+                    self.subagents.note_task(call, &task);
+                }
+            }
+            SystemMessage::TaskNotification(task) => {
+                if let Some(call) = &task.tool_use_id {
+                    let status = task.status.as_deref().unwrap_or("completed");
+                    self.subagents.end(call, status, &*self.sink);
+                }
+            }
+            SystemMessage::PermissionDenied {
+                tool_name, message, ..
+            } => self.emit(AgentEvent::Warning {
+                message: format!(
+                    "{tool_name} denied: {}",
+                    message.as_deref().unwrap_or("no reason given")
+                ),
+            }),
+            SystemMessage::TaskProgress(_)
+            | SystemMessage::TaskUpdated(_)
+            | SystemMessage::ThinkingTokens {}
+            | SystemMessage::SessionStateChanged { .. }
+            | SystemMessage::BackgroundTasksChanged { .. }
+            | SystemMessage::Other => {}
+        }
+    }
+
+    /// `system/status` says whether the CLI compacts the conversation:
+    /// `compacting` starts it (repeats while it lasts are not news); any
+    /// other status (CLI 2.1.328: `null` with `compact_result`) ends it.
+    pub(super) fn compaction(
+        &mut self,
+        status: Option<&str>,
+        result: Option<String>,
+        error: Option<String>,
+    ) {
+        let compacting = status == Some("compacting");
+        if compacting && !self.compacting {
+            self.compacting = true;
+            self.emit(AgentEvent::CompactionStarted {});
+        } else if !compacting && (self.compacting || result.is_some()) {
+            self.compacting = false;
+            self.emit(AgentEvent::CompactionEnded { result, error });
+        }
+    }
+
+    /// A compaction still open when the turn ends is over.
+    pub(super) fn end_compaction(&mut self) {
+        if self.compacting {
+            self.compacting = false;
+            self.emit(AgentEvent::CompactionEnded {
+                result: None,
+                error: None,
+            });
+        }
+    }
+
+    pub(super) fn assistant(&mut self, envelope: &AssistantEnvelope) {
+        let subagent = envelope.parent_tool_use_id.clone();
+        if let Some(parent) = &subagent {
+            self.subagents.announce(
+                parent,
+                envelope.agent_id.as_deref(),
+                envelope.subagent_type.as_deref(),
+                envelope.task_description.as_deref(),
+                &*self.sink,
+            );
+        }
+        let message_id = &envelope.message.id;
+        for block in &envelope.message.content {
+            match block {
+                ContentBlock::Text { text } => self.emit(AgentEvent::Text {
+                    message_id: message_id.clone(),
+                    text: text.clone(),
+                    subagent: subagent.clone(),
+                }),
+                ContentBlock::Thinking { thinking } => self.emit(AgentEvent::Thinking {
+                    message_id: message_id.clone(),
+                    text: thinking.clone(),
+                    subagent: subagent.clone(),
+                }),
+                ContentBlock::ToolUse { id, name, input } => {
+                    if subagent.is_none() && is_agent_tool(name) {
+                        self.subagents.note_call(id, input);
+                    }
+                    self.emit(AgentEvent::ToolUse {
+                        tool_use_id: id.clone(),
+                        name: name.clone(),
+                        input: input.clone(),
+                        subagent: subagent.clone(),
+                    });
+                }
+                ContentBlock::ToolResult { .. } | ContentBlock::Other => {}
+            }
+        }
+    }
+
+    pub(super) fn user(&mut self, envelope: &UserEnvelope) {
+        let blocks: &[ContentBlock] = match &envelope.message.content {
+            UserContent::Blocks(blocks) => blocks,
+            UserContent::Text(_) => &[],
+        };
+        let has_result = blocks
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolResult { .. }));
+        if let Some(parent) = &envelope.parent_tool_use_id {
+            // The echo of the subagent's own prompt does not count as sending something.
+            if has_result {
+                self.subagents.announce(
+                    parent,
+                    envelope.agent_id.as_deref(),
+                    envelope.subagent_type.as_deref(),
+                    envelope.task_description.as_deref(),
+                    &*self.sink,
+                );
+            }
+        }
+        for block in blocks {
+            let ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } = block
+            else {
+                continue;
+            };
+            self.emit(AgentEvent::ToolResult {
+                tool_use_id: tool_use_id.clone(),
+                is_error: *is_error,
+                text: result_text(content),
+                subagent: envelope.parent_tool_use_id.clone(),
+            });
+            if envelope.parent_tool_use_id.is_none() {
+                let launched_in_background = envelope
+                    .tool_use_result
+                    .as_ref()
+                    .and_then(|r| r.get("status"))
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| s.ends_with("_launched"));
+                if launched_in_background {
+                    // The launch's own result: the subagent runs on, and ends
+                    // on its task notification (or the process's end).
+                    self.subagents.background.insert(tool_use_id.clone());
+                } else {
+                    let status = if *is_error { "failed" } else { "completed" };
+                    self.subagents.end(tool_use_id, status, &*self.sink);
+                }
+            }
+        }
+    }
+
+    pub(super) fn result(&mut self, result: &ResultMessage) {
+        let interrupted = self.turn.as_ref().is_some_and(|t| t.interrupting);
+        self.turn = None;
+        self.escalation = None;
+        self.end_compaction();
+        self.subagents.turn_ended(&*self.sink);
+        if let Some(session) = &result.session_id {
+            self.session_id = Some(session.clone());
+        }
+        let cost = match (result.total_cost_usd, self.session_id.as_deref()) {
+            (Some(total), Some(session)) => self.ledger.delta(session, total),
+            (Some(total), None) => total,
+            (None, _) => 0.0,
+        };
+        let outcome = if interrupted {
+            TurnOutcome::Interrupted
+        } else if result.is_error {
+            TurnOutcome::Failed
+        } else {
+            TurnOutcome::Completed
+        };
+        let error = if result.is_error {
+            let mut parts = result.errors.clone();
+            if parts.is_empty()
+                && let Some(text) = &result.result
+            {
+                parts.push(text.clone());
+            }
+            if parts.is_empty() {
+                parts.push(
+                    result
+                        .terminal_reason
+                        .clone()
+                        .unwrap_or_else(|| result.subtype.clone()),
+                );
+            }
+            Some(parts.join("; "))
+        } else {
+            None
+        };
+        self.emit(AgentEvent::TurnEnded(TurnEnd {
+            outcome,
+            session_id: self.session_id.clone(),
+            cost_usd: cost,
+            total_cost_usd: result.total_cost_usd,
+            duration_ms: result.duration_ms,
+            num_turns: result.num_turns,
+            result: result.result.clone(),
+            error,
+        }));
+    }
+}
