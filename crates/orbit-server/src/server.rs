@@ -139,6 +139,7 @@ impl PageServer {
             .route("/w/{id}", get(page_without_slash))
             .route("/w/{id}/", get(page))
             .route("/w/{id}/file", get(file::serve))
+            .route("/w/{id}/sw.js", get(service_worker))
             .route("/assets/{*path}", get(asset))
             .fallback(|| async { respond::not_found() })
             .layer(middleware::from_fn_with_state(
@@ -363,6 +364,26 @@ async fn page(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Resp
             HeaderValue::from_static("text/html; charset=utf-8"),
         )],
         html.into_owned(),
+    )
+        .into_response()
+}
+
+/// `GET /w/<id>/sw.js`: the page's service worker (its scope is the
+/// workspace's page), behind the cookie like the page, never cached, with
+/// the page's strict CSP (which governs the worker).
+async fn service_worker(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    if shared.workspace(&id).is_none() {
+        return respond::no_workspace();
+    }
+    let Some(script) = shared.assets.get("sw.js") else {
+        return respond::not_found();
+    };
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            HeaderValue::from_static("text/javascript; charset=utf-8"),
+        )],
+        script.into_owned(),
     )
         .into_response()
 }

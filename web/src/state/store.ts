@@ -45,6 +45,10 @@ export interface Notice {
 export interface OutboxItem {
   id: string;
   frame: Extract<PageFrame, { type: 'action' } | { type: 'trust' }>;
+  /** When it was made (ms since the epoch): past a minute unacknowledged it is dropped. */
+  at: number;
+  /** The boot id of the Orbit it was meant for (`null` before the first `hello`). */
+  instanceId: string | null;
 }
 
 export interface PageState {
@@ -274,14 +278,14 @@ export function newActionId(): string {
 }
 
 /** Queues an action in the outbox; returns its item (sent now, and again after a reconnect until acked). */
-export function queueAction(state: PageState, request: PageRequest, id = newActionId()): OutboxItem {
-  const item: OutboxItem = { id, frame: { type: 'action', id, request } };
+export function queueAction(state: PageState, request: PageRequest, id = newActionId(), at = Date.now()): OutboxItem {
+  const item: OutboxItem = { id, frame: { type: 'action', id, request }, at, instanceId: state.instanceId };
   state.outbox.push(item);
   return item;
 }
 
-export function queueTrust(state: PageState, id = newActionId()): OutboxItem {
-  const item: OutboxItem = { id, frame: { type: 'trust', id } };
+export function queueTrust(state: PageState, id = newActionId(), at = Date.now()): OutboxItem {
+  const item: OutboxItem = { id, frame: { type: 'trust', id }, at, instanceId: state.instanceId };
   state.outbox.push(item);
   return item;
 }
