@@ -30,6 +30,10 @@ const SCENARIOS = {
   drop,
   trust,
   security,
+  notify,
+  'two-tabs': twoTabs,
+  'answer-through-drops': answerThroughDrops,
+  'restart-outbox': restartOutbox,
 };
 
 const name = process.argv[2];
@@ -424,6 +428,187 @@ async function security(page, context) {
   const failed = Object.entries(checks).filter(([, ok]) => !ok).map(([k]) => k);
   if (failed.length) throw new Error(`security checks failed: ${failed.join(', ')}`);
   return { checks };
+}
+
+// --- Every question reaches the user (issue 15).
+
+/** Makes the page hidden as a browser does when its tab is in the background. */
+async function hide(page) {
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+}
+
+const notifications = (page) => page.evaluate(() => window.orbitInspect.notifications());
+
+/** Polls the page's notifications until `predicate` holds. */
+async function untilNotifications(page, what, predicate) {
+  const deadline = Date.now() + TIMEOUT;
+  for (;;) {
+    const list = await notifications(page);
+    if (predicate(list)) return list;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; notifications: ${JSON.stringify(list)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Waits for a file the harness writes; returns its text. */
+async function waitForFile(path, what) {
+  const { readFile } = await import('node:fs/promises');
+  const deadline = Date.now() + TIMEOUT * 2;
+  for (;;) {
+    const text = await readFile(path, 'utf8').catch(() => null);
+    if (text !== null && text.trim()) return text.trim();
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function notify(page, context) {
+  await context.grantPermissions(['notifications'], { origin });
+  await hide(page);
+  // A permission card: one notification, tagged by its request id; the title counts it.
+  const { card } = await promptAndCard(page, 'Please make the edit (permission)');
+  if (card.kind !== 'permission') throw new Error(`expected a permission card, got ${card.kind}`);
+  const first = await untilNotifications(page, 'the permission notification', (l) => l.some((n) => n.tag === card.requestId));
+  if (first.length !== 1) throw new Error(`one card, ${first.length} notifications: ${JSON.stringify(first)}`);
+  const title = await page.title();
+  if (!title.startsWith('(1) ')) throw new Error(`the title does not count the waiting card: ${title}`);
+  if (JSON.stringify(first[0].actions) !== '["open"]') throw new Error(`a permission offers to open Orbit: ${JSON.stringify(first[0].actions)}`);
+  await shot(page, 'permission-notified');
+  // Its address opens Orbit on the card (a second tab, the card in view and focused).
+  const other = await newPage(context);
+  await other.goto(new URL(first[0].url, origin).toString());
+  await until(other, 'the second tab on the card', (s) => s.ready && pendingCards(s).some((c) => c.requestId === card.requestId));
+  await other.waitForFunction((id) => document.activeElement?.getAttribute('data-request-id') === id, card.requestId);
+  await shot(other, 'opened-on-card');
+  // Answered in the other tab: gone from the first at once, and the notification closes.
+  await cardGroup(other, card).getByRole('button', { name: 'Allow', exact: true }).click();
+  await cardGroup(page, card).waitFor({ state: 'detached' });
+  await untilNotifications(page, 'the permission notification to close', (l) => !l.some((n) => n.tag === card.requestId));
+  await until(page, 'the turn to end', turnEnded);
+  await other.close();
+  // A question card: open or skip; the skip goes through the controller.
+  await ask(page, 'Ask me a question');
+  const s = await until(page, 'a question card', (st) => pendingCards(st).some((c) => c.kind === 'questions'));
+  const qcard = pendingCards(s).find((c) => c.kind === 'questions');
+  const second = await untilNotifications(page, 'the question notification', (l) => l.some((n) => n.tag === qcard.requestId));
+  if (second.length !== 1) throw new Error(`one card, ${second.length} notifications: ${JSON.stringify(second)}`);
+  if (JSON.stringify(second[0].actions) !== '["open","skip"]') throw new Error(`a question offers open and skip: ${JSON.stringify(second[0].actions)}`);
+  await shot(page, 'question-notified');
+  const outcome = await page.evaluate((tag) => window.orbitInspect.notificationAction(tag, 'skip'), qcard.requestId);
+  const done = await until(page, 'the skipped turn to end', (st) => turnEnded(st) && shownKinds(st).includes('denied'));
+  await untilNotifications(page, 'no notification left', (l) => l.length === 0);
+  const finalTitle = await page.title();
+  if (finalTitle.startsWith('(')) throw new Error(`the title still counts cards: ${finalTitle}`);
+  await shot(page, 'skipped');
+  return { permissionTag: card.requestId, questionTag: qcard.requestId, skipOutcome: outcome, title, kinds: shownKinds(done) };
+}
+
+async function twoTabs(page, context) {
+  const other = await newPage(context);
+  await other.goto(page.url());
+  await until(other, 'the second tab', (s) => s.connection === 'open' && s.ready);
+  const { card } = await promptAndCard(page, 'Please make the edit (permission)');
+  // The same card in both tabs.
+  await cardGroup(page, card).waitFor();
+  await cardGroup(other, card).waitFor();
+  await shot(other, 'both-tabs');
+  await cardGroup(page, card).getByRole('button', { name: 'Allow', exact: true }).click();
+  await cardGroup(other, card).waitFor({ state: 'detached', timeout: 5000 });
+  const s = await until(other, 'the turn to end in the other tab', turnEnded);
+  await shot(other, 'gone-from-other');
+  const a = await until(page, 'the turn to end', turnEnded);
+  if (JSON.stringify(a.transcripts[a.shown].seqs) !== JSON.stringify(s.transcripts[s.shown].seqs)) throw new Error('the two tabs show different transcripts');
+  await other.close();
+  return { requestId: card.requestId, kinds: shownKinds(s) };
+}
+
+/** Routes the page's socket through the test: each connection that carries `drop(frame)` is closed after forwarding it. */
+async function routeSocket(page, onPageFrame) {
+  const log = [];
+  await page.routeWebSocket(/\/ws\?w=/, (ws) => {
+    const server = ws.connectToServer();
+    const connection = log.length;
+    log.push([]);
+    ws.onMessage((message) => {
+      let frame = null;
+      try { frame = JSON.parse(String(message)); } catch { /* forwarded as is */ }
+      log[connection].push(frame);
+      const verdict = onPageFrame(frame, connection);
+      if (verdict !== 'swallow') server.send(message);
+      if (verdict === 'drop') {
+        ws.close({ code: 4000, reason: 'dropped by the test' });
+        server.close();
+      }
+    });
+    server.onMessage((message) => ws.send(message));
+  });
+  return log;
+}
+
+async function answerThroughDrops(page) {
+  let drops = 0;
+  const DROPS = 3;
+  const log = await routeSocket(page, (frame) => {
+    if (frame?.type === 'action' && frame.request?.type === 'answerPermission' && drops < DROPS) {
+      drops += 1;
+      return 'drop';
+    }
+    return 'forward';
+  });
+  await page.reload();
+  await until(page, 'the page through the route', (s) => s.connection === 'open' && s.ready);
+  const { card } = await promptAndCard(page, 'Please make the edit (permission)');
+  await cardGroup(page, card).getByRole('button', { name: 'Allow', exact: true }).click();
+  // After the first drop the page is reloaded: the outbox survives it.
+  const deadline = Date.now() + TIMEOUT;
+  while (drops < 1) {
+    if (Date.now() > deadline) throw new Error('the answer was never sent');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const reloadedAt = log.length;
+  await page.reload();
+  const s = await until(page, 'the turn to end', turnEnded, TIMEOUT * 2);
+  await shot(page, 'applied-once');
+  const sends = log.map((frames) => frames.filter((f) => f?.type === 'action' && f.request?.type === 'answerPermission').map((f) => f.id));
+  const ids = new Set(sends.flat());
+  const sentAfterReload = sends.slice(reloadedAt).some((list) => list.length > 0);
+  if (ids.size !== 1) throw new Error(`the answer went with ${ids.size} ids: ${JSON.stringify(sends)}`);
+  if (!sentAfterReload) throw new Error(`the answer was not sent again after the reload: ${JSON.stringify(sends)}`);
+  const refused = s.notices.filter((n) => /refused/i.test(n));
+  if (refused.length) throw new Error(`refused: ${refused.join(' | ')}`);
+  if (s.outbox.length) throw new Error(`the outbox still holds ${s.outbox.join(',')}`);
+  return { drops, connections: log.length, sends: sends.filter((l) => l.length).length, toolUseId: card.toolUseId, kinds: shownKinds(s) };
+}
+
+async function restartOutbox(page) {
+  // Actions reach no Orbit: they stay in the outbox, unacknowledged.
+  await routeSocket(page, (frame) => (frame?.type === 'action' ? 'swallow' : 'forward'));
+  await page.reload();
+  await until(page, 'the page through the route', (s) => s.connection === 'open' && s.ready);
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  const held = await until(page, 'an action in the outbox', (s) => s.outbox.length === 1);
+  await mkdir(artifacts, { recursive: true });
+  const urlFile = join(artifacts, 'restart.url');
+  await writeFile(join(artifacts, 'restart.ready'), `${held.instanceId}\n`);
+  // The harness restarts Orbit on the same port and writes its new login address.
+  const disconnected = await until(page, 'the disconnection', (s) => s.connection !== 'open', TIMEOUT * 2);
+  await page.getByRole('alert').filter({ hasText: 'Disconnected from Orbit' }).waitFor();
+  if (!(await page.getByRole('button', { name: 'New conversation' }).isDisabled())) throw new Error('New conversation is enabled while disconnected');
+  await shot(page, 'disconnected');
+  const next = await waitForFile(urlFile, 'the restarted Orbit');
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  await page.goto(next);
+  const s = await until(page, 'the restarted Orbit', (st) => st.connection === 'open' && st.ready && st.instanceId !== held.instanceId);
+  if (s.outbox.length) throw new Error(`the old action is still in the outbox: ${s.outbox.join(',')}`);
+  const said = s.notices.find((n) => /Orbit restarted/.test(n));
+  if (!said) throw new Error(`the page did not say the action was dropped: ${JSON.stringify(s.notices)}`);
+  await page.getByRole('alert', { name: 'Errors' }).getByText(/Orbit restarted/).waitFor();
+  await shot(page, 'dropped-and-said');
+  return { before: held.instanceId, after: s.instanceId, notice: said, disconnectedState: disconnected.connection };
 }
 
 // --- Run.

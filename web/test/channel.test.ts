@@ -52,6 +52,25 @@ describe('Channel', () => {
     expect(store.state.outbox).toEqual([]);
   });
 
+  it('a snapshot cut short by a drop is asked for again whole, not resumed from its head', () => {
+    const transport = new FakeTransport();
+    const store = new Store();
+    const channel = new Channel(transport, store);
+    channel.start();
+    transport.setState('open');
+    transport.deliver(hello(false, 26));
+    transport.setState('reconnecting');
+    transport.sent = [];
+    transport.setState('open');
+    expect(transport.sent).toEqual([{ type: 'resume', instanceId: 'i1', lastSeq: null }]);
+    transport.deliver(hello(false, 26));
+    transport.deliver({ seq: null, body: { type: 'snapshotEnd' } });
+    transport.setState('reconnecting');
+    transport.sent = [];
+    transport.setState('open');
+    expect(transport.sent).toEqual([{ type: 'resume', instanceId: 'i1', lastSeq: 26 }]);
+  });
+
   it('an action made while disconnected waits for the hello', () => {
     const transport = new FakeTransport();
     const store = new Store();

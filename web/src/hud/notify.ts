@@ -210,17 +210,21 @@ export class Notifier {
   }
 
   /** The notifications shown now (for `window.orbitInspect`). */
-  async shown(): Promise<{ tag: string; title: string; body: string; actions: string[] }[]> {
+  async shown(): Promise<{ tag: string; title: string; body: string; actions: string[]; url: string | null }[]> {
     if (this.env.permission() !== 'granted') return [];
     const registration = await this.env.registration();
     if (!registration) return [];
     const list = await registration.getNotifications();
-    return list.map((n) => ({
+    return list.map((n) => {
+      const url = (n.data as { url?: unknown } | null)?.url;
+      return {
       tag: n.tag,
       title: n.title,
       body: n.body,
       actions: ((n as Notification & { actions?: { action: string }[] }).actions ?? []).map((a) => a.action),
-    }));
+      url: typeof url === 'string' ? url : null,
+      };
+    });
   }
 }
 

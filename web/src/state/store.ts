@@ -265,7 +265,9 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
 
 /** The frame that opens each connection. */
 export function resumeFrame(state: PageState): PageFrame {
-  return { type: 'resume', instanceId: state.instanceId, lastSeq: state.lastSeq };
+  // A snapshot cut short (the socket dropped before `snapshotEnd`) is not a state to resume from:
+  // its `head` was never wholly received, so the page asks for a whole snapshot again.
+  return { type: 'resume', instanceId: state.instanceId, lastSeq: state.inSnapshot ? null : state.lastSeq };
 }
 
 let idCounter = 0;

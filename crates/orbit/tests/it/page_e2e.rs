@@ -77,17 +77,27 @@ impl Scene {
 
     /// Starts `orbit open --no-browser` and reads its login address.
     fn open(&mut self) {
-        let mut child = self
-            .env
-            .command(&["open", "--no-browser"])
+        let (child, login) = self.start_orbit(None);
+        self.login = login;
+        self.orbit = Some(child);
+    }
+
+    /// Starts an `orbit open --no-browser` (on `port`, or any); its process
+    /// and login address.
+    fn start_orbit(&self, port: Option<u16>) -> (Child, String) {
+        let mut command = self.env.command(&["open", "--no-browser"]);
+        if let Some(port) = port {
+            command.arg("--port").arg(port.to_string());
+        }
+        let mut child = command
             .env("ORBIT_E2E_MARK", &self.mark)
             .arg(self.env.ws.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        self.login = login_address(&mut child);
-        self.orbit = Some(child);
+        let login = login_address(&mut child);
+        (child, login)
     }
 
     fn run(&self, scenario: &str, prompt: Option<&str>) -> Value {
@@ -149,16 +159,10 @@ impl Scene {
 
     /// Ends the Orbit with SIGTERM; asserts no claude of it is left.
     fn end(&mut self) {
-        let Some(mut child) = self.orbit.take() else {
+        let Some(child) = self.orbit.take() else {
             return;
         };
-        let pid = rustix::process::Pid::from_child(&child);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "orbit did not end on SIGTERM");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        terminate(child);
         let left = self.claude_pids();
         assert!(left.is_empty(), "claude processes left behind: {left:?}");
         assert!(
@@ -183,6 +187,27 @@ impl Drop for Scene {
             }
         }
     }
+}
+
+/// Ends an `orbit open` with SIGTERM and waits for it.
+fn terminate(mut child: Child) {
+    let pid = rustix::process::Pid::from_child(&child);
+    let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "orbit did not end on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits for a file a scenario writes (and removes it).
+fn wait_for_file(path: &Path, what: &str) {
+    let deadline = Instant::now() + Duration::from_mins(2);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{what} never came");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_file(path);
 }
 
 fn rand_suffix() -> String {
@@ -451,5 +476,120 @@ fn a_wrong_host_a_foreign_origin_no_cookie_and_a_reused_login_are_refused() {
     ] {
         assert_eq!(result["checks"][check], true, "{check}: {result}");
     }
+    scene.end();
+}
+
+// --- Every question reaches the user (issue 15).
+
+/// Counts the `tool_result` blocks answering `tool_use_id` in one request
+/// to the Messages API.
+fn tool_results_for(request: &Value, tool_use_id: &str) -> usize {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|message| message["content"].as_array())
+        .flatten()
+        .filter(|block| block["type"] == "tool_result" && block["tool_use_id"] == tool_use_id)
+        .count()
+}
+
+#[test]
+fn hidden_page_notifies_each_card_once_and_the_skip_action_reaches_the_model() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let edit = readme_edit(&scene);
+    scene
+        .env
+        .api
+        .script([edit, text("Edited."), question(), text("Skipped, then.")]);
+    scene.open();
+    let result = scene.run("notify", None);
+    assert_ne!(result["permissionTag"], result["questionTag"], "{result}");
+    assert_eq!(result["skipOutcome"], "skip-sent-to-page", "{result}");
+    let readme = std::fs::read_to_string(scene.env.ws.path().join("README.md")).unwrap();
+    assert!(readme.contains("A workspace Claude edited."), "{readme}");
+    // The skip went through the controller: the model got the skip.
+    let requests = scene.env.api.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.to_string().contains("The user skipped the questions.")),
+        "the skip reached the model"
+    );
+    scene.end();
+}
+
+#[test]
+fn two_tabs_a_card_answered_in_one_is_gone_from_the_other() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let edit = readme_edit(&scene);
+    scene.env.api.script([edit, text("Edited.")]);
+    scene.open();
+    scene.run("two-tabs", None);
+    let readme = std::fs::read_to_string(scene.env.ws.path().join("README.md")).unwrap();
+    assert!(readme.contains("A workspace Claude edited."), "{readme}");
+    scene.end();
+}
+
+#[test]
+fn an_answer_sent_through_dropped_connections_and_a_reload_is_applied_once() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let edit = readme_edit(&scene);
+    scene.env.api.script([edit, text("Edited.")]);
+    scene.open();
+    let result = scene.run("answer-through-drops", None);
+    assert_eq!(result["drops"], 3, "{result}");
+    assert!(result["sends"].as_u64().unwrap() >= 4, "{result}");
+    let tool_use_id = result["toolUseId"].as_str().unwrap().to_owned();
+    // The model received exactly one tool result for the call.
+    let requests = scene.env.api.requests();
+    let last = requests.last().unwrap();
+    assert_eq!(tool_results_for(last, &tool_use_id), 1, "{last}");
+    let readme = std::fs::read_to_string(scene.env.ws.path().join("README.md")).unwrap();
+    assert!(readme.contains("A workspace Claude edited."), "{readme}");
+    scene.end();
+}
+
+#[test]
+fn an_outbox_entry_from_before_an_orbit_restart_is_dropped_and_said() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    // The same port after the restart: the page's storage is per origin.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (first, login) = scene.start_orbit(Some(port));
+    scene.login = login;
+    let artifacts = repo().join("target/artifacts/page");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let ready = artifacts.join("restart.ready");
+    let url = artifacts.join("restart.url");
+    let _ = std::fs::remove_file(&ready);
+    let _ = std::fs::remove_file(&url);
+    let (result, second) = std::thread::scope(|s| {
+        let restarter = s.spawn(|| {
+            wait_for_file(&ready, "the page's outbox entry");
+            terminate(first);
+            let (second, login) = scene.start_orbit(Some(port));
+            std::fs::write(&url, login).unwrap();
+            second
+        });
+        let result = scene.run("restart-outbox", None);
+        (result, restarter.join().unwrap())
+    });
+    scene.orbit = Some(second);
+    assert_ne!(result["before"], result["after"], "{result}");
+    assert!(
+        result["notice"]
+            .as_str()
+            .unwrap()
+            .contains("New conversation"),
+        "{result}"
+    );
     scene.end();
 }
