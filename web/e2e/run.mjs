@@ -34,6 +34,7 @@ const SCENARIOS = {
   'two-tabs': twoTabs,
   'answer-through-drops': answerThroughDrops,
   'restart-outbox': restartOutbox,
+  'open-card': openCard,
 };
 
 const name = process.argv[2];
@@ -609,6 +610,19 @@ async function restartOutbox(page) {
   await page.getByRole('alert', { name: 'Errors' }).getByText(/Orbit restarted/).waitFor();
   await shot(page, 'dropped-and-said');
   return { before: held.instanceId, after: s.instanceId, notice: said, disconnectedState: disconnected.connection };
+}
+
+/** The page opened from a card's address (a desktop notification's action): on the card, focused; then allowed. */
+async function openCard(page) {
+  const s = await until(page, 'the card', (st) => pendingCards(st).length > 0);
+  const card = pendingCards(s)[0];
+  await cardGroup(page, card).waitFor();
+  await page.waitForFunction((id) => document.activeElement?.getAttribute('data-request-id') === id, card.requestId);
+  await shot(page, 'opened-on-card');
+  await cardGroup(page, card).getByRole('button', { name: 'Allow', exact: true }).click();
+  const done = await until(page, 'the turn to end', turnEnded);
+  await shot(page, 'answered');
+  return { requestId: card.requestId, key: s.shown, kinds: shownKinds(done) };
 }
 
 // --- Run.

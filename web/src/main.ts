@@ -47,6 +47,8 @@ declare global {
       state(): unknown;
       frames(): number;
       errors(): string[];
+      /** The conversation search: open, query, the matching seqs and the current one. */
+      search(): unknown;
       /** The notifications shown now (tag = the card's request id). */
       notifications(): Promise<unknown[]>;
       /** Runs a notification's action (`open`, `skip`) as a click on it would; resolves to what the worker did. */
@@ -59,6 +61,7 @@ window.orbitInspect = {
   state: () => inspect(store.state, hud.shown()),
   frames: () => store.state.frames,
   errors: () => store.state.errors.slice(),
+  search: () => hud.search(),
   notifications: () => notifier.shown(),
   notificationAction: async (tag, action) => {
     const registration = await navigator.serviceWorker.ready;

@@ -187,6 +187,14 @@ impl Orbit {
         if Arc::ptr_eq(&kept, &handle) {
             self.server
                 .add_workspace(Arc::clone(&handle) as Arc<dyn orbit_core::page_port::PagePort>);
+            // A card that waits with no page open reaches the desktop.
+            self.runtime.spawn(crate::desktop_notify::watch(
+                Arc::clone(&handle),
+                Arc::new(crate::desktop_notify::Context {
+                    server: self.server.clone(),
+                    locations: self.locations.clone(),
+                }),
+            ));
         } else {
             // Opened twice at once: the first one stays.
             handle.shutdown().await;
@@ -435,7 +443,7 @@ async fn run_until_stopped(
 /// Opens the login address in the browser without putting it in any
 /// process's arguments: a 0600 file that redirects to it is opened instead
 /// (as Jupyter does), and removed once the browser has had time to read it.
-fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<()> {
+pub(crate) fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<()> {
     let dir = redirect_dir(locations);
     orbit_common::ensure_private_dir(&dir)
         .with_context(|| format!("cannot create `{}`", dir.display()))?;

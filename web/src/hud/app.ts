@@ -16,6 +16,7 @@ import { Drawer } from './drawer';
 import { FilePanel } from './filePanel';
 import type { MarkdownContext } from './markdown';
 import { titleWithCount, waitingCards, type Notifier } from './notify';
+import { ConversationSearch } from './search';
 
 export interface HudOptions {
   workspaceId: string;
@@ -26,6 +27,8 @@ export interface HudOptions {
 export interface Hud {
   /** The conversation the view shows. */
   shown(): string | null;
+  /** The conversation search's state. */
+  search(): { open: boolean; query: string; matches: number[]; current: number | null };
   /** Shows the conversation `key` and brings its card `requestId` into view (once it arrives). */
   openCard(key: string, requestId: string): void;
 }
@@ -67,6 +70,10 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   const transcript = new TranscriptView({
     ...mdContext,
     subagentHistory: (toolUseId) => (shown ? subagentHistoryView(store.state, shown, toolUseId, mdContext) : null),
+  });
+  const search = new ConversationSearch({
+    entries: () => (shown ? (store.state.transcripts[shown] ?? []) : []),
+    reveal: (seq) => { transcript.reveal(seq); },
   });
   const bubbles = new Bubbles(show);
   const drawer = new Drawer({ send, show, shown: () => shown });
@@ -113,7 +120,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     h('header', { class: 'topbar' }, h('h1', { class: 'brand' }, 'Orbit'), wsName, notifyButton, notifyProblem, connection),
     h('div', { class: 'banners' }, offlineBanner, agentBanner, trustBanner, notices),
     h('main', { class: 'stage' }, scene.el, bubbles.el),
-    h('aside', { class: 'side', 'aria-label': 'Claude' }, conversationTitle, transcript.el, cardsGate, drawer.el),
+    h('aside', { class: 'side', 'aria-label': 'Claude' }, conversationTitle, search.el, transcript.el, cardsGate, drawer.el),
     filePanel.el,
   );
 
@@ -248,10 +255,13 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     renderNotices(state);
   }
 
+  const side = root.querySelector<HTMLElement>('aside.side');
+  if (side) search.bind(side);
   store.subscribe(render);
   render();
   return {
     shown: () => shown,
+    search: () => search.inspect(),
     openCard: (key, requestId) => {
       wantedCard = { key, requestId };
       if (store.state.conversations.some((c) => c.key === key)) {

@@ -162,6 +162,26 @@ export class TranscriptView {
       }
     }
     if (stick) this.el.scrollTop = this.el.scrollHeight;
+    if (this.marked !== null && !this.nodes.has(this.marked)) this.marked = null;
+  }
+
+  /** The entry the search marks now. */
+  private marked: number | null = null;
+
+  /** Brings the entry `seq` into view and marks it as the search's match (null: no mark). */
+  reveal(seq: number | null): void {
+    if (this.marked !== null) {
+      const old = this.nodes.get(this.marked)?.node;
+      old?.classList.remove('search-hit');
+      old?.removeAttribute('aria-current');
+    }
+    this.marked = seq;
+    if (seq === null) return;
+    const node = this.nodes.get(seq)?.node;
+    if (!node) return;
+    node.classList.add('search-hit');
+    node.setAttribute('aria-current', 'true');
+    node.scrollIntoView({ block: 'center' });
   }
 }
 

@@ -205,7 +205,10 @@ async fn the_service_worker_is_served_under_the_page_with_the_cookie_and_the_csp
         .get_signed_in(
             &cookie,
             &path,
-            &[("Service-Worker", "script"), ("Sec-Fetch-Site", "same-origin")],
+            &[
+                ("Service-Worker", "script"),
+                ("Sec-Fetch-Site", "same-origin"),
+            ],
         )
         .await;
     assert_eq!(reply.status, 200);

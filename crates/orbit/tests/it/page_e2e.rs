@@ -46,6 +46,8 @@ struct Scene {
     /// Marks every process this scene's Orbit starts (found in
     /// `/proc/*/environ`).
     mark: String,
+    /// More environment for `orbit open`.
+    extra_env: Vec<(String, PathBuf)>,
 }
 
 impl Scene {
@@ -72,6 +74,7 @@ impl Scene {
             orbit: None,
             login: String::new(),
             mark: format!("e2e-{}-{}", std::process::id(), rand_suffix()),
+            extra_env: Vec::new(),
         }
     }
 
@@ -89,6 +92,7 @@ impl Scene {
         if let Some(port) = port {
             command.arg("--port").arg(port.to_string());
         }
+        command.envs(self.extra_env.iter().map(|(k, v)| (k, v)));
         let mut child = command
             .env("ORBIT_E2E_MARK", &self.mark)
             .arg(self.env.ws.path())
@@ -590,6 +594,136 @@ fn an_outbox_entry_from_before_an_orbit_restart_is_dropped_and_said() {
             .unwrap()
             .contains("New conversation"),
         "{result}"
+    );
+    scene.end();
+}
+
+/// A prompt sent through the control socket (no page open).
+fn prompt_without_a_page(scene: &Scene, text: &str) {
+    let workspaces = scene.env.call("orbit.workspaces", json!({}));
+    let id = workspaces["result"][0]["id"].as_str().unwrap().to_owned();
+    let answer = scene.env.call(
+        "orbit.act",
+        json!({"workspaceId": id, "frame": {"type": "action", "id": "from-test-1", "request": {
+            "type": "prompt", "key": null, "text": text, "skills": [], "files": []
+        }}}),
+    );
+    assert_eq!(answer["result"]["ok"], true, "{answer}");
+}
+
+/// A script for `ORBIT_URL_OPENER` that copies the redirect file it is given to `record`.
+fn recording_opener(scene: &Scene, record: &Path) -> PathBuf {
+    let opener = scene.env.home.path().join("opener.sh");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nf=\"${{1#file://}}\"\ncat \"$f\" > {0}.tmp && mv {0}.tmp {0}\n",
+            record.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    opener
+}
+
+#[test]
+fn with_no_page_open_a_card_reaches_the_desktop_bus_and_its_action_opens_it() {
+    let _one = lock();
+    let bus = crate::desktop_bus::DesktopBus::start();
+    let mut scene = Scene::new(true);
+    let edit = readme_edit(&scene);
+    scene.env.api.script([edit, text("Edited.")]);
+    let record = scene.env.home.path().join("opened.html");
+    let opener = recording_opener(&scene, &record);
+    scene.extra_env = vec![
+        (
+            "DBUS_SESSION_BUS_ADDRESS".to_owned(),
+            PathBuf::from(&bus.address),
+        ),
+        ("ORBIT_URL_OPENER".to_owned(), opener),
+    ];
+    scene.open();
+    prompt_without_a_page(&scene, "Please make the edit (permission)");
+    let notified = bus.wait_notified();
+    assert_eq!(notified.app, "Orbit");
+    assert!(
+        notified.summary.starts_with("Claude asks: "),
+        "{notified:?}"
+    );
+    assert!(
+        notified.body.contains("no Orbit page is open"),
+        "{notified:?}"
+    );
+    assert!(
+        notified.actions.chunks(2).any(|pair| pair[0] == "open"),
+        "{notified:?}"
+    );
+    // The user clicks "Open Orbit": the browser gets a private redirect file
+    // to a fresh login address on the card.
+    bus.invoke(notified.id, "open");
+    let deadline = Instant::now() + Duration::from_mins(1);
+    while !record.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the card's page was never opened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let html = std::fs::read_to_string(&record).unwrap();
+    let start = html.find("url=").unwrap() + 4;
+    let end = start + html[start..].find('"').unwrap();
+    let address = html[start..end].replace("&amp;", "&");
+    assert!(
+        address.contains("/login?token=") && address.contains("&card=c"),
+        "{address}"
+    );
+    scene.login = address;
+    let result = scene.run("open-card", None);
+    assert!(
+        result["kinds"].as_array().unwrap().contains(&json!("tool")),
+        "{result}"
+    );
+    // Answered: its notification is closed; only one was ever raised.
+    bus.wait_closed(notified.id);
+    assert_eq!(bus.notified().len(), 1, "{:?}", bus.notified());
+    scene.end();
+}
+
+#[test]
+fn with_no_page_and_no_notification_service_the_terminal_says_so() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let edit = readme_edit(&scene);
+    scene.env.api.script([edit, text("Edited.")]);
+    let nowhere = scene.env.home.path().join("no-bus");
+    scene.extra_env = vec![(
+        "DBUS_SESSION_BUS_ADDRESS".to_owned(),
+        PathBuf::from(format!("unix:path={}", nowhere.display())),
+    )];
+    scene.open();
+    let stderr = scene.orbit.as_mut().unwrap().stderr.take().unwrap();
+    let (lines, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    prompt_without_a_page(&scene, "Please make the edit (permission)");
+    let deadline = Instant::now() + Duration::from_mins(2);
+    let line = loop {
+        let line = seen
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("the terminal never said the card waits");
+        if line.contains("no desktop notification service") {
+            break line;
+        }
+    };
+    assert!(line.starts_with("orbit: Claude asks: "), "{line}");
+    assert!(
+        line.contains("Open the card: http://127.0.0.1:") && line.contains("&card=c"),
+        "{line}"
     );
     scene.end();
 }
