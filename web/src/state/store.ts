@@ -22,8 +22,12 @@ import type {
 /** The channel protocol this page speaks (`hello.protocol`; `CHANNEL_PROTOCOL` in orbit-types). */
 export const CHANNEL_PROTOCOL = 1;
 
-/** Entries kept per conversation and history (the host keeps 400 of each). */
-export const TRANSCRIPT_LIMIT = 2000;
+/**
+ * Entries kept per conversation and per subagents' history: the host's
+ * rings (400 of each), so the page's memory is flat however long the
+ * session runs.
+ */
+export const TRANSCRIPT_LIMIT = 400;
 /** Notices kept (refusals, refused frames, failed actions). */
 export const NOTICE_LIMIT = 20;
 
