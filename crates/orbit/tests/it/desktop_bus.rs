@@ -2,6 +2,11 @@
 //! `org.freedesktop.Notifications` listener of the test's own: it records
 //! every `Notify` and `CloseNotification`, and emits `ActionInvoked` when
 //! told to, as a desktop's notification daemon would when the user clicks.
+#![allow(
+    clippy::used_underscore_binding,
+    clippy::unused_self,
+    reason = "the interface macro uses every argument of the freedesktop signatures, and methods take self"
+)]
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader};
