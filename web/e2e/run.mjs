@@ -35,6 +35,7 @@ const SCENARIOS = {
   'answer-through-drops': answerThroughDrops,
   'restart-outbox': restartOutbox,
   'open-card': openCard,
+  search,
 };
 
 const name = process.argv[2];
@@ -623,6 +624,54 @@ async function openCard(page) {
   const done = await until(page, 'the turn to end', turnEnded);
   await shot(page, 'answered');
   return { requestId: card.requestId, key: s.shown, kinds: shownKinds(done) };
+}
+
+/** Whether the entry `seq` of the log is within the log's visible box. */
+function entryInView(page, seq) {
+  return page.evaluate((s) => {
+    const log = document.querySelector('[role="log"]');
+    const node = log?.querySelector(`[data-seq="${s}"]`);
+    if (!log || !node) return false;
+    const a = log.getBoundingClientRect();
+    const b = node.getBoundingClientRect();
+    return b.bottom > a.top && b.top < a.bottom;
+  }, seq);
+}
+
+async function search(page) {
+  await ask(page, 'What is the secret word? (zanzibar)');
+  await until(page, 'the first turn', (st) => turnEnded(st) && shownKinds(st).includes('reply'));
+  const turns = (await inspect(page)).sessions[(await inspect(page)).shown].turns;
+  await ask(page, 'Now tell me a long story');
+  const s = await until(page, 'the long reply', (st) => shownSession(st)?.turns > turns && turnEnded(st));
+  const seqs = s.transcripts[s.shown].seqs;
+  const kinds = s.transcripts[s.shown].kinds;
+  // The first prompt and its reply both hold the word; the long reply pushed them out of view.
+  const prompt = seqs[kinds.indexOf('prompt')];
+  const reply = seqs[kinds.indexOf('reply')];
+  if (await entryInView(page, reply)) throw new Error('the first reply is still in view; the story is too short');
+  await shot(page, 'scrolled-away');
+  await page.getByRole('log').focus();
+  await page.keyboard.press('Control+f');
+  const box = page.getByRole('search', { name: 'Search the conversation' }).getByRole('searchbox', { name: 'Find in conversation' });
+  await box.waitFor();
+  await box.fill('ZANZIBAR');
+  let found = await page.evaluate(() => window.orbitInspect.search());
+  if (JSON.stringify(found.matches) !== JSON.stringify([prompt, reply])) throw new Error(`matches ${JSON.stringify(found.matches)}, expected ${prompt},${reply}`);
+  if (found.current !== prompt) throw new Error(`the first match is ${found.current}`);
+  await page.getByRole('button', { name: 'Next' }).click();
+  found = await page.evaluate(() => window.orbitInspect.search());
+  if (found.current !== reply) throw new Error(`Next went to ${found.current}`);
+  await page.waitForFunction((seq) => document.querySelector(`[data-seq="${seq}"]`)?.getAttribute('aria-current') === 'true', reply);
+  if (!(await entryInView(page, reply))) throw new Error('the match was not brought into view');
+  const status = await page.getByRole('search').getByRole('status').textContent();
+  await shot(page, 'found');
+  await page.getByRole('button', { name: 'Previous' }).click();
+  found = await page.evaluate(() => window.orbitInspect.search());
+  if (found.current !== prompt) throw new Error(`Previous went to ${found.current}`);
+  await box.press('Escape');
+  await page.getByRole('search').waitFor({ state: 'hidden' });
+  return { matches: found.matches, status, kinds };
 }
 
 // --- Run.

@@ -727,3 +727,21 @@ fn with_no_page_and_no_notification_service_the_terminal_says_so() {
     );
     scene.end();
 }
+
+#[test]
+fn search_finds_a_word_in_an_entry_scrolled_out_of_view() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let story: String = (1..=150)
+        .map(|n| format!("Paragraph {n} of a long story about nothing in particular.\n\n"))
+        .collect();
+    scene
+        .env
+        .api
+        .script([text("The secret word is zanzibar."), text(&story)]);
+    scene.open();
+    let result = scene.run("search", None);
+    assert_eq!(result["matches"].as_array().unwrap().len(), 2, "{result}");
+    assert_eq!(result["status"], "2 of 2", "{result}");
+    scene.end();
+}
