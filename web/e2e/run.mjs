@@ -36,6 +36,7 @@ const SCENARIOS = {
   'restart-outbox': restartOutbox,
   'open-card': openCard,
   search,
+  'long-session': longSession,
 };
 
 const name = process.argv[2];
@@ -672,6 +673,74 @@ async function search(page) {
   await box.press('Escape');
   await page.getByRole('search').waitFor({ state: 'hidden' });
   return { matches: found.matches, status, kinds };
+}
+
+/** The page's JS heap after a full garbage collection, in bytes. */
+async function heapAfterGc(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('HeapProfiler.collectGarbage');
+  await cdp.send('HeapProfiler.collectGarbage');
+  const { usedSize } = await cdp.send('Runtime.getHeapUsage');
+  await cdp.detach();
+  return usedSize;
+}
+
+/** Sends `n` entries (and a reply of `bytes`) through the mock host; waits until the page holds the last. */
+async function flood(page, n, bytes = 0, word = '') {
+  const url = new URL(process.env.ORBIT_FLOOD_URL);
+  url.searchParams.set('n', String(n));
+  url.searchParams.set('bytes', String(bytes));
+  if (word) url.searchParams.set('word', word);
+  const last = Number(await (await fetch(url)).text());
+  return until(page, `entry ${last}`, (s) => s.shown !== null && (s.transcripts[s.shown]?.seqs ?? []).includes(last), TIMEOUT * 2);
+}
+
+/**
+ * A long session (needs ORBIT_FLOOD_URL, the mock host's `/mock/flood`):
+ * the page's heap at 5,000 entries is within 20 % of its heap at 400, the
+ * view renders a window (not every entry), search finds a word in an entry
+ * that is not rendered, and the longest main-thread task while a 1 MB reply
+ * arrives is reported (a figure, not asserted).
+ */
+async function longSession(page) {
+  if (!process.env.ORBIT_FLOOD_URL) throw new Error('long-session needs ORBIT_FLOOD_URL (the mock host)');
+  await flood(page, 400);
+  await new Promise((r) => setTimeout(r, 300));
+  const heap400 = await heapAfterGc(page);
+  const rendered400 = await page.evaluate(() => window.orbitInspect.rendered());
+  await shot(page, 'at-400');
+  const s = await flood(page, 4600, 0, 'quetzalcoatl');
+  await new Promise((r) => setTimeout(r, 300));
+  const heap5000 = await heapAfterGc(page);
+  const rendered = await page.evaluate(() => window.orbitInspect.rendered());
+  const held = s.transcripts[s.shown].length;
+  if (held > 400) throw new Error(`the page holds ${held} entries, more than the host's ring`);
+  if (heap5000 > heap400 * 1.2) throw new Error(`the heap grew from ${heap400} to ${heap5000} bytes (over 20 %)`);
+  if (rendered >= held) throw new Error(`the view renders all ${held} entries: not virtualised`);
+  // Search finds a word in an entry that is not in the DOM.
+  const target = await page.evaluate(() => window.orbitInspect.state());
+  await page.getByRole('log').focus();
+  await page.keyboard.press('Control+f');
+  const box = page.getByRole('searchbox', { name: 'Find in conversation' });
+  await box.fill('quetzalcoatl');
+  const found = await page.evaluate(() => window.orbitInspect.search());
+  if (found.matches.length !== 1) throw new Error(`search found ${JSON.stringify(found.matches)}`);
+  await page.waitForFunction((seq) => document.querySelector(`[data-seq="${seq}"]`)?.getAttribute('aria-current') === 'true', found.current);
+  await shot(page, 'found-unrendered');
+  await box.press('Escape');
+  // The longest task while a 1 MB reply arrives.
+  await page.getByRole('log').evaluate((log) => { log.scrollTop = log.scrollHeight; });
+  await page.evaluate(() => {
+    window.__orbitLongest = 0;
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__orbitLongest = Math.max(window.__orbitLongest, e.duration);
+    }).observe({ type: 'longtask', buffered: false });
+  });
+  await flood(page, 0, 1_000_000);
+  await new Promise((r) => setTimeout(r, 500));
+  const longestTaskMs = await page.evaluate(() => window.__orbitLongest);
+  await shot(page, 'big-reply');
+  return { heap400, heap5000, heapRatio: heap5000 / heap400, rendered400, rendered, held, longestTaskMs, lastSeq: target.lastSeq };
 }
 
 // --- Run.

@@ -1,5 +1,6 @@
 import './hud/style.css';
 import { Channel } from './protocol/channel';
+import { workerChecker } from './protocol/checker';
 import { WebSocketTransport } from './protocol/websocket';
 import { Store, inspect } from './state/store';
 import { sessionOutboxStorage } from './state/outbox';
@@ -17,7 +18,10 @@ const scheme = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
 const url = `${scheme}//${window.location.host}/ws?w=${encodeURIComponent(id)}`;
 
 const store = new Store();
-const channel = new Channel(new WebSocketTransport(url), store, { storage: sessionOutboxStorage(id) });
+const channel = new Channel(new WebSocketTransport(url), store, {
+  storage: sessionOutboxStorage(id),
+  checker: workerChecker(),
+});
 const root = document.getElementById('app');
 if (!root) throw new Error('the page has no #app element');
 const notifier = new Notifier(id, browserNotifyEnv(id));
@@ -47,6 +51,8 @@ declare global {
       state(): unknown;
       frames(): number;
       errors(): string[];
+      /** How many transcript entries the conversation view has in the DOM. */
+      rendered(): number;
       /** The conversation search: open, query, the matching seqs and the current one. */
       search(): unknown;
       /** The notifications shown now (tag = the card's request id). */
@@ -62,6 +68,7 @@ window.orbitInspect = {
   frames: () => store.state.frames,
   errors: () => store.state.errors.slice(),
   search: () => hud.search(),
+  rendered: () => hud.rendered(),
   notifications: () => notifier.shown(),
   notificationAction: async (tag, action) => {
     const registration = await navigator.serviceWorker.ready;

@@ -27,6 +27,8 @@ export interface HudOptions {
 export interface Hud {
   /** The conversation the view shows. */
   shown(): string | null;
+  /** How many transcript entries are in the DOM (the view is a window). */
+  rendered(): number;
   /** The conversation search's state. */
   search(): { open: boolean; query: string; matches: number[]; current: number | null };
   /** Shows the conversation `key` and brings its card `requestId` into view (once it arrives). */
@@ -262,6 +264,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   return {
     shown: () => shown,
     search: () => search.inspect(),
+    rendered: () => transcript.rendered(),
     openCard: (key, requestId) => {
       wantedCard = { key, requestId };
       if (store.state.conversations.some((c) => c.key === key)) {

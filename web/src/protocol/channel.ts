@@ -6,9 +6,10 @@
  * (`state/outbox.ts`): an entry meant for an Orbit that has restarted since,
  * or not acknowledged within a minute, is dropped and the page says which.
  */
+import type { FrameChecker } from './checker';
 import type { Transport } from './transport';
 import { validateHostFrame, validatePageFrame } from './validate';
-import type { PageRequest } from './types';
+import type { HostFrame, PageRequest } from './types';
 import {
   droppedNotice,
   memoryOutboxStorage,
@@ -32,6 +33,8 @@ export interface ChannelOptions {
   storage?: OutboxStorage;
   /** Milliseconds since the epoch (tests inject a clock). */
   now?: () => number;
+  /** Checks text frames off the main thread (default: checked here, synchronously). */
+  checker?: FrameChecker | null;
 }
 
 /** How often unacknowledged actions are checked for their minute. */
@@ -43,6 +46,9 @@ export class Channel {
   private readonly storage: OutboxStorage;
   private readonly now: () => number;
   private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly checker: FrameChecker | null;
+  /** Frames being checked, applied in order. */
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly transport: Transport,
@@ -51,6 +57,7 @@ export class Channel {
   ) {
     this.storage = options.storage ?? memoryOutboxStorage();
     this.now = options.now ?? Date.now;
+    this.checker = options.checker ?? null;
     const restored = this.storage.load();
     if (restored.length > 0) {
       store.update((state) => {
@@ -66,7 +73,16 @@ export class Channel {
       if (connection === 'open') this.sendFrame(resumeFrame(store.state));
     });
     transport.onFrame((data) => {
-      this.receive(data);
+      const checker = this.checker;
+      if (checker && typeof data === 'string') {
+        // Checked in the worker, applied here in arrival order.
+        this.queue = this.queue.then(async () => {
+          const result = await checker.check(data);
+          this.receiveChecked(data, result);
+        });
+      } else {
+        this.receive(data);
+      }
     });
   }
 
@@ -97,13 +113,29 @@ export class Channel {
   receive(data: unknown): void {
     const checked = validateHostFrame(data);
     if (!checked.ok) {
-      this.store.update((state) => {
-        state.frames += 1;
-        addError(state, checked.error);
-      });
+      this.refuse(checked.error);
       return;
     }
-    const frame = checked.value;
+    this.apply(checked.value);
+  }
+
+  /** Handles a text frame the worker checked. */
+  private receiveChecked(text: string, result: { ok: true } | { ok: false; error: string }): void {
+    if (!result.ok) {
+      this.refuse(result.error);
+      return;
+    }
+    this.apply(JSON.parse(text) as HostFrame);
+  }
+
+  private refuse(error: string): void {
+    this.store.update((state) => {
+      state.frames += 1;
+      addError(state, error);
+    });
+  }
+
+  private apply(frame: HostFrame): void {
     const body = frame.body;
     this.store.update((state) => {
       applyFrame(state, frame);
