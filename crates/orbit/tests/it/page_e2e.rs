@@ -745,3 +745,54 @@ fn search_finds_a_word_in_an_entry_scrolled_out_of_view() {
     assert_eq!(result["status"], "2 of 2", "{result}");
     scene.end();
 }
+
+/// The page's long session on the mock host (`web/e2e/mock-server.mjs`,
+/// which can send thousands of entries at once): the heap at 5,000 entries
+/// stays within 20 % of the heap at 400, the view renders a window, and the
+/// search finds a word in an entry that is not rendered. The real CLI
+/// cannot make 5,000 entries in a test's time; the page and Chromium are
+/// the real ones.
+#[test]
+fn a_long_session_keeps_the_page_heap_flat_and_renders_a_window() {
+    let _one = lock();
+    let mut mock = Command::new("node")
+        .arg(repo().join("web/e2e/mock-server.mjs"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let login = {
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(mock.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        line.trim().to_owned()
+    };
+    let origin = login.split("/login").next().unwrap().to_owned();
+    let artifacts = repo().join("target/artifacts/page");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let out = Command::new("node")
+        .arg(repo().join("web/e2e/run.mjs"))
+        .arg("long-session")
+        .env("ORBIT_LOGIN_URL", &login)
+        .env("ORBIT_FLOOD_URL", format!("{origin}/mock/flood"))
+        .env("ORBIT_ARTIFACTS", &artifacts)
+        .env("ORBIT_CHROMIUM", chromium())
+        .env("ORBIT_TIMEOUT_MS", "60000")
+        .output()
+        .unwrap();
+    let _ = mock.kill();
+    let _ = mock.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let result: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|_| panic!("no result line: {stdout}"));
+    assert!(out.status.success() && result["ok"] == true, "{result:#}");
+    assert!(result["heapRatio"].as_f64().unwrap() <= 1.2, "{result}");
+    assert!(
+        result["rendered"].as_u64().unwrap() < result["held"].as_u64().unwrap(),
+        "{result}"
+    );
+    assert_eq!(result["held"], 400, "{result}");
+}
