@@ -732,9 +732,12 @@ fn with_no_page_and_no_notification_service_the_terminal_says_so() {
 fn search_finds_a_word_in_an_entry_scrolled_out_of_view() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    let story: String = (1..=150)
-        .map(|n| format!("Paragraph {n} of a long story about nothing in particular.\n\n"))
-        .collect();
+    let mut story = String::new();
+    for n in 1..=150 {
+        story.push_str(&format!(
+            "Paragraph {n} of a long story about nothing in particular.\n\n"
+        ));
+    }
     scene
         .env
         .api
