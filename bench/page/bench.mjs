@@ -111,6 +111,17 @@ for (let i = 0; i < RUNS; i += 1) {
 
 // The longest task: a 1 MB reply against a 1 KB one (the page in front, as a user watching it).
 await first.bringToFront();
+// Calibration: the observer must see an 80 ms task the bench makes itself.
+await first.evaluate(() => {
+  window.__benchCalibration = 0;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__benchCalibration = Math.max(window.__benchCalibration, e.duration);
+  }).observe({ type: 'longtask' });
+  setTimeout(() => { const end = performance.now() + 80; while (performance.now() < end) { /* busy */ } }, 0);
+});
+await new Promise((r) => setTimeout(r, 400));
+const calibrationMs = await first.evaluate(() => window.__benchCalibration);
+if (calibrationMs < 80) throw new Error(`the long-task observer missed an 80 ms task (saw ${calibrationMs} ms)`);
 const big = [];
 const small = [];
 for (let i = 0; i < RUNS; i += 1) {
@@ -128,6 +139,7 @@ mock.kill('SIGTERM');
 
 const result = {
   runs: RUNS,
+  calibrationMs,
   loadMs: median(loads),
   staticLoadMs: median(statics),
   loadRatio: median(loads) / median(statics),

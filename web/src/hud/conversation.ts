@@ -10,7 +10,7 @@ import { clear, formatCost, formatDuration, h } from './dom';
 import { renderMarkdown, renderNode, type MarkdownContext } from './markdown';
 
 /** A reply's blocks rendered at once; the rest follow in tasks of this many (a 1 MB reply never blocks). */
-const REPLY_CHUNK = 40;
+const REPLY_CHUNK = 12;
 
 /** Renders a reply's blocks into `el`: the first chunk now, the others each in a task of its own. */
 function renderReply(el: HTMLElement, nodes: readonly MdNode[], ctx: MarkdownContext): void {

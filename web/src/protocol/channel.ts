@@ -37,6 +37,9 @@ export interface ChannelOptions {
   checker?: FrameChecker | null;
 }
 
+/** Frames longer than this (characters) are checked in the worker: their validation would block the page. */
+const WORKER_FRAME_BYTES = 32 * 1024;
+
 /** How often unacknowledged actions are checked for their minute. */
 const EXPIRY_CHECK_MS = 5000;
 
@@ -49,6 +52,8 @@ export class Channel {
   private readonly checker: FrameChecker | null;
   /** Frames being checked, applied in order. */
   private queue: Promise<void> = Promise.resolve();
+  /** How many frames wait in the worker. */
+  private inWorker = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -74,10 +79,13 @@ export class Channel {
     });
     transport.onFrame((data) => {
       const checker = this.checker;
-      if (checker && typeof data === 'string') {
-        // Checked in the worker, applied here in arrival order.
+      // A big frame is checked in the worker; a small one here, unless frames wait in the worker
+      // (frames are applied in arrival order).
+      if (checker && typeof data === 'string' && (this.inWorker > 0 || data.length > WORKER_FRAME_BYTES)) {
+        this.inWorker += 1;
         this.queue = this.queue.then(async () => {
           const result = await checker.check(data);
+          this.inWorker -= 1;
           this.receiveChecked(data, result);
         });
       } else {
