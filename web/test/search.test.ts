@@ -60,3 +60,54 @@ describe('conversation search', () => {
     expect(held[0]?.seq).toBe(4601);
   });
 });
+
+describe('long sessions', () => {
+  it('a big reply renders its first blocks at once and the rest in later tasks', async () => {
+    const { entryView } = await import('../src/hud/conversation');
+    const nodes = Array.from({ length: 100 }, (_, i) => ({ t: 'paragraph' as const, children: [{ t: 'text' as const, text: `block ${i}` }] }));
+    const el = entryView(entry(1, { kind: 'reply', messageId: 'm', nodes }), { openFile: () => undefined, subagentHistory: () => null });
+    const first = el.querySelectorAll('p').length;
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThan(100);
+    for (let i = 0; i < 20 && el.querySelectorAll('p').length < 100; i += 1) await new Promise((r) => setTimeout(r, 0));
+    expect(el.querySelectorAll('p')).toHaveLength(100);
+    expect(el.textContent).toContain('block 99');
+  });
+
+  it('frames checked in the worker are applied in arrival order, small ones behind a big one too', async () => {
+    const { Channel } = await import('../src/protocol/channel');
+    const { Store } = await import('../src/state/store');
+    const frames: ((d: unknown) => void)[] = [];
+    const states: ((s: 'open') => void)[] = [];
+    const transport = {
+      send: () => true,
+      onFrame: (l: (d: unknown) => void) => { frames.push(l); },
+      onState: (l: (s: 'open') => void) => { states.push(l); },
+      start: () => undefined,
+      close: () => undefined,
+    };
+    const checked: number[] = [];
+    const checker = {
+      check: (text: string) => new Promise<{ ok: true }>((resolve) => {
+        checked.push(text.length);
+        // The big frame takes longer than the small one behind it.
+        setTimeout(() => { resolve({ ok: true }); }, text.length > 40000 ? 30 : 1);
+      }),
+    };
+    const store = new Store();
+    new Channel(transport, store, { checker }).start();
+    const deliver = (f: unknown) => { for (const l of frames) l(JSON.stringify(f)); };
+    deliver({ seq: null, body: { type: 'hello', protocol: 1, instanceId: 'i', workspaceId: 'w', head: 0, resumed: false } });
+    deliver({ seq: null, body: { type: 'snapshotEnd' } });
+    const big = { kind: 'reply', messageId: 'm', nodes: [{ t: 'paragraph', children: [{ t: 'text', text: 'x'.repeat(50000) }] }] };
+    deliver({ seq: 1, body: { type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [{ seq: 1, turn: 1, subagent: null, body: big }] } });
+    deliver({ seq: 2, body: { type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [{ seq: 2, turn: 1, subagent: null, body: { kind: 'stopped' } }] } });
+    // Small frames before any big one are applied at once; the big one and what follows wait for the worker.
+    expect(store.state.ready).toBe(true);
+    expect(store.state.transcripts.c1).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 80));
+    expect(checked).toHaveLength(2);
+    expect(store.state.transcripts.c1?.map((e) => e.seq)).toEqual([1, 2]);
+    expect(store.state.duplicates).toBe(0);
+  });
+});
