@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ALL = ['prompt', 'allow', 'always', 'deny', 'questions-answer', 'questions-skip', 'stop', 'reload-pending', 'drop', 'trust', 'security'];
+const ALL = ['prompt', 'allow', 'always', 'deny', 'questions-answer', 'questions-skip', 'stop', 'reload-pending', 'drop', 'trust', 'security', 'long-session'];
 const scenarios = process.argv.length > 2 ? process.argv.slice(2) : ALL;
 const artifacts = process.env.ORBIT_ARTIFACTS ?? join(here, 'artifacts');
 
@@ -25,6 +25,7 @@ for (const scenario of scenarios) {
     ORBIT_LOGIN_URL: line,
     ORBIT_ARTIFACTS: artifacts,
     ...(scenario === 'drop' ? { ORBIT_DROP_URL: `${login.origin}/mock/drop` } : {}),
+    ORBIT_FLOOD_URL: `${login.origin}/mock/flood`,
     ...(scenario === 'always' ? { ORBIT_SECOND_PROMPT: 'Once more (permission)' } : {}),
     ...(scenario === 'security' ? { ORBIT_SECURITY_PROMPT: 'Show me some html (xss)' } : {}),
   };

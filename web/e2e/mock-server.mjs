@@ -373,6 +373,34 @@ const server = http.createServer(async (req, res) => {
     res.writeHead(303, { ...headers, 'Set-Cookie': `${COOKIE}=${cookieValue}; HttpOnly; SameSite=Strict; Path=/`, Location: `/w/${WORKSPACE_ID}/` }).end();
     return;
   }
+  if (url.pathname === '/mock/flood') {
+    // A long session at once: `n` entries into the current conversation (in
+    // frames of 50), then, with `bytes`, one reply of that many bytes.
+    const c = (current && conversations.get(current)) || newConversation();
+    const n = Number(url.searchParams.get('n') ?? 0);
+    const bytes = Number(url.searchParams.get('bytes') ?? 0);
+    const word = url.searchParams.get('word') ?? '';
+    for (let done = 0; done < n; done += 50) {
+      const bodies = [];
+      for (let i = done; i < Math.min(n, done + 50); i += 1) {
+        const text = `Entry ${entrySeq + bodies.length + 1}: ${'a long line of conversation text, '.repeat(6)}${i === n - 300 && word ? ` ${word}` : ''}`;
+        bodies.push(i % 3 === 0
+          ? { kind: 'prompt', text, skills: [], files: [] }
+          : i % 3 === 1
+            ? { kind: 'reply', messageId: `m${entrySeq + bodies.length}`, nodes: [{ t: 'paragraph', children: [{ t: 'text', text }] }] }
+            : { kind: 'tool', toolUseId: `t${entrySeq + bodies.length}`, tool: 'Bash', detail: text.slice(0, 80), file: null });
+      }
+      addEntries(c, bodies);
+    }
+    if (bytes > 0) {
+      const paragraph = 'Streaming reply text that goes on and on. '.repeat(24);
+      const count = Math.max(1, Math.round(bytes / paragraph.length));
+      const nodes = Array.from({ length: count }, () => ({ t: 'paragraph', children: [{ t: 'text', text: paragraph }] }));
+      addEntries(c, [{ kind: 'reply', messageId: `big${entrySeq}`, nodes }]);
+    }
+    res.writeHead(200, headers).end(String(entrySeq));
+    return;
+  }
   if (url.pathname === '/mock/drop') {
     for (const ws of sockets) ws.terminate();
     res.writeHead(200, headers).end('dropped');

@@ -31,6 +31,13 @@ const SCENARIOS = {
   trust,
   security,
   keypad,
+  notify,
+  'two-tabs': twoTabs,
+  'answer-through-drops': answerThroughDrops,
+  'restart-outbox': restartOutbox,
+  'open-card': openCard,
+  search,
+  'long-session': longSession,
 };
 
 const name = process.argv[2];
@@ -508,6 +515,316 @@ async function keypad(page) {
     apiAtFirst,
     apiAtEnd: (await keypadView(page)).keypad.adapterApi,
   };
+}
+
+// --- Every question reaches the user (issue 15).
+
+/** Makes the page hidden as a browser does when its tab is in the background. */
+async function hide(page) {
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+}
+
+const notifications = (page) => page.evaluate(() => window.orbitInspect.notifications());
+
+/** Polls the page's notifications until `predicate` holds. */
+async function untilNotifications(page, what, predicate) {
+  const deadline = Date.now() + TIMEOUT;
+  for (;;) {
+    const list = await notifications(page);
+    if (predicate(list)) return list;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; notifications: ${JSON.stringify(list)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Waits for a file the harness writes; returns its text. */
+async function waitForFile(path, what) {
+  const { readFile } = await import('node:fs/promises');
+  const deadline = Date.now() + TIMEOUT * 2;
+  for (;;) {
+    const text = await readFile(path, 'utf8').catch(() => null);
+    if (text !== null && text.trim()) return text.trim();
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function notify(page, context) {
+  await context.grantPermissions(['notifications'], { origin });
+  await hide(page);
+  // A permission card: one notification, tagged by its request id; the title counts it.
+  const { card } = await promptAndCard(page, 'Please make the edit (permission)');
+  if (card.kind !== 'permission') throw new Error(`expected a permission card, got ${card.kind}`);
+  const first = await untilNotifications(page, 'the permission notification', (l) => l.some((n) => n.tag === card.requestId));
+  if (first.length !== 1) throw new Error(`one card, ${first.length} notifications: ${JSON.stringify(first)}`);
+  const title = await page.title();
+  if (!title.startsWith('(1) ')) throw new Error(`the title does not count the waiting card: ${title}`);
+  if (JSON.stringify(first[0].actions) !== '["open"]') throw new Error(`a permission offers to open Orbit: ${JSON.stringify(first[0].actions)}`);
+  await shot(page, 'permission-notified');
+  // Its address opens Orbit on the card (a second tab, the card in view and focused).
+  const other = await newPage(context);
+  await other.goto(new URL(first[0].url, origin).toString());
+  await until(other, 'the second tab on the card', (s) => s.ready && pendingCards(s).some((c) => c.requestId === card.requestId));
+  await other.waitForFunction((id) => document.activeElement?.getAttribute('data-request-id') === id, card.requestId);
+  await shot(other, 'opened-on-card');
+  // Answered in the other tab: gone from the first at once, and the notification closes.
+  await cardGroup(other, card).getByRole('button', { name: 'Allow', exact: true }).click();
+  await cardGroup(page, card).waitFor({ state: 'detached' });
+  await untilNotifications(page, 'the permission notification to close', (l) => !l.some((n) => n.tag === card.requestId));
+  await until(page, 'the turn to end', turnEnded);
+  await other.close();
+  // A question card: open or skip; the skip goes through the controller.
+  await ask(page, 'Ask me a question');
+  const s = await until(page, 'a question card', (st) => pendingCards(st).some((c) => c.kind === 'questions'));
+  const qcard = pendingCards(s).find((c) => c.kind === 'questions');
+  const second = await untilNotifications(page, 'the question notification', (l) => l.some((n) => n.tag === qcard.requestId));
+  if (second.length !== 1) throw new Error(`one card, ${second.length} notifications: ${JSON.stringify(second)}`);
+  if (JSON.stringify(second[0].actions) !== '["open","skip"]') throw new Error(`a question offers open and skip: ${JSON.stringify(second[0].actions)}`);
+  await shot(page, 'question-notified');
+  const outcome = await page.evaluate((tag) => window.orbitInspect.notificationAction(tag, 'skip'), qcard.requestId);
+  const done = await until(page, 'the skipped turn to end', (st) => turnEnded(st) && shownKinds(st).includes('denied'));
+  await untilNotifications(page, 'no notification left', (l) => l.length === 0);
+  const finalTitle = await page.title();
+  if (finalTitle.startsWith('(')) throw new Error(`the title still counts cards: ${finalTitle}`);
+  await shot(page, 'skipped');
+  return { permissionTag: card.requestId, questionTag: qcard.requestId, skipOutcome: outcome, title, kinds: shownKinds(done) };
+}
+
+async function twoTabs(page, context) {
+  const other = await newPage(context);
+  await other.goto(page.url());
+  await until(other, 'the second tab', (s) => s.connection === 'open' && s.ready);
+  const { card } = await promptAndCard(page, 'Please make the edit (permission)');
+  // The same card in both tabs.
+  await cardGroup(page, card).waitFor();
+  await cardGroup(other, card).waitFor();
+  await shot(other, 'both-tabs');
+  await cardGroup(page, card).getByRole('button', { name: 'Allow', exact: true }).click();
+  await cardGroup(other, card).waitFor({ state: 'detached', timeout: 5000 });
+  const s = await until(other, 'the turn to end in the other tab', turnEnded);
+  await shot(other, 'gone-from-other');
+  const a = await until(page, 'the turn to end', turnEnded);
+  if (JSON.stringify(a.transcripts[a.shown].seqs) !== JSON.stringify(s.transcripts[s.shown].seqs)) throw new Error('the two tabs show different transcripts');
+  await other.close();
+  return { requestId: card.requestId, kinds: shownKinds(s) };
+}
+
+/** Routes the page's socket through the test: each connection that carries `drop(frame)` is closed after forwarding it. */
+async function routeSocket(page, onPageFrame) {
+  const log = [];
+  await page.routeWebSocket(/\/ws\?w=/, (ws) => {
+    const server = ws.connectToServer();
+    const connection = log.length;
+    log.push([]);
+    ws.onMessage((message) => {
+      let frame = null;
+      try { frame = JSON.parse(String(message)); } catch { /* forwarded as is */ }
+      log[connection].push(frame);
+      const verdict = onPageFrame(frame, connection);
+      if (verdict !== 'swallow') server.send(message);
+      if (verdict === 'drop') {
+        ws.close({ code: 4000, reason: 'dropped by the test' });
+        server.close();
+      }
+    });
+    server.onMessage((message) => ws.send(message));
+  });
+  return log;
+}
+
+async function answerThroughDrops(page) {
+  let drops = 0;
+  const DROPS = 3;
+  const log = await routeSocket(page, (frame) => {
+    if (frame?.type === 'action' && frame.request?.type === 'answerPermission' && drops < DROPS) {
+      drops += 1;
+      return 'drop';
+    }
+    return 'forward';
+  });
+  await page.reload();
+  await until(page, 'the page through the route', (s) => s.connection === 'open' && s.ready);
+  const { card } = await promptAndCard(page, 'Please make the edit (permission)');
+  await cardGroup(page, card).getByRole('button', { name: 'Allow', exact: true }).click();
+  // After the first drop the page is reloaded: the outbox survives it.
+  const deadline = Date.now() + TIMEOUT;
+  while (drops < 1) {
+    if (Date.now() > deadline) throw new Error('the answer was never sent');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const reloadedAt = log.length;
+  await page.reload();
+  const s = await until(page, 'the turn to end', turnEnded, TIMEOUT * 2);
+  await shot(page, 'applied-once');
+  const sends = log.map((frames) => frames.filter((f) => f?.type === 'action' && f.request?.type === 'answerPermission').map((f) => f.id));
+  const ids = new Set(sends.flat());
+  const sentAfterReload = sends.slice(reloadedAt).some((list) => list.length > 0);
+  if (ids.size !== 1) throw new Error(`the answer went with ${ids.size} ids: ${JSON.stringify(sends)}`);
+  if (!sentAfterReload) throw new Error(`the answer was not sent again after the reload: ${JSON.stringify(sends)}`);
+  const refused = s.notices.filter((n) => /refused/i.test(n));
+  if (refused.length) throw new Error(`refused: ${refused.join(' | ')}`);
+  if (s.outbox.length) throw new Error(`the outbox still holds ${s.outbox.join(',')}`);
+  return { drops, connections: log.length, sends: sends.filter((l) => l.length).length, toolUseId: card.toolUseId, kinds: shownKinds(s) };
+}
+
+async function restartOutbox(page) {
+  // Actions reach no Orbit: they stay in the outbox, unacknowledged.
+  await routeSocket(page, (frame) => (frame?.type === 'action' ? 'swallow' : 'forward'));
+  await page.reload();
+  await until(page, 'the page through the route', (s) => s.connection === 'open' && s.ready);
+  await page.getByRole('button', { name: 'New conversation' }).click();
+  const held = await until(page, 'an action in the outbox', (s) => s.outbox.length === 1);
+  await mkdir(artifacts, { recursive: true });
+  const urlFile = join(artifacts, 'restart.url');
+  await writeFile(join(artifacts, 'restart.ready'), `${held.instanceId}\n`);
+  // The harness restarts Orbit on the same port and writes its new login address.
+  const disconnected = await until(page, 'the disconnection', (s) => s.connection !== 'open', TIMEOUT * 2);
+  await page.getByRole('alert').filter({ hasText: 'Disconnected from Orbit' }).waitFor();
+  if (!(await page.getByRole('button', { name: 'New conversation' }).isDisabled())) throw new Error('New conversation is enabled while disconnected');
+  await shot(page, 'disconnected');
+  const next = await waitForFile(urlFile, 'the restarted Orbit');
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  await page.goto(next);
+  const s = await until(page, 'the restarted Orbit', (st) => st.connection === 'open' && st.ready && st.instanceId !== held.instanceId);
+  if (s.outbox.length) throw new Error(`the old action is still in the outbox: ${s.outbox.join(',')}`);
+  const said = s.notices.find((n) => /Orbit restarted/.test(n));
+  if (!said) throw new Error(`the page did not say the action was dropped: ${JSON.stringify(s.notices)}`);
+  await page.getByRole('alert', { name: 'Errors' }).getByText(/Orbit restarted/).waitFor();
+  await shot(page, 'dropped-and-said');
+  return { before: held.instanceId, after: s.instanceId, notice: said, disconnectedState: disconnected.connection };
+}
+
+/** The page opened from a card's address (a desktop notification's action): on the card, focused; then allowed. */
+async function openCard(page) {
+  const s = await until(page, 'the card', (st) => pendingCards(st).length > 0);
+  const card = pendingCards(s)[0];
+  await cardGroup(page, card).waitFor();
+  await page.waitForFunction((id) => document.activeElement?.getAttribute('data-request-id') === id, card.requestId);
+  await shot(page, 'opened-on-card');
+  await cardGroup(page, card).getByRole('button', { name: 'Allow', exact: true }).click();
+  const done = await until(page, 'the turn to end', turnEnded);
+  await shot(page, 'answered');
+  return { requestId: card.requestId, key: s.shown, kinds: shownKinds(done) };
+}
+
+/** Whether the entry `seq` of the log is within the log's visible box. */
+function entryInView(page, seq) {
+  return page.evaluate((s) => {
+    const log = document.querySelector('[role="log"]');
+    const node = log?.querySelector(`[data-seq="${s}"]`);
+    if (!log || !node) return false;
+    const a = log.getBoundingClientRect();
+    const b = node.getBoundingClientRect();
+    return b.bottom > a.top && b.top < a.bottom;
+  }, seq);
+}
+
+async function search(page) {
+  await ask(page, 'What is the secret word? (zanzibar)');
+  await until(page, 'the first turn', (st) => turnEnded(st) && shownKinds(st).includes('reply'));
+  const turns = (await inspect(page)).sessions[(await inspect(page)).shown].turns;
+  await ask(page, 'Now tell me a long story');
+  const s = await until(page, 'the long reply', (st) => shownSession(st)?.turns > turns && turnEnded(st));
+  const seqs = s.transcripts[s.shown].seqs;
+  const kinds = s.transcripts[s.shown].kinds;
+  // The first prompt and its reply both hold the word; the long reply pushed them out of view.
+  const prompt = seqs[kinds.indexOf('prompt')];
+  const reply = seqs[kinds.indexOf('reply')];
+  if (await entryInView(page, reply)) throw new Error('the first reply is still in view; the story is too short');
+  await shot(page, 'scrolled-away');
+  await page.getByRole('log').focus();
+  await page.keyboard.press('Control+f');
+  const box = page.getByRole('search', { name: 'Search the conversation' }).getByRole('searchbox', { name: 'Find in conversation' });
+  await box.waitFor();
+  await box.fill('ZANZIBAR');
+  let found = await page.evaluate(() => window.orbitInspect.search());
+  if (JSON.stringify(found.matches) !== JSON.stringify([prompt, reply])) throw new Error(`matches ${JSON.stringify(found.matches)}, expected ${prompt},${reply}`);
+  if (found.current !== prompt) throw new Error(`the first match is ${found.current}`);
+  await page.getByRole('button', { name: 'Next' }).click();
+  found = await page.evaluate(() => window.orbitInspect.search());
+  if (found.current !== reply) throw new Error(`Next went to ${found.current}`);
+  await page.waitForFunction((seq) => document.querySelector(`[data-seq="${seq}"]`)?.getAttribute('aria-current') === 'true', reply);
+  if (!(await entryInView(page, reply))) throw new Error('the match was not brought into view');
+  const status = await page.getByRole('search').getByRole('status').textContent();
+  await shot(page, 'found');
+  await page.getByRole('button', { name: 'Previous' }).click();
+  found = await page.evaluate(() => window.orbitInspect.search());
+  if (found.current !== prompt) throw new Error(`Previous went to ${found.current}`);
+  await box.press('Escape');
+  await page.getByRole('search').waitFor({ state: 'hidden' });
+  return { matches: found.matches, status, kinds };
+}
+
+/** The page's JS heap after a full garbage collection, in bytes. */
+async function heapAfterGc(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('HeapProfiler.collectGarbage');
+  await cdp.send('HeapProfiler.collectGarbage');
+  const { usedSize } = await cdp.send('Runtime.getHeapUsage');
+  await cdp.detach();
+  return usedSize;
+}
+
+/** Sends `n` entries (and a reply of `bytes`) through the mock host; waits until the page holds the last. */
+async function flood(page, n, bytes = 0, word = '') {
+  const url = new URL(process.env.ORBIT_FLOOD_URL);
+  url.searchParams.set('n', String(n));
+  url.searchParams.set('bytes', String(bytes));
+  if (word) url.searchParams.set('word', word);
+  const last = Number(await (await fetch(url)).text());
+  return until(page, `entry ${last}`, (s) => s.shown !== null && (s.transcripts[s.shown]?.seqs ?? []).includes(last), TIMEOUT * 2);
+}
+
+/**
+ * A long session (needs ORBIT_FLOOD_URL, the mock host's `/mock/flood`):
+ * the page's heap at 5,000 entries is within 20 % of its heap at 400, the
+ * view renders a window (not every entry), search finds a word in an entry
+ * that is not rendered, and the longest main-thread task while a 1 MB reply
+ * arrives is reported (a figure, not asserted).
+ */
+async function longSession(page) {
+  if (!process.env.ORBIT_FLOOD_URL) throw new Error('long-session needs ORBIT_FLOOD_URL (the mock host)');
+  await flood(page, 400);
+  await new Promise((r) => setTimeout(r, 300));
+  const heap400 = await heapAfterGc(page);
+  const rendered400 = await page.evaluate(() => window.orbitInspect.rendered());
+  await shot(page, 'at-400');
+  const s = await flood(page, 4600, 0, 'quetzalcoatl');
+  await new Promise((r) => setTimeout(r, 300));
+  const heap5000 = await heapAfterGc(page);
+  const rendered = await page.evaluate(() => window.orbitInspect.rendered());
+  const held = s.transcripts[s.shown].length;
+  if (held > 400) throw new Error(`the page holds ${held} entries, more than the host's ring`);
+  if (heap5000 > heap400 * 1.2) throw new Error(`the heap grew from ${heap400} to ${heap5000} bytes (over 20 %)`);
+  if (rendered >= held) throw new Error(`the view renders all ${held} entries: not virtualised`);
+  // Search finds a word in an entry that is not in the DOM.
+  const target = await page.evaluate(() => window.orbitInspect.state());
+  await page.getByRole('log').focus();
+  await page.keyboard.press('Control+f');
+  const box = page.getByRole('searchbox', { name: 'Find in conversation' });
+  await box.fill('quetzalcoatl');
+  const found = await page.evaluate(() => window.orbitInspect.search());
+  if (found.matches.length !== 1) throw new Error(`search found ${JSON.stringify(found.matches)}`);
+  await page.waitForFunction((seq) => document.querySelector(`[data-seq="${seq}"]`)?.getAttribute('aria-current') === 'true', found.current);
+  await shot(page, 'found-unrendered');
+  await box.press('Escape');
+  // The longest task while a 1 MB reply arrives.
+  await page.getByRole('log').evaluate((log) => { log.scrollTop = log.scrollHeight; });
+  await page.evaluate(() => {
+    window.__orbitLongest = 0;
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__orbitLongest = Math.max(window.__orbitLongest, e.duration);
+    }).observe({ type: 'longtask', buffered: false });
+  });
+  await flood(page, 0, 1_000_000);
+  await new Promise((r) => setTimeout(r, 500));
+  const longestTaskMs = await page.evaluate(() => window.__orbitLongest);
+  await shot(page, 'big-reply');
+  return { heap400, heap5000, heapRatio: heap5000 / heap400, rendered400, rendered, held, longestTaskMs, lastSeq: target.lastSeq };
 }
 
 // --- Run.

@@ -1,9 +1,12 @@
 import './hud/style.css';
 import { Channel } from './protocol/channel';
+import { workerChecker } from './protocol/checker';
 import { WebSocketTransport } from './protocol/websocket';
 import { Store, inspect } from './state/store';
+import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
 import { mountKeypad } from './hud/keypad';
+import { Notifier, browserNotifyEnv, cardFromHash } from './hud/notify';
 
 /** The workspace id: the path segment after `/w/`. */
 function workspaceId(): string {
@@ -16,10 +19,14 @@ const scheme = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
 const url = `${scheme}//${window.location.host}/ws?w=${encodeURIComponent(id)}`;
 
 const store = new Store();
-const channel = new Channel(new WebSocketTransport(url), store);
+const channel = new Channel(new WebSocketTransport(url), store, {
+  storage: sessionOutboxStorage(id),
+  checker: workerChecker(),
+});
 const root = document.getElementById('app');
 if (!root) throw new Error('the page has no #app element');
-const hud = mountHud(root, store, channel, { workspaceId: id });
+const notifier = new Notifier(id, browserNotifyEnv(id));
+const hud = mountHud(root, store, channel, { workspaceId: id, notifier });
 const keypad = mountKeypad(root, { workspaceId: id, showConversation: (key) => { hud.show(key); } });
 
 /** `#conversation=<key>` (a keypad key's tap) shows that conversation. */
@@ -30,6 +37,24 @@ function showFromHash(): void {
 window.addEventListener('hashchange', showFromHash);
 showFromHash();
 
+// A notification's address (`#card=<key>/<requestId>`) opens the page on its card.
+const wanted = cardFromHash(window.location.hash);
+if (wanted) {
+  hud.openCard(wanted.key, wanted.requestId);
+  history.replaceState(null, '', window.location.pathname + window.location.search);
+}
+
+// The service worker's answers to a notification's actions.
+if ('serviceWorker' in navigator) {
+  navigator.serviceWorker.addEventListener('message', (event: MessageEvent) => {
+    const data = event.data as { type?: unknown; key?: unknown; requestId?: unknown } | null;
+    if (typeof data?.key !== 'string' || typeof data.requestId !== 'string') return;
+    const { key, requestId } = data;
+    if (data.type === 'orbit-open-card') hud.openCard(key, requestId);
+    else if (data.type === 'orbit-skip') channel.act({ type: 'skipQuestions', key, requestId });
+  });
+}
+
 declare global {
   interface Window {
     orbitInspect: {
@@ -37,6 +62,14 @@ declare global {
       frames(): number;
       errors(): string[];
       keypad(): unknown;
+      /** How many transcript entries the conversation view has in the DOM. */
+      rendered(): number;
+      /** The conversation search: open, query, the matching seqs and the current one. */
+      search(): unknown;
+      /** The notifications shown now (tag = the card's request id). */
+      notifications(): Promise<unknown[]>;
+      /** Runs a notification's action (`open`, `skip`) as a click on it would; resolves to what the worker did. */
+      notificationAction(tag: string, action: string): Promise<string>;
     };
   }
 }
@@ -46,6 +79,25 @@ window.orbitInspect = {
   frames: () => store.state.frames,
   errors: () => store.state.errors.slice(),
   keypad: () => keypad.state(),
+  search: () => hud.search(),
+  rendered: () => hud.rendered(),
+  notifications: () => notifier.shown(),
+  notificationAction: async (tag, action) => {
+    const registration = await navigator.serviceWorker.ready;
+    const worker = registration.active;
+    if (!worker) return 'no-worker';
+    return new Promise<string>((resolve) => {
+      const listener = (event: MessageEvent): void => {
+        const data = event.data as { type?: unknown; tag?: unknown; outcome?: unknown } | null;
+        if (data?.type === 'orbit-notification-action-done' && data.tag === tag) {
+          navigator.serviceWorker.removeEventListener('message', listener);
+          resolve(typeof data.outcome === 'string' ? data.outcome : 'unknown');
+        }
+      };
+      navigator.serviceWorker.addEventListener('message', listener);
+      worker.postMessage({ type: 'orbit-notification-action', tag, action });
+    });
+  },
 };
 
 channel.start();

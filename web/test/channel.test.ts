@@ -52,6 +52,25 @@ describe('Channel', () => {
     expect(store.state.outbox).toEqual([]);
   });
 
+  it('a snapshot cut short by a drop is asked for again whole, not resumed from its head', () => {
+    const transport = new FakeTransport();
+    const store = new Store();
+    const channel = new Channel(transport, store);
+    channel.start();
+    transport.setState('open');
+    transport.deliver(hello(false, 26));
+    transport.setState('reconnecting');
+    transport.sent = [];
+    transport.setState('open');
+    expect(transport.sent).toEqual([{ type: 'resume', instanceId: 'i1', lastSeq: null }]);
+    transport.deliver(hello(false, 26));
+    transport.deliver({ seq: null, body: { type: 'snapshotEnd' } });
+    transport.setState('reconnecting');
+    transport.sent = [];
+    transport.setState('open');
+    expect(transport.sent).toEqual([{ type: 'resume', instanceId: 'i1', lastSeq: 26 }]);
+  });
+
   it('an action made while disconnected waits for the hello', () => {
     const transport = new FakeTransport();
     const store = new Store();
@@ -75,5 +94,80 @@ describe('Channel', () => {
     expect(store.state.notices.at(-1)?.text).toContain('does not match the protocol');
     expect(store.state.sessions).toEqual({});
     expect(store.state.lastSeq).toBeNull();
+  });
+});
+
+describe('the outbox across reloads', () => {
+  it('is kept in storage, sent again after a reload with the same id, and cleared by its ack', async () => {
+    const { memoryOutboxStorage } = await import('../src/state/outbox');
+    const storage = memoryOutboxStorage();
+    let now = 1_000_000;
+    const t1 = new FakeTransport();
+    const c1 = new Channel(t1, new Store(), { storage, now: () => now });
+    c1.start();
+    t1.setState('open');
+    t1.deliver(hello(false, 0));
+    const item = c1.act({ type: 'stopAll' });
+    expect(storage.items.map((i) => [i.id, i.instanceId])).toEqual([[item.id, 'i1']]);
+    // The page reloads before the ack: a new channel on the same storage.
+    now += 5000;
+    const t2 = new FakeTransport();
+    const store2 = new Store();
+    const c2 = new Channel(t2, store2, { storage, now: () => now });
+    c2.start();
+    t2.setState('open');
+    t2.deliver(hello(false, 0));
+    expect(t2.sent.at(-1)).toEqual({ type: 'action', id: item.id, request: { type: 'stopAll' } });
+    t2.deliver({ seq: null, body: { type: 'ack', id: item.id, ok: true, code: null, message: null } });
+    expect(storage.items).toEqual([]);
+    expect(store2.state.notices).toEqual([]);
+  });
+
+  it('an entry from before an Orbit restart is dropped and said', async () => {
+    const { memoryOutboxStorage } = await import('../src/state/outbox');
+    const storage = memoryOutboxStorage([
+      { id: 'old1', frame: { type: 'action', id: 'old1', request: { type: 'skipQuestions', key: 'c1', requestId: 'r9' } }, at: 1000, instanceId: 'before-restart' },
+    ]);
+    const t = new FakeTransport();
+    const store = new Store();
+    const channel = new Channel(t, store, { storage, now: () => 2000 });
+    expect(store.state.outbox.map((i) => i.id)).toEqual(['old1']);
+    channel.start();
+    t.setState('open');
+    t.deliver(hello(false, 0));
+    expect(t.sent.filter((f) => (f as { type: string }).type === 'action')).toEqual([]);
+    expect(store.state.outbox).toEqual([]);
+    expect(storage.items).toEqual([]);
+    expect(store.state.notices.map((n) => n.text)).toEqual([
+      'Not sent, because Orbit restarted since: skipping a question card. Do it again if it still matters.',
+    ]);
+  });
+
+  it('an action not acknowledged within a minute is dropped and said, by the injected clock', async () => {
+    const { memoryOutboxStorage } = await import('../src/state/outbox');
+    const storage = memoryOutboxStorage();
+    let now = 50_000;
+    const t = new FakeTransport();
+    const store = new Store();
+    const channel = new Channel(t, store, { storage, now: () => now });
+    channel.start();
+    t.setState('open');
+    t.deliver(hello(false, 0));
+    channel.act({ type: 'stop', key: 'c1' });
+    now += 60_000;
+    channel.expire();
+    expect(store.state.outbox).toHaveLength(1);
+    now += 1;
+    channel.expire();
+    expect(store.state.outbox).toEqual([]);
+    expect(storage.items).toEqual([]);
+    expect(store.state.notices.at(-1)?.text).toBe('Not sent, because Orbit did not confirm it within a minute: Stop. Do it again if it still matters.');
+  });
+
+  it('a stored outbox that is not ours is ignored', async () => {
+    const { parseOutbox } = await import('../src/state/outbox');
+    expect(parseOutbox('not json')).toEqual([]);
+    expect(parseOutbox('{"a":1}')).toEqual([]);
+    expect(parseOutbox('[{"id":"x","at":1,"instanceId":null,"frame":{"type":"action","id":"y"}}]')).toEqual([]);
   });
 });

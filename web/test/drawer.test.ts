@@ -10,6 +10,7 @@ function setup(trusted = true) {
   const drawer = new Drawer({ send: (r) => `id${sent.push(r)}`, show: (k) => { shown = k; }, shown: () => shown });
   document.body.replaceChildren(drawer.el);
   const state = initialState();
+  state.connection = 'open';
   applyFrame(state, { seq: null, body: { type: 'workspace', ...workspace, trusted } });
   applyFrame(state, { seq: 1, body: { type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'idle', title: 'First', sessionId: null, warm: true }, { key: 'c2', phase: 'idle', title: null, sessionId: null, warm: false }] } });
   applyFrame(state, { seq: 2, body: { type: 'session', ...session('c1', { phase: 'writing', turnCostUsd: 0.5, totalCostUsd: 1.25 }) } });
@@ -23,6 +24,24 @@ function setup(trusted = true) {
 const press = (el: Element, key: string, shiftKey = false) => el.dispatchEvent(new KeyboardEvent('keydown', { key, shiftKey, bubbles: true, cancelable: true }));
 
 describe('the drawer', () => {
+  it('while disconnected, keeps the box editable and disables everything that sends', () => {
+    const { sent, box, drawer, state, button } = setup();
+    state.connection = 'reconnecting';
+    drawer.render(state);
+    expect(box.disabled).toBe(false);
+    for (const name of ['Send', 'Stop', 'Stop all', 'New conversation']) expect(button(name)?.disabled, name).toBe(true);
+    box.value = 'wait for me';
+    press(box, 'Enter');
+    expect(sent).toEqual([]);
+    expect(box.value).toBe('wait for me');
+    state.connection = 'open';
+    drawer.render(state);
+    expect(button('Send')?.disabled).toBe(false);
+    expect(button('Stop')?.disabled).toBe(false);
+    press(box, 'Enter');
+    expect(sent).toEqual([{ type: 'prompt', key: null, text: 'wait for me', skills: [], files: [] }]);
+  });
+
   it('has the prompt box named Ask Claude: Enter sends, Shift+Enter does not', () => {
     const { sent, box } = setup();
     expect(box.getAttribute('aria-label')).toBe('Ask Claude');

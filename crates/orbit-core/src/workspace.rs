@@ -299,6 +299,12 @@ impl WorkspaceHandle {
         Some(now.saturating_duration_since(since))
     }
 
+    /// How many pages are connected to the workspace now.
+    #[must_use]
+    pub fn pages(&self) -> usize {
+        self.shared.pages.load(Ordering::SeqCst)
+    }
+
     /// The process ids of the `claude` processes this workspace runs now
     /// (no self-approval: a caller descending from one is refused).
     #[must_use]

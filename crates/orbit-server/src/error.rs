@@ -20,6 +20,9 @@ pub enum Error {
     /// No workspace with this id is open in the server.
     #[error("no open workspace `{0}`")]
     UnknownWorkspace(String),
+    /// A card's conversation key or request id cannot go in an address.
+    #[error("`{0}` is not a card's key or request id")]
+    BadCard(String),
 }
 
 /// The crate's result.

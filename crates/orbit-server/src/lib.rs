@@ -21,6 +21,8 @@
 //! - `GET /assets/<path>`: the build's hashed files, cached for a year.
 //! - `GET /ws?w=<id>`: the channel (see [`ws`]'s close codes).
 //! - `GET /w/<id>/file?path=<graph path>`: the file panel.
+//! - `GET /w/<id>/sw.js`: the page's service worker (notifications), with
+//!   the cookie, `no-store`.
 //! - `/a/...`: 404 (the adapter API is never on TCP).
 //!
 //! The checks every request passes are described in `guard`'s module doc:

@@ -153,6 +153,7 @@ impl PageServer {
                 "/w/{id}/keypad",
                 get(crate::keypad::state).post(crate::keypad::call),
             )
+            .route("/w/{id}/sw.js", get(service_worker))
             .route("/assets/{*path}", get(asset))
             .fallback(|| async { respond::not_found() })
             .layer(middleware::from_fn_with_state(
@@ -245,6 +246,28 @@ impl PageServer {
         ))
     }
 
+    /// A fresh one-time login address that opens the workspace's page on
+    /// the card `request_id` of the conversation `key`:
+    /// `.../login?token=...&card=<key>/<request id>` (the login sends the
+    /// browser to `/w/<id>/#card=<key>/<request id>`). Ids outside
+    /// `[A-Za-z0-9_.:-]` are refused.
+    pub fn card_login_url(
+        &self,
+        workspace_id: &str,
+        key: &str,
+        request_id: &str,
+    ) -> Result<String> {
+        for id in [key, request_id] {
+            if !card_id_ok(id) {
+                return Err(Error::BadCard(id.chars().take(40).collect()));
+            }
+        }
+        Ok(format!(
+            "{}&card={key}/{request_id}",
+            self.login_url(workspace_id)?
+        ))
+    }
+
     /// Stops listening and closes every socket (code 1001); connections
     /// still open after [`Limits::shutdown_grace`] are dropped.
     pub async fn shutdown(self) {
@@ -278,8 +301,26 @@ impl PageServer {
     }
 }
 
-/// `GET /login?token=T`: 303 to the page, or (for a navigation another
-/// site started) a page that navigates there itself.
+/// A conversation key or request id as it may appear in a card's address.
+fn card_id_ok(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':' | b'-'))
+}
+
+/// The page's fragment for `card=<key>/<request id>` (anything else: none).
+fn card_fragment(card: Option<&String>) -> String {
+    card.and_then(|card| card.split_once('/'))
+        .filter(|(key, request)| card_id_ok(key) && card_id_ok(request))
+        .map(|(key, request)| format!("#card={key}/{request}"))
+        .unwrap_or_default()
+}
+
+/// `GET /login?token=T[&card=<key>/<request id>]`: 303 to the page (on that
+/// card), or (for a navigation another site started) a page that navigates
+/// there itself.
 async fn login(
     State(shared): State<Arc<Shared>>,
     Query(query): Query<HashMap<String, String>>,
@@ -316,7 +357,7 @@ async fn login(
     let Ok(cookie) = HeaderValue::from_str(&cookie) else {
         return respond::plain(StatusCode::INTERNAL_SERVER_ERROR, "Orbit: bad cookie.");
     };
-    let page = format!("/w/{workspace}/");
+    let page = format!("/w/{workspace}/{}", card_fragment(query.get("card")));
     let Ok(location) = HeaderValue::from_str(&page) else {
         return respond::no_workspace();
     };
@@ -387,6 +428,26 @@ async fn page(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Resp
             HeaderValue::from_static("text/html; charset=utf-8"),
         )],
         html.into_owned(),
+    )
+        .into_response()
+}
+
+/// `GET /w/<id>/sw.js`: the page's service worker (its scope is the
+/// workspace's page), behind the cookie like the page, never cached, with
+/// the page's strict CSP (which governs the worker).
+async fn service_worker(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
+    if shared.workspace(&id).is_none() {
+        return respond::no_workspace();
+    }
+    let Some(script) = shared.assets.get("sw.js") else {
+        return respond::not_found();
+    };
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            HeaderValue::from_static("text/javascript; charset=utf-8"),
+        )],
+        script.into_owned(),
     )
         .into_response()
 }

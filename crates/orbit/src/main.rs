@@ -4,6 +4,7 @@
 mod adapter_cmd;
 mod agent_cmd;
 mod catalog_cmd;
+mod desktop_notify;
 mod graph_cmd;
 mod history_cmd;
 mod hub_cmd;

@@ -200,6 +200,14 @@ impl Orbit {
                 Arc::clone(&self.targets),
                 self.server.port(),
             ));
+            // A card that waits with no page open reaches the desktop.
+            tokio::spawn(crate::desktop_notify::watch(
+                Arc::clone(&handle),
+                Arc::new(crate::desktop_notify::Context {
+                    server: self.server.clone(),
+                    locations: self.locations.clone(),
+                }),
+            ));
         } else {
             // Opened twice at once: the first one stays.
             handle.shutdown().await;
@@ -602,7 +610,7 @@ async fn run_until_stopped(
 /// Opens the login address in the browser without putting it in any
 /// process's arguments: a 0600 file that redirects to it is opened instead
 /// (as Jupyter does), and removed once the browser has had time to read it.
-fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<()> {
+pub(crate) fn open_browser(locations: &Locations, url: &str, app: bool) -> anyhow::Result<()> {
     let file = redirect_file(locations, url)?;
     let target = format!("file://{}", file.display());
     let opened = if app {

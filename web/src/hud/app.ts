@@ -15,9 +15,13 @@ import { clear, h } from './dom';
 import { Drawer } from './drawer';
 import { FilePanel } from './filePanel';
 import type { MarkdownContext } from './markdown';
+import { titleWithCount, waitingCards, type Notifier } from './notify';
+import { ConversationSearch } from './search';
 
 export interface HudOptions {
   workspaceId: string;
+  /** Raises the cards' notifications while the page is hidden (none: no notifications). */
+  notifier?: Notifier;
 }
 
 export interface Hud {
@@ -25,6 +29,12 @@ export interface Hud {
   shown(): string | null;
   /** Shows a conversation (the keypad's tap, `#conversation=<key>`). */
   show(key: string): void;
+  /** How many transcript entries are in the DOM (the view is a window). */
+  rendered(): number;
+  /** The conversation search's state. */
+  search(): { open: boolean; query: string; matches: number[]; current: number | null };
+  /** Shows the conversation `key` and brings its card `requestId` into view (once it arrives). */
+  openCard(key: string, requestId: string): void;
 }
 
 const CONNECTION_TEXT: Record<PageState['connection'], string> = {
@@ -65,16 +75,32 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     ...mdContext,
     subagentHistory: (toolUseId) => (shown ? subagentHistoryView(store.state, shown, toolUseId, mdContext) : null),
   });
+  const search = new ConversationSearch({
+    entries: () => (shown ? (store.state.transcripts[shown] ?? []) : []),
+    reveal: (seq) => { transcript.reveal(seq); },
+  });
   const bubbles = new Bubbles(show);
   const drawer = new Drawer({ send, show, shown: () => shown });
   const scene = createScene();
 
   const connection = h('p', { class: 'connection', role: 'status' });
+  const offlineBanner = h('div', { class: 'banner banner-offline', role: 'alert', hidden: true });
+  const notifier = options.notifier;
+  const notifyButton = h('button', { type: 'button', class: 'link-button notify-button', hidden: true, onclick: () => {
+    void notifier?.ask().then(render);
+  } }, 'Notify me of cards');
+  const notifyProblem = h('span', { class: 'notify-problem muted', role: 'status' });
+  notifier?.onChange(() => { render(); });
+  /** A card the page was asked to open (from a notification), until it is in view. */
+  let wantedCard: { key: string; requestId: string } | null = null;
   const wsName = h('span', { class: 'ws-name' });
   const agentBanner = h('div', { class: 'banner banner-error', role: 'alert', hidden: true });
   const trustBanner = h('div', { class: 'banner banner-trust', hidden: true });
   const notices = h('div', { class: 'notices', role: 'alert', 'aria-label': 'Errors' });
   const cards = h('div', { class: 'cards', role: 'region', 'aria-label': 'Waiting for you' });
+  // While disconnected nothing on a card can be sent: a disabled fieldset disables every control in it
+  // without touching the controls' own state.
+  const cardsGate = h('fieldset', { class: 'cards-gate' }, cards);
   const conversationTitle = h('h2', { class: 'conversation-title' }, 'Conversation');
 
   const trustButton = h('button', { type: 'button', class: 'primary', onclick: () => {
@@ -95,10 +121,10 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   const cardNodes = new Map<string, { node: HTMLElement; actionIds: string[] }>();
 
   root.append(
-    h('header', { class: 'topbar' }, h('h1', { class: 'brand' }, 'Orbit'), wsName, connection),
-    h('div', { class: 'banners' }, agentBanner, trustBanner, notices),
+    h('header', { class: 'topbar' }, h('h1', { class: 'brand' }, 'Orbit'), wsName, notifyButton, notifyProblem, connection),
+    h('div', { class: 'banners' }, offlineBanner, agentBanner, trustBanner, notices),
     h('main', { class: 'stage' }, scene.el, bubbles.el),
-    h('aside', { class: 'side', 'aria-label': 'Claude' }, conversationTitle, transcript.el, cards, drawer.el),
+    h('aside', { class: 'side', 'aria-label': 'Claude' }, conversationTitle, search.el, transcript.el, cardsGate, drawer.el),
     filePanel.el,
   );
 
@@ -130,6 +156,16 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       if (!keep.has(id)) {
         held.node.remove();
         cardNodes.delete(id);
+      }
+    }
+    if (wantedCard && wantedCard.key === key) {
+      const wanted = Array.from(cards.querySelectorAll<HTMLElement>('[data-request-id]')).find(
+        (node) => node.dataset.requestId === wantedCard?.requestId,
+      );
+      if (wanted) {
+        wantedCard = null;
+        wanted.scrollIntoView({ block: 'nearest' });
+        wanted.focus();
       }
     }
   }
@@ -168,6 +204,16 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     }
     if (!pinned && shown === null) shown = state.current;
 
+    const offline = state.connection !== 'open';
+    cardsGate.disabled = offline;
+    // Said at once; the first connection of a load is not a disconnection.
+    offlineBanner.hidden = !offline || state.connects === 0;
+    if (!offlineBanner.hidden) {
+      const waiting = state.outbox.length;
+      offlineBanner.textContent = `Disconnected from Orbit: reconnecting… Cards and prompts can be sent again once it is back${
+        waiting > 0 ? `; ${waiting} action${waiting === 1 ? '' : 's'} will be sent then` : ''
+      }.`;
+    }
     if (state.connection !== connection.dataset.state) {
       connection.dataset.state = state.connection;
       connection.textContent = CONNECTION_TEXT[state.connection];
@@ -182,7 +228,11 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     const ws = state.workspace;
     wsName.textContent = ws ? ws.name : '';
     wsName.title = ws ? ws.root : '';
-    document.title = ws ? `${ws.name} · Orbit` : 'Orbit';
+    const waiting = waitingCards(state).length;
+    document.title = titleWithCount(ws ? `${ws.name} · Orbit` : 'Orbit', waiting);
+    notifyButton.hidden = !notifier?.canAsk();
+    notifyProblem.textContent = notifier?.problem ?? '';
+    notifier?.render(state);
 
     const agentMissing = ws !== null && !ws.agent.available;
     agentBanner.hidden = !agentMissing;
@@ -209,7 +259,32 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     renderNotices(state);
   }
 
+  const side = root.querySelector<HTMLElement>('aside.side');
+  if (side) search.bind(side);
   store.subscribe(render);
   render();
-  return { shown: () => shown, show };
+  return {
+    shown: () => shown,
+    show,
+    search: () => search.inspect(),
+    rendered: () => transcript.rendered(),
+    openCard: (key, requestId) => {
+      wantedCard = { key, requestId };
+      if (store.state.conversations.some((c) => c.key === key)) {
+        shown = key;
+        pinned = true;
+      } else {
+        // Not here yet (the page is loading): shown once its conversation arrives.
+        const stop = store.subscribe(() => {
+          if (store.state.conversations.some((c) => c.key === key)) {
+            stop();
+            shown = key;
+            pinned = true;
+            render();
+          }
+        });
+      }
+      render();
+    },
+  };
 }

@@ -4,10 +4,30 @@
  * replaces its node). A subagent's work shows as its Task call, whose
  * button opens the subagent's own history.
  */
-import type { TranscriptEntry } from '../protocol/types';
+import type { MdNode, TranscriptEntry } from '../protocol/types';
 import type { PageState } from '../state/store';
 import { clear, formatCost, formatDuration, h } from './dom';
-import { renderMarkdown, type MarkdownContext } from './markdown';
+import { renderMarkdown, renderNode, type MarkdownContext } from './markdown';
+
+/** A reply's blocks rendered at once; the rest follow in tasks of this many (a 1 MB reply never blocks). */
+const REPLY_CHUNK = 12;
+
+/** Renders a reply's blocks into `el`: the first chunk now, the others each in a task of its own. */
+function renderReply(el: HTMLElement, nodes: readonly MdNode[], ctx: MarkdownContext): void {
+  if (nodes.length <= REPLY_CHUNK) {
+    el.appendChild(renderMarkdown(nodes, ctx));
+    return;
+  }
+  let at = 0;
+  const chunk = (): void => {
+    const fragment = document.createDocumentFragment();
+    for (const node of nodes.slice(at, at + REPLY_CHUNK)) fragment.appendChild(renderNode(node, ctx));
+    el.appendChild(fragment);
+    at += REPLY_CHUNK;
+    if (at < nodes.length) setTimeout(chunk, 0);
+  };
+  chunk();
+}
 
 const SUBAGENT_TOOLS = new Set(['Task', 'Agent']);
 
@@ -31,8 +51,11 @@ export function entryView(
         body.skills.length ? h('p', { class: 'muted' }, `Skills: ${body.skills.join(', ')}`) : null,
         body.files.length ? h('p', { class: 'muted' }, `Files: ${body.files.join(', ')}`) : null,
       );
-    case 'reply':
-      return h('article', { ...attrs, class: 'entry reply', 'aria-label': 'Claude' }, renderMarkdown(body.nodes, ctx));
+    case 'reply': {
+      const el = h('article', { ...attrs, class: 'entry reply', 'aria-label': 'Claude' });
+      renderReply(el, body.nodes, ctx);
+      return el;
+    }
     case 'tool': {
       const detail = body.detail ?? '';
       const file = body.file ?? null;
@@ -102,55 +125,78 @@ export function entryView(
   }
 }
 
-/** Keeps a log element in step with a transcript, touching only what changed. */
+/** Pixels rendered beyond the visible box, above and below. */
+const OVERSCAN_PX = 800;
+/** A height guessed for an entry not yet measured. */
+const ESTIMATE_PX = 56;
+/** Entries rendered when the log has no layout yet (hidden, or a DOM without layout). */
+const WINDOW_WITHOUT_LAYOUT = 60;
+
+/**
+ * The conversation view: a `log` of one conversation's transcript, rendered
+ * as a window. Only the entries within the visible box (plus
+ * {@link OVERSCAN_PX} either side) are in the DOM, between two spacers
+ * whose heights are the measured (or estimated) heights of the entries
+ * left out, so a long session scrolls smoothly and the page's DOM stays
+ * small; the search (`search.ts`) works on the transcript itself and
+ * brings a match into the window. An entry sent again with the same seq
+ * replaces its node; a view at the bottom stays at the bottom.
+ */
 export class TranscriptView {
   readonly el: HTMLElement;
+  private readonly top: HTMLElement;
+  private readonly bottom: HTMLElement;
+  private readonly empty: HTMLElement;
   private key: string | null = null;
-  private nodes = new Map<number, { entry: TranscriptEntry; node: HTMLElement }>();
+  private entries: readonly TranscriptEntry[] = [];
+  private readonly nodes = new Map<number, { entry: TranscriptEntry; node: HTMLElement }>();
+  /** Measured heights by seq (kept for the entries the ring still holds). */
+  private readonly heights = new Map<number, number>();
+  private readonly resize: ResizeObserver | null;
+  private frame: number | null = null;
+  private atBottom = true;
+  /** The entry the search marks now. */
+  private marked: number | null = null;
 
   constructor(private readonly ctx: MarkdownContext & { subagentHistory(toolUseId: string): HTMLElement | null }) {
-    this.el = h('div', { class: 'log', role: 'log', 'aria-label': 'Conversation', 'aria-live': 'polite', tabindex: 0 });
+    this.top = h('div', { class: 'log-spacer', 'aria-hidden': 'true' });
+    this.bottom = h('div', { class: 'log-spacer', 'aria-hidden': 'true' });
+    this.empty = h('p', { class: 'empty muted' }, 'Nothing here yet. Ask Claude below.');
+    this.el = h('div', { class: 'log', role: 'log', 'aria-label': 'Conversation', 'aria-live': 'polite', tabindex: 0 }, this.top, this.bottom);
+    this.el.addEventListener('scroll', () => {
+      this.atBottom = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 40;
+      this.schedule();
+    }, { passive: true });
+    // An entry that changes height (a subagent's work opened, fonts) moves the window's arithmetic.
+    this.resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => { this.schedule(); });
   }
 
   render(state: PageState, key: string | null): void {
     if (key !== this.key) {
       this.key = key;
+      for (const held of this.nodes.values()) held.node.remove();
       this.nodes.clear();
-      clear(this.el);
+      this.heights.clear();
+      this.atBottom = true;
+      this.marked = null;
     }
-    const entries = key ? (state.transcripts[key] ?? []) : [];
-    const stick = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 40;
-    const seen = new Set<number>();
-    let before: Node | null = null;
-    // Walk from the end so insertions keep seq order.
-    for (let i = entries.length - 1; i >= 0; i -= 1) {
-      const entry = entries[i];
-      if (!entry) continue;
-      seen.add(entry.seq);
+    this.entries = key ? (state.transcripts[key] ?? []) : [];
+    if (this.entries.length === 0) {
+      if (!this.empty.parentNode) this.el.insertBefore(this.empty, this.bottom);
+    } else {
+      this.empty.remove();
+    }
+    // Rendered entries whose content changed are rebuilt; open subagent histories follow their entries.
+    for (const entry of this.entries) {
       const held = this.nodes.get(entry.seq);
-      let node: HTMLElement;
-      if (held && held.entry === entry) {
-        node = held.node;
-      } else {
-        node = entryView(entry, this.ctx);
-        if (held) held.node.replaceWith(node);
+      if (held && held.entry !== entry) {
+        const node = entryView(entry, this.ctx);
+        held.node.replaceWith(node);
+        this.resize?.unobserve(held.node);
+        this.resize?.observe(node);
         this.nodes.set(entry.seq, { entry, node });
       }
-      if (node.nextSibling !== before || node.parentNode !== this.el) this.el.insertBefore(node, before);
-      before = node;
     }
-    for (const [seq, held] of this.nodes) {
-      if (!seen.has(seq)) {
-        held.node.remove();
-        this.nodes.delete(seq);
-      }
-    }
-    if (entries.length === 0 && !this.el.querySelector('.empty')) {
-      this.el.appendChild(h('p', { class: 'empty muted' }, 'Nothing here yet. Ask Claude below.'));
-    } else if (entries.length > 0) {
-      this.el.querySelector('.empty')?.remove();
-    }
-    // An open subagent history follows its new entries.
     for (const holder of Array.from(this.el.querySelectorAll<HTMLElement>('.subagent-history:not([hidden])'))) {
       const id = holder.dataset.subagent;
       const count = id && key ? (state.subagentTranscripts[key] ?? []).filter((e) => e.subagent === id).length : 0;
@@ -161,7 +207,132 @@ export class TranscriptView {
         holder.appendChild(history ?? h('p', { class: 'muted' }, 'Nothing from this subagent yet.'));
       }
     }
-    if (stick) this.el.scrollTop = this.el.scrollHeight;
+    this.layout();
+  }
+
+  private schedule(): void {
+    if (this.frame !== null) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = null;
+      this.layout();
+    });
+  }
+
+  private height(seq: number): number {
+    return this.heights.get(seq) ?? ESTIMATE_PX;
+  }
+
+  /** The window of entries to render: [from, to). */
+  private window(): [number, number] {
+    const n = this.entries.length;
+    const view = this.el.clientHeight;
+    if (view === 0) return [Math.max(0, n - WINDOW_WITHOUT_LAYOUT), n];
+    const total = this.entries.reduce((sum, e) => sum + this.height(e.seq), 0);
+    const top = this.atBottom ? Math.max(0, total - view) : this.el.scrollTop;
+    const from = top - OVERSCAN_PX;
+    const to = top + view + OVERSCAN_PX;
+    let y = 0;
+    let first = n;
+    let last = n;
+    for (let i = 0; i < n; i += 1) {
+      const entry = this.entries[i];
+      if (!entry) continue;
+      const bottom = y + this.height(entry.seq);
+      if (first === n && bottom > from) first = i;
+      if (y >= to) {
+        last = i;
+        break;
+      }
+      y = bottom;
+    }
+    return [Math.min(first, n), last];
+  }
+
+  /** Renders the window, measures it, and keeps the bottom in view when it was. */
+  private layout(): void {
+    const [from, to] = this.window();
+    const keep = new Set<number>();
+    let before: Node = this.bottom;
+    for (let i = to - 1; i >= from; i -= 1) {
+      const entry = this.entries[i];
+      if (!entry) continue;
+      keep.add(entry.seq);
+      let held = this.nodes.get(entry.seq);
+      if (!held) {
+        held = { entry, node: entryView(entry, this.ctx) };
+        this.nodes.set(entry.seq, held);
+        this.resize?.observe(held.node);
+      }
+      if (held.node.nextSibling !== before || held.node.parentNode !== this.el) this.el.insertBefore(held.node, before);
+      before = held.node;
+    }
+    for (const [seq, held] of this.nodes) {
+      if (!keep.has(seq)) {
+        this.resize?.unobserve(held.node);
+        held.node.remove();
+        this.nodes.delete(seq);
+      }
+    }
+    const live = new Set(this.entries.map((e) => e.seq));
+    for (const seq of this.heights.keys()) if (!live.has(seq)) this.heights.delete(seq);
+    // An entry's height is from its top to the next one's (margins included).
+    for (let i = from; i < to; i += 1) {
+      const entry = this.entries[i];
+      const node = entry ? this.nodes.get(entry.seq)?.node : undefined;
+      if (!entry || !node) continue;
+      const next = node.nextElementSibling as HTMLElement | null;
+      const measured = next ? next.offsetTop - node.offsetTop : node.offsetHeight;
+      if (measured > 0) this.heights.set(entry.seq, measured);
+    }
+    let above = 0;
+    let below = 0;
+    this.entries.forEach((entry, i) => {
+      if (i < from) above += this.height(entry.seq);
+      else if (i >= to) below += this.height(entry.seq);
+    });
+    this.top.style.height = `${above}px`;
+    this.bottom.style.height = `${below}px`;
+    if (this.atBottom) this.el.scrollTop = this.el.scrollHeight;
+    if (this.marked !== null) this.markNode(this.marked);
+  }
+
+  private markNode(seq: number): HTMLElement | null {
+    for (const old of Array.from(this.el.querySelectorAll('.search-hit'))) {
+      old.classList.remove('search-hit');
+      old.removeAttribute('aria-current');
+    }
+    const node = this.nodes.get(seq)?.node ?? null;
+    node?.classList.add('search-hit');
+    node?.setAttribute('aria-current', 'true');
+    return node;
+  }
+
+  /** How many entries are in the DOM now (for `window.orbitInspect`). */
+  rendered(): number {
+    return this.nodes.size;
+  }
+
+  /** Brings the entry `seq` into the window and into view, and marks it as the search's match (null: no mark). */
+  reveal(seq: number | null): void {
+    this.marked = seq;
+    if (seq === null) {
+      for (const old of Array.from(this.el.querySelectorAll('.search-hit'))) {
+        old.classList.remove('search-hit');
+        old.removeAttribute('aria-current');
+      }
+      return;
+    }
+    let y = 0;
+    for (const entry of this.entries) {
+      if (entry.seq === seq) break;
+      y += this.height(entry.seq);
+    }
+    this.atBottom = false;
+    this.el.scrollTop = Math.max(0, y - this.el.clientHeight / 3);
+    this.layout();
+    const node = this.markNode(seq);
+    node?.scrollIntoView({ block: 'center' });
+    this.atBottom = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 40;
   }
 }
 

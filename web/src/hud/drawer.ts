@@ -80,7 +80,7 @@ export class Drawer {
 
   private submit(): void {
     const text = this.box.value;
-    if (!text.trim() || this.box.disabled) return;
+    if (!text.trim() || this.box.disabled || this.sendButton.disabled) return;
     const shown = this.host.shown();
     // The conversation shown, unless it is the current one (then the host's own rule: current if idle, else a new one).
     const key = shown !== null && shown !== this.current ? shown : null;
@@ -99,8 +99,11 @@ export class Drawer {
     }
     const shown = this.host.shown();
     const available = state.workspace?.trusted === true && state.workspace.agent.available;
+    // While disconnected the box keeps its text, and nothing that sends is enabled.
+    const online = state.connection === 'open';
     this.box.disabled = !available;
-    this.sendButton.disabled = !available;
+    this.sendButton.disabled = !available || !online;
+    this.newConversation.disabled = !online;
     this.hint.textContent = !state.workspace
       ? ''
       : !state.workspace.trusted
@@ -110,8 +113,8 @@ export class Drawer {
           : '';
     const session = shown ? state.sessions[shown] : undefined;
     const busy = session !== undefined && session.phase !== 'idle' && session.phase !== 'failed';
-    this.stop.disabled = !busy;
-    this.stopAll.disabled = !Object.values(state.sessions).some((s) => s.phase !== 'idle' && s.phase !== 'failed');
+    this.stop.disabled = !busy || !online;
+    this.stopAll.disabled = !online || !Object.values(state.sessions).some((s) => s.phase !== 'idle' && s.phase !== 'failed');
     this.cost.textContent = session
       ? `Turn ${formatCost(session.turnCostUsd)} · Session ${formatCost(session.totalCostUsd)}`
       : '';

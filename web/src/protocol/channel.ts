@@ -1,14 +1,25 @@
 /**
  * The channel: the envelope, the resume, and the action ids. It sends
  * `resume` on every open, applies validated frames to the store, and
- * sends each queued action (again after a reconnect, with the same id)
- * until its `ack` arrives.
+ * sends each queued action (again after a reconnect or a reload, with the
+ * same id) until its `ack` arrives. The outbox is kept in the tab's storage
+ * (`state/outbox.ts`): an entry meant for an Orbit that has restarted since,
+ * or not acknowledged within a minute, is dropped and the page says which.
  */
+import type { FrameChecker } from './checker';
 import type { Transport } from './transport';
 import { validateHostFrame, validatePageFrame } from './validate';
-import type { PageRequest } from './types';
+import type { HostFrame, PageRequest } from './types';
+import {
+  droppedNotice,
+  memoryOutboxStorage,
+  OUTBOX_MAX_AGE_MS,
+  sortOutbox,
+  type OutboxStorage,
+} from '../state/outbox';
 import {
   addError,
+  addNotice,
   applyFrame,
   queueAction,
   queueTrust,
@@ -17,14 +28,47 @@ import {
   type Store,
 } from '../state/store';
 
+export interface ChannelOptions {
+  /** Where the outbox survives a reload (default: memory only). */
+  storage?: OutboxStorage;
+  /** Milliseconds since the epoch (tests inject a clock). */
+  now?: () => number;
+  /** Checks text frames off the main thread (default: checked here, synchronously). */
+  checker?: FrameChecker | null;
+}
+
+/** Frames longer than this (characters) are checked in the worker: their validation would block the page. */
+const WORKER_FRAME_BYTES = 32 * 1024;
+
+/** How often unacknowledged actions are checked for their minute. */
+const EXPIRY_CHECK_MS = 5000;
+
 export class Channel {
   /** Whether the current connection has had its `hello` (actions wait for it). */
   private greeted = false;
+  private readonly storage: OutboxStorage;
+  private readonly now: () => number;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly checker: FrameChecker | null;
+  /** Frames being checked, applied in order. */
+  private queue: Promise<void> = Promise.resolve();
+  /** How many frames wait in the worker. */
+  private inWorker = 0;
 
   constructor(
     private readonly transport: Transport,
     private readonly store: Store,
+    options: ChannelOptions = {},
   ) {
+    this.storage = options.storage ?? memoryOutboxStorage();
+    this.now = options.now ?? Date.now;
+    this.checker = options.checker ?? null;
+    const restored = this.storage.load();
+    if (restored.length > 0) {
+      store.update((state) => {
+        state.outbox = restored;
+      });
+    }
     transport.onState((connection) => {
       this.greeted = false;
       store.update((state) => {
@@ -34,27 +78,85 @@ export class Channel {
       if (connection === 'open') this.sendFrame(resumeFrame(store.state));
     });
     transport.onFrame((data) => {
-      this.receive(data);
+      const checker = this.checker;
+      // A big frame is checked in the worker; a small one here, unless frames wait in the worker
+      // (frames are applied in arrival order).
+      if (checker && typeof data === 'string' && (this.inWorker > 0 || data.length > WORKER_FRAME_BYTES)) {
+        this.inWorker += 1;
+        this.queue = this.queue.then(async () => {
+          const result = await checker.check(data);
+          this.inWorker -= 1;
+          this.receiveChecked(data, result);
+        });
+      } else {
+        this.receive(data);
+      }
     });
   }
 
   start(): void {
     this.transport.start();
+    this.timer ??= setInterval(() => {
+      this.expire();
+    }, EXPIRY_CHECK_MS);
+  }
+
+  /** Drops (and says) the actions not acknowledged within a minute. */
+  expire(): void {
+    const now = this.now();
+    const expired = this.store.state.outbox.filter((item) => now - item.at > OUTBOX_MAX_AGE_MS);
+    if (expired.length === 0) return;
+    this.store.update((state) => {
+      state.outbox = state.outbox.filter((item) => !expired.includes(item));
+      addNotice(state, droppedNotice(expired, 'expired'));
+    });
+    this.save();
+  }
+
+  private save(): void {
+    this.storage.save(this.store.state.outbox);
   }
 
   /** Handles one frame as the transport got it. */
   receive(data: unknown): void {
     const checked = validateHostFrame(data);
     if (!checked.ok) {
-      this.store.update((state) => {
-        state.frames += 1;
-        addError(state, checked.error);
-      });
+      this.refuse(checked.error);
       return;
     }
-    const frame = checked.value;
-    this.store.update((state) => applyFrame(state, frame));
-    if (frame.body.type === 'hello') {
+    this.apply(checked.value);
+  }
+
+  /** Handles a text frame the worker checked. */
+  private receiveChecked(text: string, result: { ok: true } | { ok: false; error: string }): void {
+    if (!result.ok) {
+      this.refuse(result.error);
+      return;
+    }
+    this.apply(JSON.parse(text) as HostFrame);
+  }
+
+  private refuse(error: string): void {
+    this.store.update((state) => {
+      state.frames += 1;
+      addError(state, error);
+    });
+  }
+
+  private apply(frame: HostFrame): void {
+    const body = frame.body;
+    this.store.update((state) => {
+      applyFrame(state, frame);
+      if (body.type === 'hello') {
+        // Entries meant for an Orbit that restarted since, or past their minute, are dropped and said.
+        const { keep, restarted, expired } = sortOutbox(state.outbox, body.instanceId, this.now());
+        state.outbox = keep;
+        if (restarted.length > 0) addNotice(state, droppedNotice(restarted, 'restarted'));
+        if (expired.length > 0) addNotice(state, droppedNotice(expired, 'expired'));
+      }
+    });
+    if (body.type === 'hello' || body.type === 'ack') this.save();
+    if (body.type === 'hello') {
       this.greeted = true;
       // Everything not yet acknowledged goes again, with the same ids.
       for (const item of this.store.state.outbox) this.sendFrame(item.frame);
@@ -63,14 +165,16 @@ export class Channel {
 
   /** Queues a request as an action and sends it if connected. */
   act(request: PageRequest): OutboxItem {
-    const item = this.store.update((state) => queueAction(state, request));
+    const item = this.store.update((state) => queueAction(state, request, undefined, this.now()));
+    this.save();
     if (this.greeted) this.sendFrame(item.frame);
     return item;
   }
 
   /** Asks the host to trust this workspace's folder. */
   trust(): OutboxItem {
-    const item = this.store.update((state) => queueTrust(state));
+    const item = this.store.update((state) => queueTrust(state, undefined, this.now()));
+    this.save();
     if (this.greeted) this.sendFrame(item.frame);
     return item;
   }

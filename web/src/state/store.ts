@@ -22,8 +22,12 @@ import type {
 /** The channel protocol this page speaks (`hello.protocol`; `CHANNEL_PROTOCOL` in orbit-types). */
 export const CHANNEL_PROTOCOL = 1;
 
-/** Entries kept per conversation and history (the host keeps 400 of each). */
-export const TRANSCRIPT_LIMIT = 2000;
+/**
+ * Entries kept per conversation and per subagents' history: the host's
+ * rings (400 of each), so the page's memory is flat however long the
+ * session runs.
+ */
+export const TRANSCRIPT_LIMIT = 400;
 /** Notices kept (refusals, refused frames, failed actions). */
 export const NOTICE_LIMIT = 20;
 
@@ -45,6 +49,10 @@ export interface Notice {
 export interface OutboxItem {
   id: string;
   frame: Extract<PageFrame, { type: 'action' } | { type: 'trust' }>;
+  /** When it was made (ms since the epoch): past a minute unacknowledged it is dropped. */
+  at: number;
+  /** The boot id of the Orbit it was meant for (`null` before the first `hello`). */
+  instanceId: string | null;
 }
 
 export interface PageState {
@@ -261,7 +269,9 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
 
 /** The frame that opens each connection. */
 export function resumeFrame(state: PageState): PageFrame {
-  return { type: 'resume', instanceId: state.instanceId, lastSeq: state.lastSeq };
+  // A snapshot cut short (the socket dropped before `snapshotEnd`) is not a state to resume from:
+  // its `head` was never wholly received, so the page asks for a whole snapshot again.
+  return { type: 'resume', instanceId: state.instanceId, lastSeq: state.inSnapshot ? null : state.lastSeq };
 }
 
 let idCounter = 0;
@@ -274,14 +284,14 @@ export function newActionId(): string {
 }
 
 /** Queues an action in the outbox; returns its item (sent now, and again after a reconnect until acked). */
-export function queueAction(state: PageState, request: PageRequest, id = newActionId()): OutboxItem {
-  const item: OutboxItem = { id, frame: { type: 'action', id, request } };
+export function queueAction(state: PageState, request: PageRequest, id = newActionId(), at = Date.now()): OutboxItem {
+  const item: OutboxItem = { id, frame: { type: 'action', id, request }, at, instanceId: state.instanceId };
   state.outbox.push(item);
   return item;
 }
 
-export function queueTrust(state: PageState, id = newActionId()): OutboxItem {
-  const item: OutboxItem = { id, frame: { type: 'trust', id } };
+export function queueTrust(state: PageState, id = newActionId(), at = Date.now()): OutboxItem {
+  const item: OutboxItem = { id, frame: { type: 'trust', id }, at, instanceId: state.instanceId };
   state.outbox.push(item);
   return item;
 }

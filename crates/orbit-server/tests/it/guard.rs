@@ -196,6 +196,51 @@ async fn the_page_is_served_only_for_an_open_workspace() {
 }
 
 #[tokio::test]
+async fn the_service_worker_is_served_under_the_page_with_the_cookie_and_the_csp() {
+    let harness = Harness::start().await;
+    let cookie = harness.login().await;
+    let path = format!("/w/{WORKSPACE}/sw.js");
+    // A service worker's script fetch carries no Origin, and the cookie.
+    let reply = harness
+        .get_signed_in(
+            &cookie,
+            &path,
+            &[
+                ("Service-Worker", "script"),
+                ("Sec-Fetch-Site", "same-origin"),
+            ],
+        )
+        .await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    assert_eq!(reply.header("cache-control"), Some("no-store"));
+    assert_eq!(
+        reply.header("content-security-policy"),
+        Some(orbit_server::CONTENT_SECURITY_POLICY_VALUE)
+    );
+    assert!(String::from_utf8_lossy(&reply.body).contains("addEventListener"));
+    assert_eq!(harness.get(&path, &[]).await.status, 401);
+    assert_eq!(
+        harness
+            .get_signed_in(&cookie, "/w/ffffffffffffffff/sw.js", &[])
+            .await
+            .status,
+        404
+    );
+    // A foreign page cannot fetch it with the cookie.
+    assert_eq!(
+        harness
+            .get_signed_in(&cookie, &path, &[("Origin", "http://evil.test")])
+            .await
+            .status,
+        403
+    );
+}
+
+#[tokio::test]
 async fn the_adapter_api_is_never_on_tcp() {
     let harness = Harness::start().await;
     let cookie = harness.login().await;

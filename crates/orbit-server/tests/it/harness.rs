@@ -183,6 +183,7 @@ pub(crate) fn test_assets() -> Assets {
         ),
         ("assets/app-1a2b.js", b"export const x = 1;\n".to_vec()),
         ("assets/style-3c4d.css", b"body { color: red }\n".to_vec()),
+        ("sw.js", b"self.addEventListener('install', () => {});\n".to_vec()),
     ])
 }
 

@@ -155,3 +155,53 @@ async fn a_head_request_does_not_spend_the_login_address() {
     assert!(reply.header("set-cookie").is_none());
     assert_eq!(harness.get(&login, &[]).await.status, 303);
 }
+
+#[tokio::test]
+async fn a_card_login_address_opens_the_page_on_the_card() {
+    let harness = Harness::start().await;
+    let prefix = format!("http://127.0.0.1:{}", harness.server.port());
+    let url = harness
+        .server
+        .card_login_url(WORKSPACE, "c2", "toolu_01AbC-9")
+        .unwrap();
+    assert!(url.ends_with("&card=c2/toolu_01AbC-9"), "{url}");
+    let path = url.strip_prefix(&prefix).unwrap().to_owned();
+    let reply = harness.get(&path, &[]).await;
+    assert_eq!(reply.status, 303);
+    assert_eq!(
+        reply.header("location"),
+        Some(format!("/w/{WORKSPACE}/#card=c2/toolu_01AbC-9").as_str())
+    );
+    // From another site's navigation: the page's own refresh carries it too.
+    let url = harness
+        .server
+        .card_login_url(WORKSPACE, "c1", "r1")
+        .unwrap();
+    let path = url.strip_prefix(&prefix).unwrap().to_owned();
+    let reply = harness
+        .get(&path, &[("Sec-Fetch-Site", "cross-site")])
+        .await;
+    assert!(
+        reply
+            .text()
+            .contains(&format!("content=\"0;url=/w/{WORKSPACE}/#card=c1/r1\"")),
+        "{}",
+        reply.text()
+    );
+    // Ids that cannot go in an address are refused; a forged `card` is ignored.
+    for (key, request) in [("c1", "a\"b"), ("c 1", "r1"), ("", "r1"), ("c1", "<x>")] {
+        assert!(
+            harness
+                .server
+                .card_login_url(WORKSPACE, key, request)
+                .is_err(),
+            "{key:?} {request:?}"
+        );
+    }
+    let forged = format!("{}&card=c1/%3Cscript%3E", harness.login_path());
+    let reply = harness.get(&forged, &[]).await;
+    assert_eq!(
+        reply.header("location"),
+        Some(format!("/w/{WORKSPACE}/").as_str())
+    );
+}

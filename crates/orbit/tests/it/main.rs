@@ -18,6 +18,7 @@ mod ask_real;
 mod catalog_cli;
 mod cli;
 mod dep_boundary;
+mod desktop_bus;
 #[path = "../../../orbit-agent/tests/it/fake_api.rs"]
 #[allow(
     dead_code,

@@ -76,6 +76,8 @@ impl OrbitEnv {
             .env("CLAUDE_CODE_MAX_RETRIES", "1")
             .env_remove("ORBIT_LOG")
             .env_remove("XDG_RUNTIME_DIR")
+            // Never the host's desktop: a test that wants a bus starts its own.
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
             .current_dir(self.ws.path())
             .stdin(Stdio::null())
             .args(args);

@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+// The page's speed, each figure against a baseline measured in the same run
+// (real Chromium, the page's real build, the mock host of web/e2e, which can
+// send a long session at once):
+//
+//   load       page load to interactive (connected, whole, entries rendered)
+//              with a 400-entry transcript, against a static HTML file of the
+//              same 400 entries (goal: at most 2x)
+//   big reply  the longest main-thread task while a 1 MB reply arrives,
+//              against the longest while a 1 KB reply arrives (goal: no task
+//              over 50 ms)
+//   heap       the page's JS heap after 5,000 entries against after 400
+//
+//   npm --prefix web run build && node bench/page/bench.mjs [--runs N]
+//
+// Prints a table to stderr and one JSON line to stdout.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const web = join(here, '..', '..', 'web');
+const require = createRequire(join(web, 'package.json'));
+const { chromium } = require('playwright-core');
+const args = process.argv.slice(2);
+const RUNS = Number(args[args.indexOf('--runs') + 1] ?? 0) || 5;
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const mock = spawn(process.execPath, [join(web, 'e2e', 'mock-server.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+const [login] = await once(createInterface({ input: mock.stdout }), 'line');
+const origin = new URL(login).origin;
+const browser = await chromium.launch({
+  executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+});
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+
+async function flood(n, bytes = 0) {
+  const last = Number(await (await fetch(`${origin}/mock/flood?n=${n}&bytes=${bytes}`)).text());
+  return last;
+}
+
+async function waitHolds(page, seq) {
+  await page.waitForFunction((s) => {
+    const st = window.orbitInspect?.state();
+    return Boolean(st?.shown && st.transcripts[st.shown]?.seqs.includes(s));
+  }, seq, { timeout: 60000 });
+}
+
+async function heap(page) {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('HeapProfiler.collectGarbage');
+  await cdp.send('HeapProfiler.collectGarbage');
+  const { usedSize } = await cdp.send('Runtime.getHeapUsage');
+  await cdp.detach();
+  return usedSize;
+}
+
+async function longestTaskWhile(page, bytes) {
+  await page.evaluate(() => {
+    window.__benchLongest = 0;
+    window.__benchObserver?.disconnect();
+    window.__benchObserver = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__benchLongest = Math.max(window.__benchLongest, e.duration);
+    });
+    window.__benchObserver.observe({ type: 'longtask' });
+  });
+  const last = await flood(0, bytes);
+  await waitHolds(page, last);
+  await new Promise((r) => setTimeout(r, 600));
+  return page.evaluate(() => window.__benchLongest);
+}
+
+const first = await context.newPage();
+await first.goto(login);
+await first.waitForFunction(() => window.orbitInspect?.state().ready === true);
+const last400 = await flood(400);
+await waitHolds(first, last400);
+const pageUrl = first.url().replace(/#.*$/, '');
+await new Promise((r) => setTimeout(r, 300));
+const heap400 = await heap(first);
+
+// Load to interactive: the page (400 entries, over its socket) against a static file of the same entries.
+const state = await first.evaluate(() => window.orbitInspect.state());
+const texts = await first.evaluate(() => Array.from(document.querySelectorAll('[role="log"] [data-seq]')).length);
+const staticHtml = `<!doctype html><meta charset="utf-8"><title>static</title><div role="log">${
+  Array.from({ length: 400 }, (_, i) => `<article><p>Entry ${i + 1}: ${'a long line of conversation text, '.repeat(6)}</p></article>`).join('')
+}</div>`;
+const loads = [];
+const statics = [];
+for (let i = 0; i < RUNS; i += 1) {
+  const page = await context.newPage();
+  await page.goto(pageUrl);
+  const t = await page.waitForFunction(() => {
+    const st = window.orbitInspect?.state();
+    return st?.ready && st.shown && st.transcripts[st.shown]?.length === 400 && window.orbitInspect.rendered() > 0 ? performance.now() : false;
+  }, null, { polling: 'raf', timeout: 60000 });
+  loads.push(await t.jsonValue());
+  await page.close();
+  const s = await context.newPage();
+  await s.route(`${origin}/bench-static.html`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: staticHtml }));
+  await s.goto(`${origin}/bench-static.html`, { waitUntil: 'load' });
+  statics.push(await s.evaluate(() => performance.getEntriesByType('navigation')[0].loadEventEnd));
+  await s.close();
+}
+
+// The longest task: a 1 MB reply against a 1 KB one (the page in front, as a user watching it).
+await first.bringToFront();
+// Calibration: the observer must see an 80 ms task the bench makes itself.
+await first.evaluate(() => {
+  window.__benchCalibration = 0;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__benchCalibration = Math.max(window.__benchCalibration, e.duration);
+  }).observe({ type: 'longtask' });
+  setTimeout(() => { const end = performance.now() + 80; while (performance.now() < end) { /* busy */ } }, 0);
+});
+await new Promise((r) => setTimeout(r, 400));
+const calibrationMs = await first.evaluate(() => window.__benchCalibration);
+if (calibrationMs < 80) throw new Error(`the long-task observer missed an 80 ms task (saw ${calibrationMs} ms)`);
+const big = [];
+const small = [];
+for (let i = 0; i < RUNS; i += 1) {
+  small.push(await longestTaskWhile(first, 1000));
+  big.push(await longestTaskWhile(first, 1_000_000));
+}
+
+// Heap: 5,000 entries against 400 (the big replies above left the ring again: 4,600 more entries).
+const last5000 = await flood(4600);
+await waitHolds(first, last5000);
+const heap5000 = await heap(first);
+
+await browser.close();
+mock.kill('SIGTERM');
+
+const result = {
+  runs: RUNS,
+  calibrationMs,
+  loadMs: median(loads),
+  staticLoadMs: median(statics),
+  loadRatio: median(loads) / median(statics),
+  // The longest over every run: the figure is a worst case.
+  longestTaskBigMs: Math.max(...big),
+  longestTaskSmallMs: Math.max(...small),
+  longestTaskRatio: Math.max(...small) > 0 ? Math.max(...big) / Math.max(...small) : null,
+  heap400,
+  heap5000,
+  heapRatio: heap5000 / heap400,
+  renderedAt400: texts,
+  lastSeq: state.lastSeq,
+};
+const line = (name, value, base, ratio, goal) => `${name.padEnd(12)} ${String(value).padStart(12)} ${String(base).padStart(12)} ${ratio.padStart(8)}  ${goal}`;
+process.stderr.write(`${line('figure', 'orbit', 'baseline', 'ratio', 'goal')}\n`);
+process.stderr.write(`${line('load (ms)', result.loadMs.toFixed(1), result.staticLoadMs.toFixed(1), result.loadRatio.toFixed(2), '<= 2x the static file')}\n`);
+process.stderr.write(`${line('task (ms)', result.longestTaskBigMs.toFixed(0), result.longestTaskSmallMs.toFixed(0), result.longestTaskRatio === null ? 'n/a' : result.longestTaskRatio.toFixed(2), '1 MB reply vs 1 KB; no task > 50 ms')}\n`);
+process.stderr.write(`${line('heap (B)', result.heap5000, result.heap400, result.heapRatio.toFixed(2), '5,000 vs 400 entries, <= 1.2')}\n`);
+process.stdout.write(`${JSON.stringify(result)}\n`);

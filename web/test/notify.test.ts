@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { Notifier, cardFromHash, notificationFor, titleWithCount, waitingCards, type NotifyEnv } from '../src/hud/notify';
+import { applyFrame, initialState, type PageState } from '../src/state/store';
+import { permission, questions, session, workspace } from './fixtures';
+
+interface Shown { title: string; tag: string; data: unknown; actions: string[]; closed: boolean }
+
+/** A registration that keeps its notifications as the browser does: one per tag. */
+function fakeEnv(initial: NotificationPermission = 'granted') {
+  let permission: NotificationPermission = initial;
+  let visibility: DocumentVisibilityState = 'visible';
+  let onVisibility: (() => void) | null = null;
+  const shown: Shown[] = [];
+  let asked = 0;
+  const open = () => shown.filter((n) => !n.closed);
+  const registration = {
+    showNotification: (title: string, options: NotificationOptions & { actions?: { action: string }[] }) => {
+      for (const n of open()) if (n.tag === options.tag) n.closed = true;
+      shown.push({ title, tag: options.tag ?? '', data: options.data, actions: (options.actions ?? []).map((a) => a.action), closed: false });
+      return Promise.resolve();
+    },
+    getNotifications: (filter?: { tag?: string }) =>
+      Promise.resolve(
+        open()
+          .filter((n) => !filter?.tag || n.tag === filter.tag)
+          .map((n) => ({ tag: n.tag, title: n.title, body: '', close: () => { n.closed = true; } })),
+      ),
+  } as unknown as ServiceWorkerRegistration;
+  const env: NotifyEnv = {
+    visibility: () => visibility,
+    permission: () => permission,
+    requestPermission: () => {
+      asked += 1;
+      permission = 'granted';
+      return Promise.resolve(permission);
+    },
+    registration: () => Promise.resolve(registration),
+    onVisibilityChange: (l) => { onVisibility = l; },
+  };
+  return {
+    env,
+    shown,
+    open,
+    asked: () => asked,
+    hide: () => { visibility = 'hidden'; onVisibility?.(); },
+  };
+}
+
+function stateWith(cards: { key: string; pending: typeof permission[] }[]): PageState {
+  const state = initialState();
+  applyFrame(state, { seq: null, body: { type: 'workspace', ...workspace } });
+  applyFrame(state, { seq: 1, body: { type: 'sessions', current: 'c1', conversations: cards.map((c) => ({ key: c.key, phase: 'waiting', title: null, sessionId: null, warm: true })) } });
+  for (const c of cards) applyFrame(state, { seq: null, body: { type: 'session', ...session(c.key, { phase: 'waiting', pending: c.pending }) } });
+  return state;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 0));
+
+describe('notifications', () => {
+  it('counts the waiting cards of every conversation in the title', () => {
+    const state = stateWith([{ key: 'c1', pending: [permission] }, { key: 'c2', pending: [questions] }]);
+    expect(waitingCards(state).map((w) => [w.key, w.card.requestId])).toEqual([['c1', 'r1'], ['c2', 'r2']]);
+    expect(titleWithCount('demo · Orbit', 2)).toBe('(2) demo · Orbit');
+    expect(titleWithCount('demo · Orbit', 0)).toBe('demo · Orbit');
+  });
+
+  it('a permission offers to open Orbit, a question also to skip; both tagged by request id with the card address', () => {
+    const p = notificationFor('ws1', 'demo', { key: 'c1', card: permission });
+    expect(p.options.tag).toBe('r1');
+    expect(p.options.actions.map((a) => a.action)).toEqual(['open']);
+    expect(p.options.data).toMatchObject({ key: 'c1', requestId: 'r1', url: '/w/ws1/#card=c1/r1' });
+    const q = notificationFor('ws1', 'demo', { key: 'c2', card: questions });
+    expect(q.options.actions.map((a) => a.action)).toEqual(['open', 'skip']);
+    expect(cardFromHash('#card=c2/r2')).toEqual({ key: 'c2', requestId: 'r2' });
+    expect(cardFromHash('#nothing')).toBeNull();
+  });
+
+  it('shows nothing while visible, one per card once hidden, and closes it when the card is answered', async () => {
+    const f = fakeEnv();
+    const notifier = new Notifier(workspace.id, f.env);
+    const state = stateWith([{ key: 'c1', pending: [permission, questions] }]);
+    notifier.render(state);
+    await settle();
+    expect(f.shown).toEqual([]);
+    f.hide();
+    await settle();
+    await settle();
+    expect(f.open().map((n) => n.tag)).toEqual(['r1', 'r2']);
+    // Rendering again (every frame) never raises a card twice.
+    notifier.render(state);
+    await settle();
+    expect(f.shown).toHaveLength(2);
+    // Answered (anywhere): the card leaves the list, its notification closes.
+    applyFrame(state, { seq: null, body: { type: 'session', ...session('c1', { phase: 'waiting', pending: [questions] }) } });
+    notifier.render(state);
+    await settle();
+    expect(f.open().map((n) => n.tag)).toEqual(['r2']);
+  });
+
+  it('another tab already raised it: not shown again; two at once share the tag (one notification)', async () => {
+    const f = fakeEnv();
+    const first = new Notifier(workspace.id, f.env);
+    const state = stateWith([{ key: 'c1', pending: [permission] }]);
+    f.hide();
+    first.render(state);
+    for (let i = 0; i < 4; i += 1) await settle();
+    const second = new Notifier(workspace.id, f.env);
+    second.render(state);
+    for (let i = 0; i < 4; i += 1) await settle();
+    expect(f.shown).toHaveLength(1);
+    const third = new Notifier(workspace.id, f.env);
+    const fourth = new Notifier(workspace.id, f.env);
+    applyFrame(state, { seq: null, body: { type: 'session', ...session('c1', { phase: 'waiting', pending: [permission, questions] }) } });
+    third.render(state);
+    fourth.render(state);
+    for (let i = 0; i < 4; i += 1) await settle();
+    expect(f.open().map((n) => n.tag).sort()).toEqual(['r1', 'r2']);
+  });
+
+  it('asks for permission with the first card while hidden, never before', async () => {
+    const f = fakeEnv('default');
+    const notifier = new Notifier(workspace.id, f.env);
+    expect(notifier.canAsk()).toBe(true);
+    notifier.render(stateWith([]));
+    f.hide();
+    await settle();
+    expect(f.asked()).toBe(0);
+    notifier.render(stateWith([{ key: 'c1', pending: [permission] }]));
+    for (let i = 0; i < 4; i += 1) await settle();
+    expect(f.asked()).toBe(1);
+    expect(f.open().map((n) => n.tag)).toEqual(['r1']);
+  });
+});
