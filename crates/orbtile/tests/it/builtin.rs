@@ -31,6 +31,7 @@ fn keys(hub: &TestHub) -> Vec<Value> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[expect(clippy::too_many_lines)]
 async fn orbit_s_own_sessions_need_no_allow_and_share_the_slots() {
     let hub = TestHub::start().await;
     let shared = std::sync::Arc::clone(hub.running.as_ref().unwrap().shared());
