@@ -224,8 +224,9 @@ fn the_snapshot_bytes_follow_the_contract() {
     let f32_at = |at: usize| f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
     assert_eq!(&bytes[0..4], b"ORBM");
     assert_eq!(u32_at(4), 1, "version");
-    let (n, e, f, s, h) = (u32_at(8), u32_at(12), u32_at(16), u32_at(20), u32_at(24));
-    assert_eq!((n, e, f, h), (3, 2, 2, 3));
+    let counts = [u32_at(8), u32_at(12), u32_at(16), u32_at(24)];
+    assert_eq!(counts, [3, 2, 2, 3], "N, E, F, H");
+    let string_bytes = u32_at(20);
     assert_eq!(u32_at(28), 0, "reserved");
     assert_eq!(&bytes[32..35], b"abc");
     assert_eq!(bytes[35], 0, "padding");
@@ -261,7 +262,7 @@ fn the_snapshot_bytes_follow_the_contract() {
     let folder_name = folder_parent + 8;
     assert_eq!([u32_at(folder_name), u32_at(folder_name + 4)], [16, 17]);
     let strings = folder_name + 8;
-    assert_eq!(s, 17);
+    assert_eq!(string_bytes, 17);
     assert_eq!(&bytes[strings..], b"a.tsb/x.rsb/y.mdb");
     for section in [positions, language, node_folder, node_name, edges, folder_rect, strings] {
         assert_eq!(section % 4, 0, "section at {section} is not aligned");
