@@ -268,11 +268,7 @@ impl WorkspaceHandle {
             catalog_task: None,
             map,
             map_file,
-            // Saved soon after the start: a fresh or reconciled layout is
-            // kept even if nothing changes.
-            map_save_at: Some(Instant::now() + MAP_SAVE_DEBOUNCE),
-            map_saves: 0,
-            map_written: Arc::new(Mutex::new(0)),
+            map_saves: MapSaves::soon(),
         };
         actor.publish_workspace();
         actor.start_catalog();
@@ -451,12 +447,7 @@ struct Actor {
     /// The map at the hash of the last graph delta it applied.
     map: MapModel,
     map_file: PathBuf,
-    /// When to save the layout (a change not saved yet).
-    map_save_at: Option<Instant>,
-    /// Saves are numbered; a write older than the last one written is
-    /// skipped (they run on blocking threads, in any order).
-    map_saves: u64,
-    map_written: Arc<Mutex<u64>>,
+    map_saves: MapSaves,
 }
 
 /// How long the catalog waits for pending MCP servers.
@@ -562,7 +553,7 @@ impl Actor {
                     self.push_all(messages);
                 }
                 Some(update) = deltas.recv() => self.graph_changed(&update.delta),
-                () = sleep_until(self.map_save_at) => {
+                () = sleep_until(self.map_saves.at) => {
                     self.save_map();
                 }
                 Some(read) = catalog_read(&mut self.catalog_task) => {
@@ -725,7 +716,8 @@ impl Actor {
         match self.map.apply(delta) {
             Ok(Some(message)) => {
                 self.push_map(message);
-                self.map_save_at
+                self.map_saves
+                    .at
                     .get_or_insert(Instant::now() + MAP_SAVE_DEBOUNCE);
             }
             Ok(None) => {}
@@ -743,7 +735,8 @@ impl Actor {
                     reason: MapResetReason::LargeChange,
                 });
                 self.push_map(message);
-                self.map_save_at
+                self.map_saves
+                    .at
                     .get_or_insert(Instant::now() + MAP_SAVE_DEBOUNCE);
             }
         }
@@ -760,12 +753,12 @@ impl Actor {
     /// Writes the layout now, off the runtime's threads (await the handle
     /// to know it is written).
     fn save_map(&mut self) -> JoinHandle<()> {
-        self.map_save_at = None;
-        self.map_saves += 1;
-        let save = self.map_saves;
+        self.map_saves.at = None;
+        self.map_saves.count += 1;
+        let save = self.map_saves.count;
         let bytes = self.map.layout().encode();
         let file = self.map_file.clone();
-        let written = Arc::clone(&self.map_written);
+        let written = Arc::clone(&self.map_saves.written);
         tokio::task::spawn_blocking(move || {
             let mut last = written.lock().unwrap_or_else(PoisonError::into_inner);
             if *last < save {
@@ -1082,6 +1075,28 @@ impl Actor {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
+    }
+}
+
+/// When the layout is saved next, and its saves.
+#[derive(Debug)]
+struct MapSaves {
+    /// When to save (a change not saved yet; soon after the start too, so
+    /// a fresh or reconciled layout is kept).
+    at: Option<Instant>,
+    /// Saves are numbered; a write older than the last one written is
+    /// skipped (they run on blocking threads, in any order).
+    count: u64,
+    written: Arc<Mutex<u64>>,
+}
+
+impl MapSaves {
+    fn soon() -> Self {
+        Self {
+            at: Some(Instant::now() + MAP_SAVE_DEBOUNCE),
+            count: 0,
+            written: Arc::new(Mutex::new(0)),
+        }
     }
 }
 

@@ -3,6 +3,8 @@
 //! the snapshot's hash is the `workspace` message's, `Re-arrange` resets,
 //! and the layout is kept (0600) in the state directory across a restart.
 
+#![expect(clippy::float_cmp, reason = "cell centres are exact halves")]
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt as _;
 use std::time::Duration;
@@ -71,7 +73,11 @@ async fn the_map_follows_the_disk_and_is_kept_across_a_restart() {
     let before = snapshot(&*handle).await;
     assert_eq!(before.hash, workspace["body"]["graph"]["hash"]);
     assert_eq!(
-        before.nodes.iter().map(|n| n.path.as_str()).collect::<Vec<_>>(),
+        before
+            .nodes
+            .iter()
+            .map(|n| n.path.as_str())
+            .collect::<Vec<_>>(),
         ["README.md", "src/main.rs"]
     );
 
@@ -88,7 +94,10 @@ async fn the_map_follows_the_disk_and_is_kept_across_a_restart() {
         delta = next_body(&mut page, |b| b["type"] == "mapDelta").await;
     }
     let after = snapshot(&*handle).await;
-    assert_eq!(after.hash, delta["hash"], "the snapshot is at the last delta");
+    assert_eq!(
+        after.hash, delta["hash"],
+        "the snapshot is at the last delta"
+    );
     let placed = positions(&after);
     let lib = placed["src/lib.rs"];
     let workspace = next_body(&mut page, |b| {
@@ -104,10 +113,22 @@ async fn the_map_follows_the_disk_and_is_kept_across_a_restart() {
         delta["edgesAdded"][0],
         serde_json::json!({"from": "src/main.rs", "to": "src/lib.rs", "count": 1})
     );
-    let main_index = after.nodes.iter().position(|n| n.path == "src/main.rs").unwrap();
-    let lib_index = after.nodes.iter().position(|n| n.path == "src/lib.rs").unwrap();
+    let main_index = after
+        .nodes
+        .iter()
+        .position(|n| n.path == "src/main.rs")
+        .unwrap();
+    let lib_index = after
+        .nodes
+        .iter()
+        .position(|n| n.path == "src/lib.rs")
+        .unwrap();
     assert_eq!(
-        after.edges.iter().map(|e| (e.from as usize, e.to as usize, e.count)).collect::<Vec<_>>(),
+        after
+            .edges
+            .iter()
+            .map(|e| (e.from as usize, e.to as usize, e.count))
+            .collect::<Vec<_>>(),
         [(main_index, lib_index, 1)]
     );
     // The delta that added it said where (the added one may have come in

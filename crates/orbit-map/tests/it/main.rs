@@ -5,7 +5,8 @@
     clippy::cast_sign_loss,
     clippy::cast_precision_loss,
     clippy::cast_possible_truncation,
-    reason = "grid coordinates and counts stay within MAX_SIDE (2^20): exact in i32, f32 and usize"
+    clippy::float_cmp,
+    reason = "grid coordinates stay within 2^20: exact in i32, f32 and usize, compared exactly"
 )]
 
 mod layout;

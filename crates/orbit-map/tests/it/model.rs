@@ -65,7 +65,10 @@ fn a_graph_delta_becomes_a_map_delta_at_the_places_the_snapshot_shows() {
             })
             .unwrap(),
     );
-    assert_eq!((delta.previous_hash.as_str(), delta.hash.as_str()), ("h0", "h1"));
+    assert_eq!(
+        (delta.previous_hash.as_str(), delta.hash.as_str()),
+        ("h0", "h1")
+    );
     assert_eq!(model.hash(), "h1");
     assert_eq!(delta.removed, ["docs/page2.md"]);
     let after = model.snapshot();
@@ -80,7 +83,11 @@ fn a_graph_delta_becomes_a_map_delta_at_the_places_the_snapshot_shows() {
         );
     }
     assert_eq!(
-        delta.added.iter().map(|a| a.path.as_str()).collect::<Vec<_>>(),
+        delta
+            .added
+            .iter()
+            .map(|a| a.path.as_str())
+            .collect::<Vec<_>>(),
         ["fresh/dir/a.ts", "src/lib/new.ts"]
     );
     let new_folders: Vec<&str> = delta.folders.iter().map(|f| f.path.as_str()).collect();
@@ -202,7 +209,12 @@ fn rearrange_differs_only_when_asked() {
         "x",
     );
     let fresh = fresh.snapshot();
-    let places = |s: &Snapshot| s.nodes.iter().map(|n| (n.path.clone(), n.x, n.y)).collect::<Vec<_>>();
+    let places = |s: &Snapshot| {
+        s.nodes
+            .iter()
+            .map(|n| (n.path.clone(), n.x, n.y))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(places(&arranged), places(&fresh));
     assert_eq!(arranged.edges, kept.edges);
 }
@@ -235,14 +247,22 @@ fn the_snapshot_bytes_follow_the_contract() {
     assert_eq!(f32_at(positions), snapshot.nodes[0].x);
     assert_eq!(f32_at(positions + 4), snapshot.nodes[0].y);
     let language = positions + 8 * 3;
-    assert_eq!(&bytes[language..language + 3], &[0, 3, 9], "typescript, rust, markdown");
+    assert_eq!(
+        &bytes[language..language + 3],
+        &[0, 3, 9],
+        "typescript, rust, markdown"
+    );
     assert_eq!(bytes[language + 3], 0, "padding");
     let node_folder = language + 4;
     assert_eq!(u32_at(node_folder), 0, "a.ts is in the root");
     assert_eq!(u32_at(node_folder + 4), 1, "b/x.rs is in b");
     let node_name = node_folder + 12;
     assert_eq!(
-        [u32_at(node_name), u32_at(node_name + 4), u32_at(node_name + 8)],
+        [
+            u32_at(node_name),
+            u32_at(node_name + 4),
+            u32_at(node_name + 8)
+        ],
         [4, 10, 16]
     );
     let edges = node_name + 12;
@@ -258,13 +278,24 @@ fn the_snapshot_bytes_follow_the_contract() {
         [root.x as f32, root.w as f32]
     );
     let folder_parent = folder_rect + 32;
-    assert_eq!([u32_at(folder_parent), u32_at(folder_parent + 4)], [NO_PARENT, 0]);
+    assert_eq!(
+        [u32_at(folder_parent), u32_at(folder_parent + 4)],
+        [NO_PARENT, 0]
+    );
     let folder_name = folder_parent + 8;
     assert_eq!([u32_at(folder_name), u32_at(folder_name + 4)], [16, 17]);
     let strings = folder_name + 8;
     assert_eq!(string_bytes, 17);
     assert_eq!(&bytes[strings..], b"a.tsb/x.rsb/y.mdb");
-    for section in [positions, language, node_folder, node_name, edges, folder_rect, strings] {
+    for section in [
+        positions,
+        language,
+        node_folder,
+        node_name,
+        edges,
+        folder_rect,
+        strings,
+    ] {
         assert_eq!(section % 4, 0, "section at {section} is not aligned");
     }
     assert_eq!(Snapshot::decode(&bytes).unwrap(), snapshot);
