@@ -35,6 +35,7 @@ mod error;
 mod file;
 mod guard;
 mod keypad;
+mod map;
 mod options;
 mod respond;
 mod server;

@@ -19,7 +19,7 @@ use crate::auth::{self, Auth};
 use crate::error::{Error, Result};
 use crate::options::{Assets, Clock, Limits, ServerOptions};
 use crate::respond;
-use crate::{file, guard, ws};
+use crate::{file, guard, map, ws};
 
 /// A workspace the server serves.
 struct Workspace {
@@ -154,6 +154,8 @@ impl PageServer {
                 get(crate::keypad::state).post(crate::keypad::call),
             )
             .route("/w/{id}/sw.js", get(service_worker))
+            .route("/w/{id}/map", get(map::snapshot))
+            .route("/w/{id}/search", get(map::search))
             .route("/assets/{*path}", get(asset))
             .fallback(|| async { respond::not_found() })
             .layer(middleware::from_fn_with_state(
