@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MapDecodeError, decodeMap } from '../src/scene/decode';
-import { encodeMap, rng, sampleFixture, type Fixture } from './mapFixture';
+import { encodeMap, rng, sampleFixture, type Fixture, type FixtureFolder, type FixtureNode } from './mapFixture';
 
 function refused(buf: ArrayBuffer): MapDecodeError {
   try {
@@ -10,6 +10,18 @@ function refused(buf: ArrayBuffer): MapDecodeError {
     return error as MapDecodeError;
   }
   throw new Error('the decoder took it');
+}
+
+function node(c: Fixture, i: number): FixtureNode {
+  const n = c.nodes[i];
+  if (!n) throw new Error(`no node ${i}`);
+  return n;
+}
+
+function folder(c: Fixture, i: number): FixtureFolder {
+  const f = c.folders[i];
+  if (!f) throw new Error(`no folder ${i}`);
+  return f;
 }
 
 function mutate(fx: Fixture, change: (fx: Fixture) => void): ArrayBuffer {
@@ -59,22 +71,22 @@ describe('the /map decoder', () => {
       [(() => { const b = encodeMap(fx); new DataView(b).setUint32(8, 0xffffffff, true); return b; })(), 'counts', /need \d+ bytes/],
       [(() => { const b = encodeMap(fx); new DataView(b).setUint32(28, 1, true); return b; })(), 'header', /reserved/],
       [mutate(fx, (c) => { c.hash = 'xyz!'; }), 'hash', /hex/],
-      [mutate(fx, (c) => { c.nodes[1]!.x = Number.NaN; }), 'positions', /node 1 has a non-finite/],
-      [mutate(fx, (c) => { c.nodes[0]!.y = Number.POSITIVE_INFINITY; }), 'positions', /node 0/],
-      [mutate(fx, (c) => { c.nodes[2]!.language = 17; }), 'language', /language 17/],
-      [mutate(fx, (c) => { c.nodes[2]!.folder = 4; }), 'nodeFolder', /folder 4, past the 4/],
+      [mutate(fx, (c) => { node(c, 1).x = Number.NaN; }), 'positions', /node 1 has a non-finite/],
+      [mutate(fx, (c) => { node(c, 0).y = Number.POSITIVE_INFINITY; }), 'positions', /node 0/],
+      [mutate(fx, (c) => { node(c, 2).language = 17; }), 'language', /language 17/],
+      [mutate(fx, (c) => { node(c, 2).folder = 4; }), 'nodeFolder', /folder 4, past the 4/],
       [mutate(fx, (c) => { c.edges[1] = [3, 5, 1]; }), 'edges', /node 5, past the 5 nodes/],
       [mutate(fx, (c) => { c.edges[1] = [3, 3, 1]; }), 'edges', /to itself/],
       [mutate(fx, (c) => { c.edges[0] = [2, 3, 0]; }), 'edgeCount', /stands for no edge/],
-      [mutate(fx, (c) => { c.folders[1]!.rect[2] = Number.NaN; }), 'folderRect', /folder 1/],
-      [mutate(fx, (c) => { c.folders[0]!.parent = 1; }), 'folderParent', /root folder has a parent/],
-      [mutate(fx, (c) => { c.folders[2]!.parent = null; }), 'folderParent', /only the root/],
-      [mutate(fx, (c) => { c.folders[2]!.parent = 9; }), 'folderParent', /parent 9/],
-      [mutate(fx, (c) => { c.folders[1]!.parent = 2; }), 'folderParent', /cycle/],
-      [mutate(fx, (c) => { c.folders[0]!.path = 'x'; }), 'folderName', /root folder's path/],
-      [mutate(fx, (c) => { [c.nodes[1], c.nodes[2]] = [c.nodes[2]!, c.nodes[1]!]; }), 'nodeName', /does not sort after/],
-      [mutate(fx, (c) => { c.nodes[1]!.path = c.nodes[0]!.path; }), 'nodeName', /does not sort after/],
-      [mutate(fx, (c) => { c.nodes[3]!.path = ''; }), 'nodeName', /empty/],
+      [mutate(fx, (c) => { folder(c, 1).rect[2] = Number.NaN; }), 'folderRect', /folder 1/],
+      [mutate(fx, (c) => { folder(c, 0).parent = 1; }), 'folderParent', /root folder has a parent/],
+      [mutate(fx, (c) => { folder(c, 2).parent = null; }), 'folderParent', /only the root/],
+      [mutate(fx, (c) => { folder(c, 2).parent = 9; }), 'folderParent', /parent 9/],
+      [mutate(fx, (c) => { folder(c, 1).parent = 2; }), 'folderParent', /cycle/],
+      [mutate(fx, (c) => { folder(c, 0).path = 'x'; }), 'folderName', /root folder's path/],
+      [mutate(fx, (c) => { [c.nodes[1], c.nodes[2]] = [node(c, 2), node(c, 1)]; }), 'nodeName', /does not sort after/],
+      [mutate(fx, (c) => { node(c, 1).path = node(c, 0).path; }), 'nodeName', /does not sort after/],
+      [mutate(fx, (c) => { node(c, 3).path = ''; }), 'nodeName', /empty/],
     ];
     for (const [buf, field, message] of cases) {
       const error = refused(buf);

@@ -353,7 +353,7 @@ export class MapSync {
     // None chains: they are all older than the snapshot.
     if (first < 0) return;
     for (const delta of rest.slice(first)) {
-      if (this.fetching) {
+      if (this.isFetching()) {
         this.held.push(delta);
         continue;
       }
