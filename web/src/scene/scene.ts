@@ -215,13 +215,31 @@ export function createScene(options: SceneOptions): Scene {
   });
 
   function showMessage(): void {
-    const text = glError ?? loadError;
-    message.hidden = text === null;
+    const texts = [glError, loadError].filter((t): t is string => t !== null);
+    message.hidden = texts.length === 0;
     clear(message);
-    if (text !== null) {
-      message.append(h('p', null, text));
-      if (glError === null) message.append(retry);
+    for (const text of texts) message.append(h('p', null, text));
+    if (loadError !== null) message.append(retry);
+  }
+
+  /** The file nearest the view's centre, among those in view. */
+  function nearestCentre(): MapNode | null {
+    if (!model || !cam) return null;
+    const halfW = width / 2 / cam.zoom;
+    const halfH = height / 2 / cam.zoom;
+    let best: MapNode | null = null;
+    let bestD = Infinity;
+    for (const node of model.list()) {
+      const dx = node.x - cam.x;
+      const dy = node.y - cam.y;
+      if (Math.abs(dx) > halfW || Math.abs(dy) > halfH) continue;
+      const d = dx * dx + dy * dy;
+      if (d < bestD) {
+        bestD = d;
+        best = node;
+      }
     }
+    return best;
   }
 
   // --- WebGL.
@@ -545,7 +563,7 @@ export function createScene(options: SceneOptions): Scene {
       case '-': case '_': next = zoomAt(cam, width, height, width / 2, height / 2, 0.8); break;
       case '0': fit(true); invalidate(); e.preventDefault(); return;
       case 'Enter': {
-        const node = (hovered !== null ? model?.nodes.get(hovered) : undefined) ?? hitGrid()?.nearest(cam.x, cam.y, Math.min(64, Math.max(2, 200 / cam.zoom)));
+        const node = (hovered !== null ? model?.nodes.get(hovered) : undefined) ?? nearestCentre();
         if (node) open(node);
         e.preventDefault();
         return;
@@ -750,7 +768,7 @@ export function createScene(options: SceneOptions): Scene {
         hovered,
         draws,
         fetches: sync.fetches,
-        error: glError ?? loadError,
+        error: [glError, loadError].filter((t) => t !== null).join(' ') || null,
         lod: { bundled: lastStats.bundled, depth: lastStats.depth, lines: lastStats.lines, labels: labelCount },
       };
     },
