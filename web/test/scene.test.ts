@@ -18,7 +18,7 @@ interface Harness {
 function harness(answers: Record<string, () => Response>): Harness {
   const fetches: string[] = [];
   const fetchMock = vi.fn((input: RequestInfo | URL) => {
-    const url = String(input);
+    const url = input instanceof Request ? input.url : input instanceof URL ? input.href : input;
     fetches.push(url);
     const key = Object.keys(answers).find((k) => url.includes(k));
     return Promise.resolve(key ? (answers[key]?.() ?? new Response('', { status: 404 })) : new Response('', { status: 404 }));
@@ -39,7 +39,7 @@ function harness(answers: Record<string, () => Response>): Harness {
       h.rearranged += 1;
     },
     takeMapMessages: () => inbox.splice(0, inbox.length),
-    fetch: fetchMock as unknown as typeof fetch,
+    fetch: fetchMock,
   });
   document.body.replaceChildren(h.scene.el);
   return h;
@@ -57,7 +57,7 @@ async function until(what: string, predicate: () => boolean): Promise<void> {
 
 beforeEach(() => {
   // happy-dom lays nothing out: the map's view is 800 x 600.
-  vi.spyOn(HTMLElement.prototype, 'getBoundingClientRect').mockReturnValue({ x: 0, y: 0, left: 0, top: 0, width: 800, height: 600, right: 800, bottom: 600, toJSON: () => ({}) } as DOMRect);
+  vi.spyOn(HTMLElement.prototype, 'getBoundingClientRect').mockReturnValue({ x: 0, y: 0, left: 0, top: 0, width: 800, height: 600, right: 800, bottom: 600, toJSON: () => ({}) });
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -165,7 +165,7 @@ describe('the map scene', () => {
     if (!box) throw new Error('no search box');
     box.value = 'x';
     box.dispatchEvent(new Event('input'));
-    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent?.includes('Search failed: the server answered 400') ?? false);
+    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent.includes('Search failed: the server answered 400') ?? false);
   });
 
   it('pans and zooms with the keyboard, opens the file at the centre with Enter, clears with Escape; / focuses the search', async () => {

@@ -28,6 +28,9 @@ export interface Bundle {
   count: number;
 }
 
+/** At most this many bundles are drawn, the strongest (a wide quad crossing the view costs fill). */
+export const MAX_BUNDLES = 2000;
+
 /** Up to this many imports, a graph is always drawn file to file. */
 export const SMALL_GRAPH_EDGES = 400;
 
@@ -54,8 +57,8 @@ function ancestor(folder: string, depth: number): string {
   return folder.slice(0, at);
 }
 
-/** Imports between folders at `depth`: one line per unordered pair between their regions' centres. */
-export function bundleEdges(model: MapModel, depth: number): Bundle[] {
+/** Imports between folders at `depth`: one line per unordered pair between their regions' centres, the `max` strongest. */
+export function bundleEdges(model: MapModel, depth: number, max = MAX_BUNDLES): Bundle[] {
   const centre = new Map<string, [number, number]>();
   for (const folder of model.folders.values()) {
     const r = folder.rects[0];
@@ -95,7 +98,10 @@ export function bundleEdges(model: MapModel, depth: number): Bundle[] {
     const cb = gb.startsWith('\u0000') ? [nb.x, nb.y] : (centre.get(gb) ?? [nb.x, nb.y]);
     pairs.set(key, { ax: ca[0] ?? 0, ay: ca[1] ?? 0, bx: cb[0] ?? 0, by: cb[1] ?? 0, count: edge.count });
   }
-  return Array.from(pairs.values());
+  const all = Array.from(pairs.values());
+  if (all.length <= max) return all;
+  all.sort((a, b) => b.count - a.count);
+  return all.slice(0, max);
 }
 
 const inside = (r: Rect, x: number, y: number): boolean => x >= r.x && x <= r.x + r.w && y >= r.y && y <= r.y + r.h;
