@@ -76,9 +76,8 @@ export function bundleEdges(model: MapModel, depth: number, max = MAX_BUNDLES): 
   };
   const pairs = new Map<string, Bundle>();
   for (const edge of model.edges.values()) {
-    const a = model.nodes.get(edge.from);
-    const b = model.nodes.get(edge.to);
-    if (!a || !b) continue;
+    const a = edge.from;
+    const b = edge.to;
     let ga = group(a);
     let gb = group(b);
     if (ga === gb) continue;
@@ -112,11 +111,13 @@ export function fileEdgesInView(model: MapModel, view: Rect, max = MAX_FILE_EDGE
   let n = 0;
   for (const edge of model.edges.values()) {
     if (n >= max) break;
-    const a = model.nodes.get(edge.from);
-    const b = model.nodes.get(edge.to);
-    if (!a || !b) continue;
+    const a = edge.from;
+    const b = edge.to;
     if (!inside(view, a.x, a.y) && !inside(view, b.x, b.y)) continue;
-    out.set([a.x, a.y, b.x, b.y], 4 * n);
+    out[4 * n] = a.x;
+    out[4 * n + 1] = a.y;
+    out[4 * n + 2] = b.x;
+    out[4 * n + 3] = b.y;
     n += 1;
   }
   return out.subarray(0, 4 * n);
