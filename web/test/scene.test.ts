@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createScene, type Scene } from '../src/scene/scene';
+import { HASH_GRACE_MS, createScene, type Scene } from '../src/scene/scene';
+import { workspace } from './fixtures';
 import type { MapMessage } from '../src/scene/model';
 import { initialState, type PageState } from '../src/state/store';
 import { encodeMap, sampleFixture } from './mapFixture';
@@ -123,6 +124,31 @@ describe('the map scene', () => {
     h.inbox.push({ type: 'mapReset', hash: 'c3', reason: 'rearranged' });
     h.scene.render(h.ready);
     await until('the refetch', () => h.fetches.length === 2 && h.scene.inspect().graphHash === 'a1b2c3');
+  });
+
+  it('fetches again, once, when the workspace\'s graph hash stays different from the map\'s', async () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    vi.useFakeTimers();
+    try {
+      const ws = { ...h.ready, workspace: { ...workspace, graph: { files: 5, hash: 'a1b2c3' } } };
+      h.scene.render(ws);
+      await vi.advanceTimersByTimeAsync(HASH_GRACE_MS + 10);
+      expect(h.fetches).toHaveLength(1);
+      const other = { ...h.ready, workspace: { ...workspace, graph: { files: 6, hash: 'ffff' } } };
+      h.scene.render(other);
+      await vi.advanceTimersByTimeAsync(HASH_GRACE_MS - 100);
+      expect(h.fetches).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(200);
+      expect(h.fetches).toHaveLength(2);
+      // The snapshot still says a1b2c3: not again for the same hash.
+      h.scene.render(other);
+      await vi.advanceTimersByTimeAsync(3 * HASH_GRACE_MS);
+      expect(h.fetches).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('searches through /search, highlights the matched characters, flies to the choice and selects it', async () => {

@@ -138,6 +138,10 @@ export class Renderer {
     this.edgeKey = '';
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    // The page's background until the first frame.
+    const [r, g, b] = this.theme.background;
+    gl.clearColor(r, g, b, 1);
+    gl.clear(gl.COLOR_BUFFER_BIT);
   }
 
   private uniform(program: WebGLProgram, name: string): WebGLUniformLocation | null {

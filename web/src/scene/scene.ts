@@ -30,6 +30,8 @@ import { Renderer, WebGLUnavailable, type DrawStats, type Theme } from './render
 
 /** The camera is "settled" after this long without a change; then the real redraw. */
 export const SETTLE_MS = 150;
+/** How long the map's hash may differ from the workspace's graph hash before the map is fetched again. */
+export const HASH_GRACE_MS = 2000;
 /** The device pixel ratio is capped here (a 4K laptop draws 4x the pixels of 2x for little gain). */
 export const MAX_DPR = 2;
 /** How long a flight to a file takes. */
@@ -733,6 +735,24 @@ export function createScene(options: SceneOptions): Scene {
     });
   }
 
+  // --- A missed delta that no later one reveals: the workspace's graph hash
+  // says so. A mismatch that lasts (a delta may trail the workspace message)
+  // fetches once for that hash.
+  let hashTimer: ReturnType<typeof setTimeout> | null = null;
+  let checkedHash: string | null = null;
+  let wsHash: string | null = null;
+  function checkHash(hash: string | null): void {
+    wsHash = hash;
+    if (hash === null || hashTimer !== null || hash === checkedHash) return;
+    if (!model || model.hash === hash || sync.isFetching()) return;
+    hashTimer = setTimeout(() => {
+      hashTimer = null;
+      if (!model || wsHash === null || model.hash === wsHash || sync.isFetching() || wsHash === checkedHash) return;
+      checkedHash = wsHash;
+      sync.refetch();
+    }, HASH_GRACE_MS);
+  }
+
   // --- The scene's face.
   function loopState(): 'awake' | 'asleep' {
     return raf !== 0 || settleTimer !== null || fly !== null ? 'awake' : 'asleep';
@@ -754,6 +774,7 @@ export function createScene(options: SceneOptions): Scene {
         if (m.type === 'mapReset' && m.reason === 'rearranged') refitNext = true;
         sync.receive(m);
       }
+      checkHash(state.workspace?.graph.hash ?? null);
     },
     inspect() {
       return {
