@@ -77,10 +77,17 @@ describe('the map scene', () => {
     expect(h.scene.redraw()).toBeNull();
   });
 
-  it('waits for the channel to be ready before fetching', () => {
+  it('fetches at once; the channel\'s first snapshot does not fetch again, a later one does', async () => {
     const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    expect(h.fetches).toEqual(['/w/0123456789abcdef/map']);
+    h.inbox.push({ type: 'snapshot' });
     h.scene.render(initialState());
-    expect(h.fetches).toEqual([]);
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    expect(h.fetches).toHaveLength(1);
+    h.inbox.push({ type: 'snapshot' });
+    h.scene.render(h.ready);
+    await until('the second fetch', () => h.fetches.length === 2);
   });
 
   it('shows a decode error on the page, and loads after Try again', async () => {

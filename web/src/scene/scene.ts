@@ -190,7 +190,8 @@ export function createScene(options: SceneOptions): Scene {
   let labelCount = 0;
   let loadError: string | null = null;
   let glError: string | null = null;
-  let started = false;
+  /** Whether the channel has been whole once (its later fresh snapshots fetch the map again). */
+  let seenReady = false;
   let legendKey = '';
 
   const sync = new MapSync({
@@ -753,6 +754,10 @@ export function createScene(options: SceneOptions): Scene {
     }, HASH_GRACE_MS);
   }
 
+  // The map is fetched at once, beside the channel's connection (a delta
+  // that falls between the two is caught by the hash check above).
+  sync.refetch();
+
   // --- The scene's face.
   function loopState(): 'awake' | 'asleep' {
     return raf !== 0 || settleTimer !== null || fly !== null ? 'awake' : 'asleep';
@@ -761,19 +766,15 @@ export function createScene(options: SceneOptions): Scene {
   return {
     el,
     render(state) {
-      const messages = options.takeMapMessages();
-      if (!started) {
-        if (!state.ready) return;
-        started = true;
-        resize();
-        sync.refetch();
-        for (const m of messages) if (m.type === 'mapDelta') sync.receive(m);
-        return;
-      }
-      for (const m of messages) {
+      for (const m of options.takeMapMessages()) {
+        // The channel's first snapshot is the page's own start: the fetch runs already.
+        if (m.type === 'snapshot' && !seenReady) continue;
         if (m.type === 'mapReset' && m.reason === 'rearranged') refitNext = true;
         sync.receive(m);
       }
+      if (state.ready) seenReady = true;
+      // Laid out before the ResizeObserver said so (or without one).
+      if (width === 0) resize();
       checkHash(state.workspace?.graph.hash ?? null);
     },
     inspect() {
