@@ -254,7 +254,7 @@ export class Renderer {
         const nx = (-dy / len) * half;
         const ny = (dx / len) * half;
         pos.set([b.ax + nx, b.ay + ny, b.bx + nx, b.by + ny, b.bx - nx, b.by - ny, b.ax + nx, b.ay + ny, b.bx - nx, b.by - ny, b.ax - nx, b.ay - ny], i * 12);
-        alpha.fill(0.12 + 0.5 * share, i * 6, i * 6 + 6);
+        alpha.fill(0.05 + 0.35 * share, i * 6, i * 6 + 6);
       });
       this.bundleLayer = this.layer(this.bundleLayer, [{ data: pos, size: 2 }, { data: alpha, size: 1 }], bundles.length * 6);
       this.edgeKey = key;
