@@ -15,7 +15,9 @@ export const LABEL_ZOOM = 14;
 /** At most this many labels (files and folders). */
 export const MAX_LABELS = 300;
 /** The label grid's cell, CSS px. */
-export const LABEL_CELL = { w: 150, h: 22 };
+export const LABEL_CELL = { w: 100, h: 22 };
+/** A label's width, estimated (CSS px per character at 11-12 px). */
+export const CHAR_PX = 6.5;
 /** At most this many file-level lines are drawn (those nearest first are not sorted: any end in view). */
 export const MAX_FILE_EDGES = 60000;
 
@@ -136,8 +138,8 @@ export const baseName = (path: string): string => path.slice(path.lastIndexOf('/
 /**
  * Labels for what the view shows: folders whose region is wide enough on
  * screen (shallow first), then, zoomed in, files by how connected they
- * are; one per grid cell (a label takes its cell and the next one to the
- * right), at most `max`.
+ * are; a label takes the grid cells its text spans on its row, and only
+ * free cells; at most `max`.
  */
 export function pickLabels(model: MapModel, cam: Camera, width: number, height: number, max = MAX_LABELS): Label[] {
   const cols = Math.ceil(width / LABEL_CELL.w) + 1;
@@ -146,13 +148,12 @@ export function pickLabels(model: MapModel, cam: Camera, width: number, height: 
   const labels: Label[] = [];
   const place = (text: string, sx: number, sy: number, kind: Label['kind']): void => {
     if (labels.length >= max || sx < -LABEL_CELL.w || sy < 0 || sx > width || sy > height) return;
-    const c = Math.max(0, Math.floor(sx / LABEL_CELL.w));
+    const c0 = Math.max(0, Math.floor(sx / LABEL_CELL.w));
+    const c1 = Math.min(cols - 1, Math.floor((sx + text.length * CHAR_PX) / LABEL_CELL.w));
     const r = Math.floor(sy / LABEL_CELL.h);
-    if (r >= rows || c >= cols) return;
-    const i = r * cols + c;
-    if (taken[i] || (c + 1 < cols && taken[i + 1])) return;
-    taken[i] = 1;
-    if (c + 1 < cols) taken[i + 1] = 1;
+    if (r >= rows || c0 >= cols) return;
+    for (let c = c0; c <= c1; c += 1) if (taken[r * cols + c]) return;
+    for (let c = c0; c <= c1; c += 1) taken[r * cols + c] = 1;
     labels.push({ text, sx, sy, kind });
   };
   const view = viewRect(cam, width, height);
