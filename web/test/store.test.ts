@@ -89,6 +89,16 @@ describe('the map inbox', () => {
     expect(store.takeMapMessages()).toEqual([]);
   });
 
+  it('keeps mapDelta and mapReset, in order, for the scene; they count as log frames', () => {
+    const store = new Store();
+    const d = { type: 'mapDelta' as const, previousHash: 'a', hash: 'b', added: [], removed: [], folders: [], foldersRemoved: [], edgesAdded: [], edgesRemoved: [] };
+    store.update((state) => applyFrame(state, f(5, d)));
+    store.update((state) => applyFrame(state, f(6, { type: 'mapReset', hash: 'c', reason: 'rearranged' })));
+    store.update((state) => applyFrame(state, f(6, { type: 'mapReset', hash: 'c', reason: 'rearranged' })));
+    expect(store.takeMapMessages().map((m) => m.type)).toEqual(['mapDelta', 'mapReset']);
+    expect(store.state.lastSeq).toBe(6);
+  });
+
   it('collapses into one snapshot when nobody takes the messages', () => {
     const state = initialState();
     for (let i = 0; i <= MAP_INBOX_LIMIT; i += 1) applyFrame(state, hello(false, i, `i${i}`));

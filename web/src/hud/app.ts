@@ -74,7 +74,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       void filePanel.open(path, null);
     },
     rearrange: () => {
-      send({ type: 'rearrange' } as unknown as PageRequest);
+      send({ type: 'rearrange' });
     },
     takeMapMessages: (): MapMessage[] => store.takeMapMessages(),
   });

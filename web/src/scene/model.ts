@@ -6,47 +6,18 @@
  * rest applied in order; a delta that does not chain, a `mapReset`, or a
  * fresh channel snapshot makes it fetch again. No DOM here.
  */
+import type { MapDelta, MapReset } from '../protocol/types';
 import { decodeMap, type MapSnapshot } from './decode';
 import { LANGUAGES, languageIndex } from './languages';
 
 /** How long a new file fades in and a removed one fades out. */
 export const FADE_MS = 400;
 
-export interface MapDeltaNode {
-  path: string;
-  x: number;
-  y: number;
-  language: string;
-  folder: string;
-}
+/** `mapDelta` (docs/page-protocol.md, "The map"), as the channel carries it. */
+export type MapDeltaMessage = MapDelta & { type: 'mapDelta' };
 
-export interface MapDeltaFolder {
-  path: string;
-  x: number;
-  y: number;
-  w: number;
-  h: number;
-  parent?: string | null;
-}
-
-/** `mapDelta` (docs/page-protocol.md, "The map"). */
-export interface MapDeltaMessage {
-  type: 'mapDelta';
-  previousHash: string;
-  hash: string;
-  added: MapDeltaNode[];
-  removed: string[];
-  folders: MapDeltaFolder[];
-  foldersRemoved: string[];
-  edgesAdded: { from: string; to: string; count: number }[];
-  edgesRemoved: { from: string; to: string }[];
-}
-
-export interface MapResetMessage {
-  type: 'mapReset';
-  hash: string;
-  reason: string;
-}
+/** `mapReset`: fetch the map again. */
+export type MapResetMessage = MapReset & { type: 'mapReset' };
 
 /** What the scene is told: a delta, a reset, or (`snapshot`) the channel started afresh. */
 export type MapMessage = MapDeltaMessage | MapResetMessage | { type: 'snapshot' };

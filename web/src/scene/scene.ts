@@ -10,6 +10,8 @@
  * search box (`/search`), the keyboard, the legend, `Re-arrange`, and a
  * visible message when the map cannot load or be drawn.
  */
+import type { SearchAnswer } from '../protocol/types';
+import { validateSearchAnswer } from '../protocol/validate';
 import type { PageState } from '../state/store';
 import { clear, h, uniqueId } from '../hud/dom';
 import {
@@ -88,24 +90,7 @@ export interface Scene {
   redraw(): number | null;
 }
 
-interface SearchMatch {
-  path: string;
-  score: number;
-  indices: number[];
-}
-
-function parseSearch(value: unknown): SearchMatch[] {
-  if (typeof value !== 'object' || value === null) throw new Error('the answer is not an object');
-  const matches = (value as { matches?: unknown }).matches;
-  if (!Array.isArray(matches)) throw new Error('the answer has no matches');
-  return matches.map((m: unknown) => {
-    const { path, score, indices } = (m ?? {}) as Partial<SearchMatch>;
-    if (typeof path !== 'string' || typeof score !== 'number' || !Array.isArray(indices) || !indices.every((i) => Number.isInteger(i))) {
-      throw new Error('a match is malformed');
-    }
-    return { path, score, indices };
-  });
-}
+type SearchMatch = SearchAnswer['matches'][number];
 
 function themeFromPage(): Theme {
   const light = typeof window.matchMedia === 'function' && window.matchMedia('(prefers-color-scheme: light)').matches;
@@ -669,7 +654,9 @@ export function createScene(options: SceneOptions): Scene {
     try {
       const response = await fetchFn(`${base}/search?q=${encodeURIComponent(q)}&limit=20`, { credentials: 'same-origin' });
       if (!response.ok) throw new Error(`the server answered ${response.status}`);
-      list = parseSearch(await response.json());
+      const checked = validateSearchAnswer(await response.json());
+      if (!checked.ok) throw new Error(checked.error);
+      list = checked.value.matches;
     } catch (error) {
       if (request === searchRequest) showResults([], `Search failed: ${error instanceof Error ? error.message : String(error)}`);
       return;

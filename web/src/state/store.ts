@@ -201,11 +201,6 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
     state.lastSeq = frame.seq;
   }
   const body = frame.body;
-  const type: string = body.type;
-  if (type === 'mapDelta' || type === 'mapReset') {
-    pushMap(state, body as unknown as MapInboxItem);
-    return true;
-  }
   switch (body.type) {
     case 'hello':
       if (body.protocol !== CHANNEL_PROTOCOL) {
@@ -271,6 +266,10 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
       break;
     case 'refused':
       addNotice(state, `Orbit refused ${body.request}: ${body.message} (${body.code})`);
+      break;
+    case 'mapDelta':
+    case 'mapReset':
+      pushMap(state, body);
       break;
     case 'activity':
     case 'keypad':
