@@ -52,6 +52,16 @@ describe('the map model', () => {
     expect(model.folders.get('src/ui')?.parent).toBe('src');
   });
 
+  it('keeps an annex (a folder entry repeating its path) as another rectangle of the folder', () => {
+    const fx = sampleFixture();
+    fx.folders.push({ path: 'src/ui', rect: [12, 6, 2, 2], parent: 1 });
+    fx.nodes[4] = { ...fx.nodes[4], path: 'src/ui/é.ts', x: 12.5, y: 6.5, language: 0, folder: 4 };
+    const model = MapModel.fromSnapshot(decodeMap(encodeMap(fx)));
+    expect(model.folders.get('src/ui')?.rects).toEqual([{ x: 4, y: 4, w: 4, h: 4 }, { x: 12, y: 6, w: 2, h: 2 }]);
+    expect(model.nodes.get('src/ui/é.ts')?.folder).toBe('src/ui');
+    expect(model.folders.size).toBe(4);
+  });
+
   it('applies a delta: the new file at its place, the others unmoved, the removed one fading out', () => {
     const model = MapModel.fromSnapshot(decodeMap(encodeMap(sampleFixture())));
     const before = new Map(Array.from(model.nodes.values(), (n) => [n.path, [n.x, n.y]]));

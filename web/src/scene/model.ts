@@ -91,11 +91,11 @@ export class MapModel {
     const model = new MapModel(snapshot.hash);
     const folderPaths = snapshot.folders.map((f) => f.path);
     snapshot.folders.forEach((f) => {
-      model.folders.set(f.path, {
-        path: f.path,
-        parent: f.parent === null ? null : (folderPaths[f.parent] ?? ''),
-        rects: [{ x: f.x, y: f.y, w: f.w, h: f.h }],
-      });
+      const rect = { x: f.x, y: f.y, w: f.w, h: f.h };
+      // An annex repeats its folder's path: another rectangle of the same folder.
+      const held = model.folders.get(f.path);
+      if (held) held.rects.push(rect);
+      else model.folders.set(f.path, { path: f.path, parent: f.parent === null ? null : (folderPaths[f.parent] ?? ''), rects: [rect] });
     });
     const nodes: MapNode[] = snapshot.paths.map((path, i) => ({
       id: i,
