@@ -127,6 +127,9 @@ describe('the map scene', () => {
     expect(h.scene.inspect()).toMatchObject({ graphHash: 'b2', nodes: 5 });
     expect(h.scene.nodeAt('src/ui/new.ts')).toMatchObject({ x: 6.5, y: 4.5 });
     expect(h.scene.nodeAt('docs/guide.md')).toBeNull();
+    // The fades end and the loop sleeps, the removed file gone for good.
+    await until('the loop to sleep', () => h.scene.inspect().loop === 'asleep');
+    expect(h.scene.inspect().wakers).toEqual({ frame: false, settle: false, fly: false, fading: 0 });
     // A reset fetches again.
     h.inbox.push({ type: 'mapReset', hash: 'c3', reason: 'rearranged' });
     h.scene.render(h.ready);

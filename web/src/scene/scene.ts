@@ -69,6 +69,8 @@ export interface SceneInspection {
   /** What the map shows as its error, or null. */
   error: string | null;
   lod: { bundled: boolean; depth: number; lines: number; labels: number };
+  /** What keeps the loop awake: a frame requested, the settle timer, a flight; removed files still fading. */
+  wakers: { frame: boolean; settle: boolean; fly: boolean; fading: number };
 }
 
 export interface NodeAt {
@@ -284,9 +286,15 @@ export function createScene(options: SceneOptions): Scene {
         applyTransform();
       }
     }
+    // Removed files whose fade has ended leave (one more frame without them).
+    if (model && model.fading.length > 0) {
+      const before = model.fading.length;
+      model.prune(t);
+      if (model.fading.length !== before) needFull = true;
+    }
     const animating = model?.animating(t) ?? false;
     if (needFull || animating) drawFull(t);
-    if (fly || animating || (model?.fading.length ?? 0) > 0) schedule();
+    if (fly || animating) schedule();
   }
 
   function settle(): void {
@@ -779,6 +787,7 @@ export function createScene(options: SceneOptions): Scene {
         fetches: sync.fetches,
         error: [glError, loadError].filter((t) => t !== null).join(' ') || null,
         lod: { bundled: lastStats.bundled, depth: lastStats.depth, lines: lastStats.lines, labels: labelCount },
+        wakers: { frame: raf !== 0, settle: settleTimer !== null, fly: fly !== null, fading: model?.fading.length ?? 0 },
       };
     },
     nodeAt(path) {
