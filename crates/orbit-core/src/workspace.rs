@@ -271,6 +271,8 @@ impl WorkspaceHandle {
             // Saved soon after the start: a fresh or reconciled layout is
             // kept even if nothing changes.
             map_save_at: Some(Instant::now() + MAP_SAVE_DEBOUNCE),
+            map_saves: 0,
+            map_written: Arc::new(Mutex::new(0)),
         };
         actor.publish_workspace();
         actor.start_catalog();
@@ -451,6 +453,10 @@ struct Actor {
     map_file: PathBuf,
     /// When to save the layout (a change not saved yet).
     map_save_at: Option<Instant>,
+    /// Saves are numbered; a write older than the last one written is
+    /// skipped (they run on blocking threads, in any order).
+    map_saves: u64,
+    map_written: Arc<Mutex<u64>>,
 }
 
 /// How long the catalog waits for pending MCP servers.
@@ -556,7 +562,9 @@ impl Actor {
                     self.push_all(messages);
                 }
                 Some(update) = deltas.recv() => self.graph_changed(&update.delta),
-                () = sleep_until(self.map_save_at) => self.save_map(),
+                () = sleep_until(self.map_save_at) => {
+                    self.save_map();
+                }
                 Some(read) = catalog_read(&mut self.catalog_task) => {
                     self.catalog_task = None;
                     self.catalog_read(read);
@@ -749,12 +757,22 @@ impl Actor {
         self.push(HostBody::Workspace(body));
     }
 
-    /// Writes the layout now, off the runtime's threads.
-    fn save_map(&mut self) {
+    /// Writes the layout now, off the runtime's threads (await the handle
+    /// to know it is written).
+    fn save_map(&mut self) -> JoinHandle<()> {
         self.map_save_at = None;
+        self.map_saves += 1;
+        let save = self.map_saves;
         let bytes = self.map.layout().encode();
         let file = self.map_file.clone();
-        tokio::task::spawn_blocking(move || write_map(&file, &bytes));
+        let written = Arc::clone(&self.map_written);
+        tokio::task::spawn_blocking(move || {
+            let mut last = written.lock().unwrap_or_else(PoisonError::into_inner);
+            if *last < save {
+                write_map(&file, &bytes);
+                *last = save;
+            }
+        })
     }
 
     async fn settings_changed(&mut self) {
@@ -1056,12 +1074,8 @@ impl Actor {
         if let Some(socket) = self.socket.take() {
             socket.shutdown().await;
         }
-        if self.map_save_at.is_some() {
-            let bytes = self.map.layout().encode();
-            let file = self.map_file.clone();
-            let _ = tokio::task::spawn_blocking(move || write_map(&file, &bytes)).await;
-            self.map_save_at = None;
-        }
+        // The last save, waited for (it wins over any still running).
+        let _ = self.save_map().await;
         self.shared.busy.store(false, Ordering::SeqCst);
         self.shared
             .claude_pids

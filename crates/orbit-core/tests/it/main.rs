@@ -35,6 +35,7 @@ mod fake_api;
 mod harness;
 mod hub;
 mod live;
+mod map;
 mod mcp_host;
 mod mcp_props;
 mod projector_props;

@@ -42,23 +42,7 @@ impl Orbit {
             json!({"claude.path": real_claude()}).to_string(),
         )
         .unwrap();
-        let cli = env.config(real_claude(), Timeouts::default());
-        let handle = WorkspaceHandle::start(WorkspaceConfig {
-            root: env.ws.path().to_owned(),
-            locations: Locations::with_config_dir(config.path().to_owned()),
-            instance_id: "0123456789abcdef".to_owned(),
-            probe_env: ProbeEnv::default(),
-            env: cli.env,
-            timeouts: Timeouts::default(),
-            graph: GraphOptions {
-                cache_dir: None,
-                ..GraphOptions::default()
-            },
-            serve_socket: false,
-            claude_config_dir: Some(env.home.path().join(".claude")),
-        })
-        .await
-        .unwrap();
+        let handle = start_handle(&env, config.path()).await;
         Self {
             env,
             _config: config,
@@ -87,7 +71,28 @@ impl Orbit {
     }
 }
 
-fn json_of(frame: &HostFrame) -> Value {
+/// Starts the workspace of `env` with Orbit's files in `config_dir`.
+pub(crate) async fn start_handle(env: &Env, config_dir: &Path) -> Arc<WorkspaceHandle> {
+    let cli = env.config(real_claude(), Timeouts::default());
+    WorkspaceHandle::start(WorkspaceConfig {
+        root: env.ws.path().to_owned(),
+        locations: Locations::with_config_dir(config_dir.to_owned()),
+        instance_id: "0123456789abcdef".to_owned(),
+        probe_env: ProbeEnv::default(),
+        env: cli.env,
+        timeouts: Timeouts::default(),
+        graph: GraphOptions {
+            cache_dir: None,
+            ..GraphOptions::default()
+        },
+        serve_socket: false,
+        claude_config_dir: Some(env.home.path().join(".claude")),
+    })
+    .await
+    .unwrap()
+}
+
+pub(crate) fn json_of(frame: &HostFrame) -> Value {
     serde_json::to_value(frame).unwrap()
 }
 

@@ -9,3 +9,4 @@
 )]
 
 mod layout;
+mod model;
