@@ -7,6 +7,7 @@ import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
 import { mountKeypad } from './hud/keypad';
 import { Notifier, browserNotifyEnv, cardFromHash } from './hud/notify';
+import type { NodeAt, SceneInspection } from './scene/scene';
 
 /** The workspace id: the path segment after `/w/`. */
 function workspaceId(): string {
@@ -70,6 +71,11 @@ declare global {
       notifications(): Promise<unknown[]>;
       /** Runs a notification's action (`open`, `skip`) as a click on it would; resolves to what the worker did. */
       notificationAction(tag: string, action: string): Promise<string>;
+      scene: (() => SceneInspection) & {
+        nodeAt(path: string): NodeAt | null;
+        positions(): Record<string, [number, number]>;
+      };
+      sceneRedraw(): number | null;
     };
   }
 }
@@ -98,6 +104,11 @@ window.orbitInspect = {
       worker.postMessage({ type: 'orbit-notification-action', tag, action });
     });
   },
+  scene: Object.assign(() => hud.scene.inspect(), {
+    nodeAt: (path: string) => hud.scene.nodeAt(path),
+    positions: () => hud.scene.positions(),
+  }),
+  sceneRedraw: () => hud.scene.redraw(),
 };
 
 channel.start();

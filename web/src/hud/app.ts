@@ -7,7 +7,8 @@ import type { Channel } from '../protocol/channel';
 import type { PageRequest, PendingCard } from '../protocol/types';
 import type { PageState } from '../state/store';
 import type { Store } from '../state/store';
-import { createScene } from '../scene/scene';
+import type { MapMessage } from '../scene/model';
+import { createScene, type Scene } from '../scene/scene';
 import { Bubbles } from './bubbles';
 import { permissionCard, questionCard } from './cards';
 import { TranscriptView, subagentHistoryView } from './conversation';
@@ -35,6 +36,8 @@ export interface Hud {
   search(): { open: boolean; query: string; matches: number[]; current: number | null };
   /** Shows the conversation `key` and brings its card `requestId` into view (once it arrives). */
   openCard(key: string, requestId: string): void;
+  /** The map. */
+  scene: Scene;
 }
 
 const CONNECTION_TEXT: Record<PageState['connection'], string> = {
@@ -81,7 +84,16 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   });
   const bubbles = new Bubbles(show);
   const drawer = new Drawer({ send, show, shown: () => shown });
-  const scene = createScene();
+  const scene = createScene({
+    workspaceId: options.workspaceId,
+    openFile: (path) => {
+      void filePanel.open(path, null);
+    },
+    rearrange: () => {
+      send({ type: 'rearrange' });
+    },
+    takeMapMessages: (): MapMessage[] => store.takeMapMessages(),
+  });
 
   const connection = h('p', { class: 'connection', role: 'status' });
   const offlineBanner = h('div', { class: 'banner banner-offline', role: 'alert', hidden: true });
@@ -265,6 +277,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   render();
   return {
     shown: () => shown,
+    scene,
     show,
     search: () => search.inspect(),
     rendered: () => transcript.rendered(),

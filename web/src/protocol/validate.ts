@@ -7,7 +7,7 @@
  */
 import { Validator, type Schema } from '@cfworker/json-schema';
 import schemaDocument from '../../../docs/page-protocol.schema.json';
-import type { HostFrame, PageFrame } from './types';
+import type { HostFrame, PageFrame, SearchAnswer } from './types';
 
 type Result<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -24,6 +24,7 @@ function validatorFor(def: string): Validator {
 
 const hostFrameValidator = validatorFor('HostFrame');
 const pageFrameValidator = validatorFor('PageFrame');
+const searchAnswerValidator = validatorFor('SearchAnswer');
 
 /** A short reason: the deepest error's location and message. */
 function describe(errors: readonly { instanceLocation: string; error: string }[]): string {
@@ -63,6 +64,13 @@ export function validateHostFrame(data: unknown): Result<HostFrame> {
     };
   }
   return { ok: true, value: value as HostFrame };
+}
+
+/** Validates the answer of `GET /w/<id>/search` (already parsed from JSON). */
+export function validateSearchAnswer(value: unknown): Result<SearchAnswer> {
+  const result = searchAnswerValidator.validate(value);
+  if (!result.valid) return { ok: false, error: `the search answer does not match the protocol (${describe(result.errors)})` };
+  return { ok: true, value: value as SearchAnswer };
 }
 
 /** Validates a frame the page is about to send (a bug in the page otherwise). */

@@ -112,6 +112,8 @@ export function describeAction(item: OutboxItem): string {
       return 'continuing a past conversation';
     case 'mcpAction':
       return `${request.action} of ${request.server}`;
+    case 'rearrange':
+      return 'Re-arrange';
   }
 }
 
