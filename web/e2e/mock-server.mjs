@@ -9,6 +9,7 @@
 //
 //   node e2e/mock-server.mjs [--port N] [--untrusted] [--no-agent]
 // prints `http://127.0.0.1:PORT/login?token=…` as its first line.
+import { encodeMap, syntheticMap } from './map-encoder.mjs';
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -357,6 +358,16 @@ function hasCookie(req) {
 let listening = 0;
 const hostOk = (req) => [`127.0.0.1:${listening}`, `localhost:${listening}`].includes(req.headers.host ?? '');
 
+// The map: MOCK_MAP_FILES made-up files (default 60).
+let mockMapCache = null;
+function mockMap() {
+  mockMapCache ??= syntheticMap(Number(process.env.MOCK_MAP_FILES ?? 60));
+  return mockMapCache;
+}
+function mockMapBody() {
+  return encodeMap(mockMap());
+}
+
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1');
   const headers = { 'Content-Security-Policy': CSP, 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff' };
@@ -389,6 +400,30 @@ const server = http.createServer(async (req, res) => {
       return;
     }
     res.writeHead(200, { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Security-Policy': 'sandbox' }).end(text);
+    return;
+  }
+  if (url.pathname === `/w/${WORKSPACE_ID}/map`) {
+    res.writeHead(200, { ...headers, 'Content-Type': 'application/octet-stream', 'Cache-Control': 'no-store' }).end(Buffer.from(mockMapBody()));
+    return;
+  }
+  if (url.pathname === `/w/${WORKSPACE_ID}/search`) {
+    const q = (url.searchParams.get('q') ?? '').toLowerCase();
+    const limit = Math.min(200, Number(url.searchParams.get('limit') ?? 20) || 20);
+    // A plain subsequence match (the real server uses nucleo).
+    const matches = [];
+    for (const node of mockMap().nodes) {
+      if (!q || matches.length >= limit) break;
+      const indices = [];
+      let at = 0;
+      for (const [i, ch] of Array.from(node.path.toLowerCase()).entries()) {
+        if (at < q.length && ch === q[at]) {
+          indices.push(i);
+          at += 1;
+        }
+      }
+      if (at === q.length) matches.push({ path: node.path, score: 100 - node.path.length, indices });
+    }
+    res.writeHead(200, { ...headers, 'Content-Type': 'application/json' }).end(JSON.stringify({ hash: mockMap().hash, matches }));
     return;
   }
   let file;

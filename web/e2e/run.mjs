@@ -13,9 +13,10 @@
 // ORBIT_TIMEOUT_MS (per wait, default 30000), ORBIT_DROP_URL (for `drop`:
 // a URL whose GET makes the server drop the page's socket; without it the
 // scenario writes `<ORBIT_ARTIFACTS>/drop.ready` and waits for the harness
-// to drop the socket).
+// to drop the socket), ORBIT_WORKSPACE (for `scene-live`: the workspace's
+// folder, where it creates and deletes a file).
 import { chromium } from 'playwright-core';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const SCENARIOS = {
@@ -30,6 +31,10 @@ const SCENARIOS = {
   drop,
   trust,
   security,
+  'scene-map': sceneMap,
+  'scene-live': sceneLive,
+  'scene-search': sceneSearch,
+  'scene-context': sceneContext,
 };
 
 const name = process.argv[2];
@@ -56,7 +61,9 @@ const browser = await chromium.launch({
   args: [
     '--no-sandbox',
     '--headless=new',
-    '--disable-gpu',
+    // WebGL2 for the map, on the CPU (SwiftShader) as on a machine without a GPU.
+    '--use-angle=swiftshader',
+    '--enable-unsafe-swiftshader',
     '--disable-dev-shm-usage',
     '--disable-background-networking',
     '--disable-component-update',
@@ -424,6 +431,194 @@ async function security(page, context) {
   const failed = Object.entries(checks).filter(([, ok]) => !ok).map(([k]) => k);
   if (failed.length) throw new Error(`security checks failed: ${failed.join(', ')}`);
   return { checks };
+}
+
+// --- The map (scene/).
+
+const sceneOf = (page) => page.evaluate(() => window.orbitInspect.scene());
+const nodeAt = (page, path) => page.evaluate((p) => window.orbitInspect.scene.nodeAt(p), path);
+const positionsOf = (page) => page.evaluate(() => window.orbitInspect.scene.positions());
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls the map's inspection until `predicate` holds; returns it. */
+async function untilScene(page, what, predicate, timeout = TIMEOUT) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    last = await sceneOf(page).catch(() => null);
+    if (last && predicate(last)) return last;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; scene: ${JSON.stringify(last)}`);
+    await sleep(25);
+  }
+}
+
+/** The map drawn whole: its first frame, and as many nodes as the graph has files. */
+async function mapReady(page) {
+  const state = await inspect(page);
+  const scene = await untilScene(page, 'the first frame', (s) => s.firstFrame && s.nodes > 0 && s.loop === 'asleep');
+  return { state, scene };
+}
+
+/** Nodes in `before` whose place differs in `after` (absent ones excepted). */
+function moved(before, after, except = []) {
+  return Object.entries(before)
+    .filter(([path]) => !except.includes(path))
+    .filter(([path, [x, y]]) => {
+      const now = after[path];
+      return !now || now[0] !== x || now[1] !== y;
+    })
+    .map(([path]) => path);
+}
+
+/** Waits until the loop sleeps; returns how long after `since` (ms) it was first seen asleep. */
+async function asleepAfter(page, since) {
+  await untilScene(page, 'the loop to sleep', (s) => s.loop === 'asleep', 5000);
+  return Date.now() - since;
+}
+
+async function sceneMap(page) {
+  const { state, scene } = await mapReady(page);
+  const files = state.workspace.graph.files;
+  if (scene.nodes !== files) throw new Error(`the map has ${scene.nodes} nodes, the graph ${files} files`);
+  const marks = await page.evaluate(() => performance.getEntriesByName('orbit:first-frame').length);
+  if (marks < 1) throw new Error('no orbit:first-frame mark');
+  await shot(page, 'map');
+  // Asleep a second after the last change, and it stays so (no frame drawn).
+  await sleep(1000);
+  const idle = await sceneOf(page);
+  await sleep(500);
+  const later = await sceneOf(page);
+  if (idle.loop !== 'asleep' || later.draws !== idle.draws) throw new Error(`the loop is not asleep: ${JSON.stringify({ idle, later })}`);
+  // The legend names the languages.
+  const legend = await page.getByRole('list', { name: 'Languages' }).getByRole('listitem').allTextContents();
+  if (legend.length === 0) throw new Error('no legend');
+  // Hover a file: its path and import counts.
+  const target = process.env.ORBIT_MAP_FILE ?? 'src/main.rs';
+  const at = await nodeAt(page, target);
+  if (!at) throw new Error(`${target} is not on the map`);
+  await page.mouse.move(at.screenX + 30, at.screenY + 30);
+  await page.mouse.move(at.screenX, at.screenY);
+  const tooltip = page.getByRole('tooltip');
+  await tooltip.getByText(target).waitFor();
+  const tip = await tooltip.textContent();
+  if (!/imports \d+ · imported by \d+/.test(tip)) throw new Error(`the tooltip says ${tip}`);
+  const hovered = (await sceneOf(page)).hovered;
+  await shot(page, 'hover');
+  // Click: the file panel.
+  await page.mouse.click(at.screenX, at.screenY);
+  const dialog = page.getByRole('dialog', { name: target });
+  await dialog.waitFor();
+  await shot(page, 'file-panel');
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  const selected = (await sceneOf(page)).selected;
+  // Re-arrange: the page fetches the map again; every file is still on it.
+  const fetches = (await sceneOf(page)).fetches;
+  await page.getByRole('button', { name: 'Re-arrange' }).click();
+  const after = await untilScene(page, 'the map after Re-arrange', (s) => s.fetches > fetches && s.loop === 'asleep' && s.nodes === files);
+  await shot(page, 'rearranged');
+  return { nodes: scene.nodes, files, edges: scene.edges, legend, tooltip: tip, hovered, selected, fetchesAfterRearrange: after.fetches, lod: scene.lod };
+}
+
+async function sceneLive(page) {
+  const workspace = process.env.ORBIT_WORKSPACE;
+  if (!workspace) throw new Error('ORBIT_WORKSPACE is not set');
+  await mapReady(page);
+  const before = await positionsOf(page);
+  const created = process.env.ORBIT_MAP_NEW ?? 'src/extra.rs';
+  // A file created on disk appears within a second; nobody else moves.
+  const t0 = Date.now();
+  await writeFile(join(workspace, created), 'pub fn extra() {}\n');
+  let appeared = null;
+  while (Date.now() - t0 < 10000) {
+    appeared = await nodeAt(page, created);
+    if (appeared) break;
+    await sleep(20);
+  }
+  const appearMs = Date.now() - t0;
+  if (!appeared) throw new Error(`${created} did not appear`);
+  await shot(page, 'created');
+  const afterAdd = await positionsOf(page);
+  const movedByAdd = moved(before, afterAdd);
+  const asleepAfterAdd = await asleepAfter(page, Date.now());
+  // A deleted file goes; nobody else moves.
+  const deleted = process.env.ORBIT_MAP_DELETE ?? 'src/util.rs';
+  const t1 = Date.now();
+  await rm(join(workspace, deleted));
+  while (Date.now() - t1 < 10000 && (await nodeAt(page, deleted))) await sleep(20);
+  const goneMs = Date.now() - t1;
+  if (await nodeAt(page, deleted)) throw new Error(`${deleted} did not go`);
+  const lastChange = Date.now();
+  const afterDelete = await positionsOf(page);
+  const movedByDelete = moved(afterAdd, afterDelete, [deleted]);
+  const sleptMs = await asleepAfter(page, lastChange);
+  await shot(page, 'deleted');
+  // The place it took is the place a fresh page gets.
+  const live = await positionsOf(page);
+  await page.reload();
+  await until(page, 'the page after the reload', (s) => s.connection === 'open' && s.ready);
+  await mapReady(page);
+  const fresh = await positionsOf(page);
+  const differs = moved(live, fresh).concat(moved(fresh, live));
+  if (movedByAdd.length || movedByDelete.length) throw new Error(`files moved: ${[...movedByAdd, ...movedByDelete].join(', ')}`);
+  if (differs.length) throw new Error(`the live map differs from a fresh one at: ${differs.join(', ')}`);
+  if (appearMs > 1000) throw new Error(`${created} took ${appearMs} ms to appear`);
+  if (sleptMs > 1000 || asleepAfterAdd > 1000) throw new Error(`the loop slept ${Math.max(sleptMs, asleepAfterAdd)} ms after the last change`);
+  return { created, at: [appeared.x, appeared.y], appearMs, deleted, goneMs, asleepAfterMs: sleptMs, nodes: Object.keys(fresh).length };
+}
+
+async function sceneSearch(page) {
+  await mapReady(page);
+  const target = process.env.ORBIT_MAP_FILE ?? 'src/util.rs';
+  const before = (await sceneOf(page)).camera;
+  const box = page.getByRole('combobox', { name: 'Search files' });
+  await box.click();
+  await box.fill(process.env.ORBIT_MAP_QUERY ?? target);
+  const option = page.getByRole('option', { name: target });
+  await option.waitFor();
+  await shot(page, 'matches');
+  await box.press('Enter');
+  const after = await untilScene(page, 'the flight to the file', (s) => s.selected === target && s.loop === 'asleep');
+  if (before.x === after.camera.x && before.y === after.camera.y && before.zoom === after.camera.zoom) throw new Error('the camera did not move');
+  const at = await nodeAt(page, target);
+  const view = await page.getByRole('application', { name: 'Map view' }).boundingBox();
+  const off = Math.hypot(at.screenX - (view.x + view.width / 2), at.screenY - (view.y + view.height / 2));
+  if (off > 2) throw new Error(`the file is ${off.toFixed(1)} px off the view's centre`);
+  await shot(page, 'flown');
+  // The keyboard: / focuses the search; in the map, arrows pan, + zooms, Escape clears.
+  const mapView = page.getByRole('application', { name: 'Map view' });
+  await mapView.focus();
+  await page.keyboard.press('/');
+  const focused = await page.evaluate(() => document.activeElement?.getAttribute('aria-label'));
+  if (focused !== 'Search files') throw new Error(`/ focused ${focused}`);
+  await mapView.focus();
+  const c0 = (await sceneOf(page)).camera;
+  await page.keyboard.press('ArrowLeft');
+  await page.keyboard.press('+');
+  const c1 = (await untilScene(page, 'the camera to settle', (s) => s.loop === 'asleep')).camera;
+  if (!(c1.x < c0.x) || !(c1.zoom > c0.zoom)) throw new Error(`the keys did not pan and zoom: ${JSON.stringify({ c0, c1 })}`);
+  await page.keyboard.press('Escape');
+  const cleared = await sceneOf(page);
+  if (cleared.selected !== null) throw new Error('Escape did not clear the selection');
+  return { target, before, after: after.camera, offCentrePx: off };
+}
+
+async function sceneContext(page) {
+  const { scene } = await mapReady(page);
+  await page.evaluate(() => {
+    const canvas = document.querySelector('canvas');
+    window.__orbitLose = canvas.getContext('webgl2').getExtension('WEBGL_lose_context');
+    window.__orbitLose.loseContext();
+  });
+  await untilScene(page, 'the context to be lost', (s) => s.contextLost);
+  await page.evaluate(() => window.__orbitLose.restoreContext());
+  const back = await untilScene(page, 'the context to come back and draw', (s) => !s.contextLost && s.draws > scene.draws && s.loop === 'asleep');
+  const ms = await page.evaluate(() => window.orbitInspect.sceneRedraw());
+  if (typeof ms !== 'number') throw new Error('sceneRedraw gave no time after the restore');
+  // The page did not reload: the same page load still holds the first mark.
+  const marks = await page.evaluate(() => performance.getEntriesByName('orbit:first-frame').length);
+  await shot(page, 'restored');
+  return { drawsBefore: scene.draws, drawsAfter: back.draws, redrawMs: ms, marks };
 }
 
 // --- Run.

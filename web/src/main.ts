@@ -3,6 +3,7 @@ import { Channel } from './protocol/channel';
 import { WebSocketTransport } from './protocol/websocket';
 import { Store, inspect } from './state/store';
 import { mountHud } from './hud/app';
+import type { NodeAt, SceneInspection } from './scene/scene';
 
 /** The workspace id: the path segment after `/w/`. */
 function workspaceId(): string {
@@ -26,6 +27,11 @@ declare global {
       state(): unknown;
       frames(): number;
       errors(): string[];
+      scene: (() => SceneInspection) & {
+        nodeAt(path: string): NodeAt | null;
+        positions(): Record<string, [number, number]>;
+      };
+      sceneRedraw(): number | null;
     };
   }
 }
@@ -34,6 +40,11 @@ window.orbitInspect = {
   state: () => inspect(store.state, hud.shown()),
   frames: () => store.state.frames,
   errors: () => store.state.errors.slice(),
+  scene: Object.assign(() => hud.scene.inspect(), {
+    nodeAt: (path: string) => hud.scene.nodeAt(path),
+    positions: () => hud.scene.positions(),
+  }),
+  sceneRedraw: () => hud.scene.redraw(),
 };
 
 channel.start();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Channel } from '../src/protocol/channel';
 import type { ConnectionState, Transport } from '../src/protocol/transport';
 import type { HostBody } from '../src/protocol/types';
@@ -20,6 +20,8 @@ class FakeTransport implements Transport {
 }
 
 function mount() {
+  // The map fetches /map once the page is ready; these tests are about the HUD.
+  vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(new Response('', { status: 404 }))));
   document.body.replaceChildren();
   const root = document.createElement('div');
   document.body.appendChild(root);

@@ -7,7 +7,8 @@ import type { Channel } from '../protocol/channel';
 import type { PageRequest, PendingCard } from '../protocol/types';
 import type { PageState } from '../state/store';
 import type { Store } from '../state/store';
-import { createScene } from '../scene/scene';
+import type { MapMessage } from '../scene/model';
+import { createScene, type Scene } from '../scene/scene';
 import { Bubbles } from './bubbles';
 import { permissionCard, questionCard } from './cards';
 import { TranscriptView, subagentHistoryView } from './conversation';
@@ -23,6 +24,8 @@ export interface HudOptions {
 export interface Hud {
   /** The conversation the view shows. */
   shown(): string | null;
+  /** The map. */
+  scene: Scene;
 }
 
 const CONNECTION_TEXT: Record<PageState['connection'], string> = {
@@ -65,7 +68,16 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   });
   const bubbles = new Bubbles(show);
   const drawer = new Drawer({ send, show, shown: () => shown });
-  const scene = createScene();
+  const scene = createScene({
+    workspaceId: options.workspaceId,
+    openFile: (path) => {
+      void filePanel.open(path, null);
+    },
+    rearrange: () => {
+      send({ type: 'rearrange' } as unknown as PageRequest);
+    },
+    takeMapMessages: (): MapMessage[] => store.takeMapMessages(),
+  });
 
   const connection = h('p', { class: 'connection', role: 'status' });
   const wsName = h('span', { class: 'ws-name' });
@@ -209,5 +221,5 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
 
   store.subscribe(render);
   render();
-  return { shown: () => shown };
+  return { shown: () => shown, scene };
 }

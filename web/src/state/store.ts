@@ -8,6 +8,7 @@ import type { ConnectionState } from '../protocol/transport';
 import type {
   ActionAck,
   ConversationEntry,
+  HostBody,
   HostFrame,
   PageFrame,
   PageRequest,
@@ -35,6 +36,12 @@ export interface SubagentInfo {
   status: string | null;
   output: string | null;
 }
+
+/** A message for the map: `mapDelta`, `mapReset`, or `snapshot` (the channel started afresh: deltas may be missing). */
+export type MapInboxItem = Extract<HostBody, { type: 'mapDelta' | 'mapReset' }> | { type: 'snapshot' };
+
+/** Map messages kept for the scene; past this, they collapse into one `snapshot` (the scene fetches afresh). */
+export const MAP_INBOX_LIMIT = 10000;
 
 export interface Notice {
   id: number;
@@ -70,6 +77,8 @@ export interface PageState {
   frames: number;
   duplicates: number;
   errors: string[];
+  /** Map messages the scene has not taken yet ({@link Store.takeMapMessages}). */
+  mapInbox: MapInboxItem[];
 }
 
 export function initialState(): PageState {
@@ -93,6 +102,7 @@ export function initialState(): PageState {
     frames: 0,
     duplicates: 0,
     errors: [],
+    mapInbox: [],
   };
 }
 
@@ -172,6 +182,11 @@ function clearConversations(state: PageState): void {
   state.subagents = {};
 }
 
+function pushMap(state: PageState, item: MapInboxItem): void {
+  if (state.mapInbox.length >= MAP_INBOX_LIMIT) state.mapInbox = [{ type: 'snapshot' }];
+  state.mapInbox.push(item);
+}
+
 /**
  * Applies one validated host frame. Returns false when the frame was a
  * duplicate (a `seq` the page already holds) and was ignored.
@@ -186,6 +201,11 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
     state.lastSeq = frame.seq;
   }
   const body = frame.body;
+  const type: string = body.type;
+  if (type === 'mapDelta' || type === 'mapReset') {
+    pushMap(state, body as unknown as MapInboxItem);
+    return true;
+  }
   switch (body.type) {
     case 'hello':
       if (body.protocol !== CHANNEL_PROTOCOL) {
@@ -194,6 +214,7 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
       if (!body.resumed) {
         // A snapshot follows: what it holds is the state up to `head`.
         clearConversations(state);
+        pushMap(state, { type: 'snapshot' });
         state.inSnapshot = true;
         state.ready = false;
         state.lastSeq = body.head;
@@ -340,6 +361,13 @@ export class Store {
     return () => {
       this.listeners = this.listeners.filter((l) => l !== listener);
     };
+  }
+
+  /** The map messages received since the last call, oldest first. */
+  takeMapMessages(): MapInboxItem[] {
+    const taken = this.state.mapInbox;
+    this.state.mapInbox = [];
+    return taken;
   }
 
   /** Runs a change and tells every listener once. */

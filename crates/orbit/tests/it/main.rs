@@ -39,6 +39,7 @@ mod open;
 mod open_support;
 mod page_e2e;
 mod reference_adapters;
+mod scene_e2e;
 mod schema_check;
 #[path = "../../../orbit-agent/tests/it/support.rs"]
 #[allow(

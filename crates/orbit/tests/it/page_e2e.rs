@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::fake_api::{Block, Reply, text, tool};
 use crate::open_support::{OrbitEnv, control_call, login_address};
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -39,8 +39,8 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A running `orbit open` on a fresh workspace, its claude talking to the
 /// fake API.
-struct Scene {
-    env: OrbitEnv,
+pub(crate) struct Scene {
+    pub(crate) env: OrbitEnv,
     orbit: Option<Child>,
     login: String,
     /// Marks every process this scene's Orbit starts (found in
@@ -49,7 +49,7 @@ struct Scene {
 }
 
 impl Scene {
-    fn new(trusted: bool) -> Self {
+    pub(crate) fn new(trusted: bool) -> Self {
         let env = OrbitEnv::new(json!({}));
         let ws = env.ws.path();
         std::fs::create_dir_all(ws.join("src")).unwrap();
@@ -76,7 +76,7 @@ impl Scene {
     }
 
     /// Starts `orbit open --no-browser` and reads its login address.
-    fn open(&mut self) {
+    pub(crate) fn open(&mut self) {
         let mut child = self
             .env
             .command(&["open", "--no-browser"])
@@ -91,7 +91,14 @@ impl Scene {
     }
 
     fn run(&self, scenario: &str, prompt: Option<&str>) -> Value {
-        let artifacts = repo().join("target/artifacts/page");
+        let env: Vec<(&str, &str)> = prompt.map(|p| ("ORBIT_PROMPT", p)).into_iter().collect();
+        self.run_in(scenario, "page", &env)
+    }
+
+    /// Runs a scenario of `web/e2e/run.mjs` with screenshots in
+    /// `target/artifacts/<artifacts>/` and `env` added; its result line.
+    pub(crate) fn run_in(&self, scenario: &str, artifacts: &str, env: &[(&str, &str)]) -> Value {
+        let artifacts = repo().join("target/artifacts").join(artifacts);
         std::fs::create_dir_all(&artifacts).unwrap();
         let mut command = Command::new("node");
         command
@@ -103,9 +110,7 @@ impl Scene {
             .env("ORBIT_TIMEOUT_MS", "60000")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        if let Some(prompt) = prompt {
-            command.env("ORBIT_PROMPT", prompt);
-        }
+        command.envs(env.iter().copied());
         let out = command.output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         let line = stdout.lines().last().unwrap_or_default();
@@ -148,7 +153,7 @@ impl Scene {
     }
 
     /// Ends the Orbit with SIGTERM; asserts no claude of it is left.
-    fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         let Some(mut child) = self.orbit.take() else {
             return;
         };
@@ -193,7 +198,7 @@ fn rand_suffix() -> String {
     format!("{nanos:x}")
 }
 
-fn lock() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn lock() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -1,0 +1,207 @@
+/**
+ * Level of detail: what the map draws at a zoom. At an overview zoom the
+ * imports are bundled between folders (one line per folder pair, at a
+ * folder depth that fits the zoom); zoomed in, the file-level imports with
+ * an end in view, and a few hundred labels chosen on a screen grid.
+ * Pure functions of the model and the camera, no DOM.
+ */
+import { viewRect, worldToScreen, type Camera } from './camera';
+import type { MapModel, MapNode, Rect } from './model';
+
+/** From this zoom (CSS px per file cell) on, imports are drawn file to file. */
+export const FILE_EDGE_ZOOM = 6;
+/** From this zoom on, files get labels. */
+export const LABEL_ZOOM = 14;
+/** At most this many labels (files and folders). */
+export const MAX_LABELS = 300;
+/** The label grid's cell, CSS px. */
+export const LABEL_CELL = { w: 150, h: 22 };
+/** At most this many file-level lines are drawn (those nearest first are not sorted: any end in view). */
+export const MAX_FILE_EDGES = 60000;
+
+export interface Bundle {
+  ax: number;
+  ay: number;
+  bx: number;
+  by: number;
+  /** Graph edges the line stands for (both directions). */
+  count: number;
+}
+
+/** Up to this many imports, a graph is always drawn file to file. */
+export const SMALL_GRAPH_EDGES = 400;
+
+/** Whether imports are drawn file to file (else bundled between folders): a small graph, or zoomed in past the overview. */
+export function fileLevel(zoom: number, fitZoom: number, edges: number): boolean {
+  return edges <= SMALL_GRAPH_EDGES || (zoom >= FILE_EDGE_ZOOM && zoom >= 2 * fitZoom);
+}
+
+export const depthOf = (folder: string): number => (folder === '' ? 0 : folder.split('/').length);
+
+/** The folder depth whose regions fit the zoom: 1 (top-level) at the overview, one more per doubling. */
+export function bundleDepth(zoom: number, fitZoom: number, maxDepth: number): number {
+  const d = 1 + Math.floor(Math.log2(Math.max(1, zoom / Math.max(fitZoom, 1e-9))));
+  return Math.max(1, Math.min(d, Math.max(1, maxDepth)));
+}
+
+function ancestor(folder: string, depth: number): string {
+  if (folder === '' || depth <= 0) return '';
+  let at = -1;
+  for (let i = 0; i < depth; i += 1) {
+    at = folder.indexOf('/', at + 1);
+    if (at < 0) return folder;
+  }
+  return folder.slice(0, at);
+}
+
+/** Imports between folders at `depth`: one line per unordered pair between their regions' centres. */
+export function bundleEdges(model: MapModel, depth: number): Bundle[] {
+  const centre = new Map<string, [number, number]>();
+  for (const folder of model.folders.values()) {
+    const r = folder.rects[0];
+    if (r) centre.set(folder.path, [r.x + r.w / 2, r.y + r.h / 2]);
+  }
+  const groupOf = new Map<string, string>();
+  const group = (node: MapNode): string => {
+    let g = groupOf.get(node.folder);
+    if (g === undefined) {
+      g = ancestor(node.folder, depth);
+      groupOf.set(node.folder, g);
+    }
+    // A file at the root is its own group.
+    return g === '' ? `\u0000${node.path}` : g;
+  };
+  const pairs = new Map<string, Bundle>();
+  for (const edge of model.edges.values()) {
+    const a = model.nodes.get(edge.from);
+    const b = model.nodes.get(edge.to);
+    if (!a || !b) continue;
+    let ga = group(a);
+    let gb = group(b);
+    if (ga === gb) continue;
+    let na = a;
+    let nb = b;
+    if (ga > gb) {
+      [ga, gb] = [gb, ga];
+      [na, nb] = [nb, na];
+    }
+    const key = `${ga}\n${gb}`;
+    const held = pairs.get(key);
+    if (held) {
+      held.count += edge.count;
+      continue;
+    }
+    const ca = ga.startsWith('\u0000') ? [na.x, na.y] : (centre.get(ga) ?? [na.x, na.y]);
+    const cb = gb.startsWith('\u0000') ? [nb.x, nb.y] : (centre.get(gb) ?? [nb.x, nb.y]);
+    pairs.set(key, { ax: ca[0] ?? 0, ay: ca[1] ?? 0, bx: cb[0] ?? 0, by: cb[1] ?? 0, count: edge.count });
+  }
+  return Array.from(pairs.values());
+}
+
+const inside = (r: Rect, x: number, y: number): boolean => x >= r.x && x <= r.x + r.w && y >= r.y && y <= r.y + r.h;
+
+/** File-level imports with at least one end in `view` (at most `max`), as x1,y1,x2,y2 quadruples. */
+export function fileEdgesInView(model: MapModel, view: Rect, max = MAX_FILE_EDGES): Float32Array {
+  const out = new Float32Array(4 * Math.min(model.edges.size, max));
+  let n = 0;
+  for (const edge of model.edges.values()) {
+    if (n >= max) break;
+    const a = model.nodes.get(edge.from);
+    const b = model.nodes.get(edge.to);
+    if (!a || !b) continue;
+    if (!inside(view, a.x, a.y) && !inside(view, b.x, b.y)) continue;
+    out.set([a.x, a.y, b.x, b.y], 4 * n);
+    n += 1;
+  }
+  return out.subarray(0, 4 * n);
+}
+
+export interface Label {
+  text: string;
+  /** CSS px, where the text starts (left, middle). */
+  sx: number;
+  sy: number;
+  kind: 'file' | 'folder';
+}
+
+export const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
+
+/**
+ * Labels for what the view shows: folders whose region is wide enough on
+ * screen (shallow first), then, zoomed in, files by how connected they
+ * are; one per grid cell (a label takes its cell and the next one to the
+ * right), at most `max`.
+ */
+export function pickLabels(model: MapModel, cam: Camera, width: number, height: number, max = MAX_LABELS): Label[] {
+  const cols = Math.ceil(width / LABEL_CELL.w) + 1;
+  const rows = Math.ceil(height / LABEL_CELL.h) + 1;
+  const taken = new Uint8Array(cols * rows);
+  const labels: Label[] = [];
+  const place = (text: string, sx: number, sy: number, kind: Label['kind']): void => {
+    if (labels.length >= max || sx < -LABEL_CELL.w || sy < 0 || sx > width || sy > height) return;
+    const c = Math.max(0, Math.floor(sx / LABEL_CELL.w));
+    const r = Math.floor(sy / LABEL_CELL.h);
+    if (r >= rows || c >= cols) return;
+    const i = r * cols + c;
+    if (taken[i] || (c + 1 < cols && taken[i + 1])) return;
+    taken[i] = 1;
+    if (c + 1 < cols) taken[i + 1] = 1;
+    labels.push({ text, sx, sy, kind });
+  };
+  const view = viewRect(cam, width, height);
+  const folders = Array.from(model.folders.values()).filter((f) => f.path !== '');
+  folders.sort((a, b) => depthOf(a.path) - depthOf(b.path) || (a.path < b.path ? -1 : 1));
+  for (const folder of folders) {
+    const r = folder.rects[folder.rects.length - 1];
+    if (!r || r.w * cam.zoom < 60) continue;
+    if (r.x > view.x + view.w || r.y > view.y + view.h || r.x + r.w < view.x || r.y + r.h < view.y) continue;
+    const [sx, sy] = worldToScreen(cam, width, height, Math.max(r.x, view.x), Math.max(r.y, view.y));
+    place(`${baseName(folder.path)}/`, sx + 4, sy + 10, 'folder');
+  }
+  if (cam.zoom < LABEL_ZOOM) return labels;
+  const visible = model.list().filter((n) => inside(view, n.x, n.y));
+  visible.sort((a, b) => b.in + b.out - (a.in + a.out) || (a.path < b.path ? -1 : 1));
+  for (const node of visible) {
+    if (labels.length >= max) break;
+    const [sx, sy] = worldToScreen(cam, width, height, node.x, node.y);
+    place(baseName(node.path), sx + Math.min(14, cam.zoom * 0.35) + 4, sy, 'file');
+  }
+  return labels;
+}
+
+/** A grid over the world for finding the file under the pointer. */
+export class HitGrid {
+  private readonly cells = new Map<string, MapNode[]>();
+  constructor(
+    nodes: readonly MapNode[],
+    private readonly size = 4,
+  ) {
+    for (const node of nodes) {
+      const key = `${Math.floor(node.x / size)},${Math.floor(node.y / size)}`;
+      const cell = this.cells.get(key);
+      if (cell) cell.push(node);
+      else this.cells.set(key, [node]);
+    }
+  }
+
+  /** The node nearest (x, y) within `radius` world units. */
+  nearest(x: number, y: number, radius: number): MapNode | null {
+    let best: MapNode | null = null;
+    let bestD = radius * radius;
+    const r = Math.ceil(radius / this.size);
+    const cx = Math.floor(x / this.size);
+    const cy = Math.floor(y / this.size);
+    for (let i = cx - r; i <= cx + r; i += 1) {
+      for (let j = cy - r; j <= cy + r; j += 1) {
+        for (const node of this.cells.get(`${i},${j}`) ?? []) {
+          const d = (node.x - x) ** 2 + (node.y - y) ** 2;
+          if (d <= bestD) {
+            bestD = d;
+            best = node;
+          }
+        }
+      }
+    }
+    return best;
+  }
+}

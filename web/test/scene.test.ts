@@ -1,0 +1,200 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createScene, type Scene } from '../src/scene/scene';
+import type { MapMessage } from '../src/scene/model';
+import { initialState, type PageState } from '../src/state/store';
+import { encodeMap, sampleFixture } from './mapFixture';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface Harness {
+  scene: Scene;
+  inbox: MapMessage[];
+  opened: string[];
+  rearranged: number;
+  fetches: string[];
+  ready: PageState;
+}
+
+function harness(answers: Record<string, () => Response>): Harness {
+  const fetches: string[] = [];
+  const fetchMock = vi.fn((input: RequestInfo | URL) => {
+    const url = String(input);
+    fetches.push(url);
+    const key = Object.keys(answers).find((k) => url.includes(k));
+    return Promise.resolve(key ? (answers[key]?.() ?? new Response('', { status: 404 })) : new Response('', { status: 404 }));
+  });
+  const inbox: MapMessage[] = [];
+  const h: Harness = {
+    inbox,
+    opened: [],
+    rearranged: 0,
+    fetches,
+    ready: { ...initialState(), ready: true },
+    scene: undefined as unknown as Scene,
+  };
+  h.scene = createScene({
+    workspaceId: '0123456789abcdef',
+    openFile: (path) => h.opened.push(path),
+    rearrange: () => {
+      h.rearranged += 1;
+    },
+    takeMapMessages: () => inbox.splice(0, inbox.length),
+    fetch: fetchMock as unknown as typeof fetch,
+  });
+  document.body.replaceChildren(h.scene.el);
+  return h;
+}
+
+const mapAnswer = (body: ArrayBuffer) => () => new Response(body, { status: 200, headers: { 'Content-Type': 'application/octet-stream' } });
+
+async function until(what: string, predicate: () => boolean): Promise<void> {
+  for (let i = 0; i < 100; i += 1) {
+    if (predicate()) return;
+    await sleep(10);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+beforeEach(() => {
+  // happy-dom lays nothing out: the map's view is 800 x 600.
+  vi.spyOn(HTMLElement.prototype, 'getBoundingClientRect').mockReturnValue({ x: 0, y: 0, left: 0, top: 0, width: 800, height: 600, right: 800, bottom: 600, toJSON: () => ({}) } as DOMRect);
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('the map scene', () => {
+  it('says visibly when WebGL2 is missing, and still holds the map', async () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    const alert = h.scene.el.querySelector('[role="alert"]');
+    expect(alert?.hasAttribute('hidden')).toBe(false);
+    expect(alert?.textContent).toContain('The map cannot be drawn');
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    expect(h.fetches).toEqual(['/w/0123456789abcdef/map']);
+    expect(h.scene.inspect()).toMatchObject({ graphHash: 'a1b2c3', nodes: 5, edges: 4, firstFrame: false, selected: null });
+    expect(h.scene.redraw()).toBeNull();
+  });
+
+  it('waits for the channel to be ready before fetching', () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    h.scene.render(initialState());
+    expect(h.fetches).toEqual([]);
+  });
+
+  it('shows a decode error on the page, and loads after Try again', async () => {
+    let body = new ArrayBuffer(8);
+    const h = harness({ '/map': () => mapAnswer(body)() });
+    h.scene.render(h.ready);
+    await until('the error', () => h.scene.inspect().error?.includes('malformed') ?? false);
+    const alert = h.scene.el.querySelector('[role="alert"]');
+    expect(alert?.textContent).toContain('The map from Orbit is malformed (header)');
+    body = encodeMap(sampleFixture());
+    Array.from(h.scene.el.querySelectorAll('button')).find((b) => b.textContent === 'Try again')?.click();
+    await until('the map', () => h.scene.inspect().nodes === 5);
+  });
+
+  it('lists the languages in a legend, with counts', async () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    const legend = h.scene.el.querySelector('[aria-label="Languages"]');
+    expect(Array.from(legend?.querySelectorAll('li') ?? []).map((li) => li.textContent)).toEqual(['TypeScript 3', 'Markdown 2']);
+  });
+
+  it('applies a live delta: the new file at its place, nothing else moves; a removed one goes', async () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    const before = h.scene.positions();
+    h.inbox.push({
+      type: 'mapDelta', previousHash: 'a1b2c3', hash: 'b2', added: [{ path: 'src/ui/new.ts', x: 6.5, y: 4.5, language: 'typescript', folder: 'src/ui' }],
+      removed: ['docs/guide.md'], folders: [], foldersRemoved: [], edgesAdded: [], edgesRemoved: [],
+    });
+    h.scene.render(h.ready);
+    const after = h.scene.positions();
+    expect(after['src/ui/new.ts']).toEqual([6.5, 4.5]);
+    expect(after['docs/guide.md']).toBeUndefined();
+    for (const [path, pos] of Object.entries(before)) if (path !== 'docs/guide.md') expect(after[path]).toEqual(pos);
+    expect(h.scene.inspect()).toMatchObject({ graphHash: 'b2', nodes: 5 });
+    expect(h.scene.nodeAt('src/ui/new.ts')).toMatchObject({ x: 6.5, y: 4.5 });
+    expect(h.scene.nodeAt('docs/guide.md')).toBeNull();
+    // A reset fetches again.
+    h.inbox.push({ type: 'mapReset', hash: 'c3', reason: 'rearranged' });
+    h.scene.render(h.ready);
+    await until('the refetch', () => h.fetches.length === 2 && h.scene.inspect().graphHash === 'a1b2c3');
+  });
+
+  it('searches through /search, highlights the matched characters, flies to the choice and selects it', async () => {
+    const h = harness({
+      '/map': mapAnswer(encodeMap(sampleFixture())),
+      '/search': () => new Response(JSON.stringify({ hash: 'a1b2c3', matches: [{ path: 'src/ui/app.ts', score: 90, indices: [0, 7, 8] }, { path: 'src/gone.ts', score: 10, indices: [] }] }), { status: 200 }),
+    });
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    const box = h.scene.el.querySelector<HTMLInputElement>('[role="combobox"][aria-label="Search files"]');
+    if (!box) throw new Error('no search box');
+    box.value = 'sap';
+    box.dispatchEvent(new Event('input'));
+    await until('the matches', () => h.scene.el.querySelectorAll('[role="option"]').length === 2);
+    expect(h.fetches.at(-1)).toBe('/w/0123456789abcdef/search?q=sap&limit=20');
+    expect(box.getAttribute('aria-expanded')).toBe('true');
+    const first = h.scene.el.querySelector('[role="option"]');
+    expect(Array.from(first?.querySelectorAll('mark') ?? []).map((m) => m.textContent)).toEqual(['s', 'ap']);
+    const before = h.scene.inspect().camera;
+    box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    expect(h.scene.inspect().selected).toBe('src/ui/app.ts');
+    expect(box.getAttribute('aria-expanded')).toBe('false');
+    await until('the flight', () => h.scene.inspect().loop === 'asleep');
+    const after = h.scene.inspect().camera;
+    expect(after).not.toEqual(before);
+    expect(after).toMatchObject({ x: 4.5, y: 4.5 });
+    // A match that is not on the map says so.
+    box.value = 'gone';
+    box.dispatchEvent(new Event('input'));
+    await until('the matches', () => h.scene.el.querySelectorAll('[role="option"]').length === 2);
+    box.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowDown', bubbles: true }));
+    box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    expect(h.scene.el.querySelector('.map-results')?.textContent).toContain('src/gone.ts is not on the map yet.');
+  });
+
+  it('says when the search fails', async () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())), '/search': () => new Response('{"error":"q"}', { status: 400 }) });
+    h.scene.render(h.ready);
+    const box = h.scene.el.querySelector<HTMLInputElement>('[aria-label="Search files"]');
+    if (!box) throw new Error('no search box');
+    box.value = 'x';
+    box.dispatchEvent(new Event('input'));
+    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent?.includes('Search failed: the server answered 400') ?? false);
+  });
+
+  it('pans and zooms with the keyboard, opens the file at the centre with Enter, clears with Escape; / focuses the search', async () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    const view = h.scene.el.querySelector<HTMLElement>('[aria-label="Map view"]');
+    if (!view) throw new Error('no view');
+    const cam = (): { x: number; y: number; zoom: number } => h.scene.inspect().camera ?? { x: 0, y: 0, zoom: 0 };
+    const start = cam();
+    const key = (k: string): void => {
+      view.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true }));
+    };
+    key('ArrowRight');
+    expect(cam().x).toBeGreaterThan(start.x);
+    key('ArrowDown');
+    expect(cam().y).toBeGreaterThan(start.y);
+    key('+');
+    expect(cam().zoom).toBeCloseTo(start.zoom * 1.25);
+    key('-');
+    expect(cam().zoom).toBeCloseTo(start.zoom);
+    key('Enter');
+    expect(h.opened).toHaveLength(1);
+    expect(h.scene.inspect().selected).toBe(h.opened[0]);
+    key('Escape');
+    expect(h.scene.inspect().selected).toBeNull();
+    document.dispatchEvent(new KeyboardEvent('keydown', { key: '/', bubbles: true }));
+    expect(document.activeElement?.getAttribute('aria-label')).toBe('Search files');
+    Array.from(h.scene.el.querySelectorAll('button')).find((b) => b.textContent === 'Re-arrange')?.click();
+    expect(h.rearranged).toBe(1);
+  });
+});
