@@ -12,7 +12,7 @@
 // OUT/results.json (and results-<time>.json).
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { chmodSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as netServer } from 'node:net';
 import { tmpdir, loadavg, cpus } from 'node:os';
 import { dirname, extname, join, resolve, sep } from 'node:path';
@@ -39,7 +39,7 @@ const options = {
   targets: opt('targets', 'orbit,sigma,minimal').split(','),
   // sigma.js only where the issue compares with it (it takes seconds a frame beyond).
   sigmaSizes: opt('sigma-sizes', '1000,10000').split(',').map(Number),
-  loads: Number(opt('loads', quick ? 2 : 3)),
+  loads: Number(opt('loads', quick ? 3 : 4)),
   redraws: Number(opt('redraws', quick ? 5 : 11)),
   idleSeconds: Number(opt('idle-seconds', quick ? 3 : 5)),
   panSeconds: Number(opt('pan-seconds', quick ? 3 : 5)),
@@ -98,7 +98,7 @@ async function freePort() {
 
 // ------------------------------------------------------------------ orbit open
 /** A real `orbit open DIR --no-browser --port P` with a private 0700 config folder; its login address. */
-async function startOrbit(dir, logFile) {
+async function startOrbit(dir, logFile, keepLogs) {
   const config = mkdtempSync(join(tmpdir(), 'orbit-scene-config-'));
   chmodSync(config, 0o700);
   const home = mkdtempSync(join(tmpdir(), 'orbit-scene-home-'));
@@ -138,6 +138,8 @@ async function startOrbit(dir, logFile) {
       child.kill('SIGTERM');
       const ended = await Promise.race([new Promise((r) => child.once('exit', () => r(true))), sleep(15000).then(() => false)]);
       if (!ended) child.kill('SIGKILL');
+      // Orbit's own log (tracing) is in its state folder: kept beside the bench's.
+      if (existsSync(join(config, 'state', 'logs'))) cpSync(join(config, 'state', 'logs'), keepLogs, { recursive: true });
       rmSync(config, { recursive: true, force: true });
       rmSync(home, { recursive: true, force: true });
     },
@@ -263,7 +265,10 @@ async function measure(label, page, navigate, browserPid, inspectLoop) {
   const result = {};
   if (options.phases.includes('first-frame')) {
     result.firstFrames = await firstFrames(page, navigate);
-    result.firstFrameMs = median(result.firstFrames);
+    // The first load is apart (Orbit's builds the graph and the layout; a
+    // baseline's compiles its scripts): the first frame is the reloads' median.
+    result.coldFirstFrameMs = result.firstFrames[0];
+    result.firstFrameMs = median(result.firstFrames.slice(1)) ?? result.coldFirstFrameMs;
     say(`${label}: first frame ${result.firstFrames.map((t) => t.toFixed(0)).join(', ')} ms`);
   } else {
     await navigate();
@@ -356,17 +361,15 @@ for (const size of options.sizes) {
   say(`--- ${size}: ${ws.dir} (${ws.files} files by the corpus count)`);
 
   // Orbit first: it serves the /map bytes the baselines draw.
-  const orbit = await startOrbit(ws.dir, join(options.out, 'logs', `orbit-${size}.log`));
+  const orbit = await startOrbit(ws.dir, join(options.out, 'logs', `orbit-${size}.stderr`), join(options.out, 'logs', `orbit-${size}`));
   try {
     const { context, page, problems } = await newPage();
-    let coldMs = null;
     const navigate = async () => {
       await page.goto(orbit.url, { waitUntil: 'commit' });
-      coldMs = await firstFrame(page).catch((error) => {
+      await firstFrame(page).catch((error) => {
         throw new Error(`Orbit's page drew no first frame: ${error.message}`);
       });
     };
-    // The first load includes the workspace's graph build and layout: kept apart.
     let wid = null;
     const origin = new URL(orbit.url).origin;
     const fetchMap = async () => {
@@ -382,9 +385,7 @@ for (const size of options.sizes) {
         await navigate();
         fetched = await fetchMap();
       }, browserPid, (p) => p.evaluate(() => window.orbitInspect?.scene?.().loop ?? null));
-      result.coldFirstFrameMs = coldMs;
-      // The reloads' median is the first frame (the cold one builds the graph).
-      result.firstFrameMs = median(result.firstFrames.slice(1)) ?? coldMs;
+      result.loginAddressMs = orbit.startMs;
       result.scene = await page.evaluate(() => window.orbitInspect?.scene?.() ?? null);
       result.problems = problems;
       row.targets.orbit = result;
@@ -405,7 +406,6 @@ for (const size of options.sizes) {
     const { context, page, problems } = await newPage();
     const url = `${pagesOrigin}/${target}.html?map=/maps/${size}.bin`;
     const result = await measure(`${target}-${size}`, page, () => page.goto(url, { waitUntil: 'commit' }), browserPid, null);
-    result.firstFrameMs = median(result.firstFrames);
     result.problems = problems;
     row.targets[target] = result;
     await context.close();
@@ -442,7 +442,8 @@ results.machine.loadEnd = loadavg();
 const fmt = (v, digits = 0) => (v === null || v === undefined || Number.isNaN(v) ? '-' : Number(v).toFixed(digits));
 const ratio = (a, b) => (a === null || a === undefined || !b ? null : a / b);
 const METRICS = [
-  ['first frame (ms)', (t) => t?.firstFrameMs, 0],
+  ['first load (ms, cold)', (t) => t?.coldFirstFrameMs, 0],
+  ['first frame (ms, reloads)', (t) => t?.firstFrameMs, 0],
   ['full redraw (ms, median)', (t) => t?.redrawMs, 1],
   ['CPU panning (% of a core)', (t) => t?.pan?.percent, 1],
   ['quiet after drags (ms)', (t) => t?.idle?.settleMs, 0],
@@ -454,7 +455,7 @@ const goal = (what, value, limit, pass) => goals.push({ what, value, limit, pass
 for (const [size, row] of Object.entries(results.sizes)) {
   const { orbit, sigma, minimal } = row.targets;
   lines.push('');
-  lines.push(`${size} files (map: ${row.map.nodes} nodes, ${row.map.edges} edges, ${(row.map.bytes / 1048576).toFixed(2)} MiB from ${row.map.source}; Orbit's cold first frame ${fmt(orbit?.coldFirstFrameMs)} ms)`);
+  lines.push(`${size} files (map: ${row.map.nodes} nodes, ${row.map.edges} edges, ${(row.map.bytes / 1048576).toFixed(2)} MiB from ${row.map.source}, GET /map ${fmt(row.map.getMs)} ms)`);
   lines.push(`${'metric'.padEnd(28)}${'Orbit'.padStart(10)}${'sigma'.padStart(10)}${'minimal'.padStart(10)}${'O/sigma'.padStart(10)}${'O/min'.padStart(10)}`);
   for (const [name, get, digits] of METRICS) {
     const o = get(orbit);
