@@ -176,7 +176,11 @@ async function redraws(page) {
     if (!inspect || typeof inspect.sceneRedraw !== 'function') throw new Error('the page has no orbitInspect.sceneRedraw()');
     const times = [];
     // Two warm-up redraws (shader and buffer caches), then n.
-    for (let i = 0; i < n + 2; i += 1) times.push(Number(await inspect.sceneRedraw()));
+    for (let i = 0; i < n + 2; i += 1) {
+      const ms = await inspect.sceneRedraw();
+      if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new Error(`sceneRedraw() answered ${String(ms)}: no map drawn`);
+      times.push(ms);
+    }
     return times.slice(2);
   }, options.redraws);
 }
