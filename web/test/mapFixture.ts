@@ -20,7 +20,7 @@ export interface Fixture {
   folders: FixtureFolder[];
 }
 
-export { encodeMap } from '../e2e/map-encoder.mjs';
+export { encodeMap, syntheticMap } from '../e2e/map-encoder.mjs';
 
 /** A small workspace: the root, `src`, `src/ui` and `docs`, five files, four edges. */
 export function sampleFixture(): Fixture {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createScene, type Scene } from '../src/scene/scene';
+import { HASH_GRACE_MS, createScene, type Scene } from '../src/scene/scene';
+import { workspace } from './fixtures';
 import type { MapMessage } from '../src/scene/model';
 import { initialState, type PageState } from '../src/state/store';
 import { encodeMap, sampleFixture } from './mapFixture';
@@ -18,7 +19,7 @@ interface Harness {
 function harness(answers: Record<string, () => Response>): Harness {
   const fetches: string[] = [];
   const fetchMock = vi.fn((input: RequestInfo | URL) => {
-    const url = String(input);
+    const url = input instanceof Request ? input.url : input instanceof URL ? input.href : input;
     fetches.push(url);
     const key = Object.keys(answers).find((k) => url.includes(k));
     return Promise.resolve(key ? (answers[key]?.() ?? new Response('', { status: 404 })) : new Response('', { status: 404 }));
@@ -39,7 +40,7 @@ function harness(answers: Record<string, () => Response>): Harness {
       h.rearranged += 1;
     },
     takeMapMessages: () => inbox.splice(0, inbox.length),
-    fetch: fetchMock as unknown as typeof fetch,
+    fetch: fetchMock,
   });
   document.body.replaceChildren(h.scene.el);
   return h;
@@ -57,7 +58,7 @@ async function until(what: string, predicate: () => boolean): Promise<void> {
 
 beforeEach(() => {
   // happy-dom lays nothing out: the map's view is 800 x 600.
-  vi.spyOn(HTMLElement.prototype, 'getBoundingClientRect').mockReturnValue({ x: 0, y: 0, left: 0, top: 0, width: 800, height: 600, right: 800, bottom: 600, toJSON: () => ({}) } as DOMRect);
+  vi.spyOn(HTMLElement.prototype, 'getBoundingClientRect').mockReturnValue({ x: 0, y: 0, left: 0, top: 0, width: 800, height: 600, right: 800, bottom: 600, toJSON: () => ({}) });
 });
 afterEach(() => {
   vi.restoreAllMocks();
@@ -76,10 +77,17 @@ describe('the map scene', () => {
     expect(h.scene.redraw()).toBeNull();
   });
 
-  it('waits for the channel to be ready before fetching', () => {
+  it('fetches at once; the channel\'s first snapshot does not fetch again, a later one does', async () => {
     const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    expect(h.fetches).toEqual(['/w/0123456789abcdef/map']);
+    h.inbox.push({ type: 'snapshot' });
     h.scene.render(initialState());
-    expect(h.fetches).toEqual([]);
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    expect(h.fetches).toHaveLength(1);
+    h.inbox.push({ type: 'snapshot' });
+    h.scene.render(h.ready);
+    await until('the second fetch', () => h.fetches.length === 2);
   });
 
   it('shows a decode error on the page, and loads after Try again', async () => {
@@ -125,6 +133,31 @@ describe('the map scene', () => {
     await until('the refetch', () => h.fetches.length === 2 && h.scene.inspect().graphHash === 'a1b2c3');
   });
 
+  it('fetches again, once, when the workspace\'s graph hash stays different from the map\'s', async () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    vi.useFakeTimers();
+    try {
+      const ws = { ...h.ready, workspace: { ...workspace, graph: { files: 5, hash: 'a1b2c3' } } };
+      h.scene.render(ws);
+      await vi.advanceTimersByTimeAsync(HASH_GRACE_MS + 10);
+      expect(h.fetches).toHaveLength(1);
+      const other = { ...h.ready, workspace: { ...workspace, graph: { files: 6, hash: 'ffff' } } };
+      h.scene.render(other);
+      await vi.advanceTimersByTimeAsync(HASH_GRACE_MS - 100);
+      expect(h.fetches).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(200);
+      expect(h.fetches).toHaveLength(2);
+      // The snapshot still says a1b2c3: not again for the same hash.
+      h.scene.render(other);
+      await vi.advanceTimersByTimeAsync(3 * HASH_GRACE_MS);
+      expect(h.fetches).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('searches through /search, highlights the matched characters, flies to the choice and selects it', async () => {
     const h = harness({
       '/map': mapAnswer(encodeMap(sampleFixture())),
@@ -165,7 +198,7 @@ describe('the map scene', () => {
     if (!box) throw new Error('no search box');
     box.value = 'x';
     box.dispatchEvent(new Event('input'));
-    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent?.includes('Search failed: the server answered 400') ?? false);
+    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent.includes('Search failed: the server answered 400') ?? false);
   });
 
   it('pans and zooms with the keyboard, opens the file at the centre with Enter, clears with Escape; / focuses the search', async () => {

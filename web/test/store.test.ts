@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HostBody, HostFrame } from '../src/protocol/types';
-import { applyFrame, initialState, inspect, mergeEntries, queueAction, queueTrust, resumeFrame, type PageState } from '../src/state/store';
+import { MAP_INBOX_LIMIT, Store, applyFrame, initialState, inspect, mergeEntries, queueAction, queueTrust, resumeFrame, type PageState } from '../src/state/store';
 import { entry, permission, questions, session, workspace } from './fixtures';
 
 const f = (seq: number | null, body: HostBody): HostFrame => ({ seq, body });
@@ -76,6 +76,24 @@ describe('resume', () => {
     expect(applyFrame(state, f(5, { type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [prompt(9)] }))).toBe(false);
     expect(state.transcripts.c1?.map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(state.duplicates).toBe(2);
+  });
+});
+
+describe('the map inbox', () => {
+  it('a fresh snapshot tells the map (its deltas may be missing); a resume does not', () => {
+    const store = new Store();
+    store.update((state) => applyFrame(state, hello(false, 3)));
+    expect(store.takeMapMessages()).toEqual([{ type: 'snapshot' }]);
+    expect(store.takeMapMessages()).toEqual([]);
+    store.update((state) => applyFrame(state, hello(true, 3)));
+    expect(store.takeMapMessages()).toEqual([]);
+  });
+
+  it('collapses into one snapshot when nobody takes the messages', () => {
+    const state = initialState();
+    for (let i = 0; i <= MAP_INBOX_LIMIT; i += 1) applyFrame(state, hello(false, i, `i${i}`));
+    expect(state.mapInbox.length).toBeLessThanOrEqual(2);
+    expect(state.mapInbox).toEqual(state.mapInbox.map(() => ({ type: 'snapshot' })));
   });
 });
 

@@ -15,7 +15,9 @@ export const LABEL_ZOOM = 14;
 /** At most this many labels (files and folders). */
 export const MAX_LABELS = 300;
 /** The label grid's cell, CSS px. */
-export const LABEL_CELL = { w: 150, h: 22 };
+export const LABEL_CELL = { w: 100, h: 22 };
+/** A label's width, estimated (CSS px per character at 11-12 px). */
+export const CHAR_PX = 6.5;
 /** At most this many file-level lines are drawn (those nearest first are not sorted: any end in view). */
 export const MAX_FILE_EDGES = 60000;
 
@@ -27,6 +29,9 @@ export interface Bundle {
   /** Graph edges the line stands for (both directions). */
   count: number;
 }
+
+/** At most this many bundles are drawn, the strongest (a wide quad crossing the view costs fill). */
+export const MAX_BUNDLES = 2000;
 
 /** Up to this many imports, a graph is always drawn file to file. */
 export const SMALL_GRAPH_EDGES = 400;
@@ -54,8 +59,8 @@ function ancestor(folder: string, depth: number): string {
   return folder.slice(0, at);
 }
 
-/** Imports between folders at `depth`: one line per unordered pair between their regions' centres. */
-export function bundleEdges(model: MapModel, depth: number): Bundle[] {
+/** Imports between folders at `depth`: one line per unordered pair between their regions' centres, the `max` strongest. */
+export function bundleEdges(model: MapModel, depth: number, max = MAX_BUNDLES): Bundle[] {
   const centre = new Map<string, [number, number]>();
   for (const folder of model.folders.values()) {
     const r = folder.rects[0];
@@ -73,9 +78,8 @@ export function bundleEdges(model: MapModel, depth: number): Bundle[] {
   };
   const pairs = new Map<string, Bundle>();
   for (const edge of model.edges.values()) {
-    const a = model.nodes.get(edge.from);
-    const b = model.nodes.get(edge.to);
-    if (!a || !b) continue;
+    const a = edge.from;
+    const b = edge.to;
     let ga = group(a);
     let gb = group(b);
     if (ga === gb) continue;
@@ -95,7 +99,10 @@ export function bundleEdges(model: MapModel, depth: number): Bundle[] {
     const cb = gb.startsWith('\u0000') ? [nb.x, nb.y] : (centre.get(gb) ?? [nb.x, nb.y]);
     pairs.set(key, { ax: ca[0] ?? 0, ay: ca[1] ?? 0, bx: cb[0] ?? 0, by: cb[1] ?? 0, count: edge.count });
   }
-  return Array.from(pairs.values());
+  const all = Array.from(pairs.values());
+  if (all.length <= max) return all;
+  all.sort((a, b) => b.count - a.count);
+  return all.slice(0, max);
 }
 
 const inside = (r: Rect, x: number, y: number): boolean => x >= r.x && x <= r.x + r.w && y >= r.y && y <= r.y + r.h;
@@ -106,11 +113,13 @@ export function fileEdgesInView(model: MapModel, view: Rect, max = MAX_FILE_EDGE
   let n = 0;
   for (const edge of model.edges.values()) {
     if (n >= max) break;
-    const a = model.nodes.get(edge.from);
-    const b = model.nodes.get(edge.to);
-    if (!a || !b) continue;
+    const a = edge.from;
+    const b = edge.to;
     if (!inside(view, a.x, a.y) && !inside(view, b.x, b.y)) continue;
-    out.set([a.x, a.y, b.x, b.y], 4 * n);
+    out[4 * n] = a.x;
+    out[4 * n + 1] = a.y;
+    out[4 * n + 2] = b.x;
+    out[4 * n + 3] = b.y;
     n += 1;
   }
   return out.subarray(0, 4 * n);
@@ -129,8 +138,8 @@ export const baseName = (path: string): string => path.slice(path.lastIndexOf('/
 /**
  * Labels for what the view shows: folders whose region is wide enough on
  * screen (shallow first), then, zoomed in, files by how connected they
- * are; one per grid cell (a label takes its cell and the next one to the
- * right), at most `max`.
+ * are; a label takes the grid cells its text spans on its row, and only
+ * free cells; at most `max`.
  */
 export function pickLabels(model: MapModel, cam: Camera, width: number, height: number, max = MAX_LABELS): Label[] {
   const cols = Math.ceil(width / LABEL_CELL.w) + 1;
@@ -139,13 +148,12 @@ export function pickLabels(model: MapModel, cam: Camera, width: number, height: 
   const labels: Label[] = [];
   const place = (text: string, sx: number, sy: number, kind: Label['kind']): void => {
     if (labels.length >= max || sx < -LABEL_CELL.w || sy < 0 || sx > width || sy > height) return;
-    const c = Math.max(0, Math.floor(sx / LABEL_CELL.w));
+    const c0 = Math.max(0, Math.floor(sx / LABEL_CELL.w));
+    const c1 = Math.min(cols - 1, Math.floor((sx + text.length * CHAR_PX) / LABEL_CELL.w));
     const r = Math.floor(sy / LABEL_CELL.h);
-    if (r >= rows || c >= cols) return;
-    const i = r * cols + c;
-    if (taken[i] || (c + 1 < cols && taken[i + 1])) return;
-    taken[i] = 1;
-    if (c + 1 < cols) taken[i + 1] = 1;
+    if (r >= rows || c0 >= cols) return;
+    for (let c = c0; c <= c1; c += 1) if (taken[r * cols + c]) return;
+    for (let c = c0; c <= c1; c += 1) taken[r * cols + c] = 1;
     labels.push({ text, sx, sy, kind });
   };
   const view = viewRect(cam, width, height);

@@ -59,6 +59,8 @@ export interface Rect {
 }
 
 export interface MapNode {
+  /** The model's own number for it (edges are keyed by it). */
+  id: number;
   path: string;
   x: number;
   y: number;
@@ -73,8 +75,8 @@ export interface MapNode {
 }
 
 export interface MapEdge {
-  from: string;
-  to: string;
+  from: MapNode;
+  to: MapNode;
   count: number;
 }
 
@@ -90,7 +92,8 @@ export interface Fading {
   diedAt: number;
 }
 
-const edgeKey = (from: string, to: string): string => `${from}\n${to}`;
+/** An edge's key from its ends' ids (below 2^26 each, so the key is an exact integer). */
+const edgeKey = (from: MapNode, to: MapNode): number => from.id * 0x4000000 + to.id;
 
 /** How many hashes the model remembers (to drop a delta it already holds). */
 const HISTORY = 64;
@@ -98,7 +101,7 @@ const HISTORY = 64;
 export class MapModel {
   hash: string;
   readonly nodes = new Map<string, MapNode>();
-  readonly edges = new Map<string, MapEdge>();
+  readonly edges = new Map<number, MapEdge>();
   readonly folders = new Map<string, MapFolderRegion>();
   /** Removed nodes still fading out. */
   fading: Fading[] = [];
@@ -106,6 +109,7 @@ export class MapModel {
   version = 0;
   private readonly history: string[] = [];
   private nodeList: MapNode[] | null = null;
+  private nextId = 0;
 
   constructor(hash: string) {
     this.hash = hash;
@@ -123,6 +127,7 @@ export class MapModel {
       });
     });
     const nodes: MapNode[] = snapshot.paths.map((path, i) => ({
+      id: i,
       path,
       x: snapshot.positions[2 * i] ?? 0,
       y: snapshot.positions[2 * i + 1] ?? 0,
@@ -133,11 +138,12 @@ export class MapModel {
       bornAt: -Infinity,
     }));
     for (const node of nodes) model.nodes.set(node.path, node);
+    model.nextId = nodes.length;
     for (let i = 0; i < snapshot.edgeCount.length; i += 1) {
       const from = nodes[snapshot.edges[2 * i] ?? 0];
       const to = nodes[snapshot.edges[2 * i + 1] ?? 0];
       if (!from || !to) continue;
-      model.setEdge(from.path, to.path, snapshot.edgeCount[i] ?? 1);
+      model.link(from, to, snapshot.edgeCount[i] ?? 1);
     }
     return model;
   }
@@ -153,28 +159,35 @@ export class MapModel {
     return this.history.includes(hash);
   }
 
-  private setEdge(from: string, to: string, count: number): void {
-    const key = edgeKey(from, to);
+  private link(a: MapNode, b: MapNode, count: number): void {
+    if (a === b) return;
+    const key = edgeKey(a, b);
     const held = this.edges.get(key);
     if (held) {
       held.count = count;
       return;
     }
-    const a = this.nodes.get(from);
-    const b = this.nodes.get(to);
-    if (!a || !b || from === to) return;
-    this.edges.set(key, { from, to, count });
+    this.edges.set(key, { from: a, to: b, count });
     a.out += 1;
     b.in += 1;
   }
 
-  private removeEdge(from: string, to: string): void {
-    const key = edgeKey(from, to);
-    if (!this.edges.delete(key)) return;
+  private setEdge(from: string, to: string, count: number): void {
     const a = this.nodes.get(from);
     const b = this.nodes.get(to);
-    if (a) a.out -= 1;
-    if (b) b.in -= 1;
+    if (a && b) this.link(a, b, count);
+  }
+
+  private unlink(a: MapNode, b: MapNode): void {
+    if (!this.edges.delete(edgeKey(a, b))) return;
+    a.out -= 1;
+    b.in -= 1;
+  }
+
+  private removeEdge(from: string, to: string): void {
+    const a = this.nodes.get(from);
+    const b = this.nodes.get(to);
+    if (a && b) this.unlink(a, b);
   }
 
   /** Applies a delta that chains (`previousHash` is this model's hash). */
@@ -183,7 +196,7 @@ export class MapModel {
     const removed = new Set(delta.removed);
     if (removed.size > 0) {
       for (const edge of Array.from(this.edges.values())) {
-        if (removed.has(edge.from) || removed.has(edge.to)) this.removeEdge(edge.from, edge.to);
+        if (removed.has(edge.from.path) || removed.has(edge.to.path)) this.unlink(edge.from, edge.to);
       }
     }
     for (const path of delta.removed) {
@@ -215,7 +228,7 @@ export class MapModel {
         continue;
       }
       this.fading = this.fading.filter((f) => f.node.path !== a.path);
-      this.nodes.set(a.path, { path: a.path, x: a.x, y: a.y, lang: languageIndex(a.language), folder: a.folder, out: 0, in: 0, bornAt: now });
+      this.nodes.set(a.path, { id: this.nextId++, path: a.path, x: a.x, y: a.y, lang: languageIndex(a.language), folder: a.folder, out: 0, in: 0, bornAt: now });
     }
     for (const e of delta.edgesAdded) this.setEdge(e.from, e.to, Math.max(1, e.count));
     this.hash = delta.hash;

@@ -62,6 +62,9 @@ uniform vec3 u_colour;
 out vec4 outColour;
 void main() { outColour = vec4(u_colour, v_alpha); }`;
 
+/** The strongest bundles drawn as quads (width by count); the others are 1-px lines (a wide quad across the view costs fill on SwiftShader). */
+export const WIDE_BUNDLES = 60;
+
 export class WebGLUnavailable extends Error {}
 
 interface Layer {
@@ -109,6 +112,8 @@ export class Renderer {
   private outlineLayer: Layer | null = null;
   private edgeLayer: Layer | null = null;
   private bundleLayer: Layer | null = null;
+  private bundleQuadVertices = 0;
+  private bundleCount = 0;
   private builtVersion = -1;
   private edgeKey = '';
   private bundleCache: { version: number; depth: number; bundles: Bundle[] } | null = null;
@@ -138,6 +143,10 @@ export class Renderer {
     this.edgeKey = '';
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    // The page's background until the first frame.
+    const [r, g, b] = this.theme.background;
+    gl.clearColor(r, g, b, 1);
+    gl.clear(gl.COLOR_BUFFER_BIT);
   }
 
   private uniform(program: WebGLProgram, name: string): WebGLUniformLocation | null {
@@ -235,27 +244,39 @@ export class Renderer {
       if (this.bundleCache?.version !== model.version || this.bundleCache.depth !== depth) {
         this.bundleCache = { version: model.version, depth, bundles: bundleEdges(model, depth) };
       }
-      const bundles = this.bundleCache.bundles;
-      let most = 1;
-      for (const b of bundles) most = Math.max(most, b.count);
-      // Two triangles per bundle, its width in CSS px by count.
-      const pos = new Float32Array(bundles.length * 12);
-      const alpha = new Float32Array(bundles.length * 6);
+      // The strongest first: they are quads (width by count), the rest 1-px lines (alpha by count).
+      const bundles = this.bundleCache.bundles.slice().sort((a, b) => b.count - a.count);
+      const most = bundles[0]?.count ?? 1;
+      const quads = Math.min(bundles.length, WIDE_BUNDLES);
+      const vertices = quads * 6 + (bundles.length - quads) * 2;
+      const pos = new Float32Array(vertices * 2);
+      const alpha = new Float32Array(vertices);
+      let v = 0;
       bundles.forEach((b, i) => {
         const share = Math.log1p(b.count) / Math.log1p(most);
+        const a = 0.05 + 0.35 * share;
+        if (i >= quads) {
+          pos.set([b.ax, b.ay, b.bx, b.by], v * 2);
+          alpha.fill(a, v, v + 2);
+          v += 2;
+          return;
+        }
         const half = (0.5 + 1.5 * share) / cam.zoom;
         const dx = b.bx - b.ax;
         const dy = b.by - b.ay;
         const len = Math.hypot(dx, dy) || 1;
         const nx = (-dy / len) * half;
         const ny = (dx / len) * half;
-        pos.set([b.ax + nx, b.ay + ny, b.bx + nx, b.by + ny, b.bx - nx, b.by - ny, b.ax + nx, b.ay + ny, b.bx - nx, b.by - ny, b.ax - nx, b.ay - ny], i * 12);
-        alpha.fill(0.12 + 0.5 * share, i * 6, i * 6 + 6);
+        pos.set([b.ax + nx, b.ay + ny, b.bx + nx, b.by + ny, b.bx - nx, b.by - ny, b.ax + nx, b.ay + ny, b.bx - nx, b.by - ny, b.ax - nx, b.ay - ny], v * 2);
+        alpha.fill(a, v, v + 6);
+        v += 6;
       });
-      this.bundleLayer = this.layer(this.bundleLayer, [{ data: pos, size: 2 }, { data: alpha, size: 1 }], bundles.length * 6);
+      this.bundleLayer = this.layer(this.bundleLayer, [{ data: pos, size: 2 }, { data: alpha, size: 1 }], vertices);
+      this.bundleQuadVertices = quads * 6;
+      this.bundleCount = bundles.length;
       this.edgeKey = key;
     }
-    return { points: 0, lines: this.bundleLayer.count / 6, bundled: true, depth };
+    return { points: 0, lines: this.bundleCount, bundled: true, depth };
   }
 
   /**
@@ -283,7 +304,9 @@ export class Renderer {
     gl.uniform3f(this.uniform(this.lines, 'u_colour'), ...this.theme.edge);
     if (stats.bundled && this.bundleLayer && this.bundleLayer.count > 0) {
       gl.bindVertexArray(this.bundleLayer.vao);
-      gl.drawArrays(gl.TRIANGLES, 0, this.bundleLayer.count);
+      if (this.bundleQuadVertices > 0) gl.drawArrays(gl.TRIANGLES, 0, this.bundleQuadVertices);
+      const lines = this.bundleLayer.count - this.bundleQuadVertices;
+      if (lines > 0) gl.drawArrays(gl.LINES, this.bundleQuadVertices, lines);
     } else if (!stats.bundled && this.edgeLayer && this.edgeLayer.count > 0) {
       gl.bindVertexArray(this.edgeLayer.vao);
       gl.drawArrays(gl.LINES, 0, this.edgeLayer.count);

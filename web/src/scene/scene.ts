@@ -30,6 +30,8 @@ import { Renderer, WebGLUnavailable, type DrawStats, type Theme } from './render
 
 /** The camera is "settled" after this long without a change; then the real redraw. */
 export const SETTLE_MS = 150;
+/** How long the map's hash may differ from the workspace's graph hash before the map is fetched again. */
+export const HASH_GRACE_MS = 2000;
 /** The device pixel ratio is capped here (a 4K laptop draws 4x the pixels of 2x for little gain). */
 export const MAX_DPR = 2;
 /** How long a flight to a file takes. */
@@ -188,7 +190,8 @@ export function createScene(options: SceneOptions): Scene {
   let labelCount = 0;
   let loadError: string | null = null;
   let glError: string | null = null;
-  let started = false;
+  /** Whether the channel has been whole once (its later fresh snapshots fetch the map again). */
+  let seenReady = false;
   let legendKey = '';
 
   const sync = new MapSync({
@@ -733,6 +736,28 @@ export function createScene(options: SceneOptions): Scene {
     });
   }
 
+  // --- A missed delta that no later one reveals: the workspace's graph hash
+  // says so. A mismatch that lasts (a delta may trail the workspace message)
+  // fetches once for that hash.
+  let hashTimer: ReturnType<typeof setTimeout> | null = null;
+  let checkedHash: string | null = null;
+  let wsHash: string | null = null;
+  function checkHash(hash: string | null): void {
+    wsHash = hash;
+    if (hash === null || hashTimer !== null || hash === checkedHash) return;
+    if (!model || model.hash === hash || sync.isFetching()) return;
+    hashTimer = setTimeout(() => {
+      hashTimer = null;
+      if (!model || wsHash === null || model.hash === wsHash || sync.isFetching() || wsHash === checkedHash) return;
+      checkedHash = wsHash;
+      sync.refetch();
+    }, HASH_GRACE_MS);
+  }
+
+  // The map is fetched at once, beside the channel's connection (a delta
+  // that falls between the two is caught by the hash check above).
+  sync.refetch();
+
   // --- The scene's face.
   function loopState(): 'awake' | 'asleep' {
     return raf !== 0 || settleTimer !== null || fly !== null ? 'awake' : 'asleep';
@@ -741,19 +766,16 @@ export function createScene(options: SceneOptions): Scene {
   return {
     el,
     render(state) {
-      const messages = options.takeMapMessages();
-      if (!started) {
-        if (!state.ready) return;
-        started = true;
-        resize();
-        sync.refetch();
-        for (const m of messages) if (m.type === 'mapDelta') sync.receive(m);
-        return;
-      }
-      for (const m of messages) {
+      for (const m of options.takeMapMessages()) {
+        // The channel's first snapshot is the page's own start: the fetch runs already.
+        if (m.type === 'snapshot' && !seenReady) continue;
         if (m.type === 'mapReset' && m.reason === 'rearranged') refitNext = true;
         sync.receive(m);
       }
+      if (state.ready) seenReady = true;
+      // Laid out before the ResizeObserver said so (or without one).
+      if (width === 0) resize();
+      checkHash(state.workspace?.graph.hash ?? null);
     },
     inspect() {
       return {

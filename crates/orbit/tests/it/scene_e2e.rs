@@ -29,10 +29,7 @@ fn the_map_holds_every_file_of_the_graph_and_sleeps_when_nothing_moves() {
     // main.rs imports util.rs (`mod util;`).
     assert!(result["edges"].as_u64().unwrap() >= 1, "{result}");
     assert!(
-        result["tooltip"]
-            .as_str()
-            .unwrap()
-            .contains("src/main.rs"),
+        result["tooltip"].as_str().unwrap().contains("src/main.rs"),
         "{result}"
     );
     assert_eq!(result["selected"], "src/main.rs", "{result}");
