@@ -283,6 +283,9 @@ pub enum Decision {
         /// The action.
         action: McpAction,
     },
+    /// Lay the map out afresh (allowed in an untrusted workspace too: it
+    /// reaches no agent and reads nothing but the graph).
+    Rearrange,
 }
 
 /// A prompt the controller let through.
@@ -427,6 +430,7 @@ pub fn decide(request: &PageRequest, facts: &Facts<'_>) -> Result<Decision, Refu
                 action,
             })
         }
+        PageRequest::Rearrange {} => Ok(Decision::Rearrange),
     }
 }
 

@@ -17,5 +17,6 @@ pub mod live;
 pub mod mcp_host;
 pub mod page_port;
 pub mod projector;
+pub mod search;
 pub mod workspace;
 pub mod workspace_socket;

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use orbit_types::{ActionAck, HostFrame, PageFrame};
+use orbit_types::{ActionAck, HostFrame, PageFrame, SearchAnswer};
 use tokio::sync::{broadcast, oneshot};
 
 /// A page attached to a workspace.
@@ -48,6 +48,18 @@ pub trait PagePort: Send + Sync + 'static {
     /// `/`-separated, as the graph names it), or `None` when it is no graph
     /// file. The server opens it without following links.
     fn graph_file(&self, graph_path: &str) -> Option<PathBuf>;
+
+    /// The map's binary snapshot (`docs/page-protocol.md`, "The map") at
+    /// the map's hash of the moment, consistent with the log: every
+    /// `mapDelta` after it in the log starts at its hash. The channel is
+    /// closed when the workspace has been let go.
+    fn map(&self) -> oneshot::Receiver<Vec<u8>>;
+
+    /// The graph paths matching `query`, best first, at most `limit`
+    /// (one matcher, `orbit_core::search`). The caller checked the query's
+    /// length and the limit; this may take milliseconds on a large graph:
+    /// call it off the runtime's threads.
+    fn search(&self, query: &str, limit: usize) -> SearchAnswer;
 
     /// A page connected (`true`) or went away (`false`): a workspace with no
     /// page, no client and no running turn for 30 minutes is let go.

@@ -24,10 +24,11 @@ use orbit_agent::probe::ProbeEnv;
 use orbit_agent::{AgentError, AgentHost, McpAction, SettingsWatch, Timeouts, TrustStore};
 use orbit_common::Locations;
 use orbit_graph::{Graph, GraphOptions};
+use orbit_map::{Layout, MapMessage, MapModel};
 use orbit_types::{
-    ActionAck, AgentAvailability, CHANNEL_PROTOCOL, Catalog, ConversationPhase, GraphSummary,
-    HostBody, HostFrame, NoticeLevel, PageFrame, PageMessage, PageRequest, WorkspaceMessage,
-    WorkspaceState,
+    ActionAck, AgentAvailability, CHANNEL_PROTOCOL, Catalog, ConversationPhase, GraphDelta,
+    GraphSummary, HostBody, HostFrame, MapReset, MapResetReason, NoticeLevel, PageFrame,
+    PageMessage, PageRequest, SearchAnswer, WorkspaceMessage, WorkspaceState,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -50,6 +51,10 @@ const COMMAND_QUEUE: usize = 1024;
 
 /// The live update's debounce.
 const DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// The map's layout is saved this long after its last change (and at
+/// shutdown).
+const MAP_SAVE_DEBOUNCE: Duration = Duration::from_secs(2);
 
 /// An action id's longest form.
 const MAX_ACTION_ID: usize = 64;
@@ -119,6 +124,9 @@ enum Command {
     Act {
         frame: PageFrame,
         reply: oneshot::Sender<ActionAck>,
+    },
+    Map {
+        reply: oneshot::Sender<Vec<u8>>,
     },
     Shutdown {
         reply: oneshot::Sender<()>,
@@ -197,6 +205,8 @@ impl WorkspaceHandle {
                 source,
             })?;
         let live = Arc::new(live);
+        let id = orbit_common::workspace_id(&root);
+        let (map, map_file) = open_map(&live, &config.locations, &id, &root).await?;
         let socket = if config.serve_socket {
             WorkspaceSocket::serve(&config.locations, Arc::clone(&live)).await?
         } else {
@@ -224,7 +234,6 @@ impl WorkspaceHandle {
         };
         let trust = TrustStore::new(&config.locations);
         let trusted = trust.is_trusted(&root).unwrap_or(false);
-        let id = orbit_common::workspace_id(&root);
         let name = root
             .file_name()
             .map_or_else(|| root.to_string_lossy(), |n| n.to_string_lossy())
@@ -257,6 +266,11 @@ impl WorkspaceHandle {
             claude_config_dir: config.claude_config_dir,
             catalog: None,
             catalog_task: None,
+            map,
+            map_file,
+            // Saved soon after the start: a fresh or reconciled layout is
+            // kept even if nothing changes.
+            map_save_at: Some(Instant::now() + MAP_SAVE_DEBOUNCE),
         };
         actor.publish_workspace();
         actor.start_catalog();
@@ -365,6 +379,25 @@ impl PagePort for WorkspaceHandle {
         rx
     }
 
+    fn map(&self) -> oneshot::Receiver<Vec<u8>> {
+        let (reply, rx) = oneshot::channel();
+        let _ = self.commands.try_send(Command::Map { reply });
+        rx
+    }
+
+    fn search(&self, query: &str, limit: usize) -> SearchAnswer {
+        let graph = self.live.read();
+        let matches = crate::search::PathMatcher::new().search(
+            query,
+            graph.nodes().map(|node| node.path()),
+            limit,
+        );
+        SearchAnswer {
+            hash: graph.hash().to_string(),
+            matches,
+        }
+    }
+
     fn graph_file(&self, graph_path: &str) -> Option<PathBuf> {
         if graph_path.is_empty() || graph_path.starts_with('/') {
             return None;
@@ -413,6 +446,11 @@ struct Actor {
     /// The catalog being read, by a short-lived `claude` of its own, off
     /// the actor's loop.
     catalog_task: Option<JoinHandle<orbit_agent::Result<Catalog>>>,
+    /// The map at the hash of the last graph delta it applied.
+    map: MapModel,
+    map_file: PathBuf,
+    /// When to save the layout (a change not saved yet).
+    map_save_at: Option<Instant>,
 }
 
 /// How long the catalog waits for pending MCP servers.
@@ -517,7 +555,8 @@ impl Actor {
                     let messages = self.projector.tick();
                     self.push_all(messages);
                 }
-                Some(_) = deltas.recv() => self.graph_changed(),
+                Some(update) = deltas.recv() => self.graph_changed(&update.delta),
+                () = sleep_until(self.map_save_at) => self.save_map(),
                 Some(read) = catalog_read(&mut self.catalog_task) => {
                     self.catalog_task = None;
                     self.catalog_read(read);
@@ -663,13 +702,59 @@ impl Actor {
         self.track();
     }
 
-    fn graph_changed(&mut self) {
+    fn graph_changed(&mut self, delta: &GraphDelta) {
+        self.map_changed(delta);
         let messages = {
             let graph = self.live.read();
             self.projector.graph_changed(&*graph)
         };
         self.push_all(messages);
         self.publish_workspace();
+    }
+
+    /// Moves the map by the graph's delta and tells the pages.
+    fn map_changed(&mut self, delta: &GraphDelta) {
+        match self.map.apply(delta) {
+            Ok(Some(message)) => {
+                self.push_map(message);
+                self.map_save_at
+                    .get_or_insert(Instant::now() + MAP_SAVE_DEBOUNCE);
+            }
+            Ok(None) => {}
+            // A change the map was built after: already in it.
+            Err(_) if delta.hash == self.map.hash() => {}
+            Err(out_of_step) => {
+                tracing::warn!(error = %out_of_step, "the map is read again from the graph");
+                let layout = self.map.layout().clone();
+                self.map = {
+                    let graph = self.live.read();
+                    restore_map(layout, &graph)
+                };
+                let message = MapMessage::Reset(MapReset {
+                    hash: self.map.hash().to_owned(),
+                    reason: MapResetReason::LargeChange,
+                });
+                self.push_map(message);
+                self.map_save_at
+                    .get_or_insert(Instant::now() + MAP_SAVE_DEBOUNCE);
+            }
+        }
+    }
+
+    fn push_map(&mut self, message: MapMessage) {
+        let body = match message {
+            MapMessage::Delta(delta) => WorkspaceMessage::MapDelta(delta),
+            MapMessage::Reset(reset) => WorkspaceMessage::MapReset(reset),
+        };
+        self.push(HostBody::Workspace(body));
+    }
+
+    /// Writes the layout now, off the runtime's threads.
+    fn save_map(&mut self) {
+        self.map_save_at = None;
+        let bytes = self.map.layout().encode();
+        let file = self.map_file.clone();
+        tokio::task::spawn_blocking(move || write_map(&file, &bytes));
     }
 
     async fn settings_changed(&mut self) {
@@ -693,6 +778,9 @@ impl Actor {
                 let outcome = self.act(frame).await;
                 let _ = reply.send(outcome);
                 self.track();
+            }
+            Command::Map { reply } => {
+                let _ = reply.send(self.map.snapshot().encode());
             }
             Command::Shutdown { reply } => {
                 self.shutdown().await;
@@ -888,6 +976,11 @@ impl Actor {
             Decision::Continue { id } => {
                 self.host.service().continue_session(&id);
             }
+            Decision::Rearrange => {
+                let message = self.map.rearrange();
+                self.push_map(message);
+                self.save_map();
+            }
             Decision::Mcp { server, action } => {
                 let outcome = self
                     .host
@@ -963,12 +1056,102 @@ impl Actor {
         if let Some(socket) = self.socket.take() {
             socket.shutdown().await;
         }
+        if self.map_save_at.is_some() {
+            let bytes = self.map.layout().encode();
+            let file = self.map_file.clone();
+            let _ = tokio::task::spawn_blocking(move || write_map(&file, &bytes)).await;
+            self.map_save_at = None;
+        }
         self.shared.busy.store(false, Ordering::SeqCst);
         self.shared
             .claude_pids
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
+    }
+}
+
+/// Where a workspace's layout is kept: `<state>/maps/<id>.layout` (the
+/// state directory, not the cache, which a user may delete).
+fn map_file(locations: &Locations, id: &str) -> PathBuf {
+    locations
+        .state_dir()
+        .join("maps")
+        .join(format!("{id}.layout"))
+}
+
+/// The map of the live graph, off the runtime's threads (a large graph's
+/// layout takes a moment).
+async fn open_map(
+    live: &Arc<LiveGraph>,
+    locations: &Locations,
+    id: &str,
+    root: &Path,
+) -> Result<(MapModel, PathBuf), WorkspaceError> {
+    let live = Arc::clone(live);
+    let file = map_file(locations, id);
+    let path = file.clone();
+    let map = tokio::task::spawn_blocking(move || load_map(&live, &path))
+        .await
+        .map_err(|_| WorkspaceError::GraphTask(root.to_path_buf()))?;
+    Ok((map, file))
+}
+
+/// The graph's files and edges, for the map.
+fn graph_edges(graph: &Graph) -> Vec<(&str, &str)> {
+    let mut edges = Vec::new();
+    for node in graph.nodes() {
+        for edge in node.imports() {
+            if let Some(to) = graph.node(edge.to) {
+                edges.push((node.path(), to.path()));
+            }
+        }
+    }
+    edges
+}
+
+fn restore_map(layout: Layout, graph: &Graph) -> MapModel {
+    MapModel::restore(
+        layout,
+        graph.nodes().map(|node| (node.path(), node.language())),
+        graph_edges(graph),
+        &graph.hash().to_string(),
+    )
+}
+
+/// The map of the graph: its saved layout reconciled with the graph, or a
+/// fresh one when there is none or it cannot be read (a warning, never a
+/// failure).
+fn load_map(live: &LiveGraph, file: &Path) -> MapModel {
+    let saved = match fs_err::read(file) {
+        Ok(bytes) => match Layout::decode(&bytes) {
+            Ok(layout) => Some(layout),
+            Err(error) => {
+                tracing::warn!(%error, "the map's saved layout is damaged: laying the map out afresh");
+                None
+            }
+        },
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+        Err(error) => {
+            tracing::warn!(%error, "the map's saved layout cannot be read: laying the map out afresh");
+            None
+        }
+    };
+    let graph = live.read();
+    match saved {
+        Some(layout) => restore_map(layout, &graph),
+        None => MapModel::arrange(
+            graph.nodes().map(|node| (node.path(), node.language())),
+            graph_edges(&graph),
+            &graph.hash().to_string(),
+        ),
+    }
+}
+
+/// Writes the layout as a private file (0600, atomically).
+fn write_map(file: &Path, bytes: &[u8]) {
+    if let Err(error) = orbit_common::write_private_file(file, bytes) {
+        tracing::warn!(%error, "the map's layout could not be saved");
     }
 }
 

@@ -14,7 +14,8 @@
 //!    else **401** with a page telling the user to run `orbit open` again.
 //! 5. A missing Origin is allowed only where a browser sends none: `GET` or
 //!    `HEAD` of the page (`/w/<id>/`), the assets, `/login` (top-level
-//!    navigations) and the file panel (`/w/<id>/file`) when the browser
+//!    navigations) and the file panel, the map and the search
+//!    (`/w/<id>/file`, `/map`, `/search`) when the browser
 //!    says `Sec-Fetch-Site: same-origin` (a same-origin `fetch` GET carries
 //!    no Origin in any browser). `/ws` and every other method need the exact
 //!    Origin: else **403**.
@@ -106,12 +107,19 @@ fn origin_may_be_missing(method: &Method, path: &str, headers: &HeaderMap) -> bo
     if path == "/ws" {
         return false;
     }
-    if path.starts_with("/w/") && path.ends_with("/file") {
+    if is_fetched_data(path) {
         return headers
             .get("sec-fetch-site")
             .is_some_and(|site| site.as_bytes() == b"same-origin");
     }
     true
+}
+
+/// The routes the page fetches (a same-origin `fetch` GET sends no
+/// Origin): the file panel, the map's snapshot, the search.
+fn is_fetched_data(path: &str) -> bool {
+    path.starts_with("/w/")
+        && (path.ends_with("/file") || path.ends_with("/map") || path.ends_with("/search"))
 }
 
 /// Whether the request carries an open session's cookie.
@@ -145,6 +153,10 @@ fn path_class(path: &str) -> &'static str {
         "/ws"
     } else if path.starts_with("/w/") && path.ends_with("/file") {
         "/w/{id}/file"
+    } else if path.starts_with("/w/") && path.ends_with("/map") {
+        "/w/{id}/map"
+    } else if path.starts_with("/w/") && path.ends_with("/search") {
+        "/w/{id}/search"
     } else if path.starts_with("/w/") {
         "/w/{id}/"
     } else {

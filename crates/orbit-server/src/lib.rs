@@ -32,6 +32,7 @@ mod auth;
 mod error;
 mod file;
 mod guard;
+mod map;
 mod options;
 mod respond;
 mod server;

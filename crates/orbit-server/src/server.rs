@@ -19,7 +19,7 @@ use crate::auth::{self, Auth};
 use crate::error::{Error, Result};
 use crate::options::{Assets, Clock, Limits, ServerOptions};
 use crate::respond;
-use crate::{file, guard, ws};
+use crate::{file, guard, map, ws};
 
 /// A workspace the server serves.
 struct Workspace {
@@ -139,6 +139,8 @@ impl PageServer {
             .route("/w/{id}", get(page_without_slash))
             .route("/w/{id}/", get(page))
             .route("/w/{id}/file", get(file::serve))
+            .route("/w/{id}/map", get(map::snapshot))
+            .route("/w/{id}/search", get(map::search))
             .route("/assets/{*path}", get(asset))
             .fallback(|| async { respond::not_found() })
             .layer(middleware::from_fn_with_state(

@@ -63,6 +63,12 @@ pub enum WorkspaceMessage {
     /// The outcome of an action or a trust frame (the first outcome again
     /// for an id already applied).
     Ack(ActionAck),
+    /// What changed on the map since `previousHash` (`docs/page-protocol.md`,
+    /// "The map").
+    MapDelta(crate::map::MapDelta),
+    /// The map changed wholly (re-arranged, or too much at once): fetch
+    /// `/w/<id>/map` again.
+    MapReset(crate::map::MapReset),
 }
 
 /// The workspace as the page shows it.

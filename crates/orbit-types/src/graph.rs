@@ -6,7 +6,19 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// The language of a graph node, decided from its file name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     /// `.ts`, `.tsx`, `.mts`, `.cts`.

@@ -15,6 +15,7 @@ mod control;
 mod graph;
 mod history;
 mod keypad;
+mod map;
 mod page;
 
 pub use agent::{
@@ -35,6 +36,10 @@ pub use history::{ConversationSummary, HistoryListing};
 pub use keypad::{
     HubAdapterStatus, HubSessionStatus, HubStatus, KeyColors, KeypadBanner, KeypadKey,
     KeypadMessage, KeypadState, KeypadTapResult,
+};
+pub use map::{
+    MapDelta, MapEdge, MapEdgeRemoved, MapFolder, MapNode, MapReset, MapResetReason, SearchAnswer,
+    SearchMatch,
 };
 pub use page::{
     ActivityBatch, ActivityKind, ActivityRecord, CardOption, CardQuestion, ConversationEntry,

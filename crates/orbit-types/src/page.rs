@@ -678,6 +678,9 @@ pub enum PageRequest {
         /// `reconnect`, `enable`, `disable`, `signin` or `signout`.
         action: String,
     },
+    /// Lay the map out afresh (the workspace then sends `mapReset` with
+    /// `reason: "rearranged"`).
+    Rearrange {},
 }
 
 impl PageRequest {
@@ -697,6 +700,7 @@ impl PageRequest {
             PageRequest::NewConversation {} => "newConversation",
             PageRequest::Continue { .. } => "continue",
             PageRequest::McpAction { .. } => "mcpAction",
+            PageRequest::Rearrange {} => "rearrange",
         }
     }
 }
@@ -737,4 +741,6 @@ pub struct PageProtocol {
     pub host_frame: crate::channel::HostFrame,
     /// A frame of the page's channel, page to host.
     pub page_frame: crate::channel::PageFrame,
+    /// The answer of `GET /w/<id>/search`.
+    pub search_answer: crate::map::SearchAnswer,
 }

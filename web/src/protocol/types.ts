@@ -360,7 +360,38 @@ export type WorkspaceMessage =
     }
   | (ActionAck & {
       type: 'ack';
+    })
+  | (MapDelta & {
+      type: 'mapDelta';
+    })
+  | (MapReset & {
+      type: 'mapReset';
     });
+/**
+ * The language of a graph node, decided from its file name.
+ */
+export type Language =
+  | 'typescript'
+  | 'javascript'
+  | 'python'
+  | 'rust'
+  | 'go'
+  | 'java'
+  | 'kotlin'
+  | 'c'
+  | 'cpp'
+  | 'markdown'
+  | 'json'
+  | 'toml'
+  | 'yaml'
+  | 'html'
+  | 'css'
+  | 'shell'
+  | 'text';
+/**
+ * Why the map was reset.
+ */
+export type MapResetReason = 'rearranged' | 'large change';
 /**
  * One frame from the page to the host.
  */
@@ -507,6 +538,9 @@ export type PageRequest =
        */
       server: string;
       type: 'mcpAction';
+    }
+  | {
+      type: 'rearrange';
     };
 /**
  * The choices of a permission card.
@@ -521,6 +555,7 @@ export interface PageProtocol {
   message: PageMessage;
   pageFrame: PageFrame;
   request: PageRequest;
+  searchAnswer: SearchAnswer;
 }
 /**
  * One frame from the host to the page.
@@ -1015,6 +1050,136 @@ export interface ActionAck {
   ok: boolean;
 }
 /**
+ * What changed on the map: from the map at `previous_hash` to the map at
+ * `hash`.
+ */
+export interface MapDelta {
+  /**
+   * Files that joined the map, at their cell's centre.
+   */
+  added: MapNode[];
+  /**
+   * Import pairs that are new or whose count changed (the new total).
+   */
+  edgesAdded: MapEdge[];
+  /**
+   * Import pairs that are gone entirely.
+   */
+  edgesRemoved: MapEdgeRemoved[];
+  /**
+   * Folder regions that are new, or a folder's new annex (a folder may
+   * then have several rectangles: the latest carries its label).
+   */
+  folders: MapFolder[];
+  /**
+   * Folders that are gone (no file left under them).
+   */
+  foldersRemoved: string[];
+  /**
+   * The graph hash after it.
+   */
+  hash: string;
+  /**
+   * The graph hash the change starts from.
+   */
+  previousHash: string;
+  /**
+   * Paths of files that left it (their cells are free again).
+   */
+  removed: string[];
+}
+/**
+ * A file on the map.
+ */
+export interface MapNode {
+  /**
+   * Its folder's path (`""`: the root).
+   */
+  folder: string;
+  language: Language;
+  /**
+   * Workspace-relative, `/`-separated.
+   */
+  path: string;
+  /**
+   * Its cell's centre (world units: a cell is 1.0 wide).
+   */
+  x: number;
+  /**
+   * Its cell's centre; y grows downwards.
+   */
+  y: number;
+}
+/**
+ * An import pair (file to file) and how many graph edges it stands for.
+ */
+export interface MapEdge {
+  /**
+   * The pair's total count of graph edges (kinds and lines), at least 1.
+   */
+  count: number;
+  /**
+   * The importing file.
+   */
+  from: string;
+  /**
+   * The imported file.
+   */
+  to: string;
+}
+/**
+ * An import pair that is gone.
+ */
+export interface MapEdgeRemoved {
+  /**
+   * The importing file.
+   */
+  from: string;
+  /**
+   * The imported file.
+   */
+  to: string;
+}
+/**
+ * A folder's rectangle on the map.
+ */
+export interface MapFolder {
+  /**
+   * Height.
+   */
+  h: number;
+  /**
+   * The parent folder's path (`null` for the root).
+   */
+  parent?: string | null;
+  /**
+   * Workspace-relative, `/`-separated (`""`: the root).
+   */
+  path: string;
+  /**
+   * Width.
+   */
+  w: number;
+  /**
+   * Left edge.
+   */
+  x: number;
+  /**
+   * Top edge.
+   */
+  y: number;
+}
+/**
+ * The map changed wholly: the page fetches `/w/<id>/map` again.
+ */
+export interface MapReset {
+  /**
+   * The graph hash of the map now.
+   */
+  hash: string;
+  reason: MapResetReason;
+}
+/**
  * The answer to one question.
  */
 export interface QuestionAnswer {
@@ -1026,4 +1191,34 @@ export interface QuestionAnswer {
    * The user's own answer, instead of options.
    */
   text?: string | null;
+}
+/**
+ * `GET /w/<id>/search?q=&limit=`: graph paths matching a fuzzy query.
+ */
+export interface SearchAnswer {
+  /**
+   * The graph hash the paths were searched at.
+   */
+  hash: string;
+  /**
+   * Best first.
+   */
+  matches: SearchMatch[];
+}
+/**
+ * One path that matched.
+ */
+export interface SearchMatch {
+  /**
+   * The positions (in chars) of the path that matched, ascending.
+   */
+  indices: number[];
+  /**
+   * The graph path.
+   */
+  path: string;
+  /**
+   * The matcher's score (higher is better).
+   */
+  score: number;
 }

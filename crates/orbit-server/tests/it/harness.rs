@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt as _, StreamExt as _};
 use orbit_core::page_port::{PageConnection, PagePort};
 use orbit_server::{Assets, Limits, ManualClock, PageServer, ServerOptions};
-use orbit_types::{ActionAck, CHANNEL_PROTOCOL, HostBody, HostFrame, PageFrame, WorkspaceMessage};
+use orbit_types::{
+    ActionAck, CHANNEL_PROTOCOL, HostBody, HostFrame, PageFrame, SearchAnswer, SearchMatch,
+    WorkspaceMessage,
+};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use tokio::sync::{broadcast, oneshot};
@@ -27,6 +30,8 @@ pub(crate) enum Call {
     Connect(Option<String>, Option<u64>),
     Act(PageFrame),
     GraphFile(String),
+    Map,
+    Search(String, usize),
     Attached(bool),
 }
 
@@ -164,6 +169,28 @@ impl PagePort for FakePort {
             .unwrap()
             .push(Call::GraphFile(graph_path.to_owned()));
         self.graph_files.lock().unwrap().get(graph_path).cloned()
+    }
+
+    fn map(&self) -> oneshot::Receiver<Vec<u8>> {
+        self.calls.lock().unwrap().push(Call::Map);
+        let (sender, receiver) = oneshot::channel();
+        let _ = sender.send(b"ORBM-fake".to_vec());
+        receiver
+    }
+
+    fn search(&self, query: &str, limit: usize) -> SearchAnswer {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(Call::Search(query.to_owned(), limit));
+        SearchAnswer {
+            hash: "fake-hash".to_owned(),
+            matches: vec![SearchMatch {
+                path: "src/a.ts".to_owned(),
+                score: 7,
+                indices: vec![4],
+            }],
+        }
     }
 
     fn page_attached(&self, attached: bool) {

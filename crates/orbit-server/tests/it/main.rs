@@ -13,4 +13,5 @@ mod guard;
 mod harness;
 mod login;
 mod logs;
+mod map;
 mod ws;

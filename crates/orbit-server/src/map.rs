@@ -1,0 +1,80 @@
+//! The map's routes: `GET /w/<id>/map`, the binary snapshot
+//! (`application/octet-stream`), and `GET /w/<id>/search?q=&limit=`, the
+//! one fuzzy matcher over graph paths (JSON). Same rules as the file panel
+//! (the guard: cookie, Host, Origin or `Sec-Fetch-Site: same-origin`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse as _, Response};
+use orbit_core::search::{DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS};
+
+use crate::respond::{self, plain};
+use crate::server::Shared;
+
+/// `GET /w/<id>/map`.
+pub(crate) async fn snapshot(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+) -> Response {
+    let Some((port, _)) = shared.workspace(&id) else {
+        return respond::no_workspace();
+    };
+    match port.map().await {
+        Ok(bytes) => (
+            [
+                (
+                    CONTENT_TYPE,
+                    HeaderValue::from_static("application/octet-stream"),
+                ),
+                (CACHE_CONTROL, HeaderValue::from_static("no-store")),
+            ],
+            bytes,
+        )
+            .into_response(),
+        Err(_) => respond::no_workspace(),
+    }
+}
+
+/// `GET /w/<id>/search?q=<query>&limit=<n>`.
+pub(crate) async fn search(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let Some((port, _)) = shared.workspace(&id) else {
+        return respond::no_workspace();
+    };
+    let text = query.get("q").cloned().unwrap_or_default();
+    if text.chars().count() > MAX_QUERY_CHARS {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            &format!("Orbit: `q` is too long (at most {MAX_QUERY_CHARS} characters)."),
+        );
+    }
+    let limit = match query.get("limit").map(|l| l.parse::<usize>()) {
+        None => DEFAULT_LIMIT,
+        Some(Ok(limit)) if (1..=MAX_LIMIT).contains(&limit) => limit,
+        Some(_) => {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                &format!("Orbit: `limit` must be a whole number from 1 to {MAX_LIMIT}."),
+            );
+        }
+    };
+    let answer = tokio::task::spawn_blocking(move || port.search(&text, limit)).await;
+    match answer.ok().and_then(|a| serde_json::to_vec(&a).ok()) {
+        Some(body) => (
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            body,
+        )
+            .into_response(),
+        None => plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Orbit: the search failed.",
+        ),
+    }
+}

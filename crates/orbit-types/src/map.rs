@@ -1,0 +1,131 @@
+//! The map on the wire: the live `mapDelta` / `mapReset` workspace messages
+//! and the search route's answer (`docs/page-protocol.md`, "The map"). The
+//! map's binary snapshot (`GET /w/<id>/map`) is encoded by `orbit-map`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::graph::Language;
+
+/// What changed on the map: from the map at `previous_hash` to the map at
+/// `hash`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MapDelta {
+    /// The graph hash the change starts from.
+    pub previous_hash: String,
+    /// The graph hash after it.
+    pub hash: String,
+    /// Files that joined the map, at their cell's centre.
+    pub added: Vec<MapNode>,
+    /// Paths of files that left it (their cells are free again).
+    pub removed: Vec<String>,
+    /// Folder regions that are new, or a folder's new annex (a folder may
+    /// then have several rectangles: the latest carries its label).
+    pub folders: Vec<MapFolder>,
+    /// Folders that are gone (no file left under them).
+    pub folders_removed: Vec<String>,
+    /// Import pairs that are new or whose count changed (the new total).
+    pub edges_added: Vec<MapEdge>,
+    /// Import pairs that are gone entirely.
+    pub edges_removed: Vec<MapEdgeRemoved>,
+}
+
+/// A file on the map.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MapNode {
+    /// Workspace-relative, `/`-separated.
+    pub path: String,
+    /// Its cell's centre (world units: a cell is 1.0 wide).
+    pub x: f32,
+    /// Its cell's centre; y grows downwards.
+    pub y: f32,
+    /// Its language.
+    pub language: Language,
+    /// Its folder's path (`""`: the root).
+    pub folder: String,
+}
+
+/// A folder's rectangle on the map.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MapFolder {
+    /// Workspace-relative, `/`-separated (`""`: the root).
+    pub path: String,
+    /// Left edge.
+    pub x: f32,
+    /// Top edge.
+    pub y: f32,
+    /// Width.
+    pub w: f32,
+    /// Height.
+    pub h: f32,
+    /// The parent folder's path (`null` for the root).
+    pub parent: Option<String>,
+}
+
+/// An import pair (file to file) and how many graph edges it stands for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MapEdge {
+    /// The importing file.
+    pub from: String,
+    /// The imported file.
+    pub to: String,
+    /// The pair's total count of graph edges (kinds and lines), at least 1.
+    pub count: u32,
+}
+
+/// An import pair that is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MapEdgeRemoved {
+    /// The importing file.
+    pub from: String,
+    /// The imported file.
+    pub to: String,
+}
+
+/// The map changed wholly: the page fetches `/w/<id>/map` again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MapReset {
+    /// The graph hash of the map now.
+    pub hash: String,
+    /// Why.
+    pub reason: MapResetReason,
+}
+
+/// Why the map was reset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum MapResetReason {
+    /// The user asked for `Re-arrange`.
+    #[serde(rename = "rearranged")]
+    Rearranged,
+    /// More than 5,000 files came or went at once.
+    #[serde(rename = "large change")]
+    LargeChange,
+}
+
+/// `GET /w/<id>/search?q=&limit=`: graph paths matching a fuzzy query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchAnswer {
+    /// The graph hash the paths were searched at.
+    pub hash: String,
+    /// Best first.
+    pub matches: Vec<SearchMatch>,
+}
+
+/// One path that matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchMatch {
+    /// The graph path.
+    pub path: String,
+    /// The matcher's score (higher is better).
+    pub score: u32,
+    /// The positions (in chars) of the path that matched, ascending.
+    pub indices: Vec<u32>,
+}
