@@ -390,6 +390,8 @@ for (const size of options.sizes) {
         fetched = await fetchMap();
       }, browserPid, (p) => p.evaluate(() => window.orbitInspect?.scene?.().loop ?? null));
       result.loginAddressMs = orbit.startMs;
+      result.canvas = await mapBox(page);
+      row.canvas = { width: Math.round(result.canvas.width), height: Math.round(result.canvas.height) };
       result.scene = await page.evaluate(() => window.orbitInspect?.scene?.() ?? null);
       result.problems = problems;
       row.targets.orbit = result;
@@ -408,7 +410,9 @@ for (const size of options.sizes) {
     if (!options.targets.includes(target)) continue;
     if (target === 'sigma' && !options.sigmaSizes.includes(size)) continue;
     const { context, page, problems } = await newPage();
-    const url = `${pagesOrigin}/${target}.html?map=/maps/${size}.bin`;
+    // The same map size as Orbit's canvas (its page shares the window with the HUD).
+    const dims = row.canvas ? `&w=${row.canvas.width}&h=${row.canvas.height}` : '';
+    const url = `${pagesOrigin}/${target}.html?map=/maps/${size}.bin${dims}`;
     const result = await measure(`${target}-${size}`, page, () => page.goto(url, { waitUntil: 'commit' }), browserPid, null);
     result.problems = problems;
     row.targets[target] = result;
@@ -459,7 +463,7 @@ const goal = (what, value, limit, pass) => goals.push({ what, value, limit, pass
 for (const [size, row] of Object.entries(results.sizes)) {
   const { orbit, sigma, minimal } = row.targets;
   lines.push('');
-  lines.push(`${size} files (map: ${row.map.nodes} nodes, ${row.map.edges} edges, ${(row.map.bytes / 1048576).toFixed(2)} MiB from ${row.map.source}, GET /map ${fmt(row.map.getMs)} ms)`);
+  lines.push(`${size} files (map: ${row.map.nodes} nodes, ${row.map.edges} edges, ${(row.map.bytes / 1048576).toFixed(2)} MiB from ${row.map.source}, GET /map ${fmt(row.map.getMs)} ms; map canvas ${row.canvas ? `${row.canvas.width}x${row.canvas.height}` : 'the window'})`);
   lines.push(`${'metric'.padEnd(28)}${'Orbit'.padStart(10)}${'sigma'.padStart(10)}${'minimal'.padStart(10)}${'O/sigma'.padStart(10)}${'O/min'.padStart(10)}`);
   for (const [name, get, digits] of METRICS) {
     const o = get(orbit);

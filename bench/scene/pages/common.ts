@@ -54,6 +54,21 @@ export const colourOf = (language: number): readonly [number, number, number] =>
 export const hex = ([r, g, b]: readonly [number, number, number]): string =>
   `#${[r, g, b].map((c) => Math.round(c * 255).toString(16).padStart(2, '0')).join('')}`;
 
+/**
+ * The map's size in CSS pixels: `?w=&h=` (the bench passes the size of
+ * Orbit's map canvas, so that every page fills as many pixels), else the
+ * window.
+ */
+export function viewSize(): { width: number; height: number } {
+  const q = new URLSearchParams(location.search);
+  const w = Number(q.get('w'));
+  const h = Number(q.get('h'));
+  return {
+    width: w > 0 ? Math.min(w, window.innerWidth) : window.innerWidth,
+    height: h > 0 ? Math.min(h, window.innerHeight) : window.innerHeight,
+  };
+}
+
 /** Pixels per world unit when the root region fills the canvas (95%). */
 export function fitScale(graph: BenchGraph, width: number, height: number): number {
   return 0.95 * Math.min(width / Math.max(graph.root.w, 1e-6), height / Math.max(graph.root.h, 1e-6));

@@ -2,7 +2,7 @@
 // `gl.POINTS` (a round shader) and every edge as `gl.LINES`, all drawn on
 // every frame that needs one (first frame, a drag's frames, sceneRedraw).
 // No level of detail, no labels, no loop when nothing moves.
-import { boot, colourOf, fitScale, waitGpu, type BenchGraph, type Inspect } from './common';
+import { boot, colourOf, fitScale, viewSize, waitGpu, type BenchGraph, type Inspect } from './common';
 
 const POINT_VS = `#version 300 es
 in vec2 a_pos;
@@ -65,8 +65,7 @@ function start(graph: BenchGraph): Inspect {
   canvas.setAttribute('aria-label', 'Minimal map');
   document.body.append(canvas);
   const dpr = Math.min(window.devicePixelRatio || 1, 2);
-  const cssW = window.innerWidth;
-  const cssH = window.innerHeight;
+  const { width: cssW, height: cssH } = viewSize();
   canvas.style.width = `${cssW}px`;
   canvas.style.height = `${cssH}px`;
   canvas.width = Math.round(cssW * dpr);

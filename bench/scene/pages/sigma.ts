@@ -5,13 +5,16 @@
 // otherwise (its own label grid, its pan with inertia).
 import Graph from 'graphology';
 import Sigma from 'sigma';
-import { boot, colourOf, fitScale, hex, waitGpu, type BenchGraph, type Inspect } from './common';
+import { boot, colourOf, fitScale, hex, viewSize, waitGpu, type BenchGraph, type Inspect } from './common';
 
 function start(graph: BenchGraph): Inspect {
   const container = document.createElement('div');
   container.id = 'sigma';
   container.setAttribute('role', 'img');
   container.setAttribute('aria-label', 'sigma.js map');
+  const { width, height } = viewSize();
+  container.style.width = `${width}px`;
+  container.style.height = `${height}px`;
   document.body.append(container);
 
   const g = new Graph({ type: 'directed', multi: false, allowSelfLoops: false });
@@ -19,7 +22,7 @@ function start(graph: BenchGraph): Inspect {
   // a dot of 0.7 cell, as on the minimal page at the fitted zoom.
   const radius = 0.35;
   // Edges one pixel wide at the fitted zoom, as the minimal page's lines.
-  const edgeSize = 1 / fitScale(graph, window.innerWidth, window.innerHeight);
+  const edgeSize = 1 / fitScale(graph, width, height);
   const colours = Array.from({ length: 17 }, (_, i) => hex(colourOf(i)));
   for (let i = 0; i < graph.nodes; i += 1) {
     const path = graph.paths[i] ?? String(i);
