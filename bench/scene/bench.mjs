@@ -117,7 +117,10 @@ async function startOrbit(dir, logFile, keepLogs) {
   // The first line on stdout is the one-time login address (as open_support.rs reads it).
   const url = await new Promise((resolveUrl, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`orbit open printed no login address in 60 s (see ${logFile})`)), 60000);
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(new Error(`orbit open printed no login address in ${options.timeoutMs / 1000} s (see ${logFile})`));
+    }, options.timeoutMs);
     child.stdout.on('data', (chunk) => {
       buffered += chunk;
       const nl = buffered.indexOf('\n');
@@ -129,6 +132,7 @@ async function startOrbit(dir, logFile, keepLogs) {
     child.on('exit', (code) => reject(new Error(`orbit open exited (${code}) before its login address (see ${logFile})`)));
   });
   if (!url.startsWith(`http://127.0.0.1:${port}/`) || !url.includes('/login?token=')) {
+    child.kill('SIGTERM');
     throw new Error(`the first line is not a login address: ${JSON.stringify(url)}`);
   }
   return {
@@ -357,6 +361,15 @@ async function newPage() {
 }
 
 for (const size of options.sizes) {
+  try {
+    await measureSize(size);
+  } catch (error) {
+    say(`${size}: FAILED: ${error.message}`);
+    results.sizes[size] = { ...(results.sizes[size] ?? {}), error: error.message };
+  }
+}
+
+async function measureSize(size) {
   const ws = workspaces[String(size)];
   if (!ws) throw new Error(`no workspace of ${size} files in ${options.workspaces}`);
   const row = { workspace: ws, targets: {} };
@@ -420,6 +433,7 @@ for (const size of options.sizes) {
   }
 }
 
+
 /** Keeps the /map bytes Orbit served (or, when it has no /map, the stand-in encoder's). */
 async function saveMap(fetched, file, dir) {
   const { response, ms } = fetched;
@@ -461,6 +475,10 @@ const lines = [];
 const goals = [];
 const goal = (what, value, limit, pass) => goals.push({ what, value, limit, pass: value === null || value === undefined ? null : pass });
 for (const [size, row] of Object.entries(results.sizes)) {
+  if (row.error) {
+    lines.push('', `${size} files: FAILED: ${row.error}`);
+  }
+  if (!row.map) continue;
   const { orbit, sigma, minimal } = row.targets;
   lines.push('');
   lines.push(`${size} files (map: ${row.map.nodes} nodes, ${row.map.edges} edges, ${(row.map.bytes / 1048576).toFixed(2)} MiB from ${row.map.source}, GET /map ${fmt(row.map.getMs)} ms; map canvas ${row.canvas ? `${row.canvas.width}x${row.canvas.height}` : 'the window'})`);
