@@ -216,9 +216,12 @@ async function pan(page, browserPid) {
     // One drag: 0.8 s around a circle (a pointer move every ~16 ms), then let go for 0.2 s.
     await page.mouse.move(cx + r, cy);
     await page.mouse.down();
-    const dragEnd = Math.min(end, performance.now() + 800);
+    // Around the circle from where the pointer went down: the map ends each
+    // drag about where it started, so it stays in view (drawn, not culled).
+    const dragStart = performance.now();
+    const dragEnd = Math.min(end, dragStart + 800);
     while (performance.now() < dragEnd) {
-      const a = (2 * Math.PI * (performance.now() % 800)) / 800;
+      const a = (2 * Math.PI * (performance.now() - dragStart)) / 800;
       await page.mouse.move(cx + r * Math.cos(a), cy + r * Math.sin(a));
       moves += 1;
       await sleep(16);
