@@ -226,6 +226,8 @@ async function pan(page, browserPid) {
       moves += 1;
       await sleep(16);
     }
+    // Back to where it went down (a slow page answers few moves a drag).
+    await page.mouse.move(cx + r, cy);
     await page.mouse.up();
     drags += 1;
     await sleep(200);
