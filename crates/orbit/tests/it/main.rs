@@ -38,6 +38,7 @@ mod mcp_support;
 mod open;
 mod open_support;
 mod page_e2e;
+mod page_relay;
 mod reference_adapters;
 mod schema_check;
 #[path = "../../../orbit-agent/tests/it/support.rs"]
