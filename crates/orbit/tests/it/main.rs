@@ -48,3 +48,4 @@ mod schema_check;
 )]
 mod support;
 mod tidy;
+mod vscode_e2e;
