@@ -52,14 +52,22 @@ async function workbench() {
 
 /** Runs a command by its title through the command palette. */
 async function command(title) {
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ timeout: TIMEOUT });
-  await input.fill('>');
-  // Typed as a user types: the palette filters on key presses.
-  await page.keyboard.type(title.replace(/\u2026$/, ''), { delay: 20 });
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
-  await row.waitFor({ timeout: TIMEOUT });
+  const deadline = Date.now() + TIMEOUT;
+  // The palette lists the commands known when it opened: until the
+  // extension's are registered, it is closed and opened again.
+  for (;;) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: TIMEOUT });
+    await input.fill('>');
+    // Typed as a user types: the palette filters on key presses.
+    await page.keyboard.type(title.replace(/\u2026$/, ''), { delay: 20 });
+    const found = await row.waitFor({ timeout: 5000 }).then(() => true, () => false);
+    if (found) break;
+    if (Date.now() > deadline) throw new Error(`the palette never listed ${title}`);
+    await page.keyboard.press('Escape');
+  }
   seen.commands = [...(seen.commands ?? []), (await row.innerText()).split('\n')[0]];
   await page.keyboard.press('Enter');
 }

@@ -206,7 +206,7 @@ fn ask_claude_in_the_workbench_replies_in_the_webview_with_the_model_setting() {
     let _one = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let bench = Workbench::start(true, json!({"orbit.claude.model": "claude-opus-4-1"}));
+    let bench = Workbench::start(true, json!({"orbit.claude.model": "haiku"}));
     bench.env.api.script([text("Hello from Orbit in VS Code.")]);
     let seen = bench.run(
         "ask",
@@ -227,7 +227,9 @@ fn ask_claude_in_the_workbench_replies_in_the_webview_with_the_model_setting() {
         .iter()
         .find(|r| r.to_string().contains("Say hello"))
         .unwrap_or_else(|| panic!("the prompt never reached the API: {requests:?}"));
-    assert_eq!(asked["model"], "claude-opus-4-1", "{asked}");
+    // The alias as the catalog resolves it.
+    let model = asked["model"].as_str().unwrap_or_default();
+    assert!(model.contains("haiku"), "the request's model is {model}");
 }
 
 #[test]
