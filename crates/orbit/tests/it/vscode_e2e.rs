@@ -247,3 +247,17 @@ fn an_untrusted_folder_shows_the_page_without_sessions_and_says_why() {
     assert_eq!(seen["trustButtons"], 0, "{seen}");
     assert!(bench.env.api.requests().is_empty(), "a session ran");
 }
+
+#[test]
+fn stop_claude_ends_a_streaming_reply() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let bench = Workbench::start(true, json!({}));
+    bench.env.api.script([crate::fake_api::Reply::Message {
+        blocks: vec![crate::fake_api::Block::Text("slowly ".repeat(600))],
+        delay: Some(Duration::from_millis(50)),
+    }]);
+    let seen = bench.run("stop", &[("ORBIT_PROMPT", "Talk slowly")]);
+    assert!(seen["status"].as_str().unwrap().contains("Idle"), "{seen}");
+}
