@@ -135,7 +135,9 @@ impl Workbench {
         if trusted {
             args.push("--disable-workspace-trust");
         }
-        let child = code(&args)
+        // Its own process group: code-server's server outlives its launcher,
+        // and the whole group is ended with the test.
+        let child = std::os::unix::process::CommandExt::process_group(&mut code(&args), 0)
             .arg(env.ws.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -192,6 +194,10 @@ impl Workbench {
 impl Drop for Workbench {
     fn drop(&mut self) {
         if let Some(mut code) = self.code.take() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(format!("-{}", code.id()))
+                .status();
             let _ = code.kill();
             let _ = code.wait();
         }
