@@ -2,6 +2,7 @@ import './hud/style.css';
 import { Channel } from './protocol/channel';
 import { workerChecker } from './protocol/checker';
 import { WebSocketTransport } from './protocol/websocket';
+import { WebviewTransport, type VsCodeApi } from './protocol/webview';
 import { Store, inspect } from './state/store';
 import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
@@ -15,20 +16,38 @@ function workspaceId(): string {
   return match?.[1] ? decodeURIComponent(match[1]) : '';
 }
 
-const id = workspaceId();
+declare function acquireVsCodeApi(): VsCodeApi;
+
+/** In a VS Code webview the extension host relays the channel; in a browser, the WebSocket. */
+const webview = typeof acquireVsCodeApi === 'function' ? new WebviewTransport(acquireVsCodeApi(), window) : null;
+const id = webview ? '' : workspaceId();
 const scheme = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
 const url = `${scheme}//${window.location.host}/ws?w=${encodeURIComponent(id)}`;
 
 const store = new Store();
-const channel = new Channel(new WebSocketTransport(url), store, {
-  storage: sessionOutboxStorage(id),
-  checker: workerChecker(),
-});
+// In a webview the page has no HTTP routes of its own (the extension raises
+// the notifications; the keypad panel is the browser's).
+const channel = new Channel(
+  webview ?? new WebSocketTransport(url),
+  store,
+  webview ? {} : { storage: sessionOutboxStorage(id), checker: workerChecker() },
+);
 const root = document.getElementById('app');
 if (!root) throw new Error('the page has no #app element');
-const notifier = new Notifier(id, browserNotifyEnv(id));
-const hud = mountHud(root, store, channel, { workspaceId: id, notifier });
-const keypad = mountKeypad(root, { workspaceId: id, showConversation: (key) => { hud.show(key); } });
+const notifier = webview ? undefined : new Notifier(id, browserNotifyEnv(id));
+const hud = mountHud(root, store, channel, {
+  workspaceId: id,
+  ...(notifier ? { notifier } : {}),
+  host: webview
+    ? {
+        name: 'VS Code',
+        openFile: (path, line) => {
+          webview.openFile(path, line);
+        },
+      }
+    : null,
+});
+const keypad = webview ? null : mountKeypad(root, { workspaceId: id, showConversation: (key) => { hud.show(key); } });
 
 /** `#conversation=<key>` (a keypad key's tap) shows that conversation. */
 function showFromHash(): void {
@@ -84,10 +103,10 @@ window.orbitInspect = {
   state: () => inspect(store.state, hud.shown()),
   frames: () => store.state.frames,
   errors: () => store.state.errors.slice(),
-  keypad: () => keypad.state(),
+  keypad: () => keypad?.state() ?? null,
   search: () => hud.search(),
   rendered: () => hud.rendered(),
-  notifications: () => notifier.shown(),
+  notifications: () => notifier?.shown() ?? Promise.resolve([]),
   notificationAction: async (tag, action) => {
     const registration = await navigator.serviceWorker.ready;
     const worker = registration.active;

@@ -14,6 +14,7 @@ mod logging;
 mod mcp_cmd;
 mod open_cmd;
 mod page_events;
+mod page_relay;
 mod signals;
 
 use std::io::{self, Write};

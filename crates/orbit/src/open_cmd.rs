@@ -168,6 +168,8 @@ struct Orbit {
     workspaces: Workspaces,
     stop: Notify,
     runtime: tokio::runtime::Handle,
+    /// The page connections relayed over the control socket (VS Code).
+    relay: crate::page_relay::PageRelay,
 }
 
 impl Orbit {
@@ -220,12 +222,14 @@ impl Orbit {
         for idle in self.workspaces.take_idle(Instant::now(), IDLE_LET_GO) {
             tracing::info!(workspace = idle.id(), "idle for 30 minutes: let go");
             self.server.remove_workspace(idle.id());
+            self.relay.workspace_gone(idle.id());
             idle.shutdown().await;
         }
     }
 
     /// Ends every workspace (every turn stopped, every `claude` ended).
     async fn close(&self) {
+        self.relay.close_all();
         let all = self.workspaces.take_all();
         for workspace in &all {
             self.server.remove_workspace(workspace.id());
@@ -269,6 +273,14 @@ impl ControlMethods for OrbitMethods {
             "orbit.act" => self.act(caller, params),
             "keypad.answer" => self.answer(caller, params),
             "keypad.tap" => self.tap(caller, params),
+            "orbit.page.connect" => self.page_connect(caller, params),
+            "orbit.page.next" => self.orbit.relay.next(params),
+            "orbit.page.act" => self
+                .orbit
+                .relay
+                .act(params, self.orbit.is_claude_descendant(caller)),
+            "orbit.page.trust" => self.orbit.relay.set_trust(params),
+            "orbit.page.close" => self.orbit.relay.close(params),
             "orbit.dropPages" => Ok(json!({"dropped": self.orbit.server.drop_pages()})),
             "orbit.workspaces" => Ok(Value::Array(
                 self.orbit
@@ -449,17 +461,7 @@ impl OrbitMethods {
             params.get("frame").cloned().unwrap_or(Value::Null),
         )
         .map_err(|error| ControlFailure::new("invalid_params", format!("`frame`: {error}")))?;
-        let answers = matches!(
-            &frame,
-            PageFrame::Trust { .. }
-                | PageFrame::Action {
-                    request: PageRequest::AnswerPermission { .. }
-                        | PageRequest::AnswerQuestions { .. }
-                        | PageRequest::SkipQuestions { .. },
-                    ..
-                }
-        );
-        if answers && self.orbit.is_claude_descendant(caller) {
+        if crate::page_relay::answers_for_user(&frame) && self.orbit.is_claude_descendant(caller) {
             return Err(ControlFailure::new(
                 "forbidden",
                 "a process started by Claude in Orbit cannot answer Claude's questions",
@@ -474,6 +476,42 @@ impl OrbitMethods {
             .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
         serde_json::to_value(ack)
             .map_err(|error| ControlFailure::new("internal", error.to_string()))
+    }
+
+    /// `orbit.page.connect`: a relayed page connection (`crate::page_relay`)
+    /// to the workspace `workspace` names: its id, or an absolute folder,
+    /// opened when it is not yet. Refused to Claude's own processes.
+    fn page_connect(&self, caller: &Caller, params: &Value) -> Result<Value, ControlFailure> {
+        if self.orbit.is_claude_descendant(caller) {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by Claude in Orbit cannot open Orbit's page",
+            ));
+        }
+        let named = params
+            .get("workspace")
+            .and_then(Value::as_str)
+            .filter(|w| !w.is_empty())
+            .ok_or_else(|| {
+                ControlFailure::new(
+                    "invalid_params",
+                    "`workspace` must be a workspace id or an absolute folder",
+                )
+            })?;
+        let workspace = if let Some(open) = self.orbit.workspaces.get(named) {
+            open
+        } else if Path::new(named).is_absolute() {
+            let orbit = Arc::clone(&self.orbit);
+            let dir = PathBuf::from(named);
+            tokio::task::block_in_place(|| orbit.runtime.block_on(async { orbit.open(&dir).await }))
+                .map_err(|error| ControlFailure::new("unavailable", format!("{error:#}")))?
+        } else {
+            return Err(ControlFailure::new(
+                "not_found",
+                format!("no open workspace `{named}`"),
+            ));
+        };
+        self.orbit.relay.connect(params, &workspace)
     }
 
     fn open(&self, caller: &Caller, params: &Value) -> Result<Value, ControlFailure> {
@@ -536,6 +574,7 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
         workspaces: Workspaces::new(),
         stop: Notify::new(),
         runtime: tokio::runtime::Handle::current(),
+        relay: crate::page_relay::PageRelay::new(tokio::runtime::Handle::current()),
     });
     let methods = Arc::new(OrbitMethods {
         orbit: Arc::clone(&orbit),

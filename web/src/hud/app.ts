@@ -19,10 +19,20 @@ import type { MarkdownContext } from './markdown';
 import { titleWithCount, waitingCards, type Notifier } from './notify';
 import { ConversationSearch } from './search';
 
+/** An editor hosting the page (a VS Code webview): its trust is the trust, and it opens files itself. */
+export interface HudHost {
+  /** The editor's name, as the page says it. */
+  name: string;
+  /** Opens a graph file in an editor (at `line`). */
+  openFile(path: string, line: number | null): void;
+}
+
 export interface HudOptions {
   workspaceId: string;
   /** Raises the cards' notifications while the page is hidden (none: no notifications). */
   notifier?: Notifier;
+  /** The editor hosting the page; `null` in a browser. */
+  host?: HudHost | null;
 }
 
 export interface Hud {
@@ -71,7 +81,8 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   };
   const mdContext: MarkdownContext = {
     openFile: (path, line) => {
-      void filePanel.open(path, line);
+      if (options.host) options.host.openFile(path, line);
+      else void filePanel.open(path, line);
     },
   };
   const transcript = new TranscriptView({
@@ -120,14 +131,23 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     trustButton.disabled = true;
     trustButton.textContent = 'Trusting…';
   } }, 'Trust this folder');
-  trustBanner.append(
-    h('p', null,
-      h('strong', null, 'This folder is not trusted. '),
-      'Conversations with Claude are unavailable here until you trust it, because Claude can read and change its files and run commands in it. Trust is remembered for this folder, as ',
-      h('code', null, 'orbit trust'),
-      ' does.'),
-    trustButton,
-  );
+  if (options.host) {
+    // The editor's trust is the trust: no button of the page's own.
+    trustBanner.append(
+      h('p', null,
+        h('strong', null, 'This folder is not trusted. '),
+        `Conversations with Claude are unavailable here until ${options.host.name} trusts it, because Claude can read and change its files and run commands in it. Trust it in ${options.host.name} (Workspaces: Manage Workspace Trust); Orbit follows without a reload.`),
+    );
+  } else {
+    trustBanner.append(
+      h('p', null,
+        h('strong', null, 'This folder is not trusted. '),
+        'Conversations with Claude are unavailable here until you trust it, because Claude can read and change its files and run commands in it. Trust is remembered for this folder, as ',
+        h('code', null, 'orbit trust'),
+        ' does.'),
+      trustButton,
+    );
+  }
 
   const dismissed = new Set<number>();
   const cardNodes = new Map<string, { node: HTMLElement; actionIds: string[] }>();

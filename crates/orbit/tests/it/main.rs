@@ -40,6 +40,7 @@ mod mcp_support;
 mod open;
 mod open_support;
 mod page_e2e;
+mod page_relay;
 mod reference_adapters;
 mod scene_e2e;
 mod schema_check;
@@ -50,3 +51,4 @@ mod schema_check;
 )]
 mod support;
 mod tidy;
+mod vscode_e2e;

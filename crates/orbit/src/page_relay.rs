@@ -1,0 +1,534 @@
+//! The page's channel relayed over the control socket (`orbit.page.*`): how
+//! a VS Code webview reaches the running Orbit. The webview opens no socket;
+//! the extension host holds one relayed connection per panel and moves the
+//! page's frames with request/response calls (the socket's framing is kept:
+//! `orbit.page.next` is a long poll).
+//!
+//! A relayed connection is a page connection like a browser's, on the same
+//! `PagePort`: the same `hello`/resume/snapshot, the same controller, the
+//! same acks. Two things are the relay's own: the window's trust (the
+//! extension says whether VS Code trusts the folder; the page is shown the
+//! workspace as trusted only when both VS Code and Orbit trust it, and a
+//! prompt, a `continue`, an MCP action or a `trust` is refused `untrusted`
+//! while the window does not), and no self-approval (a caller descending
+//! from a `claude` this Orbit started cannot connect or answer a card).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use orbit_control::ControlFailure;
+use orbit_core::page_port::PagePort;
+use orbit_core::workspace::WorkspaceHandle;
+use orbit_types::{
+    ActionAck, HostBody, HostFrame, PageFrame, PageRequest, WorkspaceMessage, WorkspaceState,
+};
+use serde_json::{Value, json};
+use tokio::sync::{Notify, broadcast};
+
+/// At most this many relayed connections at once (a panel each).
+pub(crate) const MAX_CONNECTIONS: usize = 64;
+
+/// The longest `orbit.page.next` waits for a frame.
+pub(crate) const MAX_POLL: Duration = Duration::from_secs(25);
+
+/// A connection nobody polled for this long is closed (its extension host
+/// went away without `orbit.page.close`).
+pub(crate) const ABANDONED: Duration = Duration::from_mins(1);
+
+/// Frames held for a connection that has not polled them; past it, the
+/// connection is closed as lagged (the page reconnects and resumes).
+const MAX_QUEUED: usize = 8192;
+
+/// At most this many frames are answered by one `orbit.page.next`.
+const MAX_BATCH: usize = 512;
+
+/// Why a relayed connection ended: `orbit.page.next` answers it once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// It fell behind the live log (4000 in the browser).
+    Lagged,
+    /// The workspace was let go or Orbit is stopping (4004 / 1001).
+    Gone,
+}
+
+impl Ended {
+    fn code(self) -> &'static str {
+        match self {
+            Self::Lagged => "lagged",
+            Self::Gone => "gone",
+        }
+    }
+}
+
+struct Queue {
+    frames: VecDeque<HostFrame>,
+    ended: Option<Ended>,
+}
+
+/// One relayed page connection.
+struct RelayConn {
+    workspace: Arc<WorkspaceHandle>,
+    /// Whether the editor's window trusts the folder.
+    window_trusted: AtomicBool,
+    /// The last `workspace` state Orbit sent (before the window's trust is
+    /// applied), to send again when the window's trust changes.
+    last_state: Mutex<Option<WorkspaceState>>,
+    queue: Mutex<Queue>,
+    ready: Notify,
+    last_poll: Mutex<Instant>,
+    forward: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl RelayConn {
+    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A frame as this connection's page sees it: the workspace's `trusted`
+    /// is Orbit's and the window's.
+    fn shown(&self, mut frame: HostFrame) -> HostFrame {
+        if let HostBody::Workspace(WorkspaceMessage::Workspace(state)) = &mut frame.body {
+            *self
+                .last_state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(state.clone());
+            state.trusted = state.trusted && self.window_trusted.load(Ordering::SeqCst);
+        }
+        frame
+    }
+
+    fn push(&self, frame: HostFrame) {
+        let frame = self.shown(frame);
+        let mut queue = self.lock_queue();
+        if queue.ended.is_some() {
+            return;
+        }
+        if queue.frames.len() >= MAX_QUEUED {
+            queue.frames.clear();
+            queue.ended = Some(Ended::Lagged);
+        } else {
+            queue.frames.push_back(frame);
+        }
+        drop(queue);
+        self.ready.notify_one();
+    }
+
+    fn end(&self, why: Ended) {
+        let mut queue = self.lock_queue();
+        if queue.ended.is_none() {
+            queue.ended = Some(why);
+        }
+        drop(queue);
+        self.ready.notify_one();
+    }
+
+    fn touch(&self) {
+        *self
+            .last_poll
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    fn abandoned(&self, now: Instant) -> bool {
+        let last = *self
+            .last_poll
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        now.saturating_duration_since(last) >= ABANDONED
+    }
+
+    fn stop(&self) {
+        if let Some(task) = self
+            .forward
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            task.abort();
+        }
+        self.workspace.page_attached(false);
+    }
+}
+
+/// The relayed page connections of the running Orbit.
+pub(crate) struct PageRelay {
+    conns: Mutex<HashMap<String, Arc<RelayConn>>>,
+    next_id: AtomicU64,
+    runtime: tokio::runtime::Handle,
+}
+
+fn invalid(message: impl Into<String>) -> ControlFailure {
+    ControlFailure::new("invalid_params", message)
+}
+
+fn conn_param(params: &Value) -> Result<&str, ControlFailure> {
+    params
+        .get("conn")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("`conn` is missing"))
+}
+
+fn internal(error: &serde_json::Error) -> ControlFailure {
+    ControlFailure::new("internal", error.to_string())
+}
+
+impl PageRelay {
+    pub(crate) fn new(runtime: tokio::runtime::Handle) -> Self {
+        Self {
+            conns: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            runtime,
+        }
+    }
+
+    fn conns(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<RelayConn>>> {
+        self.conns.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn get(&self, params: &Value) -> Result<Arc<RelayConn>, ControlFailure> {
+        let id = conn_param(params)?;
+        self.conns().get(id).cloned().ok_or_else(|| {
+            ControlFailure::new("not_found", format!("no relayed connection `{id}`"))
+        })
+    }
+
+    /// Closes the connections nobody polled for [`ABANDONED`].
+    fn sweep(&self, now: Instant) {
+        let gone: Vec<Arc<RelayConn>> = {
+            let mut conns = self.conns();
+            let ids: Vec<String> = conns
+                .iter()
+                .filter(|(_, conn)| conn.abandoned(now))
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| conns.remove(id)).collect()
+        };
+        for conn in gone {
+            tracing::info!("a relayed page connection was abandoned: closed");
+            conn.stop();
+        }
+    }
+
+    /// `orbit.page.connect`: `workspace` (its id, or an absolute folder
+    /// the caller has already opened or that `open` opens), `instanceId`,
+    /// `lastSeq`, `trusted` (the window's trust). Answers `{conn,
+    /// workspaceId, first}`.
+    pub(crate) fn connect(
+        &self,
+        params: &Value,
+        workspace: &Arc<WorkspaceHandle>,
+    ) -> Result<Value, ControlFailure> {
+        let instance_id = match params.get("instanceId") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) => Some(id.clone()),
+            Some(_) => return Err(invalid("`instanceId` must be a string or null")),
+        };
+        let last_seq = match params.get("lastSeq") {
+            None | Some(Value::Null) => None,
+            Some(seq) => Some(
+                seq.as_u64()
+                    .ok_or_else(|| invalid("`lastSeq` must be a whole number or null"))?,
+            ),
+        };
+        let trusted = match params.get("trusted") {
+            Some(Value::Bool(trusted)) => *trusted,
+            _ => {
+                return Err(invalid(
+                    "`trusted` (the window's trust) must be true or false",
+                ));
+            }
+        };
+        self.sweep(Instant::now());
+        if self.conns().len() >= MAX_CONNECTIONS {
+            return Err(ControlFailure::new(
+                "unavailable",
+                format!("more than {MAX_CONNECTIONS} relayed page connections are open"),
+            ));
+        }
+        let attached = workspace.connect(instance_id, last_seq);
+        let connection = tokio::task::block_in_place(|| {
+            self.runtime
+                .block_on(async { tokio::time::timeout(Duration::from_secs(10), attached).await })
+        })
+        .map_err(|_| ControlFailure::new("unavailable", "the workspace did not answer"))?
+        .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
+        workspace.page_attached(true);
+        let conn = Arc::new(RelayConn {
+            workspace: Arc::clone(workspace),
+            window_trusted: AtomicBool::new(trusted),
+            last_state: Mutex::new(None),
+            queue: Mutex::new(Queue {
+                frames: VecDeque::new(),
+                ended: None,
+            }),
+            ready: Notify::new(),
+            last_poll: Mutex::new(Instant::now()),
+            forward: Mutex::new(None),
+        });
+        let first: Vec<HostFrame> = connection
+            .first
+            .into_iter()
+            .map(|frame| conn.shown(frame))
+            .collect();
+        let task = self
+            .runtime
+            .spawn(forward(Arc::clone(&conn), connection.live));
+        *conn.forward.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+        let id = format!("r{}", self.next_id.fetch_add(1, Ordering::SeqCst));
+        self.conns().insert(id.clone(), conn);
+        Ok(json!({
+            "conn": id,
+            "workspaceId": workspace.id(),
+            "first": serde_json::to_value(&first).map_err(|e| internal(&e))?,
+        }))
+    }
+
+    /// `orbit.page.next {conn, timeoutMs}`: the frames queued since the last
+    /// call, waiting up to `timeoutMs` (at most [`MAX_POLL`]) for the first.
+    /// `{frames: [...]}`, plus `ended` (`lagged`, `gone`) once the
+    /// connection ended, which then is closed.
+    pub(crate) fn next(&self, params: &Value) -> Result<Value, ControlFailure> {
+        let conn = self.get(params)?;
+        let wait = match params.get("timeoutMs") {
+            None | Some(Value::Null) => Duration::ZERO,
+            Some(ms) => Duration::from_millis(
+                ms.as_u64()
+                    .ok_or_else(|| invalid("`timeoutMs` must be a whole number"))?,
+            ),
+        }
+        .min(MAX_POLL);
+        conn.touch();
+        let deadline = tokio::time::Instant::now() + wait;
+        let (frames, ended) = tokio::task::block_in_place(|| {
+            self.runtime.block_on(async {
+                loop {
+                    // Registered before looking: a push in between is not lost.
+                    let ready = conn.ready.notified();
+                    {
+                        let mut queue = conn.lock_queue();
+                        if !queue.frames.is_empty() || queue.ended.is_some() {
+                            let take = queue.frames.len().min(MAX_BATCH);
+                            let frames: Vec<HostFrame> = queue.frames.drain(..take).collect();
+                            let ended = if queue.frames.is_empty() {
+                                queue.ended
+                            } else {
+                                None
+                            };
+                            return (frames, ended);
+                        }
+                    }
+                    if tokio::time::timeout_at(deadline, ready).await.is_err() {
+                        return (Vec::new(), None);
+                    }
+                }
+            })
+        });
+        conn.touch();
+        if let Some(why) = ended {
+            self.remove(params);
+            return Ok(
+                json!({"frames": serde_json::to_value(&frames).map_err(|e| internal(&e))?, "ended": why.code()}),
+            );
+        }
+        Ok(
+            json!({"frames": serde_json::to_value(&frames).map_err(|e| internal(&e))?, "ended": null}),
+        )
+    }
+
+    /// `orbit.page.act {conn, frame}`: an `action` or `trust` frame, as the
+    /// page's WebSocket would carry it; the `ActionAck`. `answers_forbidden`
+    /// is whether the caller descends from a `claude` of this Orbit.
+    pub(crate) fn act(
+        &self,
+        params: &Value,
+        answers_forbidden: bool,
+    ) -> Result<Value, ControlFailure> {
+        let conn = self.get(params)?;
+        conn.touch();
+        let frame: PageFrame =
+            serde_json::from_value(params.get("frame").cloned().unwrap_or(Value::Null))
+                .map_err(|error| invalid(format!("`frame`: {error}")))?;
+        if answers_forbidden && answers_for_user(&frame) {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by Claude in Orbit cannot answer Claude's questions",
+            ));
+        }
+        if !conn.window_trusted.load(Ordering::SeqCst)
+            && let Some(id) = needs_window_trust(&frame)
+        {
+            return serde_json::to_value(ActionAck {
+                id: id.to_owned(),
+                ok: false,
+                code: Some("untrusted".to_owned()),
+                message: Some(
+                    "the editor does not trust this folder: trust it in the editor first"
+                        .to_owned(),
+                ),
+            })
+            .map_err(|e| internal(&e));
+        }
+        let reply = conn.workspace.act(frame);
+        let ack = tokio::task::block_in_place(|| self.runtime.block_on(reply))
+            .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
+        serde_json::to_value(&ack).map_err(|e| internal(&e))
+    }
+
+    /// `orbit.page.trust {conn, trusted}`: the window's trust changed; the
+    /// page gets the workspace again as it now is.
+    pub(crate) fn set_trust(&self, params: &Value) -> Result<Value, ControlFailure> {
+        let conn = self.get(params)?;
+        let trusted = params
+            .get("trusted")
+            .and_then(Value::as_bool)
+            .ok_or_else(|| invalid("`trusted` must be true or false"))?;
+        conn.touch();
+        conn.window_trusted.store(trusted, Ordering::SeqCst);
+        let last = conn
+            .last_state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(state) = last {
+            conn.push(HostFrame {
+                seq: None,
+                body: HostBody::Workspace(WorkspaceMessage::Workspace(state)),
+            });
+        }
+        Ok(json!({}))
+    }
+
+    /// `orbit.page.close {conn}`.
+    pub(crate) fn close(&self, params: &Value) -> Result<Value, ControlFailure> {
+        conn_param(params)?;
+        if self.remove(params) {
+            Ok(json!({}))
+        } else {
+            Err(ControlFailure::new(
+                "not_found",
+                "no such relayed connection",
+            ))
+        }
+    }
+
+    fn remove(&self, params: &Value) -> bool {
+        let Some(id) = params.get("conn").and_then(Value::as_str) else {
+            return false;
+        };
+        let removed = self.conns().remove(id);
+        removed.is_some_and(|conn| {
+            conn.stop();
+            true
+        })
+    }
+
+    /// Every connection of a workspace that was let go ends (`gone`).
+    pub(crate) fn workspace_gone(&self, workspace_id: &str) {
+        for conn in self.conns().values() {
+            if conn.workspace.id() == workspace_id {
+                conn.end(Ended::Gone);
+            }
+        }
+    }
+
+    /// Orbit is stopping: every connection ends.
+    pub(crate) fn close_all(&self) {
+        let all: Vec<Arc<RelayConn>> = self.conns().drain().map(|(_, conn)| conn).collect();
+        for conn in all {
+            conn.end(Ended::Gone);
+            conn.stop();
+        }
+    }
+}
+
+/// Moves the live log into the connection's queue until it lags or ends.
+async fn forward(conn: Arc<RelayConn>, mut live: broadcast::Receiver<HostFrame>) {
+    loop {
+        match live.recv().await {
+            Ok(frame) => conn.push(frame),
+            Err(broadcast::error::RecvError::Lagged(_)) => {
+                conn.end(Ended::Lagged);
+                return;
+            }
+            Err(broadcast::error::RecvError::Closed) => {
+                conn.end(Ended::Gone);
+                return;
+            }
+        }
+    }
+}
+
+/// Whether a frame answers for the user (a card, or trust).
+pub(crate) fn answers_for_user(frame: &PageFrame) -> bool {
+    matches!(
+        frame,
+        PageFrame::Trust { .. }
+            | PageFrame::Action {
+                request: PageRequest::AnswerPermission { .. }
+                    | PageRequest::AnswerQuestions { .. }
+                    | PageRequest::SkipQuestions { .. },
+                ..
+            }
+    )
+}
+
+/// The id of a frame the window's trust is needed for: a prompt, a
+/// `continue`, an MCP action, or trusting the folder.
+fn needs_window_trust(frame: &PageFrame) -> Option<&str> {
+    match frame {
+        PageFrame::Trust { id }
+        | PageFrame::Action {
+            id,
+            request:
+                PageRequest::Prompt { .. }
+                | PageRequest::Continue { .. }
+                | PageRequest::McpAction { .. },
+        } => Some(id),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[expect(clippy::needless_pass_by_value, reason = "called with json! literals")]
+    fn action(request: Value) -> PageFrame {
+        serde_json::from_value(json!({"type": "action", "id": "a", "request": request})).unwrap()
+    }
+
+    #[test]
+    fn the_window_trust_guards_prompts_continue_mcp_and_trust_only() {
+        assert_eq!(
+            needs_window_trust(&action(json!({"type": "prompt", "text": "hi"}))),
+            Some("a")
+        );
+        assert_eq!(
+            needs_window_trust(&action(json!({"type": "continue", "id": "h"}))),
+            Some("a")
+        );
+        assert_eq!(
+            needs_window_trust(&PageFrame::Trust { id: "t".into() }),
+            Some("t")
+        );
+        assert_eq!(
+            needs_window_trust(&action(json!({"type": "stopAll"}))),
+            None
+        );
+        assert_eq!(
+            needs_window_trust(&action(json!({"type": "newConversation"}))),
+            None
+        );
+    }
+
+    #[test]
+    fn answers_to_cards_and_trust_answer_for_the_user() {
+        assert!(answers_for_user(&PageFrame::Trust { id: "t".into() }));
+        assert!(answers_for_user(&action(
+            json!({"type": "skipQuestions", "key": "c1", "requestId": "r"})
+        )));
+        assert!(!answers_for_user(&action(json!({"type": "stopAll"}))));
+    }
+}

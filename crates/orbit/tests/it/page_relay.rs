@@ -1,0 +1,252 @@
+//! The page's channel relayed over the control socket (`orbit.page.*`, what
+//! the VS Code extension host uses): a real `orbit open`, its real control
+//! socket, the pinned `claude` against the fake Messages API.
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::fake_api::{text, tool};
+use crate::open_support::{OrbitEnv, login_address};
+
+struct Relayed {
+    env: OrbitEnv,
+    child: Child,
+}
+
+impl Relayed {
+    fn start(settings: Value, trusted: bool) -> Self {
+        let env = OrbitEnv::new(settings);
+        std::fs::write(env.ws.path().join("main.py"), "import os\n").unwrap();
+        if trusted {
+            env.trust();
+        }
+        let mut child = env
+            .command(&["open", "--no-browser"])
+            .arg(env.ws.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        login_address(&mut child);
+        Self { env, child }
+    }
+
+    fn connect(&self, trusted: bool) -> Value {
+        let answer = self.env.call(
+            "orbit.page.connect",
+            json!({"workspace": self.env.ws.path(), "instanceId": null, "lastSeq": null, "trusted": trusted}),
+        );
+        answer["result"].clone()
+    }
+
+    /// Polls until a frame matches `found`; every frame seen.
+    fn until(&self, conn: &str, found: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        let mut seen = Vec::new();
+        loop {
+            let next = self
+                .env
+                .call("orbit.page.next", json!({"conn": conn, "timeoutMs": 2000}));
+            let frames = next["result"]["frames"].as_array().unwrap().clone();
+            let hit = frames.iter().any(&found);
+            seen.extend(frames);
+            if hit {
+                return seen;
+            }
+            assert!(Instant::now() < deadline, "never came: {seen:?}");
+        }
+    }
+
+    fn act(&self, conn: &str, frame: Value) -> Value {
+        self.env
+            .call("orbit.page.act", json!({"conn": conn, "frame": frame}))
+    }
+}
+
+impl Drop for Relayed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn workspace_trusted(frames: &[Value]) -> Option<bool> {
+    frames
+        .iter()
+        .rev()
+        .find(|f| f["body"]["type"] == "workspace")
+        .and_then(|f| f["body"]["trusted"].as_bool())
+}
+
+fn prompt(id: &str, text: &str) -> Value {
+    json!({"type": "action", "id": id, "request": {"type": "prompt", "text": text}})
+}
+
+#[test]
+fn a_relayed_page_gets_the_snapshot_needs_both_trusts_and_resumes() {
+    let orbit = Relayed::start(json!({}), false);
+    let first = orbit.connect(false);
+    let conn = first["conn"].as_str().unwrap().to_owned();
+    let frames = first["first"].as_array().unwrap();
+    assert_eq!(frames[0]["body"]["type"], "hello", "{first}");
+    assert_eq!(frames[0]["body"]["resumed"], false);
+    assert_eq!(frames.last().unwrap()["body"]["type"], "snapshotEnd");
+    assert_eq!(workspace_trusted(frames), Some(false));
+
+    // The window does not trust the folder: no prompt, no trust from the page.
+    let refused = orbit.act(&conn, prompt("p0", "Hello?"));
+    assert_eq!(refused["result"]["ok"], false, "{refused}");
+    assert_eq!(refused["result"]["code"], "untrusted", "{refused}");
+    let trust = orbit.act(&conn, json!({"type": "trust", "id": "t0"}));
+    assert_eq!(trust["result"]["code"], "untrusted", "{trust}");
+    // What needs no trust goes through.
+    let fresh = orbit.act(
+        &conn,
+        json!({"type": "action", "id": "n0", "request": {"type": "newConversation"}}),
+    );
+    assert_eq!(fresh["result"]["ok"], true, "{fresh}");
+
+    // The window trusts it now: Orbit's own trust is still needed.
+    let trust_set = orbit
+        .env
+        .call("orbit.page.trust", json!({"conn": conn, "trusted": true}));
+    assert_eq!(trust_set["result"], json!({}), "{trust_set}");
+    let seen = orbit.until(&conn, |f| f["body"]["type"] == "workspace");
+    assert_eq!(workspace_trusted(&seen), Some(false));
+    let refused = orbit.act(&conn, prompt("p1", "Hello?"));
+    assert_eq!(refused["result"]["code"], "untrusted", "{refused}");
+    // Trusting through the relay (what the extension does once VS Code trusts).
+    let trust = orbit.act(&conn, json!({"type": "trust", "id": "t1"}));
+    assert_eq!(trust["result"]["ok"], true, "{trust}");
+    let seen = orbit.until(&conn, |f| {
+        f["body"]["type"] == "workspace" && f["body"]["trusted"] == true
+    });
+    assert_eq!(workspace_trusted(&seen), Some(true));
+
+    orbit.env.api.script([text("Hi from the relay.")]);
+    let sent = orbit.act(&conn, prompt("p2", "Hello?"));
+    assert_eq!(sent["result"]["ok"], true, "{sent}");
+    // A resent id gets its first answer.
+    let again = orbit.act(&conn, prompt("p2", "Hello?"));
+    assert_eq!(again["result"], sent["result"]);
+    let seen = orbit.until(&conn, |f| {
+        f.to_string().contains("Hi from the relay.") && f["body"]["type"] == "transcript"
+    });
+    let last_seq = seen.iter().filter_map(|f| f["seq"].as_u64()).max().unwrap();
+    let instance = frames[0]["body"]["instanceId"].clone();
+
+    // Taking the window's trust away hides the sessions again.
+    orbit
+        .env
+        .call("orbit.page.trust", json!({"conn": conn, "trusted": false}));
+    let seen = orbit.until(&conn, |f| f["body"]["type"] == "workspace");
+    assert_eq!(workspace_trusted(&seen), Some(false));
+
+    // Closed, then resumed where it was: nothing lost, nothing twice.
+    let closed = orbit.env.call("orbit.page.close", json!({"conn": conn}));
+    assert_eq!(closed["result"], json!({}), "{closed}");
+    let gone = orbit
+        .env
+        .call("orbit.page.next", json!({"conn": conn, "timeoutMs": 0}));
+    assert_eq!(gone["error"]["code"], "not_found", "{gone}");
+    let resumed = orbit.env.call(
+        "orbit.page.connect",
+        json!({"workspace": first["workspaceId"], "instanceId": instance, "lastSeq": last_seq, "trusted": true}),
+    );
+    let frames = resumed["result"]["first"].as_array().unwrap();
+    assert_eq!(frames[0]["body"]["type"], "hello", "{resumed}");
+    assert_eq!(frames[0]["body"]["resumed"], true, "{resumed}");
+    assert!(
+        frames
+            .iter()
+            .filter_map(|f| f["seq"].as_u64())
+            .all(|seq| seq > last_seq),
+        "{resumed}"
+    );
+}
+
+#[test]
+fn bad_relay_calls_get_specific_errors() {
+    let orbit = Relayed::start(json!({}), false);
+    let no_trust = orbit.env.call(
+        "orbit.page.connect",
+        json!({"workspace": orbit.env.ws.path()}),
+    );
+    assert_eq!(no_trust["error"]["code"], "invalid_params", "{no_trust}");
+    assert!(
+        no_trust["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`trusted`")
+    );
+    let relative = orbit.env.call(
+        "orbit.page.connect",
+        json!({"workspace": "some/folder", "trusted": true}),
+    );
+    assert_eq!(relative["error"]["code"], "not_found", "{relative}");
+    let unknown = orbit
+        .env
+        .call("orbit.page.next", json!({"conn": "r999", "timeoutMs": 0}));
+    assert_eq!(unknown["error"]["code"], "not_found", "{unknown}");
+    let conn = orbit.connect(true)["conn"].as_str().unwrap().to_owned();
+    let bad = orbit.act(&conn, json!({"type": "resume"}));
+    assert_eq!(bad["result"]["code"], "bad_frame", "{bad}");
+    let unknown_field = orbit.act(&conn, json!({"type": "trust", "id": "x", "extra": 1}));
+    assert_eq!(
+        unknown_field["error"]["code"], "invalid_params",
+        "{unknown_field}"
+    );
+    // An empty poll answers at its deadline with no frames.
+    let started = Instant::now();
+    let empty = orbit
+        .env
+        .call("orbit.page.next", json!({"conn": conn, "timeoutMs": 300}));
+    assert_eq!(empty["result"]["frames"], json!([]), "{empty}");
+    assert!(started.elapsed() >= Duration::from_millis(250));
+}
+
+#[test]
+fn claude_s_own_shell_cannot_relay_a_page() {
+    let orbit = Relayed::start(
+        json!({"claude.extraArgs": ["--allowedTools", "Bash"]}),
+        true,
+    );
+    let call = format!(
+        "import socket,json\ns=socket.socket(socket.AF_UNIX)\ns.connect({:?})\ns.sendall((json.dumps({{'id':1,'method':'orbit.page.connect','params':{{'workspace':{:?},'trusted':True}}}})+'\\n').encode())\nprint('answer=' + s.makefile().readline())\n",
+        orbit.env.socket().display().to_string(),
+        orbit.env.ws.path().display().to_string(),
+    );
+    let script = orbit.env.home.path().join("relay.py");
+    std::fs::write(&script, call).unwrap();
+    orbit.env.api.script([
+        tool(
+            "Bash",
+            json!({"command": format!("python3 {}", script.display()), "description": "Relay"}),
+        ),
+        text("Tried."),
+    ]);
+    let conn = orbit.connect(true)["conn"].as_str().unwrap().to_owned();
+    let sent = orbit.act(&conn, prompt("p", "Connect to Orbit's page."));
+    assert_eq!(sent["result"]["ok"], true, "{sent}");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let result = loop {
+        let found = orbit
+            .env
+            .api
+            .requests()
+            .iter()
+            .map(Value::to_string)
+            .find(|r| r.contains("answer="));
+        if let Some(found) = found {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "the Bash result never came");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        result.contains("forbidden") && !result.contains("snapshotEnd"),
+        "{result}"
+    );
+}

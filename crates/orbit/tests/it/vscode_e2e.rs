@@ -1,0 +1,269 @@
+//! Orbit Code end to end in a real VS Code workbench: code-server (from
+//! npm, on Node 24 from npm, installed and cached by `scripts/setup-vscode`)
+//! with the packaged `.vsix` installed, a real `orbit open` driving the
+//! pinned `claude` against the fake Messages API, and real Chromium driven
+//! by `editors/vscode/e2e/run.mjs`. Screenshots go to
+//! `target/artifacts/vscode/`. Without the `.vsix`
+//! (`npm --prefix editors/vscode run package`) or code-server these tests
+//! fail saying so.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::fake_api::text;
+use crate::open_support::{OrbitEnv, login_address};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// One workbench at a time: code-server, Chromium and the CLI take both cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// code-server's folder (installed once, cached by version).
+fn code_server() -> PathBuf {
+    let out = Command::new(repo().join("scripts/setup-vscode"))
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "scripts/setup-vscode failed");
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+struct Workbench {
+    env: OrbitEnv,
+    orbit: Child,
+    code: Option<Child>,
+    data: tempfile::TempDir,
+    url: String,
+}
+
+impl Workbench {
+    /// `trusted`: Orbit and the workbench both trust the folder (else
+    /// neither does). `user_settings`: VS Code's user settings.
+    #[expect(clippy::too_many_lines, reason = "one workbench, set up in order")]
+    fn start(trusted: bool, user_settings: Value) -> Self {
+        let vsix = repo().join("target/artifacts/vscode/orbit-code.vsix");
+        assert!(
+            vsix.exists(),
+            "{} is missing: run `npm --prefix editors/vscode run package`",
+            vsix.display()
+        );
+        let code_server = code_server();
+        let env = OrbitEnv::new(json!({}));
+        std::fs::create_dir_all(env.ws.path().join("src")).unwrap();
+        std::fs::write(env.ws.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+        if trusted {
+            env.trust();
+        }
+        let mut orbit = env
+            .command(&["open", "--no-browser"])
+            .arg(env.ws.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        login_address(&mut orbit);
+        let data = tempfile::tempdir().unwrap();
+        let user = data.path().join("user");
+        std::fs::create_dir_all(user.join("User")).unwrap();
+        let mut settings = json!({
+            "workbench.startupEditor": "none",
+            "security.workspace.trust.enabled": true,
+            "security.workspace.trust.startupPrompt": "never",
+            "telemetry.telemetryLevel": "off",
+            "chat.disableAIFeatures": true,
+            "workbench.secondarySideBar.defaultVisibility": "hidden",
+        });
+        if let (Some(all), Value::Object(given)) = (settings.as_object_mut(), user_settings) {
+            all.extend(given);
+        }
+        std::fs::write(user.join("User/settings.json"), settings.to_string()).unwrap();
+        let bin = code_server.join("node_modules/.bin");
+        let path = format!(
+            "{}:{}:{}",
+            bin.display(),
+            Path::new(env!("CARGO_BIN_EXE_orbit"))
+                .parent()
+                .unwrap()
+                .display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let code = |args: &[&str]| {
+            // The workbench's extension host gets Orbit's environment (the
+            // config folder, the fake API), as the user's shell would give.
+            let template = env.command(&[]);
+            let mut command = Command::new(bin.join("code-server"));
+            for (key, value) in template.get_envs() {
+                match value {
+                    Some(value) => command.env(key, value),
+                    None => command.env_remove(key),
+                };
+            }
+            command
+                .env("PATH", &path)
+                .arg("--user-data-dir")
+                .arg(&user)
+                .arg("--extensions-dir")
+                .arg(data.path().join("extensions"))
+                .args(args);
+            command
+        };
+        let installed = code(&["--install-extension"]).arg(&vsix).output().unwrap();
+        assert!(
+            installed.status.success(),
+            "installing the .vsix failed: {}",
+            String::from_utf8_lossy(&installed.stderr)
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let bind = format!("127.0.0.1:{port}");
+        let mut args = vec![
+            "--auth",
+            "none",
+            "--bind-addr",
+            &bind,
+            "--disable-telemetry",
+            "--disable-update-check",
+        ];
+        if trusted {
+            args.push("--disable-workspace-trust");
+        }
+        // Its own process group: code-server's server outlives its launcher,
+        // and the whole group is ended with the test.
+        let child = std::os::unix::process::CommandExt::process_group(&mut code(&args), 0)
+            .arg(env.ws.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_mins(1);
+        while std::net::TcpStream::connect(&bind).is_err() {
+            assert!(Instant::now() < deadline, "code-server never listened");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let url = format!("http://{bind}/?folder={}", env.ws.path().display());
+        Self {
+            env,
+            orbit,
+            code: Some(child),
+            data,
+            url,
+        }
+    }
+
+    fn run(&self, scenario: &str, extra: &[(&str, &str)]) -> Value {
+        let artifacts = repo().join("target/artifacts/vscode");
+        std::fs::create_dir_all(&artifacts).unwrap();
+        let mut command = Command::new("node");
+        command
+            .arg(repo().join("editors/vscode/e2e/run.mjs"))
+            .arg(scenario)
+            .env("ORBIT_CODE_URL", &self.url)
+            .env("ORBIT_ARTIFACTS", &artifacts)
+            .env("ORBIT_TIMEOUT_MS", "90000")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (key, value) in extra {
+            command.env(key, value);
+        }
+        let out = command.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let line = stdout.lines().last().unwrap_or_default();
+        let result: Value = serde_json::from_str(line).unwrap_or_else(|_| {
+            panic!(
+                "{scenario}: no result line; stdout {stdout}; stderr {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        assert!(
+            out.status.success() && result["ok"] == true,
+            "{scenario} failed: {result:#}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        result
+    }
+}
+
+impl Drop for Workbench {
+    fn drop(&mut self) {
+        if let Some(mut code) = self.code.take() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(format!("-{}", code.id()))
+                .status();
+            let _ = code.kill();
+            let _ = code.wait();
+        }
+        let _ = self.orbit.kill();
+        let _ = self.orbit.wait();
+        let _ = &self.data;
+    }
+}
+
+#[test]
+fn ask_claude_in_the_workbench_replies_in_the_webview_with_the_model_setting() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let bench = Workbench::start(true, json!({"orbit.claude.model": "haiku"}));
+    bench.env.api.script([text("Hello from Orbit in VS Code.")]);
+    let seen = bench.run(
+        "ask",
+        &[
+            ("ORBIT_PROMPT", "Say hello"),
+            ("ORBIT_EXPECT", "Hello from Orbit in VS Code."),
+        ],
+    );
+    assert_eq!(seen["trustButtons"], 0, "{seen}");
+    assert_eq!(seen["errors"], json!([]), "{seen}");
+    assert_eq!(
+        seen["commands"],
+        json!(["Orbit Code: Ask Claude\u{2026}", "Orbit Code: Open"]),
+        "{seen}"
+    );
+    let requests = bench.env.api.requests();
+    let asked = requests
+        .iter()
+        .find(|r| r.to_string().contains("Say hello"))
+        .unwrap_or_else(|| panic!("the prompt never reached the API: {requests:?}"));
+    // The alias as the catalog resolves it.
+    let model = asked["model"].as_str().unwrap_or_default();
+    assert!(model.contains("haiku"), "the request's model is {model}");
+}
+
+#[test]
+fn an_untrusted_folder_shows_the_page_without_sessions_and_says_why() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let bench = Workbench::start(false, json!({}));
+    let seen = bench.run("untrusted", &[]);
+    assert_eq!(seen["restricted"], true, "{seen}");
+    assert!(
+        seen["banner"].as_str().unwrap().contains("VS Code"),
+        "{seen}"
+    );
+    assert_eq!(seen["trustButtons"], 0, "{seen}");
+    assert!(bench.env.api.requests().is_empty(), "a session ran");
+}
+
+#[test]
+fn stop_claude_ends_a_streaming_reply() {
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let bench = Workbench::start(true, json!({}));
+    bench.env.api.script([crate::fake_api::Reply::Message {
+        blocks: vec![crate::fake_api::Block::Text("slowly ".repeat(600))],
+        delay: Some(Duration::from_millis(50)),
+    }]);
+    let seen = bench.run("stop", &[("ORBIT_PROMPT", "Talk slowly")]);
+    assert!(seen["status"].as_str().unwrap().contains("Idle"), "{seen}");
+}

@@ -1,0 +1,362 @@
+/**
+ * Orbit Code: the page beside the code. Finds `orbit` (`orbit.path`, else
+ * `PATH`), joins the user's running Orbit or starts it for the first
+ * workspace folder, shows the page in a webview whose channel the extension
+ * host relays over the control socket, and adds the commands, the status
+ * bar item, the notifications while the page is hidden, and the
+ * `orbit.claude.*` settings.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { ControlConnection } from './control';
+import { controlSocket, findOrbit } from './locate';
+import { Relay } from './relay';
+import { StatusModel, type Card } from './status';
+import { nonce, pageHtml } from './webview';
+
+export const VIEW_TYPE = 'orbit.page';
+
+/** How long a started Orbit may take to answer on its socket. */
+const START_PATIENCE_MS = 20000;
+
+function actionId(): string {
+  return `vsc-${randomUUID()}`;
+}
+
+/** The settings the extension passes on as the page's own requests. */
+export function settingRequests(config: {
+  get<T>(key: string): T | undefined;
+  inspect<T>(key: string): { globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T } | undefined;
+}): { requests: Record<string, unknown>[]; warnings: string[] } {
+  const requests: Record<string, unknown>[] = [];
+  const warnings: string[] = [];
+  const model = config.get<string | null>('claude.model') ?? null;
+  requests.push({ type: 'setModel', model: model === '' ? null : model });
+  const effort = config.get<string | null>('claude.effort') ?? null;
+  requests.push({ type: 'setEffort', effort: effort === '' ? null : effort });
+  const mode = config.get<string>('claude.permissionMode') ?? 'default';
+  if (/bypass/i.test(mode.replace(/[\s\-_.]/g, ''))) {
+    const inspected = config.inspect<string>('claude.permissionMode');
+    if (inspected?.workspaceValue !== undefined || inspected?.workspaceFolderValue !== undefined) {
+      warnings.push('orbit.claude.permissionMode: bypassPermissions is accepted only from your user settings, not a workspace\'s');
+    } else {
+      warnings.push('orbit.claude.permissionMode: bypassPermissions is not passed on by the extension; set claude.permissionMode in Orbit\'s own settings.json');
+    }
+  } else {
+    requests.push({ type: 'setPermissionMode', mode });
+  }
+  return { requests, warnings };
+}
+
+/** One folder's connection to Orbit: the watcher (status, notifications, commands) and the panel. */
+export class OrbitCode implements vscode.Disposable {
+  private readonly model = new StatusModel();
+  private watcher: Relay | null = null;
+  private panel: vscode.WebviewPanel | null = null;
+  private panelRelay: Relay | null = null;
+  private readonly status: vscode.StatusBarItem;
+  private readonly disposables: vscode.Disposable[] = [];
+  private ready: Promise<string> | null = null;
+  private trustSent = false;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
+    this.status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
+    this.status.command = 'orbit.open';
+    this.status.name = 'Orbit Code';
+    this.renderStatus();
+    this.status.show();
+  }
+
+  get folder(): string | null {
+    return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? null;
+  }
+
+  get socket(): string {
+    return controlSocket(this.env);
+  }
+
+  /** Joins the running Orbit, or starts it; the control socket's path. */
+  ensureOrbit(): Promise<string> {
+    this.ready ??= this.startOrJoin().catch((error: unknown) => {
+      this.ready = null;
+      throw error;
+    });
+    return this.ready;
+  }
+
+  private async startOrJoin(): Promise<string> {
+    const socket = this.socket;
+    if (await ping(socket)) return socket;
+    const folder = this.folder;
+    if (!folder) throw new Error('Open a folder first: Orbit shows a workspace folder');
+    const config = vscode.workspace.getConfiguration('orbit');
+    const orbit = findOrbit(config.get<string>('path') ?? '', this.env);
+    // The user's Orbit outlives the window: started on its own, its output unread.
+    const child = spawn(orbit, ['open', '--no-browser', folder], {
+      cwd: folder,
+      env: this.env,
+      detached: true,
+      stdio: 'ignore',
+    });
+    child.unref();
+    const deadline = Date.now() + START_PATIENCE_MS;
+    while (Date.now() < deadline) {
+      if (await ping(socket)) return socket;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new Error(`Orbit did not answer on ${socket} within ${START_PATIENCE_MS / 1000} s`);
+  }
+
+  /** Starts the watcher that feeds the status bar and the notifications. */
+  async watch(): Promise<void> {
+    if (this.watcher) return;
+    const folder = this.folder;
+    if (!folder) return;
+    const socket = await this.ensureOrbit();
+    const watcher = new Relay({
+      socket,
+      workspace: folder,
+      trusted: () => vscode.workspace.isTrusted,
+      events: {
+        frames: (frames) => {
+          this.onFrames(frames);
+        },
+        state: (state) => {
+          if (state === 'open') {
+            void watcher.fromPage({ type: 'resume', instanceId: this.model.instanceId, lastSeq: this.model.lastSeq });
+          }
+        },
+      },
+    });
+    this.watcher = watcher;
+    watcher.start();
+  }
+
+  private onFrames(frames: unknown[]): void {
+    const arrived = this.model.apply(frames);
+    this.renderStatus();
+    if (vscode.workspace.isTrusted && !this.model.trusted && !this.trustSent && frames.some(isWorkspaceFrame)) {
+      // VS Code trusts the folder: Orbit trusts it too.
+      this.trustSent = true;
+      void this.watcher?.act({ type: 'trust', id: actionId() });
+    }
+    if (!this.panel?.visible) for (const card of arrived) void this.notify(card);
+  }
+
+  private renderStatus(): void {
+    const { text, tooltip } = this.model.text();
+    this.status.text = text;
+    this.status.tooltip = tooltip;
+  }
+
+  private async notify(card: Card): Promise<void> {
+    const open = 'Open Orbit';
+    const skip = 'Skip';
+    const choices = card.kind === 'questions' ? [open, skip] : [open];
+    const message = card.kind === 'questions' ? `Claude asks: ${card.title}` : `Claude is waiting: ${card.title}`;
+    const picked = await vscode.window.showInformationMessage(message, ...choices);
+    if (picked === open) await this.open();
+    if (picked === skip) {
+      await this.act({ type: 'skipQuestions', key: card.key, requestId: card.requestId });
+    }
+  }
+
+  /** Sends a request as the extension (commands, settings). */
+  async act(request: Record<string, unknown>): Promise<void> {
+    await this.watch();
+    await this.watcher?.whenConnected(START_PATIENCE_MS);
+    const ack = await this.watcher?.act({ type: 'action', id: actionId(), request });
+    if (ack && !ack.ok) {
+      void vscode.window.showWarningMessage(`Orbit refused: ${ack.message ?? ack.code ?? 'unknown reason'}`);
+    }
+  }
+
+  /** **Orbit Code: Ask Claude…** */
+  async askClaude(): Promise<void> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage('Orbit Code: Claude is unavailable until VS Code trusts this folder (Workspaces: Manage Workspace Trust).');
+      return;
+    }
+    const text = await vscode.window.showInputBox({ title: 'Ask Claude', prompt: 'Continues the current conversation', ignoreFocusOut: true });
+    if (text === undefined || text.trim() === '') return;
+    const files: string[] = [];
+    const editor = vscode.window.activeTextEditor;
+    const folder = this.folder;
+    if (editor && folder && editor.document.uri.scheme === 'file') {
+      const relative = path.relative(folder, editor.document.uri.fsPath);
+      // Orbit keeps it only when it is a graph file.
+      if (relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative)) files.push(relative.split(path.sep).join('/'));
+    }
+    await this.act({ type: 'prompt', text, skills: [], files });
+  }
+
+  /** Passes the `orbit.claude.*` settings on (model, effort and mode apply from the next prompt). */
+  async applySettings(): Promise<void> {
+    if (!vscode.workspace.isTrusted) return;
+    const { requests, warnings } = settingRequests(vscode.workspace.getConfiguration('orbit'));
+    for (const warning of warnings) void vscode.window.showWarningMessage(`Orbit Code: ${warning}`);
+    for (const request of requests) await this.act(request);
+  }
+
+  async trustGranted(): Promise<void> {
+    this.trustSent = false;
+    await this.watcher?.trustChanged();
+    await this.panelRelay?.trustChanged();
+    if (!this.model.trusted) {
+      this.trustSent = true;
+      await this.watcher?.act({ type: 'trust', id: actionId() });
+    }
+    await this.applySettings();
+  }
+
+  /** **Orbit Code: Open** (and a restored panel). */
+  async open(restored?: vscode.WebviewPanel): Promise<void> {
+    if (this.panel && !restored) {
+      this.panel.reveal();
+      return;
+    }
+    const pageRoot = vscode.Uri.joinPath(this.context.extensionUri, 'page');
+    const panel =
+      restored ??
+      vscode.window.createWebviewPanel(VIEW_TYPE, 'Orbit', vscode.ViewColumn.Beside, {
+        enableScripts: true,
+        retainContextWhenHidden: true,
+        localResourceRoots: [pageRoot],
+      });
+    panel.webview.options = { enableScripts: true, localResourceRoots: [pageRoot] };
+    this.panel = panel;
+    const index = fs.readFileSync(vscode.Uri.joinPath(pageRoot, 'index.html').fsPath, 'utf8');
+    const scriptNonce = nonce();
+    panel.webview.html = pageHtml(
+      index,
+      (asset) => panel.webview.asWebviewUri(vscode.Uri.joinPath(pageRoot, ...asset.split('/'))).toString(),
+      panel.webview.cspSource,
+      scriptNonce,
+    );
+    let relay: Relay | null = null;
+    const post = (message: unknown): void => {
+      void panel.webview.postMessage(message);
+    };
+    const listener = panel.webview.onDidReceiveMessage(async (message: unknown) => {
+      const m = message as { orbit?: unknown; frame?: unknown; path?: unknown; line?: unknown };
+      if (m.orbit === 'ready') {
+        try {
+          const socket = await this.ensureOrbit();
+          const folder = this.folder;
+          if (!folder) throw new Error('Open a folder first: Orbit shows a workspace folder');
+          relay?.close();
+          relay = new Relay({
+            socket,
+            workspace: folder,
+            trusted: () => vscode.workspace.isTrusted,
+            events: {
+              frames: (frames) => { post({ orbit: 'frames', frames }); },
+              state: (state, reason) => { post({ orbit: 'state', state, reason }); },
+            },
+          });
+          this.panelRelay = relay;
+          relay.start();
+        } catch (error) {
+          post({ orbit: 'state', state: 'closed', reason: String((error as Error).message) });
+          void vscode.window.showErrorMessage(`Orbit Code: ${(error as Error).message}`);
+        }
+      } else if (m.orbit === 'frame') {
+        await relay?.fromPage(m.frame);
+      } else if (m.orbit === 'openFile' && typeof m.path === 'string') {
+        await this.openFile(m.path, typeof m.line === 'number' ? m.line : null);
+      } else if (m.orbit === 'pickFiles') {
+        const picked = await vscode.window.showOpenDialog({ canSelectMany: true, canSelectFiles: true, openLabel: 'Add to the prompt' });
+        // Absolute paths, from VS Code's own dialog only.
+        post({ orbit: 'picked', paths: (picked ?? []).map((uri) => uri.fsPath) });
+      }
+    });
+    panel.onDidDispose(() => {
+      listener.dispose();
+      relay?.close();
+      if (this.panel === panel) {
+        this.panel = null;
+        this.panelRelay = null;
+      }
+    });
+  }
+
+  /** Opens a graph file (workspace-relative, as the page names it) at `line`. */
+  async openFile(graphPath: string, line: number | null): Promise<void> {
+    const folder = this.folder;
+    if (!folder) return;
+    const file = path.resolve(folder, graphPath);
+    if (path.relative(folder, file).startsWith('..') || path.isAbsolute(graphPath)) return;
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+    const at = line !== null && line > 0 ? new vscode.Position(line - 1, 0) : null;
+    await vscode.window.showTextDocument(document, {
+      viewColumn: vscode.ViewColumn.One,
+      selection: at ? new vscode.Range(at, at) : undefined,
+    });
+  }
+
+  dispose(): void {
+    this.watcher?.close();
+    this.panelRelay?.close();
+    this.panel?.dispose();
+    this.status.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function isWorkspaceFrame(frame: unknown): boolean {
+  return (frame as { body?: { type?: unknown } } | null)?.body?.type === 'workspace';
+}
+
+async function ping(socket: string): Promise<boolean> {
+  const connection = new ControlConnection(socket);
+  try {
+    const pong = (await connection.call('orbit.ping')) as { instanceId?: unknown };
+    return typeof pong.instanceId === 'string';
+  } catch {
+    return false;
+  } finally {
+    connection.close();
+  }
+}
+
+export function activate(context: vscode.ExtensionContext): OrbitCode {
+  const orbit = new OrbitCode(context);
+  const report = (error: unknown): void => {
+    void vscode.window.showErrorMessage(`Orbit Code: ${(error as Error).message}`);
+  };
+  const run = (work: () => Promise<void>) => () => work().catch(report);
+  context.subscriptions.push(
+    orbit,
+    vscode.commands.registerCommand('orbit.open', run(() => orbit.open())),
+    vscode.commands.registerCommand('orbit.askClaude', run(() => orbit.askClaude())),
+    vscode.commands.registerCommand('orbit.stopClaude', run(() => orbit.act({ type: 'stopAll' }))),
+    vscode.commands.registerCommand('orbit.newConversation', run(() => orbit.act({ type: 'newConversation' }))),
+    vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
+      deserializeWebviewPanel: (panel: vscode.WebviewPanel) => orbit.open(panel).catch(report),
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      orbit.trustGranted().catch(report);
+    }),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration('orbit.claude')) orbit.applySettings().catch(report);
+    }),
+  );
+  if (orbit.folder) {
+    orbit
+      .watch()
+      .then(() => orbit.applySettings())
+      .catch(report);
+    if (vscode.workspace.getConfiguration('orbit').get<boolean>('openOnStartup')) orbit.open().catch(report);
+  }
+  return orbit;
+}
+
+export function deactivate(): void {
+  // The subscriptions close the relays; the user's Orbit goes on.
+}

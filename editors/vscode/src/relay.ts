@@ -1,0 +1,210 @@
+/**
+ * One relayed page connection (`orbit.page.*` on the control socket): what
+ * a webview panel (or the extension's own watcher, for the status bar and
+ * the notifications) holds instead of a WebSocket. The page's own frames
+ * drive it: a `resume` connects (again), an `action` is acted on, a `trust`
+ * is never relayed (VS Code's trust is the trust; the extension sends its
+ * own). Frames and connection states go to `post`.
+ */
+import { ControlConnection, ControlError } from './control';
+
+export type RelayState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+
+export interface RelayEvents {
+  /** Frames from Orbit, in order. */
+  frames(frames: unknown[]): void;
+  /** The connection's state, as the page's transport reports it. */
+  state(state: RelayState, reason?: string): void;
+}
+
+export interface RelayOptions {
+  socket: string;
+  /** The workspace folder (absolute) or id. */
+  workspace: string;
+  /** Whether VS Code trusts the folder now. */
+  trusted: () => boolean;
+  events: RelayEvents;
+  /** How long one long poll waits (ms). */
+  pollMs?: number;
+  /** Delays before a new connection (ms), by attempt. */
+  backoff?: (attempt: number) => number;
+  connection?: (socket: string) => ControlConnection;
+}
+
+interface Ack {
+  id: string;
+  ok: boolean;
+  code: string | null;
+  message: string | null;
+}
+
+export class Relay {
+  private conn: string | null = null;
+  private workspaceId: string | null = null;
+  private readonly poller: ControlConnection;
+  private readonly actor: ControlConnection;
+  private closed = false;
+  private generation = 0;
+  private attempt = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private connectedOnce: (() => void) | null = null;
+  private readonly connected: Promise<void>;
+
+  constructor(private readonly options: RelayOptions) {
+    const make = options.connection ?? ((path: string) => new ControlConnection(path));
+    this.poller = make(options.socket);
+    this.actor = make(options.socket);
+    this.connected = new Promise((resolve) => {
+      this.connectedOnce = resolve;
+    });
+  }
+
+  /** Resolves once the first connection is up (or after `ms`, whichever is first). */
+  whenConnected(ms: number): Promise<void> {
+    return Promise.race([this.connected, new Promise<void>((resolve) => setTimeout(resolve, ms))]);
+  }
+
+  /** Tells the page it may send `resume` (the page's transport opened). */
+  start(): void {
+    this.closed = false;
+    this.options.events.state(this.attempt === 0 ? 'connecting' : 'reconnecting');
+    this.options.events.state('open');
+  }
+
+  /** The workspace id, once connected. */
+  get workspace(): string | null {
+    return this.workspaceId;
+  }
+
+  /** A frame the page sent. */
+  async fromPage(frame: unknown): Promise<void> {
+    if (frame === null || typeof frame !== 'object') return;
+    const f = frame as { type?: unknown; id?: unknown; instanceId?: unknown; lastSeq?: unknown };
+    if (f.type === 'resume') {
+      await this.connect(
+        typeof f.instanceId === 'string' ? f.instanceId : null,
+        typeof f.lastSeq === 'number' ? f.lastSeq : null,
+      );
+    } else if (f.type === 'trust') {
+      this.ackToPage({
+        id: String(f.id),
+        ok: false,
+        code: 'untrusted',
+        message: 'In VS Code, trust the folder with "Workspaces: Manage Workspace Trust"; Orbit follows it',
+      });
+    } else if (f.type === 'action') {
+      const ack = await this.act(frame);
+      this.ackToPage(ack);
+    }
+  }
+
+  /** Acts as the extension itself (commands, settings, trust). */
+  async act(frame: unknown): Promise<Ack> {
+    const id = String((frame as { id?: unknown }).id ?? '');
+    if (this.conn === null) {
+      return { id, ok: false, code: 'not_connected', message: 'Orbit is not connected yet; try again' };
+    }
+    try {
+      return (await this.actor.call('orbit.page.act', { conn: this.conn, frame })) as Ack;
+    } catch (error) {
+      const e = error as ControlError;
+      return { id, ok: false, code: e.code ?? 'error', message: e.message };
+    }
+  }
+
+  /** VS Code's trust changed. */
+  async trustChanged(): Promise<void> {
+    if (this.conn === null) return;
+    const trusted = this.options.trusted();
+    await this.actor.call('orbit.page.trust', { conn: this.conn, trusted }).catch(() => undefined);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.generation += 1;
+    if (this.timer !== null) clearTimeout(this.timer);
+    const conn = this.conn;
+    this.conn = null;
+    if (conn !== null) {
+      void this.actor
+        .call('orbit.page.close', { conn })
+        .catch(() => undefined)
+        .finally(() => {
+          this.actor.close();
+        });
+    } else {
+      this.actor.close();
+    }
+    this.poller.close();
+    this.options.events.state('closed');
+  }
+
+  private ackToPage(ack: Ack): void {
+    this.options.events.frames([{ seq: null, body: { type: 'ack', ...ack } }]);
+  }
+
+  private async connect(instanceId: string | null, lastSeq: number | null): Promise<void> {
+    const generation = ++this.generation;
+    const old = this.conn;
+    this.conn = null;
+    if (old !== null) await this.actor.call('orbit.page.close', { conn: old }).catch(() => undefined);
+    let answer: { conn: string; workspaceId: string; first: unknown[] };
+    try {
+      answer = (await this.actor.call('orbit.page.connect', {
+        workspace: this.workspaceId ?? this.options.workspace,
+        instanceId,
+        lastSeq,
+        trusted: this.options.trusted(),
+      })) as typeof answer;
+    } catch (error) {
+      this.lost(generation, (error as Error).message);
+      return;
+    }
+    if (generation !== this.generation || this.closed) {
+      await this.actor.call('orbit.page.close', { conn: answer.conn }).catch(() => undefined);
+      return;
+    }
+    this.attempt = 0;
+    this.conn = answer.conn;
+    this.workspaceId = answer.workspaceId;
+    this.options.events.frames(answer.first);
+    this.connectedOnce?.();
+    void this.poll(generation, answer.conn);
+  }
+
+  private async poll(generation: number, conn: string): Promise<void> {
+    const timeoutMs = this.options.pollMs ?? 20000;
+    while (generation === this.generation && !this.closed) {
+      let answer: { frames: unknown[]; ended: string | null };
+      try {
+        answer = (await this.poller.call('orbit.page.next', { conn, timeoutMs })) as typeof answer;
+      } catch (error) {
+        this.lost(generation, (error as Error).message);
+        return;
+      }
+      if (generation !== this.generation) return;
+      if (answer.frames.length > 0) this.options.events.frames(answer.frames);
+      if (answer.ended !== null) {
+        this.lost(generation, `the connection ended (${answer.ended})`);
+        return;
+      }
+    }
+  }
+
+  /** The connection is gone: the page is told, and may resume shortly. */
+  private lost(generation: number, reason: string): void {
+    if (generation !== this.generation || this.closed) return;
+    this.conn = null;
+    this.options.events.state('reconnecting', reason);
+    const delay = (this.options.backoff ?? defaultBackoff)(this.attempt);
+    this.attempt += 1;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (!this.closed && generation === this.generation) this.options.events.state('open');
+    }, delay);
+  }
+}
+
+function defaultBackoff(attempt: number): number {
+  return Math.min(5000, 250 * 2 ** Math.min(attempt, 5));
+}

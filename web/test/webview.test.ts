@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { Channel } from '../src/protocol/channel';
+import { WebviewTransport, type MessageSource, type VsCodeApi } from '../src/protocol/webview';
+import { mountHud } from '../src/hud/app';
+import { Store } from '../src/state/store';
+import { workspace } from './fixtures';
+
+class FakeHost implements VsCodeApi, MessageSource {
+  posted: unknown[] = [];
+  private listeners: ((event: { data: unknown }) => void)[] = [];
+  postMessage(message: unknown): void { this.posted.push(message); }
+  getState(): unknown { return undefined; }
+  setState(): void { /* not kept */ }
+  addEventListener(_type: 'message', listener: (event: { data: unknown }) => void): void { this.listeners.push(listener); }
+  deliver(data: unknown): void { for (const l of this.listeners) l({ data }); }
+}
+
+function mount() {
+  document.body.replaceChildren();
+  const root = document.createElement('div');
+  document.body.appendChild(root);
+  const host = new FakeHost();
+  const transport = new WebviewTransport(host, host);
+  const store = new Store();
+  const channel = new Channel(transport, store);
+  const opened: [string, number | null][] = [];
+  mountHud(root, store, channel, {
+    workspaceId: '',
+    host: { name: 'VS Code', openFile: (path, line) => { opened.push([path, line]); } },
+  });
+  channel.start();
+  return { root, host, store, opened };
+}
+
+describe('the page in a VS Code webview', () => {
+  it('says ready, sends resume once the host opens, and applies the relayed frames', () => {
+    const { host, store } = mount();
+    expect(host.posted).toEqual([{ orbit: 'ready' }]);
+    host.deliver({ orbit: 'state', state: 'open' });
+    expect(host.posted[1]).toEqual({ orbit: 'frame', frame: { type: 'resume', instanceId: null, lastSeq: null } });
+    host.deliver({
+      orbit: 'frames',
+      frames: [
+        { seq: null, body: { type: 'hello', protocol: 1, instanceId: 'i1', workspaceId: workspace.id, head: 3, resumed: false } },
+        { seq: null, body: { type: 'workspace', ...workspace, trusted: false } },
+        { seq: null, body: { type: 'snapshotEnd' } },
+      ],
+    });
+    expect(store.state.workspace?.id).toBe(workspace.id);
+    expect(store.state.errors).toEqual([]);
+  });
+
+  it('shows no trust button of its own, and says to trust the folder in VS Code', () => {
+    const { root, host } = mount();
+    host.deliver({ orbit: 'state', state: 'open' });
+    host.deliver({ orbit: 'frames', frames: [
+      { seq: null, body: { type: 'hello', protocol: 1, instanceId: 'i1', workspaceId: workspace.id, head: 0, resumed: false } },
+      { seq: null, body: { type: 'workspace', ...workspace, trusted: false } },
+    ] });
+    const buttons = Array.from(root.querySelectorAll('button')).filter((b) => !b.closest('[hidden]'));
+    expect(buttons.map((b) => b.textContent)).not.toContain('Trust this folder');
+    const banner = root.querySelector('.banner-trust');
+    expect(banner?.hasAttribute('hidden')).toBe(false);
+    expect(banner?.textContent).toContain('Manage Workspace Trust');
+  });
+
+  it('says plainly when Orbit speaks another protocol version', () => {
+    const { host, store } = mount();
+    host.deliver({ orbit: 'state', state: 'open' });
+    host.deliver({ orbit: 'frames', frames: [
+      { seq: null, body: { type: 'hello', protocol: 99, instanceId: 'i1', workspaceId: workspace.id, head: 0, resumed: false } },
+    ] });
+    expect(store.state.errors.join(' ')).toMatch(/protocol 99/);
+  });
+
+  it('sends nothing while the host is not connected, and ignores stray messages', () => {
+    const { host, store } = mount();
+    host.deliver({ orbit: 'frames', frames: 'not a list' });
+    host.deliver('text');
+    host.deliver({ orbit: 'state', state: 'bogus' });
+    expect(store.state.connection).not.toBe('open');
+    expect(host.posted).toEqual([{ orbit: 'ready' }]);
+  });
+});
