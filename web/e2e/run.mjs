@@ -665,7 +665,11 @@ async function answerThroughDrops(page) {
   }
   const reloadedAt = log.length;
   await page.reload();
-  const s = await until(page, 'the turn to end', turnEnded, TIMEOUT * 2);
+  // The answer was applied when the first copy reached Orbit; the copies sent
+  // again after the drops are acknowledged (not applied) and may come in after
+  // the turn has ended: the outbox empties once the last acknowledgement lands.
+  await until(page, 'the turn to end', turnEnded, TIMEOUT * 2);
+  const s = await until(page, 'the outbox to empty', (st) => turnEnded(st) && st.outbox.length === 0, TIMEOUT);
   await shot(page, 'applied-once');
   const sends = log.map((frames) => frames.filter((f) => f?.type === 'action' && f.request?.type === 'answerPermission').map((f) => f.id));
   const ids = new Set(sends.flat());

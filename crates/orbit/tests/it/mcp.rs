@@ -98,7 +98,7 @@ fn python_sdk_over_stdio() {
     );
     check_python_run(&seen, "box1");
     // Audited with the caller's trace id, never argument values.
-    let audit = std::fs::read_to_string(config.join("mcp-audit.jsonl")).unwrap();
+    let audit = audit_once(&config.join("mcp-audit.jsonl"), |line| line.contains(TRACE));
     assert!(audit.contains(TRACE));
     assert!(audit.contains("\"caller\":\"stdio:mcp/"), "{audit}");
     assert!(!audit.contains("no/such/file.ts"));
@@ -295,18 +295,9 @@ fn the_token_comes_from_the_token_file_and_never_from_argv() {
     );
     // The audit is written by a background writer after the answer goes
     // out: wait for it (at most 10 s).
-    let audit_path = home.path().join("config/mcp-audit.jsonl");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let audit = loop {
-        let audit = std::fs::read_to_string(&audit_path).unwrap_or_default();
-        let traced = audit
-            .lines()
-            .any(|line| line.contains(TRACE) && line.contains("orbit.workspace.list"));
-        if traced || Instant::now() > deadline {
-            break audit;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let audit = audit_once(&home.path().join("config/mcp-audit.jsonl"), |line| {
+        line.contains(TRACE) && line.contains("orbit.workspace.list")
+    });
     assert!(
         audit
             .lines()
@@ -579,9 +570,12 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
         json!([{"path": "src/a.ts", "kind": "import", "line": 1}])
     );
     assert_eq!(answer["_meta"]["orbit/traceId"], TRACE);
-    let remote_audit =
-        std::fs::read_to_string(home.path().join("remote-config-loop-self/mcp-audit.jsonl"))
-            .unwrap();
+    // The remote Orbit's audit is written by its background writer after the
+    // answer went out: wait for it.
+    let remote_audit = audit_once(
+        &home.path().join("remote-config-loop-self/mcp-audit.jsonl"),
+        |line| line.contains(TRACE),
+    );
     assert!(remote_audit.contains(TRACE), "{remote_audit}");
 
     // Local selectors are answered in-process.
@@ -638,7 +632,7 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
 /// own answers and refusals included (caller: the client), never an
 /// argument value.
 fn assert_every_call_audited(file: &std::path::Path) {
-    let audit = std::fs::read_to_string(file).unwrap();
+    let audit = audit_once(file, |line| line.contains("orbit_graph_bogus"));
     let entries: Vec<Value> = audit
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
@@ -1156,4 +1150,17 @@ fn orbit_tools_names() -> Vec<&'static str> {
 
 fn orbit_mcp_sanitize(name: &str) -> String {
     name.replace('.', "_")
+}
+
+/// The audit log once a line `wanted` is in it (the background writer has
+/// caught up), or as it is after 10 s.
+fn audit_once(path: &std::path::Path, wanted: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let audit = std::fs::read_to_string(path).unwrap_or_default();
+        if audit.lines().any(&wanted) || Instant::now() > deadline {
+            return audit;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
