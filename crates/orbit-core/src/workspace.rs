@@ -13,7 +13,7 @@
 
 mod log;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -113,6 +113,11 @@ pub struct WorkspaceConfig {
     /// Claude Code's config folder (the catalog's skills on disk); `None`:
     /// no catalog is read.
     pub claude_config_dir: Option<PathBuf>,
+    /// Test-only: each map message (`mapDelta`, `mapReset`) is held this
+    /// long before it is sent, so a page sees activity resolved against a
+    /// graph it has not reached yet (`ORBIT_TEST_DELAY_MAP_DELTAS_MS` on
+    /// `orbit open`). `None`: sent at once.
+    pub map_delta_delay: Option<Duration>,
 }
 
 enum Command {
@@ -269,6 +274,8 @@ impl WorkspaceHandle {
             map,
             map_file,
             map_saves: MapSaves::soon(),
+            map_delay: config.map_delta_delay,
+            delayed_maps: VecDeque::new(),
         };
         actor.publish_workspace();
         actor.start_catalog();
@@ -454,6 +461,10 @@ struct Actor {
     map: MapModel,
     map_file: PathBuf,
     map_saves: MapSaves,
+    /// The test-only delay of map messages ([`WorkspaceConfig::map_delta_delay`]).
+    map_delay: Option<Duration>,
+    /// Map messages held by that delay, with when each is due, in order.
+    delayed_maps: VecDeque<(Instant, MapMessage)>,
 }
 
 /// How long the catalog waits for pending MCP servers.
@@ -561,6 +572,9 @@ impl Actor {
                 Some(update) = deltas.recv() => self.graph_changed(&update.delta),
                 () = sleep_until(self.map_saves.at) => {
                     self.save_map();
+                }
+                () = sleep_until(self.delayed_maps.front().map(|(at, _)| *at)) => {
+                    self.flush_delayed_maps();
                 }
                 Some(read) = catalog_read(&mut self.catalog_task) => {
                     self.catalog_task = None;
@@ -749,6 +763,25 @@ impl Actor {
     }
 
     fn push_map(&mut self, message: MapMessage) {
+        if let Some(delay) = self.map_delay {
+            self.delayed_maps
+                .push_back((Instant::now() + delay, message));
+            return;
+        }
+        self.send_map(message);
+    }
+
+    /// Sends the held map messages that are due.
+    fn flush_delayed_maps(&mut self) {
+        let now = Instant::now();
+        while self.delayed_maps.front().is_some_and(|(at, _)| *at <= now) {
+            if let Some((_, message)) = self.delayed_maps.pop_front() {
+                self.send_map(message);
+            }
+        }
+    }
+
+    fn send_map(&mut self, message: MapMessage) {
         let body = match message {
             MapMessage::Delta(delta) => WorkspaceMessage::MapDelta(delta),
             MapMessage::Reset(reset) => WorkspaceMessage::MapReset(reset),

@@ -481,6 +481,9 @@ pub enum ActivityKind {
     Create,
     /// An MCP tool call went out, came back, or failed.
     Mcp,
+    /// Claude began a thinking block (no file: every import line on
+    /// screen fires violet).
+    Thinking,
 }
 
 /// An MCP call in an [`ActivityRecord`].

@@ -190,6 +190,7 @@ impl Orbit {
             graph: GraphOptions::default(),
             serve_socket: true,
             claude_config_dir: orbit_agent::claude_config_dir(),
+            map_delta_delay: map_delta_delay(),
         })
         .await?;
         let kept = self.workspaces.insert(Arc::clone(&handle));
@@ -719,6 +720,22 @@ fn sweep_redirects(locations: &Locations, older_than: Duration) {
             .is_none_or(|age| age >= older_than);
         if old {
             let _ = fs_err::remove_file(entry.path());
+        }
+    }
+}
+
+/// Test-only: `ORBIT_TEST_DELAY_MAP_DELTAS_MS` holds every map message that
+/// long before it is sent (docs/page-protocol.md, "Claude on the map"), so a
+/// test reaches activity for a graph the page has not reached yet.
+const DELAY_MAP_DELTAS_ENV: &str = "ORBIT_TEST_DELAY_MAP_DELTAS_MS";
+
+fn map_delta_delay() -> Option<std::time::Duration> {
+    let value = std::env::var(DELAY_MAP_DELTAS_ENV).ok()?;
+    match value.trim().parse::<u64>() {
+        Ok(ms) => Some(std::time::Duration::from_millis(ms)),
+        Err(_) => {
+            tracing::warn!(value = %value, "{DELAY_MAP_DELTAS_ENV} is not a number of milliseconds; ignored");
+            None
         }
     }
 }

@@ -104,6 +104,8 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       send({ type: 'rearrange' });
     },
     takeMapMessages: (): MapMessage[] => store.takeMapMessages(),
+    takeActivity: () => store.takeActivity(),
+    onRead: (key) => { bubbles.lightRead(key); },
   });
 
   const connection = h('p', { class: 'connection', role: 'status' });

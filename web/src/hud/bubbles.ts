@@ -79,6 +79,12 @@ export class Bubbles {
     if (this.bubbles.get(bubble.key) === bubble) this.bubbles.delete(bubble.key);
   }
 
+  /** A read's comet landed on the map: the conversation's running bubble lights cyan (until its phase moves on). */
+  lightRead(key: string): void {
+    const bubble = this.bubbles.get(key);
+    if (bubble && !bubble.finished) bubble.el.dataset.lit = 'read';
+  }
+
   render(state: PageState): void {
     if (!state.ready) return;
     for (const [key, session] of Object.entries(state.sessions)) {
@@ -93,6 +99,7 @@ export class Bubbles {
         bubble.text.textContent = shorten(promptOf(state, key, turn) ?? '…');
         bubble.label.textContent = session.label ?? '';
         bubble.el.dataset.phase = session.phase;
+        if (session.phase !== 'reading') delete bubble.el.dataset.lit;
         continue;
       }
       if (session.phase === 'failed') {

@@ -314,7 +314,7 @@ export type NoticeLevel = 'info' | 'warning' | 'error';
 /**
  * The kind of an [`ActivityRecord`].
  */
-export type ActivityKind = 'read' | 'edit' | 'create' | 'mcp';
+export type ActivityKind = 'read' | 'edit' | 'create' | 'mcp' | 'thinking';
 /**
  * Which way an MCP pulse runs.
  */

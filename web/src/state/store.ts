@@ -44,6 +44,12 @@ export interface SubagentInfo {
 /** A message for the map: `mapDelta`, `mapReset`, or `snapshot` (the channel started afresh: deltas may be missing). */
 export type MapInboxItem = Extract<HostBody, { type: 'mapDelta' | 'mapReset' }> | { type: 'snapshot' };
 
+/** Claude's activity and subagent messages for the scene's effects ({@link Store.takeActivity}). */
+export type ActivityInboxItem = Extract<HostBody, { type: 'activity' | 'subagent' }>;
+
+/** Activity messages kept for the scene; past this the oldest go (the scene takes them on every render). */
+export const ACTIVITY_INBOX_LIMIT = 2000;
+
 /** Map messages kept for the scene; past this, they collapse into one `snapshot` (the scene fetches afresh). */
 export const MAP_INBOX_LIMIT = 10000;
 
@@ -87,6 +93,8 @@ export interface PageState {
   errors: string[];
   /** Map messages the scene has not taken yet ({@link Store.takeMapMessages}). */
   mapInbox: MapInboxItem[];
+  /** Activity and subagent messages the scene has not taken yet. */
+  activityInbox: ActivityInboxItem[];
 }
 
 export function initialState(): PageState {
@@ -111,6 +119,7 @@ export function initialState(): PageState {
     duplicates: 0,
     errors: [],
     mapInbox: [],
+    activityInbox: [],
   };
 }
 
@@ -195,6 +204,11 @@ function pushMap(state: PageState, item: MapInboxItem): void {
   state.mapInbox.push(item);
 }
 
+function pushActivity(state: PageState, item: ActivityInboxItem): void {
+  if (state.activityInbox.length >= ACTIVITY_INBOX_LIMIT) state.activityInbox.shift();
+  state.activityInbox.push(item);
+}
+
 /**
  * Applies one validated host frame. Returns false when the frame was a
  * duplicate (a `seq` the page already holds) and was ignored.
@@ -271,6 +285,7 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
       break;
     case 'subagent':
       applySubagent(state, body);
+      pushActivity(state, body);
       break;
     case 'refused':
       addNotice(state, `Orbit refused ${body.request}: ${body.message} (${body.code})`);
@@ -280,8 +295,10 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
       pushMap(state, body);
       break;
     case 'activity':
+      pushActivity(state, body);
+      break;
     case 'keypad':
-      // The scene and the keypad panel are not part of this page yet.
+      // The keypad panel fetches its own state.
       break;
   }
   return true;
@@ -376,6 +393,13 @@ export class Store {
   takeMapMessages(): MapInboxItem[] {
     const taken = this.state.mapInbox;
     this.state.mapInbox = [];
+    return taken;
+  }
+
+  /** The activity and subagent messages received since the last call, oldest first. */
+  takeActivity(): ActivityInboxItem[] {
+    const taken = this.state.activityInbox;
+    this.state.activityInbox = [];
     return taken;
   }
 
