@@ -18,6 +18,7 @@
 import { chromium } from 'playwright-core';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CLAUDE_MAP_SCENARIOS } from './claude-map.mjs';
 
 const SCENARIOS = {
   prompt,
@@ -43,6 +44,8 @@ const SCENARIOS = {
   'scene-live': sceneLive,
   'scene-search': sceneSearch,
   'scene-context': sceneContext,
+  // Claude on the map (e2e/claude-map.mjs), given this file's helpers.
+  ...Object.fromEntries(Object.entries(CLAUDE_MAP_SCENARIOS).map(([n, f]) => [n, (page, context) => f(kit(), page, context)])),
 };
 
 const name = process.argv[2];
@@ -1024,6 +1027,11 @@ async function sceneContext(page) {
   const marks = await page.evaluate(() => performance.getEntriesByName('orbit:first-frame').length);
   await shot(page, 'restored');
   return { drawsBefore: scene.draws, drawsAfter: back.draws, redrawMs: ms, marks };
+}
+
+/** The helpers e2e/claude-map.mjs's scenarios use. */
+function kit() {
+  return { shot, inspect, until, untilScene, sceneOf, nodeAt, sleep, ask, mapReady };
 }
 
 // --- Run.

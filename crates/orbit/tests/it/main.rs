@@ -16,6 +16,7 @@ mod adapter_run;
 mod agent_cli;
 mod ask_real;
 mod catalog_cli;
+mod claude_map_e2e;
 mod cli;
 mod dep_boundary;
 mod desktop_bus;
