@@ -85,6 +85,7 @@ export class Overlay {
   frames = 0;
   private lines: { key: string; flow: Float32Array; flash: Float32Array } | null = null;
   private buttons = new Map<string, HTMLButtonElement>();
+  private flashCache: { key: string; canvas: HTMLCanvasElement } | null = null;
   private subagents: Record<string, Record<string, SubagentInfo>> = {};
   private popupFor: { key: string; id: string } | null = null;
   private litReads = new Set<string>();
@@ -193,11 +194,14 @@ export class Overlay {
     ctx.clearRect(0, 0, width, height);
     if (!cam || !model || width === 0) return;
     const at = (x: number, y: number): [number, number] => worldToScreen(cam, width, height, x, y);
-    const lines = this.visibleLines(model, cam, width, height, fitZoom);
     const reduced = this.reduced();
+    const flowing = this.effects.anyTurn() && !reduced;
+    const flash = this.effects.flashAt;
+    // The lines in view are found only while they are drawn (a turn, a thinking flash).
+    const lines = flowing || flash !== null ? this.visibleLines(model, cam, width, height, fitZoom) : null;
 
     // The turn's flow along the strongest lines.
-    if (this.effects.anyTurn() && !reduced && lines.flow.length > 0) {
+    if (flowing && lines && lines.flow.length > 0) {
       ctx.save();
       ctx.strokeStyle = 'rgba(140, 190, 255, 0.55)';
       ctx.lineWidth = 1.5;
@@ -214,22 +218,18 @@ export class Overlay {
       ctx.restore();
     }
 
-    // Thinking: every import line in view fires violet, fading.
-    const flash = this.effects.flashAt;
-    if (flash !== null && lines.flash.length > 0) {
-      const alpha = 0.7 * (1 - Math.min(1, (now - flash) / FLASH_MS));
-      ctx.save();
-      ctx.strokeStyle = `rgba(178, 120, 255, ${alpha.toFixed(3)})`;
-      ctx.lineWidth = 1.2;
-      ctx.beginPath();
-      for (let i = 0; i + 3 < lines.flash.length; i += 4) {
-        const [ax, ay] = at(lines.flash[i] ?? 0, lines.flash[i + 1] ?? 0);
-        const [bx, by] = at(lines.flash[i + 2] ?? 0, lines.flash[i + 3] ?? 0);
-        ctx.moveTo(ax, ay);
-        ctx.lineTo(bx, by);
+    // Thinking: every import line in view fires violet, fading: the lines
+    // are stroked once per view into a canvas of their own, then blended.
+    if (flash !== null && lines && lines.flash.length > 0) {
+      const alpha = 0.8 * (1 - Math.min(1, (now - flash) / FLASH_MS));
+      const image = this.flashImage(lines, at, width, height, dpr);
+      if (image) {
+        ctx.save();
+        ctx.setTransform(1, 0, 0, 1, 0, 0);
+        ctx.globalAlpha = alpha;
+        ctx.drawImage(image, 0, 0);
+        ctx.restore();
       }
-      ctx.stroke();
-      ctx.restore();
     }
 
     const cell = Math.min(28, Math.max(2, cam.zoom * 0.7));
@@ -336,8 +336,38 @@ export class Overlay {
     }
   }
 
+  /** The violet lines of a thinking flash, stroked once for the view `lines` was made for. */
+  private flashImage(
+    lines: { key: string; flash: Float32Array },
+    at: (x: number, y: number) => [number, number],
+    width: number,
+    height: number,
+    dpr: number,
+  ): HTMLCanvasElement | null {
+    if (this.flashCache?.key === lines.key) return this.flashCache.canvas;
+    const canvas = this.flashCache?.canvas ?? document.createElement('canvas');
+    canvas.width = Math.max(1, Math.round(width * dpr));
+    canvas.height = Math.max(1, Math.round(height * dpr));
+    const ctx = canvas.getContext('2d');
+    if (!ctx) return null;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, width, height);
+    ctx.strokeStyle = 'rgb(178, 120, 255)';
+    ctx.lineWidth = 1.2;
+    ctx.beginPath();
+    for (let i = 0; i + 3 < lines.flash.length; i += 4) {
+      const [ax, ay] = at(lines.flash[i] ?? 0, lines.flash[i + 1] ?? 0);
+      const [bx, by] = at(lines.flash[i + 2] ?? 0, lines.flash[i + 3] ?? 0);
+      ctx.moveTo(ax, ay);
+      ctx.lineTo(bx, by);
+    }
+    ctx.stroke();
+    this.flashCache = { key: lines.key, canvas };
+    return canvas;
+  }
+
   /** The import lines in view, as world segments: the strongest for the flow, all (capped) for a thinking flash. */
-  private visibleLines(model: MapModel, cam: Camera, width: number, height: number, fitZoom: number): { flow: Float32Array; flash: Float32Array } {
+  private visibleLines(model: MapModel, cam: Camera, width: number, height: number, fitZoom: number): { key: string; flow: Float32Array; flash: Float32Array } {
     const key = `${model.version}:${cam.x}:${cam.y}:${cam.zoom}:${width}:${height}`;
     if (this.lines?.key === key) return this.lines;
     let all: Float32Array;
