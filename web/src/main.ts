@@ -9,6 +9,7 @@ import { mountHud } from './hud/app';
 import { mountKeypad } from './hud/keypad';
 import { Notifier, browserNotifyEnv, cardFromHash } from './hud/notify';
 import type { NodeAt, SceneInspection } from './scene/scene';
+import type { OverlayMessage } from './scene/overlay';
 
 /** The workspace id: the path segment after `/w/`. */
 function workspaceId(): string {
@@ -95,6 +96,10 @@ declare global {
         positions(): Record<string, [number, number]>;
       };
       sceneRedraw(): number | null;
+      /** Benchmarks: conversations and activity/subagent messages fed to the map's effects, as the channel would bring them. */
+      sceneFeed(conversations: { key: string; inTurn: boolean }[], messages: OverlayMessage[]): void;
+      /** Benchmarks: the draw time (ms) of each effects frame since the last call. */
+      sceneEffectFrames(): number[];
     };
   }
 }
@@ -128,6 +133,8 @@ window.orbitInspect = {
     positions: () => hud.scene.positions(),
   }),
   sceneRedraw: () => hud.scene.redraw(),
+  sceneFeed: (conversations, messages) => { hud.scene.feedEffects(conversations, messages); },
+  sceneEffectFrames: () => hud.scene.effectFrameTimes(),
 };
 
 channel.start();

@@ -188,6 +188,7 @@ impl WorkspaceHandle {
     ///
     /// # Errors
     /// When the folder, the graph, the settings or the socket fail.
+    #[expect(clippy::too_many_lines, reason = "one step after another, each short")]
     pub async fn start(config: WorkspaceConfig) -> Result<Arc<Self>, WorkspaceError> {
         let root = fs_err::canonicalize(&config.root).map_err(|source| WorkspaceError::Folder {
             path: config.root.clone(),

@@ -53,6 +53,9 @@ export interface OverlayView {
   onRead?: (key: string, path: string) => void;
 }
 
+/** What the overlay takes from the channel. */
+export type OverlayMessage = (ActivityBatch & { type: 'activity' }) | (SubagentMessage & { type: 'subagent' });
+
 export interface OverlayInspection {
   lit: LitInfo[];
   stars: StarInfo[];
@@ -89,6 +92,9 @@ export class Overlay {
   private subagents: Record<string, Record<string, SubagentInfo>> = {};
   private popupFor: { key: string; id: string } | null = null;
   private litReads = new Set<string>();
+  private conversations: { key: string; inTurn: boolean }[] = [];
+  private fed: { key: string; inTurn: boolean }[] = [];
+  private frameTimes: number[] = [];
 
   constructor(private readonly view: OverlayView) {
     this.now = view.now ?? (() => performance.now());
@@ -129,13 +135,26 @@ export class Overlay {
   }
 
   /** The page's state changed: conversations, turns, and the activity received since. */
-  update(state: PageState, messages: (ActivityBatch & { type: 'activity' } | SubagentMessage & { type: 'subagent' })[]): void {
-    const now = this.now();
+  update(state: PageState, messages: OverlayMessage[]): void {
     this.subagents = state.subagents;
-    this.effects.setConversations(
-      state.conversations.map((c) => ({ key: c.key, inTurn: IN_TURN.has(state.sessions[c.key]?.phase ?? c.phase) })),
-      now,
-    );
+    this.conversations = state.conversations.map((c) => ({ key: c.key, inTurn: IN_TURN.has(state.sessions[c.key]?.phase ?? c.phase) }));
+    this.take(messages);
+  }
+
+  /**
+   * Benchmarks and tools only (`orbitInspect.sceneFeed`): conversations of
+   * their own (beside the page's) and messages as the channel would bring
+   * them, through the same hash rule and effects.
+   */
+  feed(conversations: { key: string; inTurn: boolean }[], messages: OverlayMessage[]): void {
+    this.fed = conversations;
+    this.take(messages);
+  }
+
+  private take(messages: OverlayMessage[]): void {
+    const now = this.now();
+    const own = new Set(this.conversations.map((c) => c.key));
+    this.effects.setConversations([...this.conversations, ...this.fed.filter((c) => !own.has(c.key))], now);
     this.release();
     for (const m of messages) {
       if (m.type === 'subagent') this.effects.subagent(m, now);
@@ -177,7 +196,21 @@ export class Overlay {
     if (moving) this.wake();
   }
 
+  /** How long the last overlay frames took to draw (ms, at most 2000 kept), for benchmarks; taking them empties the list. */
+  takeFrameTimes(): number[] {
+    const times = this.frameTimes;
+    this.frameTimes = [];
+    return times;
+  }
+
   private draw(): void {
+    const t0 = performance.now();
+    this.drawFrame();
+    this.frameTimes.push(performance.now() - t0);
+    if (this.frameTimes.length > 2000) this.frameTimes.shift();
+  }
+
+  private drawFrame(): void {
     const now = this.now();
     this.lastFrame = now;
     this.effects.step(now);

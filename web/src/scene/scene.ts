@@ -29,7 +29,7 @@ import { LANGUAGE_LABELS, LANGUAGES, colourCss } from './languages';
 import { HitGrid, pickLabels, type Label } from './lod';
 import { MapSync, type MapMessage, type MapModel, type MapNode } from './model';
 import { Renderer, WebGLUnavailable, type DrawStats, type Theme } from './renderer';
-import { Overlay } from './overlay';
+import { Overlay, type OverlayMessage } from './overlay';
 import type { LitInfo, StarInfo, StationInfo } from './effects';
 import type { ActivityInboxItem } from '../state/store';
 
@@ -105,6 +105,10 @@ export interface Scene {
   positions(): Record<string, [number, number]>;
   /** One forced full redraw, waited for on the GPU; its milliseconds (null without WebGL). */
   redraw(): number | null;
+  /** Benchmarks and tools: feeds the effects conversations and messages of their own (docs/page-protocol.md). */
+  feedEffects(conversations: { key: string; inTurn: boolean }[], messages: OverlayMessage[]): void;
+  /** Benchmarks: how long each effects frame took to draw (ms) since the last call. */
+  effectFrameTimes(): number[];
 }
 
 type SearchMatch = SearchAnswer['matches'][number];
@@ -832,6 +836,12 @@ export function createScene(options: SceneOptions): Scene {
       const out: Record<string, [number, number]> = {};
       for (const node of model?.list() ?? []) out[node.path] = [node.x, node.y];
       return out;
+    },
+    feedEffects(conversations, messages) {
+      overlay.feed(conversations, messages);
+    },
+    effectFrameTimes() {
+      return overlay.takeFrameTimes();
     },
     redraw() {
       if (!renderer || !model || !cam || contextLost) return null;
