@@ -133,7 +133,22 @@ async function claudeTwo(kit, page) {
   return { stars: s.stars, lit: s.lit, starButtons: colours, ...after };
 }
 
+/** An MCP call brings its server's station out beside the star, back on the answer, red on an error. */
+async function claudeMcp(kit, page) {
+  await kit.mapReady(page);
+  await kit.ask(page, 'Ask the echo server');
+  const station = (sc) => sc.stations.find((st) => st.server === 'echo');
+  const back = await untilLit(kit, page, 'the station with its answer', (sc) => station(sc)?.state === 'back');
+  await kit.shot(page, 'mcp');
+  const failed = await untilLit(kit, page, 'the station red', (sc) => station(sc)?.state === 'error');
+  await kit.shot(page, 'mcp-error');
+  const after = await endAndSleep(kit, page);
+  const stationsAfter = (await kit.sceneOf(page)).stations.length;
+  return { back: back.stations, failed: failed.stations, lit: failed.lit.length, stationsAfter, ...after };
+}
+
 export const CLAUDE_MAP_SCENARIOS = {
+  'claude-mcp': claudeMcp,
   'claude-read': claudeRead,
   'claude-edit': claudeEdit,
   'claude-subagent': claudeSubagent,

@@ -210,3 +210,47 @@ fn two_conversations_at_once_keep_their_stars_apart() {
     asleep_soon(&result);
     scene.end();
 }
+
+#[test]
+fn an_mcp_call_brings_out_its_station_red_on_error() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let echo = crate::page_e2e::repo().join("crates/orbit-agent/tests/mcp/echo_mcp.py");
+    let mcp = json!({"mcpServers": {"echo": {"command": "python3", "args": [echo, "echo", "fail"]}}});
+    scene.env.write_settings(json!({
+        "claude.permissionMode": "acceptEdits",
+        "claude.extraArgs": ["--mcp-config", mcp.to_string()],
+    }));
+    scene.env.api.script([
+        tool("mcp__echo__echo", json!({})),
+        Reply::Message {
+            blocks: vec![
+                Block::Text("Echoed; now the failing one. ".repeat(60)),
+                Block::ToolUse {
+                    name: "mcp__echo__fail".to_owned(),
+                    input: json!({}),
+                },
+            ],
+            delay: Some(Duration::from_millis(40)),
+        },
+        slow("It broke. ", 150),
+    ]);
+    scene.open();
+    let result = scene.run_in("claude-mcp", "scene", &[]);
+    let station = |key: &str| -> Value {
+        result[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["server"] == "echo")
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(station("back")["state"], "back", "{result}");
+    assert_eq!(station("failed")["state"], "error", "{result}");
+    // An MCP call lights no file.
+    assert_eq!(result["lit"], 0, "{result}");
+    assert_eq!(result["stationsAfter"], 0, "{result}");
+    asleep_soon(&result);
+    scene.end();
+}
