@@ -191,6 +191,17 @@ describe('the effects', () => {
     expect(fx.animating(0)).toBe(false);
   });
 
+  it('a card waiting pauses the flow but keeps the lights; the turn has not ended', () => {
+    const { fx } = setup();
+    fx.apply('c1', rec('edit', 'src/main.ts'), 0);
+    expect(fx.anyTurn()).toBe(true);
+    fx.setConversations([{ key: 'c1', inTurn: true, flows: false }], 10);
+    expect(fx.anyTurn()).toBe(false);
+    expect(lit(fx)).toContain('edit:src/main.ts');
+    fx.setConversations([{ key: 'c1', inTurn: true }], 20);
+    expect(fx.anyTurn()).toBe(true);
+  });
+
   it('a thinking block flashes, then stops', () => {
     const { fx } = setup();
     fx.apply('c1', rec('thinking', null), 0);

@@ -102,6 +102,8 @@ interface Conversation {
   key: string;
   index: number;
   inTurn: boolean;
+  /** In a turn that is not paused on the user (a card waiting): the edges flow. */
+  flows: boolean;
 }
 
 const ease = (t: number): number => (t < 0.5 ? 2 * t * t : 1 - (-2 * t + 2) ** 2 / 2);
@@ -231,7 +233,7 @@ export class Effects {
    * star at home; a turn's start lights nothing by itself; a turn's end
    * fades its glows and sends its star (and its subagents') home.
    */
-  setConversations(list: { key: string; inTurn: boolean }[], now: number): void {
+  setConversations(list: { key: string; inTurn: boolean; flows?: boolean }[], now: number): void {
     const keys = new Set(list.map((c) => c.key));
     for (const key of Array.from(this.conversations.keys())) {
       if (keys.has(key)) continue;
@@ -242,10 +244,10 @@ export class Effects {
       this.edited.delete(key);
       this.version += 1;
     }
-    for (const { key, inTurn } of list) {
+    for (const { key, inTurn, flows } of list) {
       let conv = this.conversations.get(key);
       if (!conv) {
-        conv = { key, index: this.nextIndex++, inTurn: false };
+        conv = { key, index: this.nextIndex++, inTurn: false, flows: false };
         this.conversations.set(key, conv);
         const home = this.home(key);
         this.stars.set(starId(key, null), {
@@ -264,12 +266,13 @@ export class Effects {
       if (conv.inTurn && !inTurn) this.endTurn(key, now);
       if (!conv.inTurn && inTurn) this.startTurn(key);
       conv.inTurn = inTurn;
+      conv.flows = inTurn && flows !== false;
     }
   }
 
-  /** Whether any conversation is in a turn (the edges flow, the loop stays awake). */
+  /** Whether any conversation is in a turn not paused on the user (the edges flow, the loop stays awake). */
   anyTurn(): boolean {
-    for (const c of this.conversations.values()) if (c.inTurn) return true;
+    for (const c of this.conversations.values()) if (c.flows) return true;
     return false;
   }
 

@@ -92,7 +92,7 @@ export class Overlay {
   private subagents: Record<string, Record<string, SubagentInfo>> = {};
   private popupFor: { key: string; id: string } | null = null;
   private litReads = new Set<string>();
-  private conversations: { key: string; inTurn: boolean }[] = [];
+  private conversations: { key: string; inTurn: boolean; flows?: boolean }[] = [];
   private fed: { key: string; inTurn: boolean }[] = [];
   private frameTimes: number[] = [];
 
@@ -137,7 +137,11 @@ export class Overlay {
   /** The page's state changed: conversations, turns, and the activity received since. */
   update(state: PageState, messages: OverlayMessage[]): void {
     this.subagents = state.subagents;
-    this.conversations = state.conversations.map((c) => ({ key: c.key, inTurn: IN_TURN.has(state.sessions[c.key]?.phase ?? c.phase) }));
+    this.conversations = state.conversations.map((c) => {
+      const phase = state.sessions[c.key]?.phase ?? c.phase;
+      // A card waiting pauses the turn on the user: the lights stay, the edges stop flowing.
+      return { key: c.key, inTurn: IN_TURN.has(phase), flows: phase !== 'waiting' };
+    });
     this.take(messages);
   }
 
