@@ -731,11 +731,10 @@ const DELAY_MAP_DELTAS_ENV: &str = "ORBIT_TEST_DELAY_MAP_DELTAS_MS";
 
 fn map_delta_delay() -> Option<std::time::Duration> {
     let value = std::env::var(DELAY_MAP_DELTAS_ENV).ok()?;
-    match value.trim().parse::<u64>() {
-        Ok(ms) => Some(std::time::Duration::from_millis(ms)),
-        Err(_) => {
-            tracing::warn!(value = %value, "{DELAY_MAP_DELTAS_ENV} is not a number of milliseconds; ignored");
-            None
-        }
+    if let Ok(ms) = value.trim().parse::<u64>() {
+        Some(std::time::Duration::from_millis(ms))
+    } else {
+        tracing::warn!(value = %value, "{DELAY_MAP_DELTAS_ENV} is not a number of milliseconds; ignored");
+        None
     }
 }

@@ -67,14 +67,21 @@ fn a_read_lights_exactly_the_file_it_named_and_other_tools_light_nothing() {
             ],
             delay: None,
         },
-        tool("Bash", json!({"command": "echo hi", "description": "Say hi"})),
+        tool(
+            "Bash",
+            json!({"command": "echo hi", "description": "Say hi"}),
+        ),
         tool("Read", json!({"file_path": main_rs})),
         tool("Read", json!({"file_path": "README.md"})),
         slow("Both files read. ", 100),
     ]);
     scene.open();
     let result = scene.run_in("claude-read", "scene", &[]);
-    assert_eq!(lit(&result, "reads"), ["README.md", "src/main.rs"], "{result}");
+    assert_eq!(
+        lit(&result, "reads"),
+        ["README.md", "src/main.rs"],
+        "{result}"
+    );
     assert_eq!(result["others"], 0, "{result}");
     assert!(
         ["README.md", "src/main.rs"].contains(&result["star"]["path"].as_str().unwrap_or("")),
@@ -159,16 +166,26 @@ fn a_subagent_s_read_moves_its_own_star_and_lights_only_its_file() {
     assert_eq!(lit[0]["effect"], "read", "{result}");
     assert!(lit[0]["subagent"].is_string(), "{result}");
     assert_eq!(result["subStar"]["path"], "README.md", "{result}");
-    assert_eq!(result["subStar"]["subagent"], lit[0]["subagent"], "{result}");
+    assert_eq!(
+        result["subStar"]["subagent"], lit[0]["subagent"],
+        "{result}"
+    );
     // The conversation's own star stayed home.
     assert_eq!(result["main"]["path"], Value::Null, "{result}");
     assert!(
-        result["popup"].as_str().unwrap().contains("Read the readme"),
+        result["popup"]
+            .as_str()
+            .unwrap()
+            .contains("Read the readme"),
         "{result}"
     );
     asleep_soon(&result);
     // The subagent's star went back.
-    assert_eq!(result["starsAfter"].as_array().unwrap().len(), 1, "{result}");
+    assert_eq!(
+        result["starsAfter"].as_array().unwrap().len(),
+        1,
+        "{result}"
+    );
     scene.end();
 }
 
@@ -216,7 +233,8 @@ fn an_mcp_call_brings_out_its_station_red_on_error() {
     let _one = lock();
     let mut scene = Scene::new(true);
     let echo = crate::page_e2e::repo().join("crates/orbit-agent/tests/mcp/echo_mcp.py");
-    let mcp = json!({"mcpServers": {"echo": {"command": "python3", "args": [echo, "echo", "fail"]}}});
+    let mcp =
+        json!({"mcpServers": {"echo": {"command": "python3", "args": [echo, "echo", "fail"]}}});
     scene.env.write_settings(json!({
         "claude.permissionMode": "acceptEdits",
         "claude.extraArgs": ["--mcp-config", mcp.to_string()],
