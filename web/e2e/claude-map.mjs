@@ -25,10 +25,14 @@ async function allowCards(kit, page) {
 async function untilLit(kit, page, what, predicate, timeout = 60000) {
   const deadline = Date.now() + timeout;
   let last;
+  // What the effects showed meanwhile (each change once), for the failure's message.
+  const seen = [];
   for (;;) {
     last = await kit.sceneOf(page).catch(() => null);
     if (last && predicate(last)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; scene: ${JSON.stringify(last && { lit: last.lit, stars: last.stars, stations: last.stations, held: last.heldActivity, hash: last.graphHash })}`);
+    const now = last && JSON.stringify({ lit: last.lit, stars: last.stars, stations: last.stations, held: last.heldActivity, hash: last.graphHash });
+    if (now && seen[seen.length - 1] !== now) seen.push(now);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the scene went through: ${seen.slice(-12).join(' | ')}`);
     await allowCards(kit, page);
     await kit.sleep(25);
   }
