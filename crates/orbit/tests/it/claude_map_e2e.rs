@@ -104,11 +104,17 @@ fn an_edit_pulses_its_file_and_neighbours_and_a_new_file_waits_for_the_live_upda
             "Edit",
             json!({"file_path": util, "old_string": "hi", "new_string": "hello"}),
         ),
-        slow("Edited util. ", 140),
-        tool(
-            "Write",
-            json!({"file_path": extra, "content": "pub fn extra() {}\n"}),
-        ),
+        // Text and then the Write, in one message: a text-only reply would end the turn.
+        Reply::Message {
+            blocks: vec![
+                Block::Text("Edited util. ".repeat(140)),
+                Block::ToolUse {
+                    name: "Write".to_owned(),
+                    input: json!({"file_path": extra, "content": "pub fn extra() {}\n"}),
+                },
+            ],
+            delay: Some(Duration::from_millis(40)),
+        },
         slow("Wrote extra. ", 140),
     ]);
     // The map's deltas come late: the create's activity reaches the page first.
