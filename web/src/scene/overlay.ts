@@ -9,7 +9,8 @@
  * "Flow" is the turn's motion along the imports: idle, the lines do not
  * move (nothing is drawn, no frame runs); during a turn the strongest
  * {@link FLOW_LINES} import lines in view carry dashes that move, redrawn
- * on this canvas at most 30 times a second.
+ * on this canvas 12 times a second ({@link FLOW_FRAME_MS}) while nothing
+ * else moves. The canvas is rastered on the CPU (`willReadFrequently`).
  *
  * Around it: a button per star (its accessible name says whose; a subagent's
  * opens its popup with what it returned), the blast radius line and its
@@ -37,6 +38,8 @@ import type { MapModel } from './model';
 
 /** At most one overlay frame per this many ms (30 per second). */
 export const FRAME_MS = 33;
+/** While only the turn's flow moves, a frame per this many ms (the dashes read as flowing at 12 a second). */
+export const FLOW_FRAME_MS = 83;
 /** Import lines that carry the turn's flow (the strongest in view). */
 export const FLOW_LINES = 300;
 /** Import lines fired violet by a thinking block, at most. */
@@ -180,10 +183,10 @@ export class Overlay {
     this.wake();
   }
 
-  /** Draws a frame soon (no sooner than FRAME_MS after the last). */
-  wake(): void {
+  /** Draws a frame soon (no sooner than `every` ms after the last). */
+  wake(every = FRAME_MS): void {
     if (this.timer !== null || this.raf !== 0) return;
-    const wait = Math.max(0, FRAME_MS - (this.now() - this.lastFrame));
+    const wait = Math.max(0, every - (this.now() - this.lastFrame));
     this.timer = setTimeout(() => {
       this.timer = null;
       this.raf = requestAnimationFrame(() => {
@@ -196,9 +199,10 @@ export class Overlay {
   private frame(): void {
     this.draw();
     const now = this.now();
-    const moving = this.effects.animating(now) || (this.effects.anyTurn() && !this.reduced());
-    if (moving) this.wake();
+    if (this.effects.animating(now)) this.wake(FRAME_MS);
+    else if (this.effects.anyTurn() && !this.reduced()) this.wake(FLOW_FRAME_MS);
   }
+
 
   /** How long the last overlay frames took to draw (ms, at most 2000 kept), for benchmarks; taking them empties the list. */
   takeFrameTimes(): number[] {
@@ -222,7 +226,9 @@ export class Overlay {
     const { width, height, dpr, fitZoom } = this.view.size();
     const cam = this.view.camera();
     const model = this.view.model();
-    const ctx = this.canvas.getContext('2d');
+    // A canvas rastered on the CPU: a few hundred strokes a frame cost less
+    // there than through a software GPU (SwiftShader) on a machine without one.
+    const ctx = this.canvas.getContext('2d', { willReadFrequently: true });
     this.updateBlast();
     this.placeButtons(cam, width, height, now);
     this.noteReads();
@@ -364,12 +370,14 @@ export class Overlay {
     for (const star of this.effects.stars.values()) {
       const [sx, sy] = at(...this.effects.position(star, now));
       const r = star.subagent === null ? 7 : 4.5;
-      ctx.save();
-      ctx.shadowColor = star.colour;
-      ctx.shadowBlur = star.subagent === null ? 14 : 8;
+      // The glow: a translucent disc (a shadow blur costs a pass of its own).
+      ctx.globalAlpha = 0.25;
       ctx.fillStyle = star.colour;
+      ctx.beginPath();
+      ctx.arc(sx, sy, r * 1.9, 0, Math.PI * 2);
+      ctx.fill();
+      ctx.globalAlpha = 1;
       drawStar(ctx, sx, sy, r);
-      ctx.restore();
     }
   }
 
@@ -385,7 +393,7 @@ export class Overlay {
     const canvas = this.flashCache?.canvas ?? document.createElement('canvas');
     canvas.width = Math.max(1, Math.round(width * dpr));
     canvas.height = Math.max(1, Math.round(height * dpr));
-    const ctx = canvas.getContext('2d');
+    const ctx = canvas.getContext('2d', { willReadFrequently: true });
     if (!ctx) return null;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, width, height);
