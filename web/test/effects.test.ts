@@ -151,6 +151,11 @@ describe('the effects', () => {
     expect(fx.stationInfo()).toEqual([{ key: 'c1', server: 'docs', state: 'out' }]);
     fx.apply('c1', { kind: 'mcp', file: null, mcp: { server: 'docs', tool: 'search', direction: 'error' }, subagent: null }, 10);
     expect(fx.stationInfo()).toEqual([{ key: 'c1', server: 'docs', state: 'error' }]);
+    // A call going out after the error keeps it red; an answer clears it.
+    fx.apply('c1', { kind: 'mcp', file: null, mcp: { server: 'docs', tool: 'search', direction: 'out' }, subagent: null }, 20);
+    expect(fx.stationInfo()[0]?.state).toBe('error');
+    fx.apply('c1', { kind: 'mcp', file: null, mcp: { server: 'docs', tool: 'search', direction: 'back' }, subagent: null }, 30);
+    expect(fx.stationInfo()[0]?.state).toBe('back');
   });
 
   it('fades everything and sends the star home when the turn ends; then nothing animates', () => {

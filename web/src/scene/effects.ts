@@ -375,7 +375,8 @@ export class Effects {
         const held = this.stations.get(id);
         const state: StationState = mcp.direction;
         if (held) {
-          held.state = state;
+          // Red stays red when a call goes out after an error (or its `out` comes late); an answer clears it.
+          held.state = held.state === 'error' && state === 'out' ? 'error' : state;
           held.pulseAt = now;
           held.fadeAt = null;
         } else {
