@@ -95,6 +95,8 @@ declare global {
         positions(): Record<string, [number, number]>;
       };
       sceneRedraw(): number | null;
+      /** The panels: which is open, the prompt's attachments, and the panels' last messages. */
+      panels(): unknown;
     };
   }
 }
@@ -128,6 +130,13 @@ window.orbitInspect = {
     positions: () => hud.scene.positions(),
   }),
   sceneRedraw: () => hud.scene.redraw(),
+  panels: () => JSON.parse(JSON.stringify({
+    ...hud.panels(),
+    catalog: store.state.catalog,
+    settings: store.state.settings,
+    mcp: store.state.mcp,
+    history: store.state.history,
+  })) as unknown,
 };
 
 channel.start();

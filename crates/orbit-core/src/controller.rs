@@ -374,6 +374,12 @@ pub enum Decision {
     /// Lay the map out afresh (allowed in an untrusted workspace too: it
     /// reaches no agent and reads nothing but the graph).
     Rearrange,
+    /// Forget the page's choices of model, effort and permission mode.
+    ResetSettings,
+    /// Scan the history again and send the list.
+    History,
+    /// The MCP view's Reload.
+    McpReload,
 }
 
 /// A prompt the controller let through.
@@ -519,6 +525,14 @@ pub fn decide(request: &PageRequest, facts: &Facts<'_>) -> Result<Decision, Refu
             })
         }
         PageRequest::Rearrange {} => Ok(Decision::Rearrange),
+        PageRequest::ResetSettings {} => Ok(Decision::ResetSettings),
+        PageRequest::History {} => Ok(Decision::History),
+        PageRequest::McpReload {} => {
+            if !facts.trusted {
+                return Err(Refused::Untrusted);
+            }
+            Ok(Decision::McpReload)
+        }
     }
 }
 

@@ -190,6 +190,9 @@ impl Orbit {
             graph: GraphOptions::default(),
             serve_socket: true,
             claude_config_dir: orbit_agent::claude_config_dir(),
+            url_opener: Some(orbit_core::workspace::UrlOpener(std::sync::Arc::new(
+                crate::keypad_cmd::open_url,
+            ))),
         })
         .await?;
         let kept = self.workspaces.insert(Arc::clone(&handle));

@@ -7,7 +7,11 @@
 import type { ConnectionState } from '../protocol/transport';
 import type {
   ActionAck,
+  CatalogState,
   ConversationEntry,
+  HistoryState,
+  McpState,
+  SettingsState,
   HostBody,
   HostFrame,
   PageFrame,
@@ -87,6 +91,11 @@ export interface PageState {
   errors: string[];
   /** Map messages the scene has not taken yet ({@link Store.takeMapMessages}). */
   mapInbox: MapInboxItem[];
+  /** The panels' workspace messages (issue 20): the last of each. */
+  catalog: CatalogState | null;
+  settings: SettingsState | null;
+  mcp: McpState | null;
+  history: HistoryState | null;
 }
 
 export function initialState(): PageState {
@@ -111,6 +120,10 @@ export function initialState(): PageState {
     duplicates: 0,
     errors: [],
     mapInbox: [],
+    catalog: null,
+    settings: null,
+    mcp: null,
+    history: null,
   };
 }
 
@@ -279,6 +292,17 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
     case 'mapReset':
       pushMap(state, body);
       break;
+    case 'catalog':
+    case 'settings':
+    case 'mcp':
+    case 'history': {
+      const { type, ...panel } = body;
+      if (type === 'catalog') state.catalog = panel as CatalogState;
+      else if (type === 'settings') state.settings = panel as SettingsState;
+      else if (type === 'mcp') state.mcp = panel as McpState;
+      else state.history = panel as HistoryState;
+      break;
+    }
     case 'activity':
     case 'keypad':
       // The scene and the keypad panel are not part of this page yet.
