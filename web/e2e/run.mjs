@@ -18,6 +18,7 @@
 import { chromium } from 'playwright-core';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PANEL_SCENARIOS, panelScenarios } from './panels.mjs';
 
 const SCENARIOS = {
   prompt,
@@ -43,6 +44,11 @@ const SCENARIOS = {
   'scene-live': sceneLive,
   'scene-search': sceneSearch,
   'scene-context': sceneContext,
+  // The panels (issue 20), in panels.mjs.
+  ...Object.fromEntries(PANEL_SCENARIOS.map((scenario) => [
+    scenario,
+    (page, context) => panelScenarios({ until, shot, ask, origin, timeout: TIMEOUT })[scenario](page, context),
+  ])),
 };
 
 const name = process.argv[2];

@@ -47,6 +47,8 @@ pub struct ModelChoice {
     pub display_name: String,
     /// The CLI's one-line description.
     pub description: Option<String>,
+    /// The canonical id the alias resolves to.
+    pub resolved_model: Option<String>,
     /// The CLI's default model.
     pub is_default: bool,
     /// Its effort levels (none for a model without effort).

@@ -1251,6 +1251,10 @@ export interface ModelChoice {
    */
   isDefault: boolean;
   /**
+   * The canonical id the alias resolves to.
+   */
+  resolvedModel?: string | null;
+  /**
    * What `--model` takes.
    */
   value: string;

@@ -39,6 +39,7 @@ pub(crate) fn catalog_state(
                 value: m.value.clone(),
                 display_name: m.display_name.clone(),
                 description: m.description.clone(),
+                resolved_model: m.resolved_model.clone(),
                 is_default: m.is_default,
                 effort_levels: m.effort_levels.clone(),
             })
