@@ -110,6 +110,7 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     await shot(page, 'history');
     await dialog.getByRole('listitem').filter({ hasText: entry.title }).getByRole('button', { name: 'Continue' }).first().click();
     const s = await until(page, 'a conversation holding the id', (st) => st.conversations.some((c) => c.key === st.current && c.sessionId === entry.id));
+    await page.getByText('This conversation continues an earlier one').waitFor();
     await ask(page, process.env.ORBIT_PROMPT ?? 'What was the word?');
     await turnsDone(page, 1);
     const bad = await actRaw(page, { type: 'continue', id: 'not-a-listed-id' });

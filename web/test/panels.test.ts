@@ -279,3 +279,21 @@ describe('Changes and Usage', () => {
     }
   });
 });
+
+describe('a continued conversation', () => {
+  it('says it continues an earlier one and links to it in History', () => {
+    const { state, panels, dialog } = setup();
+    document.body.append(panels.continuation);
+    applyFrame(state, { seq: 20, body: { type: 'history', scanning: false, error: null, conversations: [historyEntry('s-1', 'Earlier work', { promptCount: 3 })] } });
+    applyFrame(state, { seq: 21, body: { type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'idle', title: null, sessionId: 's-1', warm: true }] } });
+    panels.render(state, 'c1');
+    expect(panels.continuation.hidden).toBe(false);
+    expect(panels.continuation.textContent).toContain('continues an earlier one (“Earlier work”)');
+    panels.continuation.querySelector('button')?.click();
+    expect(dialog('History')?.hidden).toBe(false);
+    // A conversation whose every prompt is in view is not a continuation.
+    applyFrame(state, { seq: 22, body: { type: 'history', scanning: false, error: null, conversations: [historyEntry('s-1', 'Earlier work', { promptCount: 0 })] } });
+    panels.render(state, 'c1');
+    expect(panels.continuation.hidden).toBe(true);
+  });
+});

@@ -165,7 +165,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     h('header', { class: 'topbar' }, h('h1', { class: 'brand' }, 'Orbit'), wsName, notifyButton, notifyProblem, connection),
     h('div', { class: 'banners' }, offlineBanner, agentBanner, trustBanner, notices),
     h('main', { class: 'stage' }, scene.el, bubbles.el),
-    h('aside', { class: 'side', 'aria-label': 'Claude' }, panels.toolbar, panels.el, conversationTitle, search.el, transcript.el, cardsGate, drawer.el),
+    h('aside', { class: 'side', 'aria-label': 'Claude' }, panels.toolbar, panels.el, conversationTitle, panels.continuation, search.el, transcript.el, cardsGate, drawer.el),
     filePanel.el,
   );
 

@@ -6,7 +6,7 @@
  */
 import type { PageRequest } from '../../protocol/types';
 import type { PageState } from '../../state/store';
-import { h } from '../dom';
+import { clear, h } from '../dom';
 import { ChangesPanel, UsagePanel } from './changes';
 import { Composer, serverSearch, type SearchFn } from './composer';
 import { PanelFrame } from './frame';
@@ -28,6 +28,8 @@ export interface Panels {
   toolbar: HTMLElement;
   /** The panels (each hidden until its button opens it). */
   el: HTMLElement;
+  /** Says when the conversation shown continues an earlier one, with a link to it in History. */
+  continuation: HTMLElement;
   composer: Composer;
   render(state: PageState, shown: string | null): void;
   /** Which panel is open (`window.orbitInspect.panels()`). */
@@ -55,7 +57,28 @@ export function mountPanels(host: PanelsHost): Panels {
     new PanelFrame('Changes', changes, toggle),
     new PanelFrame('Usage', usage, toggle),
   );
+  const historyFrame = frames[0];
+  const continuation = h('p', { class: 'continuation muted', hidden: true });
+  const renderContinuation = (state: PageState, shown: string | null): void => {
+    const sessionId = state.conversations.find((c) => c.key === shown)?.sessionId ?? null;
+    const earlier = sessionId === null ? undefined : state.history?.conversations.find((e) => e.id === sessionId);
+    const entries = shown ? (state.transcripts[shown] ?? []) : [];
+    const prompts = entries.filter((e) => e.body.kind === 'prompt').length;
+    // Continued: the transcript holds fewer prompts than the conversation had (the earlier ones are not replayed).
+    const continued = earlier !== undefined && entries.length < 400 && earlier.promptCount > prompts;
+    const key = continued ? `${earlier.id}:${earlier.title}` : '';
+    if (continuation.dataset.key === key) return;
+    continuation.dataset.key = key;
+    continuation.hidden = !continued;
+    clear(continuation);
+    if (!continued) return;
+    continuation.append(
+      `This conversation continues an earlier one (“${earlier.title}”); its earlier turns are not shown here. `,
+      h('button', { type: 'button', class: 'link-button', onclick: () => { historyFrame?.open(); } }, 'Show it in History'),
+    );
+  };
   return {
+    continuation,
     toolbar: h('div', { class: 'panel-buttons', role: 'toolbar', 'aria-label': 'Panels' }, frames.map((f) => f.button)),
     el: h('div', { class: 'panels' }, frames.map((f) => f.el)),
     composer,
@@ -66,6 +89,7 @@ export function mountPanels(host: PanelsHost): Panels {
       changes.render(state, shown);
       usage.render(state, shown);
       composer.render(state);
+      renderContinuation(state, shown);
     },
     inspect: () => ({ open: frames.find((f) => f.isOpen())?.name ?? null, ...composer.attachments() }),
   };
