@@ -69,7 +69,8 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     await Promise.all([model.waitFor(), effort.waitFor(), mode.waitFor()]);
     const modes = await mode.evaluate((el) => Array.from(el.options, (o) => o.value));
     if (modes.some((m) => /bypass/i.test(m))) throw new Error(`bypass is offered: ${modes.join(', ')}`);
-    const chosen = catalog.models.find((m) => !m.isDefault && m.value !== 'default');
+    const byDefault = catalog.models.find((m) => m.isDefault);
+    const chosen = catalog.models.find((m) => !m.isDefault && m.value !== 'default' && m.resolvedModel !== byDefault?.resolvedModel);
     if (!chosen) throw new Error('the catalog lists no model besides the default');
     await model.selectOption(chosen.value);
     await untilPanels(page, 'the model choice', (p) => p.settings?.model.value === chosen.value && p.settings.model.source === 'page');

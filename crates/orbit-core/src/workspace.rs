@@ -123,7 +123,10 @@ pub struct WorkspaceConfig {
 /// Opens an address in the user's browser (the host's opener; the page
 /// never gets the address).
 #[derive(Clone)]
-pub struct UrlOpener(pub Arc<dyn Fn(&str) -> std::io::Result<()> + Send + Sync>);
+pub struct UrlOpener(pub Arc<OpenUrl>);
+
+/// What opens an address: the host's opener, without a shell.
+pub type OpenUrl = dyn Fn(&str) -> std::io::Result<()> + Send + Sync;
 
 impl std::fmt::Debug for UrlOpener {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -199,6 +202,10 @@ impl WorkspaceHandle {
     ///
     /// # Errors
     /// When the folder, the graph, the settings or the socket fail.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "every part of a workspace, started in order"
+    )]
     pub async fn start(config: WorkspaceConfig) -> Result<Arc<Self>, WorkspaceError> {
         let root = fs_err::canonicalize(&config.root).map_err(|source| WorkspaceError::Folder {
             path: config.root.clone(),
@@ -1356,17 +1363,16 @@ impl Actor {
             self.mcp_note = Some(format!("The sign-in to {server} was refused: {refused}"));
             (refused.code(), refused.to_string())
         })?;
-        match &self.url_opener {
-            Some(opener) => {
-                if let Err(error) = (opener.0)(url.as_str()) {
-                    self.mcp_note = Some(format!("The browser could not be opened: {error}"));
-                    return Err((
-                        "agent_error",
-                        format!("the browser could not be opened: {error}"),
-                    ));
-                }
+        if let Some(opener) = &self.url_opener {
+            if let Err(error) = (opener.0)(url.as_str()) {
+                self.mcp_note = Some(format!("The browser could not be opened: {error}"));
+                return Err((
+                    "agent_error",
+                    format!("the browser could not be opened: {error}"),
+                ));
             }
-            None => tracing::info!("an MCP sign-in address is waiting to be opened"),
+        } else {
+            tracing::info!("an MCP sign-in address is waiting to be opened");
         }
         self.signing_in = Some((server.to_owned(), Instant::now() + SIGNIN_PATIENCE));
         Ok(())

@@ -335,7 +335,7 @@ mod tests {
         };
         save_choices(&file, &choices);
         assert_eq!(load_choices(&file), choices);
-        std::fs::write(
+        fs_err::write(
             &file,
             r#"{"permissionMode":"bypassPermissions","effort":"huge"}"#,
         )
@@ -343,7 +343,7 @@ mod tests {
         assert_eq!(load_choices(&file), ProcessOptions::default());
         save_choices(&file, &ProcessOptions::default());
         assert!(!file.exists());
-        std::fs::write(&file, "not json").unwrap();
+        fs_err::write(&file, "not json").unwrap();
         assert_eq!(load_choices(&file), ProcessOptions::default());
     }
 }

@@ -37,15 +37,29 @@ fn a_model_chosen_in_settings_reaches_the_next_prompt_and_bypass_is_refused() {
     assert!(requests.len() >= 2, "{requests:?}");
     let chosen = &result["chosen"];
     let wanted = [chosen["value"].as_str(), chosen["resolvedModel"].as_str()];
-    let last = requests.last().unwrap()["model"].as_str().unwrap_or_default().to_owned();
+    let last = requests.last().unwrap()["model"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     assert!(
-        wanted.iter().flatten().any(|w| last.starts_with(w) || w.starts_with(&last)),
+        wanted
+            .iter()
+            .flatten()
+            .any(|w| last.starts_with(w) || w.starts_with(&last)),
         "the second prompt's model {last} is not the chosen {chosen}"
     );
-    assert_ne!(requests[0]["model"], requests.last().unwrap()["model"], "the model changed");
+    assert_ne!(
+        requests[0]["model"],
+        requests.last().unwrap()["model"],
+        "the model changed"
+    );
     assert_eq!(result["bypass"]["code"], "bypass_from_page", "{result}");
     assert!(
-        !result["modes"].as_array().unwrap().iter().any(|m| m.as_str().unwrap().contains("ypass")),
+        !result["modes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m.as_str().unwrap().contains("ypass")),
         "{result}"
     );
     assert_eq!(result["reset"]["model"]["source"], "default", "{result}");
@@ -123,7 +137,9 @@ fn the_mcp_view_disables_and_enables_a_real_stdio_server() {
         .find(|r| sent_text(r).contains("Prompt with echo"))
         .expect("the second prompt's request");
     assert!(
-        !tool_names(without).iter().any(|t| t.starts_with("mcp__echo")),
+        !tool_names(without)
+            .iter()
+            .any(|t| t.starts_with("mcp__echo")),
         "disabled: {:?}",
         tool_names(without)
     );
