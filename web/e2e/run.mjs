@@ -19,6 +19,7 @@ import { chromium } from 'playwright-core';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CLAUDE_MAP_SCENARIOS } from './claude-map.mjs';
+import { PANEL_SCENARIOS, panelScenarios } from './panels.mjs';
 
 const SCENARIOS = {
   prompt,
@@ -46,6 +47,11 @@ const SCENARIOS = {
   'scene-context': sceneContext,
   // Claude on the map (e2e/claude-map.mjs), given this file's helpers.
   ...Object.fromEntries(Object.entries(CLAUDE_MAP_SCENARIOS).map(([n, f]) => [n, (page, context) => f(kit(), page, context)])),
+  // The panels (issue 20), in panels.mjs.
+  ...Object.fromEntries(PANEL_SCENARIOS.map((scenario) => [
+    scenario,
+    (page, context) => panelScenarios({ until, shot, ask, origin, timeout: TIMEOUT })[scenario](page, context),
+  ])),
 };
 
 const name = process.argv[2];

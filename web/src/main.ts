@@ -100,6 +100,8 @@ declare global {
       sceneFeed(conversations: { key: string; inTurn: boolean }[], messages: OverlayMessage[]): void;
       /** Benchmarks: the draw time (ms) of each effects frame since the last call. */
       sceneEffectFrames(): number[];
+      /** The panels: which is open, the prompt's attachments, and the panels' last messages. */
+      panels(): unknown;
     };
   }
 }
@@ -135,6 +137,13 @@ window.orbitInspect = {
   sceneRedraw: () => hud.scene.redraw(),
   sceneFeed: (conversations, messages) => { hud.scene.feedEffects(conversations, messages); },
   sceneEffectFrames: () => hud.scene.effectFrameTimes(),
+  panels: () => JSON.parse(JSON.stringify({
+    ...hud.panels(),
+    catalog: store.state.catalog,
+    settings: store.state.settings,
+    mcp: store.state.mcp,
+    history: store.state.history,
+  })) as unknown,
 };
 
 channel.start();

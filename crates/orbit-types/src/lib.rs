@@ -17,6 +17,7 @@ mod history;
 mod keypad;
 mod map;
 mod page;
+mod panels;
 
 pub use agent::{
     AgentEvent, ConversationPhase, ConversationState, McpServerStatus, PermissionRequest,
@@ -47,6 +48,10 @@ pub use page::{
     PageMessage, PageProtocol, PageRequest, PendingCard, PermissionCard, PermissionChoice,
     QuestionAnswer, QuestionCard, Refusal, SessionState, SessionsMessage, SubagentEvent,
     SubagentMessage, TranscriptEntry, TranscriptUpdate,
+};
+pub use panels::{
+    CatalogState, CatalogStatus, HistoryEntry, HistoryState, McpServerRow, McpState, ModelChoice,
+    SettingSource, SettingValue, SettingsState, SkillChoice,
 };
 
 /// The page protocol's JSON Schema (`docs/page-protocol.schema.json`):

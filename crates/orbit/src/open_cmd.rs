@@ -191,6 +191,9 @@ impl Orbit {
             serve_socket: true,
             claude_config_dir: orbit_agent::claude_config_dir(),
             map_delta_delay: map_delta_delay(),
+            url_opener: Some(orbit_core::workspace::UrlOpener(std::sync::Arc::new(
+                crate::keypad_cmd::open_url,
+            ))),
         })
         .await?;
         let kept = self.workspaces.insert(Arc::clone(&handle));

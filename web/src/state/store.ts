@@ -7,7 +7,11 @@
 import type { ConnectionState } from '../protocol/transport';
 import type {
   ActionAck,
+  CatalogState,
   ConversationEntry,
+  HistoryState,
+  McpState,
+  SettingsState,
   HostBody,
   HostFrame,
   PageFrame,
@@ -95,6 +99,11 @@ export interface PageState {
   mapInbox: MapInboxItem[];
   /** Activity and subagent messages the scene has not taken yet. */
   activityInbox: ActivityInboxItem[];
+  /** The panels' workspace messages (issue 20): the last of each. */
+  catalog: CatalogState | null;
+  settings: SettingsState | null;
+  mcp: McpState | null;
+  history: HistoryState | null;
 }
 
 export function initialState(): PageState {
@@ -120,6 +129,10 @@ export function initialState(): PageState {
     errors: [],
     mapInbox: [],
     activityInbox: [],
+    catalog: null,
+    settings: null,
+    mcp: null,
+    history: null,
   };
 }
 
@@ -294,6 +307,17 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
     case 'mapReset':
       pushMap(state, body);
       break;
+    case 'catalog':
+    case 'settings':
+    case 'mcp':
+    case 'history': {
+      const { type, ...panel } = body;
+      if (type === 'catalog') state.catalog = panel as CatalogState;
+      else if (type === 'settings') state.settings = panel as SettingsState;
+      else if (type === 'mcp') state.mcp = panel as McpState;
+      else state.history = panel as HistoryState;
+      break;
+    }
     case 'activity':
       pushActivity(state, body);
       break;

@@ -42,6 +42,7 @@ mod open;
 mod open_support;
 mod page_e2e;
 mod page_relay;
+mod panels_e2e;
 mod reference_adapters;
 mod scene_e2e;
 mod schema_check;
