@@ -61,6 +61,63 @@ fn json_has_the_documented_shape() {
     }
 }
 
+/// `--format stats` counts what ignore rules left out, per rule: the
+/// workspace's `.gitignore` (a folder counts once, its contents unwalked),
+/// a nested `.ignore`, the repository's `.git/info/exclude`, and Orbit's own
+/// version-control folders; a `!` rule keeps its file, and a binary file is
+/// skipped, not ignored.
+#[test]
+fn stats_count_ignored_files_per_rule() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            (".gitignore", "target/\n*.log\n!keep.log\n"),
+            ("a.ts", "x\n"),
+            ("b.bin", "\0\0"),
+            ("debug.log", "x\n"),
+            ("keep.log", "x\n"),
+            ("target/x.ts", "x\n"),
+            ("target/y.ts", "x\n"),
+            ("src/.ignore", "secret.ts\n"),
+            ("src/secret.ts", "x\n"),
+            ("src/main.ts", "x\n"),
+            ("src/trace.log", "x\n"),
+            (".git/info/exclude", "local.ts\n"),
+            (".git/HEAD", "ref: refs/heads/main\n"),
+            ("local.ts", "x\n"),
+        ],
+    );
+    let output = orbit(home.path())
+        .args(["graph", "--format", "stats"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stats: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        stats["ignored"],
+        serde_json::json!({
+            "files": 4,
+            "folders": 2,
+            "rules": {
+                ".gitignore: target/": 1,
+                ".gitignore: *.log": 2,
+                "src/.ignore: secret.ts": 1,
+                ".git/info/exclude: local.ts": 1,
+                "orbit: version-control folder .git": 1,
+            }
+        }),
+        "{stats:#}"
+    );
+    assert_eq!(stats["skipped"]["binary"], 1);
+}
+
 #[test]
 fn stats_and_dot() {
     let home = tempfile::tempdir().unwrap();
