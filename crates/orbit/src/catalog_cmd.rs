@@ -272,7 +272,7 @@ impl CatalogRead<'_> {
                 "the catalog is refreshed in the background"
             ),
             Err(error) => {
-                tracing::warn!(%error, "the catalog cannot be refreshed in the background")
+                tracing::warn!(%error, "the catalog cannot be refreshed in the background");
             }
         }
     }
