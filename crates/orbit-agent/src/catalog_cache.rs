@@ -209,9 +209,9 @@ impl CatalogCache {
             part("global", file.as_os_str().as_encoded_bytes());
             part("mcp", mcp_parts(&file, cwd).as_bytes());
         }
-        for folder in listing_folders(cwd, claude_config_dir) {
+        for (folder, times) in listing_folders(cwd, claude_config_dir) {
             part("folder", folder.as_os_str().as_encoded_bytes());
-            part("listing", folder_stamp(&folder).as_bytes());
+            part("listing", folder_stamp(&folder, times).as_bytes());
         }
         CatalogKey {
             digest: hasher.finalize().to_hex().to_string(),
@@ -383,34 +383,40 @@ fn mcp_parts(file: &Path, cwd: &Path) -> String {
 }
 
 /// The folders whose listing changes the CLI's commands (skills, commands,
-/// plugins, agents).
-fn listing_folders(cwd: &Path, claude_config_dir: &Path) -> Vec<PathBuf> {
+/// agents, plugins), and whether their entries' times count: not for
+/// `plugins`, whose store the CLI rewrites at every start (the plugins in
+/// force are named in the settings files, which the key reads).
+fn listing_folders(cwd: &Path, claude_config_dir: &Path) -> Vec<(PathBuf, bool)> {
     let mut folders = Vec::new();
     for base in [cwd.join(".claude"), claude_config_dir.to_path_buf()] {
         for name in ["skills", "commands", "agents", "plugins"] {
-            folders.push(base.join(name));
+            folders.push((base.join(name), name != "plugins"));
         }
     }
     folders
 }
 
-/// The names in a folder and in its subfolders (a skill is a folder with
-/// a `SKILL.md`), with the folders' modification times.
-fn folder_stamp(folder: &Path) -> String {
+/// The names in a folder, each with its modification time when `times`
+/// (a skill folder's: its `SKILL.md`'s, whose frontmatter the CLI lists).
+fn folder_stamp(folder: &Path, times: bool) -> String {
     let mut names: Vec<String> = Vec::new();
     let Ok(entries) = fs_err::read_dir(folder) else {
         return String::new();
     };
     for entry in entries.flatten() {
-        let modified = entry
-            .metadata()
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !times {
+            names.push(name);
+            continue;
+        }
+        let path = entry.path();
+        let skill = path.join("SKILL.md");
+        let modified = fs_err::metadata(&skill)
+            .or_else(|_| fs_err::metadata(&path))
             .ok()
             .and_then(|m| m.modified().ok())
             .map_or(0, unix_ms);
-        names.push(format!(
-            "{}:{modified}",
-            entry.file_name().to_string_lossy()
-        ));
+        names.push(format!("{name}:{modified}"));
     }
     names.sort_unstable();
     names.join("\n")
@@ -423,15 +429,8 @@ mod tests {
 
     fn server(status: &str, timed_out: bool) -> McpServerInfo {
         McpServerInfo {
-            name: "echo".into(),
-            status: status.into(),
-            scope: None,
-            transport: None,
-            version: None,
-            tool_count: 0,
-            tools: Vec::new(),
-            error: None,
             timed_out,
+            ..McpServerInfo::named("echo", status)
         }
     }
 
@@ -524,6 +523,20 @@ mod tests {
         differs(key(&config(&[]), "2.1.328", &plain), "the user's settings");
         fs_err::create_dir_all(ws.path().join(".claude/skills/notes")).unwrap();
         differs(key(&config(&[]), "2.1.328", &plain), "a new skill");
+        // The CLI rewrites its plugin store at every start: no change.
+        fs_err::create_dir_all(claude.path().join("plugins/store")).unwrap();
+        let stored = key(&config(&[]), "2.1.328", &plain);
+        std::thread::sleep(Duration::from_millis(20));
+        fs_err::write(claude.path().join("plugins/store/builtin.json"), "{}").unwrap();
+        assert_eq!(stored, key(&config(&[]), "2.1.328", &plain));
+        // An edited skill (its description) does.
+        std::thread::sleep(Duration::from_millis(20));
+        fs_err::write(
+            ws.path().join(".claude/skills/notes/SKILL.md"),
+            "---\nname: notes\n---\n",
+        )
+        .unwrap();
+        differs(key(&config(&[]), "2.1.328", &plain), "an edited skill");
         fs_err::write(ws.path().join(".mcp.json"), "{\"mcpServers\":{}}").unwrap();
         differs(
             key(&config(&[]), "2.1.328", &plain),

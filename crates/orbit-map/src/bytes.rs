@@ -80,28 +80,30 @@ impl<'a> Reader<'a> {
             .map_err(|_| invalid(field, "not UTF-8"))
     }
 
-    fn words(&mut self, field: &'static str, count: Option<usize>) -> Result<&'a [u8]> {
+    /// `count` 4-byte words, each made a `T` by `from`.
+    fn words<T>(
+        &mut self,
+        field: &'static str,
+        count: Option<usize>,
+        from: fn([u8; 4]) -> T,
+    ) -> Result<Vec<T>> {
         let len = count
             .and_then(|c| c.checked_mul(4))
             .ok_or_else(|| invalid(field, "count too large"))?;
-        self.take(field, len)
+        Ok(self
+            .take(field, len)?
+            .chunks_exact(4)
+            .map(|c| from([c[0], c[1], c[2], c[3]]))
+            .collect())
     }
 
     /// `count` little-endian `u32`s.
     pub(crate) fn u32s(&mut self, field: &'static str, count: Option<usize>) -> Result<Vec<u32>> {
-        Ok(self
-            .words(field, count)?
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+        self.words(field, count, u32::from_le_bytes)
     }
 
     /// `count` little-endian `f32`s.
     pub(crate) fn f32s(&mut self, field: &'static str, count: Option<usize>) -> Result<Vec<f32>> {
-        Ok(self
-            .words(field, count)?
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+        self.words(field, count, f32::from_le_bytes)
     }
 }

@@ -188,18 +188,22 @@ pub(crate) struct CatalogRead<'a> {
 }
 
 impl CatalogRead<'_> {
-    /// The catalog, and its age when it came from the cache. A cached one
-    /// that [`wants_refresh`](orbit_agent::CachedCatalog::wants_refresh) is
-    /// read anew by `orbit catalog --fresh` in the background, for the next
-    /// call; one read now is kept.
-    pub(crate) async fn read(&self) -> orbit_agent::Result<(Catalog, Option<Duration>)> {
-        let key = CatalogCache::key(
+    fn key(&self) -> orbit_agent::CatalogKey {
+        CatalogCache::key(
             self.config,
             self.version,
             self.dir,
             self.options,
             self.claude_dir,
-        );
+        )
+    }
+
+    /// The catalog, and its age when it came from the cache. A cached one
+    /// that [`wants_refresh`](orbit_agent::CachedCatalog::wants_refresh) is
+    /// read anew by `orbit catalog --fresh` in the background, for the next
+    /// call; one read now is kept.
+    pub(crate) async fn read(&self) -> orbit_agent::Result<(Catalog, Option<Duration>)> {
+        let key = self.key();
         if let Some(cache) = self.cache
             && !self.fresh
             && let Some(hit) = cache.get(&key).filter(|hit| hit.serves(self.patience))
@@ -223,13 +227,7 @@ impl CatalogRead<'_> {
             // Keyed as things are now: the CLI writes some of what the key
             // reads (its first run in a folder adds the project's entry,
             // MCP keys included, to `.claude.json`).
-            let key = CatalogCache::key(
-                self.config,
-                self.version,
-                self.dir,
-                self.options,
-                self.claude_dir,
-            );
+            let key = self.key();
             cache.put(&key, &catalog, self.patience, SystemTime::now());
         }
         Ok((catalog, None))

@@ -20,6 +20,22 @@ fn orbit(home: &Path) -> Command {
     command
 }
 
+/// `orbit graph ARGS DIR`, successful, its stdout as JSON.
+fn graph_json(home: &Path, args: &[&str], dir: &Path) -> Value {
+    let output = orbit(home)
+        .arg("graph")
+        .args(args)
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 fn write(root: &Path, files: &[(&str, &str)]) {
     for (path, text) in files {
         let full = root.join(path);
@@ -36,17 +52,7 @@ fn json_has_the_documented_shape() {
         dir.path(),
         &[("src/a.md", "[b](../b.md)\n"), ("b.md", "# b\n")],
     );
-    let output = orbit(home.path())
-        .arg("graph")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let json = graph_json(home.path(), &[], dir.path());
     assert!(json["hash"].as_str().is_some_and(|hash| hash.len() == 32));
     let nodes = json["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 2);
@@ -89,17 +95,7 @@ fn stats_count_ignored_files_per_rule() {
             ("local.ts", "x\n"),
         ],
     );
-    let output = orbit(home.path())
-        .args(["graph", "--format", "stats"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let stats: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let stats = graph_json(home.path(), &["--format", "stats"], dir.path());
     assert_eq!(
         stats["ignored"],
         serde_json::json!({
