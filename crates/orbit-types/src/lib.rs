@@ -30,8 +30,8 @@ pub use channel::{
 };
 pub use control::{ControlError, ControlRequest, ControlResponse};
 pub use graph::{
-    EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, Language, LanguageStats, NodeDto,
-    SkipReason,
+    EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, IgnoredStats, Language,
+    LanguageStats, NodeDto, SkipReason,
 };
 pub use history::{ConversationSummary, HistoryListing};
 pub use keypad::{

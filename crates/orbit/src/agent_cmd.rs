@@ -243,21 +243,32 @@ fn decide_turn(
 
 /// The catalog the controller checks models and skills against: asked of a
 /// control process started without `--model` (CLI 2.1.328 lists the model
-/// it was started with as a "Custom model"), MCP servers not waited for.
+/// it was started with as a "Custom model"), MCP servers not waited for,
+/// through Orbit's catalog cache (a repeat answers from disk).
 /// `None` (with a warning) when the CLI does not answer.
-async fn turn_catalog(config: &CliConfig, dir: &Path, options: &ProcessOptions) -> Option<Catalog> {
-    let bare = ProcessOptions {
-        model: None,
-        ..options.clone()
-    };
+async fn turn_catalog(
+    cache: Option<&orbit_agent::CatalogCache>,
+    config: &CliConfig,
+    version: &str,
+    dir: &Path,
+    options: &ProcessOptions,
+) -> Option<Catalog> {
+    let bare = crate::catalog_cmd::without_model(options);
     let claude = orbit_agent::claude_config_dir()?;
-    let loaded = tokio::time::timeout(
-        std::time::Duration::from_secs(30),
-        orbit_agent::load_catalog(config, dir, &bare, &claude, std::time::Duration::ZERO),
-    )
-    .await;
+    let read = crate::catalog_cmd::CatalogRead {
+        cache,
+        config,
+        version,
+        dir,
+        options: &bare,
+        claude_dir: &claude,
+        patience: std::time::Duration::ZERO,
+        fresh: false,
+        without_model: true,
+    };
+    let loaded = tokio::time::timeout(std::time::Duration::from_secs(30), read.read()).await;
     match loaded {
-        Ok(Ok(catalog)) => Some(catalog),
+        Ok(Ok((catalog, _age))) => Some(catalog),
         Ok(Err(error)) => {
             tracing::warn!(error = %error, "the CLI's catalog could not be read");
             None
@@ -529,7 +540,15 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
         // From here on a signal ends what Orbit started (the catalog's
         // process, the turn's) before Orbit exits with 128 + the signal.
         let mut signals = Signals::listen().context("cannot listen for signals")?;
-        let probed = probe::probe(current.path.as_deref(), &ProbeEnv::from_env()).await?;
+        let cache = orbit_agent::CatalogCache::from_env();
+        let probed = match &cache {
+            Some(cache) => {
+                cache
+                    .probe(current.path.as_deref(), &ProbeEnv::from_env())
+                    .await?
+            }
+            None => probe::probe(current.path.as_deref(), &ProbeEnv::from_env()).await?,
+        };
         let config = CliConfig {
             program: probed.path,
             extra_args: current.extra_args.clone(),
@@ -538,7 +557,7 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
         };
         let catalog = if args.model.is_some() || !args.skills.is_empty() {
             tokio::select! {
-                catalog = turn_catalog(&config, &dir, &current.options) => catalog,
+                catalog = turn_catalog(cache.as_ref(), &config, &probed.version, &dir, &current.options) => catalog,
                 // Dropping the catalog's future kills its process.
                 signal = signals.next() => return Ok(signal.exit_code()),
             }
