@@ -71,6 +71,10 @@ pub struct Created {
     pub hooks: bool,
     /// The events' keys under `hooks`.
     pub events: Vec<String>,
+    /// The file existed (blank) before the install: an uninstall empties
+    /// it rather than removing it (set by the caller).
+    #[serde(default)]
+    pub existed: bool,
 }
 
 /// A hook command found in a settings file.
@@ -656,6 +660,7 @@ pub fn install(
             file: true,
             hooks: true,
             events: entries.iter().map(|e| e.event.clone()).collect(),
+            existed: false,
         };
         return Ok((format!("{body}\n"), created));
     }
