@@ -267,7 +267,7 @@ fn status(locations: &Locations, as_json: bool) -> anyhow::Result<ExitCode> {
         "project": scopes.iter().find(|(s, _)| *s == "project").map(|(_, v)| v),
         "orbitRunning": sessions.is_some(),
         "permissionWaitSeconds": permission_wait(locations),
-        "sessions": sessions.clone().unwrap_or_else(|| json!([])),
+        "sessions": sessions.as_ref().map_or_else(|| json!([]), |s| s["sessions"].clone()),
     });
     let mut out = std::io::stdout().lock();
     if as_json {
@@ -306,7 +306,7 @@ fn status(locations: &Locations, as_json: bool) -> anyhow::Result<ExitCode> {
             n => format!("waits {n} s for the keypad, then Claude Code asks"),
         }
     )?;
-    match sessions {
+    match sessions.map(|s| s["sessions"].clone()) {
         None => writeln!(out, "Orbit is not running: hooks exit at once and show nothing")?,
         Some(Value::Array(list)) if list.is_empty() => {
             writeln!(out, "no Claude Code session outside Orbit is watched now")?;
@@ -336,9 +336,14 @@ pub(crate) fn hook(args: &HookArgs) -> ExitCode {
     }
     let mut body = Vec::new();
     let limit = u64::try_from(hooks::payload::MAX_BODY).unwrap_or(u64::MAX) + 1;
-    if std::io::stdin().lock().take(limit).read_to_end(&mut body).is_err() {
+    let mut stdin = std::io::stdin().lock();
+    if (&mut stdin).take(limit).read_to_end(&mut body).is_err() {
         return ExitCode::SUCCESS;
     }
+    // The rest of an oversized payload is read and dropped, so Claude
+    // Code's write never fails on a closed pipe.
+    let _ = std::io::copy(&mut stdin, &mut std::io::sink());
+    drop(stdin);
     let Some(locations) = Locations::from_env() else {
         return ExitCode::SUCCESS;
     };

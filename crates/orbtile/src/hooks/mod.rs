@@ -319,12 +319,19 @@ impl Shared {
             .map_err(|_| ("refused", "the request is no longer waiting".to_owned()))
     }
 
-    /// The watched sessions (`hooks.sessions` on the control socket).
+    /// The watched sessions (`hooks.sessions` on the control socket):
+    /// `{"sessions": [...], "ended": [{sessionId, key, activities}]}` (the
+    /// last 16 that ended, with the activities they went through).
     pub fn hooked_sessions(&self) -> Value {
         self.sweep_hooked();
         let watch = lock(&self.hooks().watch);
         let hub = self.hub();
-        Value::Array(
+        let ended: Vec<Value> = watch
+            .ended
+            .iter()
+            .map(|(id, key, log)| json!({"sessionId": id, "key": key, "activities": log}))
+            .collect();
+        let sessions = Value::Array(
             watch
                 .sessions
                 .iter()
@@ -347,7 +354,8 @@ impl Shared {
                     })
                 })
                 .collect(),
-        )
+        );
+        json!({"sessions": sessions, "ended": ended})
     }
 }
 

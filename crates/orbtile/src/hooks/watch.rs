@@ -27,6 +27,8 @@ use crate::hub::builtin::BuiltinSession;
 
 /// How many activity changes a watched session remembers (`hooks.sessions`).
 const LOG: usize = 64;
+/// How many ended sessions `hooks.sessions` still lists.
+const ENDED: usize = 16;
 
 /// One watched session.
 #[derive(Debug, Clone, Default)]
@@ -67,6 +69,8 @@ pub(crate) enum Change {
 #[derive(Debug, Default)]
 pub(crate) struct Watch {
     pub(crate) sessions: BTreeMap<String, Watched>,
+    /// The last sessions that ended: (session id, key, activities).
+    pub(crate) ended: VecDeque<(String, String, VecDeque<String>)>,
     next_key: u64,
 }
 
@@ -209,10 +213,16 @@ impl Watch {
     #[expect(clippy::too_many_lines, reason = "one arm per hook event, as §7 lists them")]
     pub(crate) fn apply(&mut self, input: &HookInput, pid: Option<u32>) -> Change {
         if input.event == "SessionEnd" {
-            return if self.sessions.remove(&input.session_id).is_some() {
-                Change::Remove
-            } else {
-                Change::None
+            return match self.sessions.remove(&input.session_id) {
+                Some(gone) => {
+                    self.ended
+                        .push_back((input.session_id.clone(), gone.key, gone.log));
+                    if self.ended.len() > ENDED {
+                        self.ended.pop_front();
+                    }
+                    Change::Remove
+                }
+                None => Change::None,
             };
         }
         let known = [
