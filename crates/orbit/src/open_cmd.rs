@@ -382,6 +382,9 @@ impl OrbitMethods {
                 ));
             }
         };
+        if let Some((_, claude)) = self.orbit.hub.hooked_session(uid) {
+            return self.answer_hooked(caller, uid, request_id, choice, claude);
+        }
         let session = self.orbit.hub.hub().builtin_of(uid);
         let target = session
             .and_then(|(_, session_id)| self.orbit.targets.get(&session_id))
@@ -418,6 +421,36 @@ impl OrbitMethods {
                     .unwrap_or_else(|| "the card was already answered".to_owned()),
             ));
         }
+        Ok(json!({"ok": true}))
+    }
+
+    /// The keypad's answer to a terminal Claude Code session's permission
+    /// (through its `PermissionRequest` hook). No self-approval: a process
+    /// that descends from that session's own `claude` is refused.
+    fn answer_hooked(
+        &self,
+        caller: &Caller,
+        uid: &str,
+        request_id: &str,
+        choice: orbit_types::PermissionChoice,
+        claude: Option<u32>,
+    ) -> Result<Value, ControlFailure> {
+        let own = claude.is_some_and(|claude| {
+            caller
+                .pid
+                .is_some_and(|pid| ancestry::descends_from(pid, &[claude]))
+        });
+        if own {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by that Claude Code session cannot answer its own requests",
+            ));
+        }
+        let allow = matches!(choice, orbit_types::PermissionChoice::Allow);
+        self.orbit
+            .hub
+            .answer_hook(uid, request_id, allow)
+            .map_err(|(code, message)| ControlFailure::new(code, message))?;
         Ok(json!({"ok": true}))
     }
 

@@ -34,6 +34,7 @@ mod graph_live;
 )]
 mod harness;
 mod history_cli;
+mod hooks_real;
 mod hub;
 mod keypad_builtin;
 mod mcp;
