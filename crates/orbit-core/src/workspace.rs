@@ -155,6 +155,73 @@ enum Command {
     Shutdown {
         reply: oneshot::Sender<()>,
     },
+    Ask {
+        turn: Box<AskTurn>,
+        reply: oneshot::Sender<Result<AskStarted, AskRefused>>,
+    },
+}
+
+/// A turn a joining `orbit ask` hands to the running Orbit: what its own
+/// controller decided on the terminal. The workspace runs it in a new
+/// conversation (or the one continuing `resume`), with the flags' options
+/// on top of `settings.json`'s for that conversation's process only, and
+/// lets the process go when the turn ends (as `orbit ask` does).
+#[derive(Debug, Clone, Default)]
+pub struct AskTurn {
+    /// The text to send (skills and files encoded).
+    pub text: String,
+    /// The prompt as the user wrote it, with what it carries (the page's
+    /// transcript).
+    pub note: PromptNote,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--effort`.
+    pub effort: Option<String>,
+    /// `--permission-mode` (never `bypassPermissions`: refused as from the page).
+    pub permission_mode: Option<String>,
+    /// `--resume`: a Claude Code session id to continue.
+    pub resume: Option<String>,
+    /// What the terminal's controller dropped (skills, files), for the
+    /// page's transcript.
+    pub notice: Option<String>,
+}
+
+/// A handed-over turn that started.
+#[derive(Debug)]
+pub struct AskStarted {
+    /// The conversation's key.
+    pub key: String,
+    /// What the conversation reports, until its process exits.
+    pub events: mpsc::UnboundedReceiver<TurnTap>,
+}
+
+/// Why a handed-over turn did not start: a controller or agent code and
+/// its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AskRefused {
+    /// The code (`untrusted`, `bad_mode`, `agent_unavailable`, ...).
+    pub code: String,
+    /// Its one line.
+    pub message: String,
+}
+
+/// What a handed-over turn's conversation reports to its `orbit ask`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnTap {
+    /// An event of its process.
+    Event(orbit_types::AgentEvent),
+    /// A card was answered (from anywhere: the terminal, the page, the
+    /// keypad), as the controller decided.
+    Answered {
+        /// The card's request id.
+        request_id: String,
+        /// The answer sent to Claude.
+        answer: orbit_agent::Answer,
+    },
+    /// Its process ended (the last report).
+    Exited(orbit_types::ProcessExit),
+    /// Its process was let go without an exit to report (the last report).
+    Ended,
 }
 
 /// What the handle and the actor share.
@@ -325,6 +392,7 @@ impl WorkspaceHandle {
             map_saves: MapSaves::soon(),
             map_delay: config.map_delta_delay,
             delayed_maps: VecDeque::new(),
+            taps: HashMap::new(),
         };
         actor.publish_workspace();
         actor.start_catalog();
@@ -380,6 +448,27 @@ impl WorkspaceHandle {
     #[must_use]
     pub fn claude_pids(&self) -> Vec<u32> {
         self.shared.pids()
+    }
+
+    /// Runs a turn a joining `orbit ask` hands over (see [`AskTurn`]).
+    ///
+    /// # Errors
+    /// The controller's or the agent layer's refusal; `unavailable` when
+    /// the workspace is closing.
+    pub async fn ask(&self, turn: AskTurn) -> Result<AskStarted, AskRefused> {
+        let (reply, rx) = oneshot::channel();
+        let closing = || AskRefused {
+            code: "unavailable".to_owned(),
+            message: "the workspace is closing".to_owned(),
+        };
+        self.commands
+            .send(Command::Ask {
+                turn: Box::new(turn),
+                reply,
+            })
+            .await
+            .map_err(|_| closing())?;
+        rx.await.map_err(|_| closing())?
     }
 
     /// Sends a frame as a page would (the control socket's relay, tests).
@@ -545,6 +634,9 @@ struct Actor {
     map_delay: Option<Duration>,
     /// Map messages held by that delay, with when each is due, in order.
     delayed_maps: VecDeque<(Instant, MapMessage)>,
+    /// The conversations of handed-over turns (`orbit ask`), and where
+    /// their reports go.
+    taps: HashMap<String, mpsc::UnboundedSender<TurnTap>>,
 }
 
 /// How long the catalog waits for pending MCP servers.
@@ -994,6 +1086,7 @@ impl Actor {
             self.projector.apply(event, &*graph)
         };
         self.push_all(messages);
+        self.tap(event);
         self.track();
         match event {
             orbit_agent::ServiceEvent::Agent {
@@ -1012,6 +1105,123 @@ impl Actor {
             | orbit_agent::ServiceEvent::Sessions(_) => self.publish_panels(),
             orbit_agent::ServiceEvent::Agent { .. } => {}
         }
+    }
+
+    /// Tells a handed-over turn's `orbit ask` what its conversation did;
+    /// its process is let go when the turn ends.
+    fn tap(&mut self, event: &orbit_agent::ServiceEvent) {
+        match event {
+            orbit_agent::ServiceEvent::Agent { key, event } => {
+                let Some(tap) = self.taps.get(key) else {
+                    return;
+                };
+                if tap.send(TurnTap::Event(event.clone())).is_err() {
+                    // Its `orbit ask` went away: the conversation stays, as
+                    // one of the page's.
+                    self.taps.remove(key);
+                    return;
+                }
+                if matches!(event, orbit_types::AgentEvent::TurnEnded(_))
+                    && !self.host.service().release(key)
+                    && let Some(tap) = self.taps.remove(key)
+                {
+                    let _ = tap.send(TurnTap::Ended);
+                }
+            }
+            orbit_agent::ServiceEvent::Exited { key, exit } => {
+                if let Some(tap) = self.taps.remove(key) {
+                    let _ = tap.send(TurnTap::Exited(exit.clone()));
+                }
+            }
+            orbit_agent::ServiceEvent::Sessions(_) => {}
+        }
+    }
+
+    /// Starts a handed-over turn: trust read again (the terminal may have
+    /// just trusted the folder), the prompt and the flags through the
+    /// controller, a new conversation (or the one continuing `resume`),
+    /// the flags' options for its process only.
+    async fn ask(&mut self, turn: AskTurn) -> Result<AskStarted, AskRefused> {
+        let refused = |code: &str, message: String| AskRefused {
+            code: code.to_owned(),
+            message,
+        };
+        if !self.trusted && self.trust.is_trusted(&self.root).unwrap_or(false) {
+            self.trusted = true;
+            self.publish_workspace();
+            self.start_catalog();
+        }
+        let mut options = self.host.settings().current().options.clone();
+        let (text, flags) = {
+            let graph = self.live.read();
+            let files = GraphFiles(&*graph);
+            let facts = Facts {
+                trusted: self.trusted,
+                catalog: self.catalog.as_ref(),
+                ..Facts::new(Origin::Page, &files, &self.projector)
+            };
+            let mut flags = Vec::new();
+            if let Some(model) = &turn.model {
+                flags.push(PageRequest::SetModel {
+                    model: Some(model.clone()),
+                });
+            }
+            if let Some(effort) = &turn.effort {
+                flags.push(PageRequest::SetEffort {
+                    effort: Some(effort.clone()),
+                });
+            }
+            if let Some(mode) = &turn.permission_mode {
+                flags.push(PageRequest::SetPermissionMode { mode: mode.clone() });
+            }
+            let mut decided = Vec::new();
+            for flag in &flags {
+                match controller::decide(flag, &facts) {
+                    Ok(Decision::SetOption(change)) => decided.push(change),
+                    Ok(_) => return Err(refused("internal", "an option decided as something else".to_owned())),
+                    Err(why) => return Err(refused(why.code(), why.to_string())),
+                }
+            }
+            let prompt = PageRequest::Prompt {
+                key: None,
+                text: turn.text.clone(),
+                skills: Vec::new(),
+                files: Vec::new(),
+            };
+            let text = match controller::decide(&prompt, &facts) {
+                Ok(Decision::Prompt(prompt)) => prompt.text,
+                Ok(_) => return Err(refused("internal", "a prompt decided as something else".to_owned())),
+                Err(why) => return Err(refused(why.code(), why.to_string())),
+            };
+            (text, decided)
+        };
+        for change in flags {
+            match change {
+                OptionChange::PermissionMode(mode) => options.permission_mode = Some(mode),
+                OptionChange::Model(model) => options.model = model,
+                OptionChange::Effort(effort) => options.effort = effort,
+            }
+        }
+        let key = match &turn.resume {
+            Some(id) => self.host.service().continue_session(id),
+            None => self.host.service().new_conversation(),
+        };
+        let (tx, events) = mpsc::unbounded_channel();
+        self.taps.insert(key.clone(), tx);
+        let before = self.host.service().options().clone();
+        self.host.service().set_options(options);
+        let sent = self.host.prompt(Some(&key), &text).await;
+        self.host.service().set_options(before);
+        if let Err(error) = sent {
+            self.taps.remove(&key);
+            return Err(refused(agent_code(&error), error.to_string()));
+        }
+        self.projector.note_prompt(&key, turn.note);
+        if let Some(notice) = &turn.notice {
+            let messages = self.projector.notice(&key, NoticeLevel::Info, notice);
+            self.push_all(messages);
+        }
+        Ok(AskStarted { key, events })
     }
 
     fn graph_changed(&mut self, delta: &GraphDelta) {
@@ -1140,6 +1350,11 @@ impl Actor {
             Command::Shutdown { reply } => {
                 self.shutdown().await;
                 let _ = reply.send(());
+            }
+            Command::Ask { turn, reply } => {
+                let started = self.ask(*turn).await;
+                let _ = reply.send(started);
+                self.track();
             }
         }
     }
@@ -1313,6 +1528,9 @@ impl Actor {
                     .map_err(|e| refused(&e))?;
                 let messages = self.projector.answered(&key, &request_id, &answer);
                 self.push_all(messages);
+                if let Some(tap) = self.taps.get(&key) {
+                    let _ = tap.send(TurnTap::Answered { request_id, answer });
+                }
             }
             Decision::SetOption(change) => {
                 // A page choice, remembered for the workspace; `null` (or

@@ -3,6 +3,8 @@
 
 mod adapter_cmd;
 mod agent_cmd;
+mod ask_join;
+mod ask_relay;
 mod catalog_cmd;
 mod desktop_notify;
 mod graph_cmd;

@@ -170,6 +170,8 @@ struct Orbit {
     runtime: tokio::runtime::Handle,
     /// The page connections relayed over the control socket (VS Code).
     relay: crate::page_relay::PageRelay,
+    /// The turns joining `orbit ask`s handed over.
+    asks: crate::ask_relay::AskRelay,
 }
 
 impl Orbit {
@@ -234,6 +236,7 @@ impl Orbit {
     /// Ends every workspace (every turn stopped, every `claude` ended).
     async fn close(&self) {
         self.relay.close_all();
+        self.asks.close_all();
         let all = self.workspaces.take_all();
         for workspace in &all {
             self.server.remove_workspace(workspace.id());
@@ -275,6 +278,10 @@ impl ControlMethods for OrbitMethods {
                 Ok(json!({}))
             }
             "orbit.act" => self.act(caller, params),
+            "orbit.ask" => self.ask(caller, params),
+            "orbit.ask.next" => self.orbit.asks.next(params),
+            "orbit.ask.stop" => self.orbit.asks.stop(params),
+            "orbit.ask.close" => self.orbit.asks.close(params),
             "keypad.answer" => self.answer(caller, params),
             "keypad.tap" => self.tap(caller, params),
             "orbit.page.connect" => self.page_connect(caller, params),
@@ -515,6 +522,50 @@ impl OrbitMethods {
             .map_err(|error| ControlFailure::new("internal", error.to_string()))
     }
 
+    /// `orbit.ask`: a joining `orbit ask` hands over its turn
+    /// (`crate::ask_relay`): `{joined: false, differs}` when what reaches
+    /// `claude` differs, else the workspace (opened if need be) runs it:
+    /// `{joined: true, ask, key, workspaceId}`. Refused to Claude's own
+    /// processes (no self-approval: the turn's cards are answered by the
+    /// asking terminal).
+    fn ask(&self, caller: &Caller, params: &Value) -> Result<Value, ControlFailure> {
+        if self.orbit.is_claude_descendant(caller) {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by Claude in Orbit cannot hand a turn to Orbit",
+            ));
+        }
+        let dir = params
+            .get("dir")
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .filter(|d| d.is_absolute())
+            .ok_or_else(|| ControlFailure::new("invalid_params", "`dir` must be an absolute folder"))?;
+        let turn = crate::ask_relay::turn_of(params.get("turn").unwrap_or(&Value::Null))?;
+        let orbit = Arc::clone(&self.orbit);
+        let settings = self.orbit.locations.settings_file();
+        let differs = tokio::task::block_in_place(|| {
+            orbit
+                .runtime
+                .block_on(crate::ask_relay::differences(&settings, params))
+        })?;
+        if !differs.is_empty() {
+            return Ok(json!({"joined": false, "differs": differs}));
+        }
+        if !self.orbit.asks.has_room() {
+            return Err(ControlFailure::new(
+                "unavailable",
+                "too many joined turns are running",
+            ));
+        }
+        let workspace = tokio::task::block_in_place(|| orbit.runtime.block_on(orbit.open(&dir)))
+            .map_err(|error| ControlFailure::new("unavailable", format!("{error:#}")))?;
+        let mut started = self.orbit.asks.start(&workspace, turn)?;
+        started["joined"] = true.into();
+        started["workspaceId"] = workspace.id().into();
+        Ok(started)
+    }
+
     /// `orbit.page.connect`: a relayed page connection (`crate::page_relay`)
     /// to the workspace `workspace` names: its id, or an absolute folder,
     /// opened when it is not yet. Refused to Claude's own processes.
@@ -612,6 +663,7 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
         stop: Notify::new(),
         runtime: tokio::runtime::Handle::current(),
         relay: crate::page_relay::PageRelay::new(tokio::runtime::Handle::current()),
+        asks: crate::ask_relay::AskRelay::new(tokio::runtime::Handle::current()),
     });
     let methods = Arc::new(OrbitMethods {
         orbit: Arc::clone(&orbit),
