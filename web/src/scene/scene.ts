@@ -313,9 +313,11 @@ export function createScene(options: SceneOptions): Scene {
       lastStats = renderer.draw(model, cam, width, height, dpr, fitZoom, t);
       if (firstFrameOf !== model) {
         firstFrameOf = model;
-        renderer.finish();
-        performance.mark('orbit:first-frame');
-        firstFrame = true;
+        // Marked when the GPU has drawn it; the page is not held up meanwhile.
+        renderer.whenDone(() => {
+          performance.mark('orbit:first-frame');
+          firstFrame = true;
+        });
       }
     }
     drawnCam = { ...cam };
