@@ -6,7 +6,7 @@
  * Pure functions of the model and the camera, no DOM.
  */
 import { viewRect, worldToScreen, type Camera } from './camera';
-import type { MapModel, MapNode, Rect } from './model';
+import type { MapFolderRegion, MapModel, MapNode, Rect } from './model';
 
 /** From this zoom (CSS px per file cell) on, imports are drawn file to file. */
 export const FILE_EDGE_ZOOM = 6;
@@ -135,6 +135,21 @@ export interface Label {
 
 export const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
+const folderOrder = new WeakMap<MapModel, { version: number; folders: MapFolderRegion[] }>();
+
+/** The folders but the root, shallow first, then by path: the order they get labels in (kept per model version). */
+function labelOrder(model: MapModel): MapFolderRegion[] {
+  const held = folderOrder.get(model);
+  if (held?.version === model.version) return held.folders;
+  const keyed = Array.from(model.folders.values())
+    .filter((f) => f.path !== '')
+    .map((f) => ({ f, depth: depthOf(f.path) }));
+  keyed.sort((a, b) => a.depth - b.depth || (a.f.path < b.f.path ? -1 : 1));
+  const folders = keyed.map((k) => k.f);
+  folderOrder.set(model, { version: model.version, folders });
+  return folders;
+}
+
 /**
  * Labels for what the view shows: folders whose region is wide enough on
  * screen (shallow first), then, zoomed in, files by how connected they
@@ -157,9 +172,7 @@ export function pickLabels(model: MapModel, cam: Camera, width: number, height: 
     labels.push({ text, sx, sy, kind });
   };
   const view = viewRect(cam, width, height);
-  const folders = Array.from(model.folders.values()).filter((f) => f.path !== '');
-  folders.sort((a, b) => depthOf(a.path) - depthOf(b.path) || (a.path < b.path ? -1 : 1));
-  for (const folder of folders) {
+  for (const folder of labelOrder(model)) {
     const r = folder.rects[folder.rects.length - 1];
     if (!r || r.w * cam.zoom < 60) continue;
     if (r.x > view.x + view.w || r.y > view.y + view.h || r.x + r.w < view.x || r.y + r.h < view.y) continue;

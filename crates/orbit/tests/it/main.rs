@@ -40,6 +40,7 @@ mod mcp_support;
 mod open;
 mod open_support;
 mod page_e2e;
+mod page_latency;
 mod page_relay;
 mod reference_adapters;
 mod scene_e2e;
