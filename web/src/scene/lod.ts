@@ -41,7 +41,13 @@ export function fileLevel(zoom: number, fitZoom: number, edges: number): boolean
   return edges <= SMALL_GRAPH_EDGES || (zoom >= FILE_EDGE_ZOOM && zoom >= 2 * fitZoom);
 }
 
-export const depthOf = (folder: string): number => (folder === '' ? 0 : folder.split('/').length);
+/** A folder's depth: 0 for the root, 1 for a top-level folder, one more per `/`. */
+export function depthOf(folder: string): number {
+  if (folder === '') return 0;
+  let depth = 1;
+  for (let at = folder.indexOf('/'); at >= 0; at = folder.indexOf('/', at + 1)) depth += 1;
+  return depth;
+}
 
 /** The folder depth whose regions fit the zoom: 1 (top-level) at the overview, one more per doubling. */
 export function bundleDepth(zoom: number, fitZoom: number, maxDepth: number): number {

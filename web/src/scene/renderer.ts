@@ -163,10 +163,37 @@ export class Renderer {
     this.edgeKey = '';
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    this.warmUp();
     // The page's background until the first frame.
     const [r, g, b] = this.theme.background;
     gl.clearColor(r, g, b, 1);
     gl.clear(gl.COLOR_BUFFER_BIT);
+  }
+
+  /**
+   * One tiny draw of each kind the map makes (points, lines, quads; the
+   * same attribute formats and blending), cleared at once: a software GPU
+   * compiles a shader for the state it is first drawn with, and this way
+   * it does so while the map is still on its way, not in the first frame.
+   */
+  private warmUp(): void {
+    const gl = this.gl;
+    const far = new Float32Array([-1e6, -1e6, -1e6, -1e6, -1e6, -1e6]);
+    const points = this.layer(null, [{ data: far.subarray(0, 2), size: 2 }, { data: new Float32Array(1), size: 1 }, { data: new Float32Array(1), size: 1 }], 1);
+    const lines = this.layer(null, [{ data: far, size: 2 }, { data: new Float32Array(3), size: 1 }, { data: new Float32Array(6), size: 2 }], 3);
+    gl.useProgram(this.lines);
+    gl.bindVertexArray(lines.vao);
+    gl.drawArrays(gl.LINES, 0, 2);
+    gl.drawArrays(gl.TRIANGLES, 0, 3);
+    gl.useProgram(this.points);
+    gl.uniform3fv(this.uniform(this.points, 'u_palette'), PALETTE);
+    gl.bindVertexArray(points.vao);
+    gl.drawArrays(gl.POINTS, 0, 1);
+    gl.bindVertexArray(null);
+    for (const layer of [points, lines]) {
+      for (const b of layer.buffers) gl.deleteBuffer(b);
+      gl.deleteVertexArray(layer.vao);
+    }
   }
 
   private uniform(program: WebGLProgram, name: string): WebGLUniformLocation | null {

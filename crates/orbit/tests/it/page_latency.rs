@@ -46,9 +46,7 @@ fn claude_line_to_dom_latency() {
     }
     let shim = repo().join("bench/page/claude-shim.mjs");
     let log = scene.env.home.path().join("shim-lines.jsonl");
-    scene
-        .env
-        .write_settings(json!({ "claude.path": shim }));
+    scene.env.write_settings(json!({ "claude.path": shim }));
     scene.extra_env = vec![
         ("ORBIT_SHIM_CLAUDE".to_owned(), real_claude()),
         ("ORBIT_SHIM_LOG".to_owned(), log.clone()),
