@@ -391,31 +391,6 @@ export class Renderer {
     this.edgeKey = '';
   }
 
-  /**
-   * Calls `done` once the GPU has finished everything drawn so far, without
-   * blocking the page meanwhile: a fence, polled from timers (its status
-   * changes only between tasks). Without fences, {@link finish}.
-   */
-  whenDone(done: () => void): void {
-    const gl = this.gl;
-    const sync = gl.fenceSync(gl.SYNC_GPU_COMMANDS_COMPLETE, 0);
-    if (!sync) {
-      this.finish();
-      done();
-      return;
-    }
-    gl.flush();
-    const poll = (): void => {
-      if (!gl.isContextLost() && gl.clientWaitSync(sync, 0, 0) === gl.TIMEOUT_EXPIRED) {
-        setTimeout(poll, 0);
-        return;
-      }
-      gl.deleteSync(sync);
-      done();
-    };
-    setTimeout(poll, 0);
-  }
-
   /** Waits for the GPU: `finish` and a one-pixel read. */
   finish(): void {
     const gl = this.gl;
