@@ -570,12 +570,8 @@ fn federated_mux_over_a_real_sshd_with_a_dead_host_and_unknown_selectors() {
         json!([{"path": "src/a.ts", "kind": "import", "line": 1}])
     );
     assert_eq!(answer["_meta"]["orbit/traceId"], TRACE);
-    // The remote Orbit's audit is written by its background writer after the
-    // answer went out: wait for it.
-    let remote_audit = audit_once(
-        &home.path().join("remote-config-loop-self/mcp-audit.jsonl"),
-        |line| line.contains(TRACE),
-    );
+    let remote_audit = home.path().join("remote-config-loop-self/mcp-audit.jsonl");
+    let remote_audit = audit_once(&remote_audit, |line| line.contains(TRACE));
     assert!(remote_audit.contains(TRACE), "{remote_audit}");
 
     // Local selectors are answered in-process.

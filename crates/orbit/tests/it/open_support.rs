@@ -23,6 +23,20 @@ pub(crate) struct OrbitEnv {
 }
 
 impl OrbitEnv {
+    /// `orbit open --no-browser` on the workspace, its stderr dropped, once
+    /// it has printed its login address.
+    pub(crate) fn open_quiet(&self) -> Child {
+        let mut child = self
+            .command(&["open", "--no-browser"])
+            .arg(self.ws.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        login_address(&mut child);
+        child
+    }
+
     /// Everything fresh; `settings` goes to `settings.json` with
     /// `claude.path` set to the pinned CLI.
     pub(crate) fn new(settings: Value) -> Self {
@@ -124,6 +138,26 @@ pub(crate) fn control_call(socket: &Path, method: &str, params: Value) -> Value 
     let mut line = String::new();
     BufReader::new(&stream).read_line(&mut line).unwrap();
     serde_json::from_str(&line).unwrap()
+}
+
+/// The result line a browser scenario script (`web/e2e/run.mjs`,
+/// `editors/vscode/e2e/run.mjs`) printed last; fails the test with its output
+/// unless it exited 0 with `"ok": true`.
+pub(crate) fn scenario_result(scenario: &str, out: &std::process::Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().unwrap_or_default();
+    let result: Value = serde_json::from_str(line).unwrap_or_else(|_| {
+        panic!(
+            "{scenario}: no result line; stdout {stdout}; stderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert!(
+        out.status.success() && result["ok"] == true,
+        "{scenario} failed: {result:#}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    result
 }
 
 /// Reads the first line of a started `orbit open`: its login address.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::fake_api::{Block, Reply, text, tool};
-use crate::open_support::{OrbitEnv, control_call, login_address};
+use crate::open_support::{OrbitEnv, control_call, login_address, scenario_result};
 
 pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -131,20 +131,7 @@ impl Scene {
             .stderr(Stdio::piped());
         command.envs(env.iter().copied());
         let out = command.output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let line = stdout.lines().last().unwrap_or_default();
-        let result: Value = serde_json::from_str(line).unwrap_or_else(|_| {
-            panic!(
-                "{scenario}: no result line; stdout {stdout}; stderr {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        assert!(
-            out.status.success() && result["ok"] == true,
-            "{scenario} failed: {result:#}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        result
+        scenario_result(scenario, &out)
     }
 
     fn claude_pids(&self) -> Vec<u32> {

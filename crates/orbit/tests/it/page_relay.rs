@@ -2,13 +2,13 @@
 //! the VS Code extension host uses): a real `orbit open`, its real control
 //! socket, the pinned `claude` against the fake Messages API.
 
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::fake_api::{text, tool};
-use crate::open_support::{OrbitEnv, login_address};
+use crate::open_support::OrbitEnv;
 
 struct Relayed {
     env: OrbitEnv,
@@ -22,14 +22,7 @@ impl Relayed {
         if trusted {
             env.trust();
         }
-        let mut child = env
-            .command(&["open", "--no-browser"])
-            .arg(env.ws.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        login_address(&mut child);
+        let child = env.open_quiet();
         Self { env, child }
     }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::fake_api::text;
-use crate::open_support::{OrbitEnv, login_address};
+use crate::open_support::{OrbitEnv, scenario_result};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -44,7 +44,6 @@ struct Workbench {
 impl Workbench {
     /// `trusted`: Orbit and the workbench both trust the folder (else
     /// neither does). `user_settings`: VS Code's user settings.
-    #[expect(clippy::too_many_lines, reason = "one workbench, set up in order")]
     fn start(trusted: bool, user_settings: Value) -> Self {
         let vsix = repo().join("target/artifacts/vscode/orbit-code.vsix");
         assert!(
@@ -59,14 +58,7 @@ impl Workbench {
         if trusted {
             env.trust();
         }
-        let mut orbit = env
-            .command(&["open", "--no-browser"])
-            .arg(env.ws.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        login_address(&mut orbit);
+        let orbit = env.open_quiet();
         let data = tempfile::tempdir().unwrap();
         let user = data.path().join("user");
         std::fs::create_dir_all(user.join("User")).unwrap();
@@ -174,20 +166,7 @@ impl Workbench {
             command.env(key, value);
         }
         let out = command.output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let line = stdout.lines().last().unwrap_or_default();
-        let result: Value = serde_json::from_str(line).unwrap_or_else(|_| {
-            panic!(
-                "{scenario}: no result line; stdout {stdout}; stderr {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-        assert!(
-            out.status.success() && result["ok"] == true,
-            "{scenario} failed: {result:#}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        result
+        scenario_result(scenario, &out)
     }
 }
 
