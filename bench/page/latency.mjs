@@ -23,7 +23,7 @@
 //        the frame that first carries the marker was posted.
 //
 // Activity ticks carry no marker and so are left aside. Prints a table to
-// stderr and one JSON line to stdout.
+// stderr and one JSON line to stdout (`ok`: every change was seen in both).
 //
 //   ORBIT_LOGIN_URL=... ORBIT_SHIM_LOG=... ORBIT_LATENCY_TURNS=N node bench/page/latency.mjs
 import { readFileSync, existsSync } from 'node:fs';
@@ -203,6 +203,7 @@ for (const kind of ['a', 't', 'b']) {
   byKind[kind] = { live: summary(ms.map((m) => live[m])), floor: summary(ms.map((m) => floor[m])), lineType: lineOf[ms[0]]?.type ?? null };
 }
 const result = {
+  ok: markers.length === expected,
   turns: TURNS,
   markers: markers.length,
   expected,

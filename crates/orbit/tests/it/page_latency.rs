@@ -8,10 +8,11 @@
 
 use std::process::{Command, Stdio};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::fake_api::{Reply, text, text_and_tool};
 use crate::harness::real_claude;
+use crate::open_support::scenario_result;
 use crate::page_e2e::{Scene, chromium, lock, repo};
 
 /// Turn `i`: a text with a tool call (`mk<i>a`), the tool entry (a Read of
@@ -66,10 +67,7 @@ fn claude_line_to_dom_latency() {
         .stderr(Stdio::inherit())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let result: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|_| panic!("latency.mjs printed no result: {stdout}"));
-    assert!(out.status.success(), "latency.mjs failed: {result}");
+    let result = scenario_result("latency", &out);
     assert_eq!(result["markers"], result["expected"], "{result}");
     let dir = repo().join("target/artifacts/page");
     std::fs::create_dir_all(&dir).unwrap();
