@@ -33,6 +33,9 @@ const channel = new Channel(
   store,
   webview ? {} : { storage: sessionOutboxStorage(id), checker: workerChecker() },
 );
+// The socket opens first: its handshake runs while the page mounts (no frame
+// is delivered before this script's task ends, so the HUD sees every one).
+channel.start();
 const root = document.getElementById('app');
 if (!root) throw new Error('the page has no #app element');
 const notifier = webview ? undefined : new Notifier(id, browserNotifyEnv(id));
@@ -145,5 +148,3 @@ window.orbitInspect = {
     history: store.state.history,
   })) as unknown,
 };
-
-channel.start();

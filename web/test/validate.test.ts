@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateHostFrame, validatePageFrame } from '../src/protocol/validate';
+import { Validator } from '@cfworker/json-schema';
+import schemaDocument from '../../docs/page-protocol.schema.json';
+import { fastSchema, validateHostFrame, validatePageFrame } from '../src/protocol/validate';
 import { frames, pageFrames } from './fixtures';
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
@@ -69,4 +71,73 @@ describe('validatePageFrame', () => {
     expect(validatePageFrame({ type: 'action', id: 'a', request: { type: 'stop' } }).ok).toBe(false);
     expect(validatePageFrame({ type: 'trust', id: 7 }).ok).toBe(false);
   });
+});
+
+describe('fastSchema', () => {
+  const defs = (schemaDocument as { $defs: Record<string, unknown> }).$defs;
+  const slow = (def: string) => new Validator({ $defs: defs, $ref: `#/$defs/${def}` }, '2020-12', false);
+  const fast = (def: string) => new Validator({ $defs: fastSchema(defs), $ref: `#/$defs/${def}` }, '2020-12', false);
+
+  it('leaves no tagged union or union of constants as a oneOf', () => {
+    const left: string[] = [];
+    const walk = (v: unknown, at: string): void => {
+      if (Array.isArray(v)) v.forEach((x, i) => { walk(x, `${at}/${i}`); });
+      else if (v !== null && typeof v === 'object') {
+        for (const [k, x] of Object.entries(v)) {
+          if (k === 'oneOf') left.push(at);
+          walk(x, `${at}/${k}`);
+        }
+      }
+    };
+    walk(fastSchema(defs), '#');
+    expect(left).toEqual([]);
+  });
+
+  it('accepts and refuses exactly what the schema as written does', () => {
+    const host = [slow('HostFrame'), fast('HostFrame')] as const;
+    const page = [slow('PageFrame'), fast('PageFrame')] as const;
+    const cases: unknown[] = [];
+    for (const frame of frames) {
+      cases.push(frame);
+      // Each string field in turn made a number, each `type`/`kind`/`t` an unknown one, each object given an extra field.
+      const text = JSON.stringify(frame);
+      const paths: (string | number)[][] = [];
+      const walk = (v: unknown, at: (string | number)[]): void => {
+        if (Array.isArray(v)) v.forEach((x, i) => { walk(x, [...at, i]); });
+        else if (v !== null && typeof v === 'object') {
+          paths.push(at);
+          for (const [k, x] of Object.entries(v)) walk(x, [...at, k]);
+        } else paths.push(at);
+      };
+      walk(frame, []);
+      // At most 60 places per frame, spread over it.
+      const step = Math.max(1, Math.ceil(paths.length / 60));
+      for (const path of paths.filter((_, i) => i % step === 0)) {
+        for (const mutate of [
+          (v: unknown) => (typeof v === 'string' ? 7 : typeof v === 'number' ? 'seven' : v),
+          (v: unknown) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...v, zzExtra: 1 } : v),
+          (v: unknown) => (typeof v === 'string' ? 'surprise' : v),
+        ]) {
+          const copy = JSON.parse(text) as unknown;
+          if (path.length === 0) {
+            cases.push(mutate(copy));
+            continue;
+          }
+          let parent = copy as Record<string | number, unknown>;
+          for (const k of path.slice(0, -1)) parent = parent[k] as Record<string | number, unknown>;
+          const last = path[path.length - 1] as string | number;
+          parent[last] = mutate(parent[last]);
+          cases.push(copy);
+        }
+      }
+    }
+    let refused = 0;
+    for (const c of cases) {
+      const want = host[0].validate(c).valid;
+      expect(host[1].validate(c).valid, JSON.stringify(c).slice(0, 300)).toBe(want);
+      if (!want) refused += 1;
+    }
+    expect(refused).toBeGreaterThan(100);
+    for (const frame of pageFrames) expect(page[1].validate(frame).valid).toBe(page[0].validate(frame).valid);
+  }, 60_000);
 });

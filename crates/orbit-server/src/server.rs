@@ -424,14 +424,25 @@ async fn page(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Resp
             "Orbit: the page's index.html is missing from this build.",
         );
     };
-    (
+    let mut response = (
         [(
             axum::http::header::CONTENT_TYPE,
             HeaderValue::from_static("text/html; charset=utf-8"),
         )],
         html.into_owned(),
     )
-        .into_response()
+        .into_response();
+    // The browser starts fetching the map with the page itself, before the
+    // page's scripts have loaded; the scene's own `fetch` of the same
+    // address (same mode and credentials) takes that response.
+    if let Ok(link) = HeaderValue::from_str(&format!(
+        "</w/{id}/map>; rel=preload; as=fetch; crossorigin"
+    )) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::LINK, link);
+    }
+    response
 }
 
 /// `GET /w/<id>/sw.js`: the page's service worker (its scope is the

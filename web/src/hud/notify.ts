@@ -88,10 +88,31 @@ export interface NotifyEnv {
 export function browserNotifyEnv(workspaceId: string): NotifyEnv {
   const supported = 'Notification' in window && 'serviceWorker' in navigator;
   let registration: Promise<ServiceWorkerRegistration | null> | null = null;
+  // `Notification.permission` asks the browser process each time (milliseconds
+  // under load) and the HUD reads it on every render: it is kept for a second,
+  // and forgotten when it changes, when asked, and when the page's visibility changes.
+  let known: { value: NotificationPermission; at: number } | null = null;
+  const forget = (): void => {
+    known = null;
+  };
+  if (supported) {
+    document.addEventListener('visibilitychange', forget);
+    if ('permissions' in navigator) void navigator.permissions.query({ name: 'notifications' }).then((status) => {
+      status.addEventListener('change', forget);
+    }, forget);
+  }
   return {
     visibility: () => document.visibilityState,
-    permission: () => (supported ? Notification.permission : 'unsupported'),
-    requestPermission: () => Notification.requestPermission(),
+    permission: () => {
+      if (!supported) return 'unsupported';
+      const now = performance.now();
+      if (known === null || now - known.at > 1000) known = { value: Notification.permission, at: now };
+      return known.value;
+    },
+    requestPermission: () => {
+      forget();
+      return Notification.requestPermission().finally(forget);
+    },
     registration: () => {
       if (!supported) return Promise.resolve(null);
       registration ??= navigator.serviceWorker

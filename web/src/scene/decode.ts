@@ -194,14 +194,16 @@ export function decodeMap(buf: ArrayBuffer): MapSnapshot {
   const folderName = u32s(buf, at.folderName ?? 0, f);
 
   const area = bytes.subarray(at.strings, end);
-  let ascii = true;
-  for (const b of area) {
-    if (b >= 0x80) {
-      ascii = false;
-      break;
-    }
+  // All ASCII (the usual case) when the decoded text has one character per
+  // byte: then a path's bytes are its characters and it is sliced from the
+  // whole; otherwise each is decoded (and checked) alone.
+  let whole = '';
+  try {
+    whole = fatal.decode(area);
+  } catch {
+    whole = '';
   }
-  const whole = ascii ? fatal.decode(area) : '';
+  const ascii = whole.length === area.length;
   const text = (from: number, to: number, field: string, what: string): string =>
     ascii ? whole.slice(from, to) : utf8(area.subarray(from, to), field, what);
 

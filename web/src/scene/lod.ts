@@ -6,7 +6,7 @@
  * Pure functions of the model and the camera, no DOM.
  */
 import { viewRect, worldToScreen, type Camera } from './camera';
-import type { MapModel, MapNode, Rect } from './model';
+import type { MapFolderRegion, MapModel, MapNode, Rect } from './model';
 
 /** From this zoom (CSS px per file cell) on, imports are drawn file to file. */
 export const FILE_EDGE_ZOOM = 6;
@@ -41,7 +41,13 @@ export function fileLevel(zoom: number, fitZoom: number, edges: number): boolean
   return edges <= SMALL_GRAPH_EDGES || (zoom >= FILE_EDGE_ZOOM && zoom >= 2 * fitZoom);
 }
 
-export const depthOf = (folder: string): number => (folder === '' ? 0 : folder.split('/').length);
+/** A folder's depth: 0 for the root, 1 for a top-level folder, one more per `/`. */
+export function depthOf(folder: string): number {
+  if (folder === '') return 0;
+  let depth = 1;
+  for (let at = folder.indexOf('/'); at >= 0; at = folder.indexOf('/', at + 1)) depth += 1;
+  return depth;
+}
 
 /** The folder depth whose regions fit the zoom: 1 (top-level) at the overview, one more per doubling. */
 export function bundleDepth(zoom: number, fitZoom: number, maxDepth: number): number {
@@ -135,6 +141,21 @@ export interface Label {
 
 export const baseName = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
+const folderOrder = new WeakMap<MapModel, { version: number; folders: MapFolderRegion[] }>();
+
+/** The folders but the root, shallow first, then by path: the order they get labels in (kept per model version). */
+function labelOrder(model: MapModel): MapFolderRegion[] {
+  const held = folderOrder.get(model);
+  if (held?.version === model.version) return held.folders;
+  const keyed = Array.from(model.folders.values())
+    .filter((f) => f.path !== '')
+    .map((f) => ({ f, depth: depthOf(f.path) }));
+  keyed.sort((a, b) => a.depth - b.depth || (a.f.path < b.f.path ? -1 : 1));
+  const folders = keyed.map((k) => k.f);
+  folderOrder.set(model, { version: model.version, folders });
+  return folders;
+}
+
 /**
  * Labels for what the view shows: folders whose region is wide enough on
  * screen (shallow first), then, zoomed in, files by how connected they
@@ -157,9 +178,7 @@ export function pickLabels(model: MapModel, cam: Camera, width: number, height: 
     labels.push({ text, sx, sy, kind });
   };
   const view = viewRect(cam, width, height);
-  const folders = Array.from(model.folders.values()).filter((f) => f.path !== '');
-  folders.sort((a, b) => depthOf(a.path) - depthOf(b.path) || (a.path < b.path ? -1 : 1));
-  for (const folder of folders) {
+  for (const folder of labelOrder(model)) {
     const r = folder.rects[folder.rects.length - 1];
     if (!r || r.w * cam.zoom < 60) continue;
     if (r.x > view.x + view.w || r.y > view.y + view.h || r.x + r.w < view.x || r.y + r.h < view.y) continue;

@@ -6,7 +6,7 @@
  * draws when asked and never on its own; the scene decides when.
  */
 import type { Camera } from './camera';
-import { FADE_MS, type MapModel } from './model';
+import { FADE_MS, type MapModel, type Rect } from './model';
 import { LANGUAGE_COLOURS } from './languages';
 import { bundleDepth, bundleEdges, depthOf, fileEdgesInView, fileLevel, type Bundle } from './lod';
 import { viewRect } from './camera';
@@ -47,10 +47,12 @@ const LINE_VS = `#version 300 es
 precision highp float;
 layout(location = 0) in vec2 a_pos;
 layout(location = 1) in float a_alpha;
+layout(location = 2) in vec2 a_offset; // CSS px across the line (a wide bundle's quad); 0 otherwise
 uniform vec4 u_view;
+uniform vec2 u_px;        // clip units per CSS px
 out float v_alpha;
 void main() {
-  vec2 p = (a_pos - u_view.xy) * u_view.zw;
+  vec2 p = (a_pos - u_view.xy) * u_view.zw + a_offset * u_px;
   gl_Position = vec4(p.x, -p.y, 0.0, 1.0);
   v_alpha = a_alpha;
 }`;
@@ -61,6 +63,21 @@ in float v_alpha;
 uniform vec3 u_colour;
 out vec4 outColour;
 void main() { outColour = vec4(u_colour, v_alpha); }`;
+
+/** A folder outline whose larger side is under this many CSS px on screen is not drawn (it would be a dot). */
+export const MIN_OUTLINE_PX = 3;
+
+/** How many of `sizes` (descending) are at least `min`. */
+export function visibleOutlines(sizes: Float32Array, min: number): number {
+  let lo = 0;
+  let hi = sizes.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((sizes[mid] ?? 0) >= min) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
 
 /** The strongest bundles drawn as quads (width by count); the others are 1-px lines (a wide quad across the view costs fill on SwiftShader). */
 export const WIDE_BUNDLES = 60;
@@ -117,6 +134,9 @@ export class Renderer {
   private builtVersion = -1;
   private edgeKey = '';
   private bundleCache: { version: number; depth: number; bundles: Bundle[] } | null = null;
+  private depthCache: { version: number; depth: number } | null = null;
+  /** Each outline's larger side (world units), in the outline layer's order (descending). */
+  private outlineSizes = new Float32Array(0);
   private readonly epoch: number;
   private uniforms = new Map<string, WebGLUniformLocation | null>();
 
@@ -143,10 +163,37 @@ export class Renderer {
     this.edgeKey = '';
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    this.warmUp();
     // The page's background until the first frame.
     const [r, g, b] = this.theme.background;
     gl.clearColor(r, g, b, 1);
     gl.clear(gl.COLOR_BUFFER_BIT);
+  }
+
+  /**
+   * One tiny draw of each kind the map makes (points, lines, quads; the
+   * same attribute formats and blending), cleared at once: a software GPU
+   * compiles a shader for the state it is first drawn with, and this way
+   * it does so while the map is still on its way, not in the first frame.
+   */
+  private warmUp(): void {
+    const gl = this.gl;
+    const far = new Float32Array([-1e6, -1e6, -1e6, -1e6, -1e6, -1e6]);
+    const points = this.layer(null, [{ data: far.subarray(0, 2), size: 2 }, { data: new Float32Array(1), size: 1 }, { data: new Float32Array(1), size: 1 }], 1);
+    const lines = this.layer(null, [{ data: far, size: 2 }, { data: new Float32Array(3), size: 1 }, { data: new Float32Array(6), size: 2 }], 3);
+    gl.useProgram(this.lines);
+    gl.bindVertexArray(lines.vao);
+    gl.drawArrays(gl.LINES, 0, 2);
+    gl.drawArrays(gl.TRIANGLES, 0, 3);
+    gl.useProgram(this.points);
+    gl.uniform3fv(this.uniform(this.points, 'u_palette'), PALETTE);
+    gl.bindVertexArray(points.vao);
+    gl.drawArrays(gl.POINTS, 0, 1);
+    gl.bindVertexArray(null);
+    for (const layer of [points, lines]) {
+      for (const b of layer.buffers) gl.deleteBuffer(b);
+      gl.deleteVertexArray(layer.vao);
+    }
   }
 
   private uniform(program: WebGLProgram, name: string): WebGLUniformLocation | null {
@@ -202,22 +249,25 @@ export class Renderer {
       i += 1;
     }
     this.pointLayer = this.layer(this.pointLayer, [{ data: pos, size: 2 }, { data: lang, size: 1 }, { data: fade, size: 1 }], total);
-    // Folder outlines: four segments per rectangle, fainter the deeper.
-    let rects = 0;
-    for (const f of model.folders.values()) if (f.path !== '') rects += f.rects.length;
-    const opos = new Float32Array(rects * 16);
-    const oalpha = new Float32Array(rects * 8);
-    let k = 0;
+    // Folder outlines: four segments per rectangle, fainter the deeper;
+    // largest first, so that a draw can leave out those too small to see.
+    const all: { r: Rect; alpha: number }[] = [];
     for (const f of model.folders.values()) {
       if (f.path === '') continue;
       const alpha = Math.max(0.12, 0.45 - 0.08 * depthOf(f.path));
-      for (const r of f.rects) {
-        const c = [r.x, r.y, r.x + r.w, r.y, r.x + r.w, r.y, r.x + r.w, r.y + r.h, r.x + r.w, r.y + r.h, r.x, r.y + r.h, r.x, r.y + r.h, r.x, r.y];
-        opos.set(c, k * 16);
-        oalpha.fill(alpha, k * 8, k * 8 + 8);
-        k += 1;
-      }
+      for (const r of f.rects) all.push({ r, alpha });
     }
+    all.sort((a, b) => Math.max(b.r.w, b.r.h) - Math.max(a.r.w, a.r.h));
+    const rects = all.length;
+    const opos = new Float32Array(rects * 16);
+    const oalpha = new Float32Array(rects * 8);
+    this.outlineSizes = new Float32Array(rects);
+    all.forEach(({ r, alpha }, k) => {
+      const c = [r.x, r.y, r.x + r.w, r.y, r.x + r.w, r.y, r.x + r.w, r.y + r.h, r.x + r.w, r.y + r.h, r.x, r.y + r.h, r.x, r.y + r.h, r.x, r.y];
+      opos.set(c, k * 16);
+      oalpha.fill(alpha, k * 8, k * 8 + 8);
+      this.outlineSizes[k] = Math.max(r.w, r.h);
+    });
     this.outlineLayer = this.layer(this.outlineLayer, [{ data: opos, size: 2 }, { data: oalpha, size: 1 }], rects * 8);
     this.builtVersion = model.version;
     this.edgeKey = '';
@@ -236,10 +286,14 @@ export class Renderer {
       }
       return { points: 0, lines: this.edgeLayer.count / 2, bundled: false, depth: 0 };
     }
-    let maxDepth = 1;
-    for (const f of model.folders.keys()) maxDepth = Math.max(maxDepth, depthOf(f));
-    const depth = bundleDepth(cam.zoom, fitZoom, maxDepth);
-    const key = `b:${model.version}:${depth}:${cam.zoom}`;
+    if (this.depthCache?.version !== model.version) {
+      let deepest = 1;
+      for (const f of model.folders.keys()) deepest = Math.max(deepest, depthOf(f));
+      this.depthCache = { version: model.version, depth: deepest };
+    }
+    const depth = bundleDepth(cam.zoom, fitZoom, this.depthCache.depth);
+    // Nothing here depends on the camera beyond the depth (a quad's width is in CSS px, applied by the shader).
+    const key = `b:${model.version}:${depth}`;
     if (key !== this.edgeKey || !this.bundleLayer) {
       if (this.bundleCache?.version !== model.version || this.bundleCache.depth !== depth) {
         this.bundleCache = { version: model.version, depth, bundles: bundleEdges(model, depth) };
@@ -251,6 +305,7 @@ export class Renderer {
       const vertices = quads * 6 + (bundles.length - quads) * 2;
       const pos = new Float32Array(vertices * 2);
       const alpha = new Float32Array(vertices);
+      const offset = new Float32Array(vertices * 2);
       let v = 0;
       bundles.forEach((b, i) => {
         const share = Math.log1p(b.count) / Math.log1p(most);
@@ -261,17 +316,18 @@ export class Renderer {
           v += 2;
           return;
         }
-        const half = (0.5 + 1.5 * share) / cam.zoom;
+        const half = 0.5 + 1.5 * share;
         const dx = b.bx - b.ax;
         const dy = b.by - b.ay;
         const len = Math.hypot(dx, dy) || 1;
         const nx = (-dy / len) * half;
         const ny = (dx / len) * half;
-        pos.set([b.ax + nx, b.ay + ny, b.bx + nx, b.by + ny, b.bx - nx, b.by - ny, b.ax + nx, b.ay + ny, b.bx - nx, b.by - ny, b.ax - nx, b.ay - ny], v * 2);
+        pos.set([b.ax, b.ay, b.bx, b.by, b.bx, b.by, b.ax, b.ay, b.bx, b.by, b.ax, b.ay], v * 2);
+        offset.set([nx, ny, nx, ny, -nx, -ny, nx, ny, -nx, -ny, -nx, -ny], v * 2);
         alpha.fill(a, v, v + 6);
         v += 6;
       });
-      this.bundleLayer = this.layer(this.bundleLayer, [{ data: pos, size: 2 }, { data: alpha, size: 1 }], vertices);
+      this.bundleLayer = this.layer(this.bundleLayer, [{ data: pos, size: 2 }, { data: alpha, size: 1 }, { data: offset, size: 2 }], vertices);
       this.bundleQuadVertices = quads * 6;
       this.bundleCount = bundles.length;
       this.edgeKey = key;
@@ -295,11 +351,14 @@ export class Renderer {
 
     gl.useProgram(this.lines);
     gl.uniform4f(this.uniform(this.lines, 'u_view'), ...view);
+    gl.uniform2f(this.uniform(this.lines, 'u_px'), 2 / width, 2 / height);
     const outline = this.outlineLayer;
-    if (outline && outline.count > 0) {
+    // Outlines are stored largest folder first: those under MIN_OUTLINE_PX on screen are left out.
+    const outlines = outline ? 8 * visibleOutlines(this.outlineSizes, MIN_OUTLINE_PX / cam.zoom) : 0;
+    if (outline && outlines > 0) {
       gl.uniform3f(this.uniform(this.lines, 'u_colour'), ...this.theme.outline);
       gl.bindVertexArray(outline.vao);
-      gl.drawArrays(gl.LINES, 0, outline.count);
+      gl.drawArrays(gl.LINES, 0, outlines);
     }
     gl.uniform3f(this.uniform(this.lines, 'u_colour'), ...this.theme.edge);
     if (stats.bundled && this.bundleLayer && this.bundleLayer.count > 0) {

@@ -226,7 +226,10 @@ export function createScene(options: SceneOptions): Scene {
       if (hovered !== null && !m.nodes.has(hovered)) setHovered(null);
       renderLegend();
       overlay.modelChanged();
-      invalidate();
+      // A new map is drawn now, not at the next animation frame (the first
+      // frame is the one the user waits for); a change waits for the frame.
+      if (fresh && !contextLost) drawFull(now());
+      else invalidate();
     },
     onError: (text) => {
       loadError = text === null ? null : `The map could not be loaded: ${text}`;
@@ -261,6 +264,12 @@ export function createScene(options: SceneOptions): Scene {
     }
     return best;
   }
+
+  // The map is fetched at once, beside the channel's connection (a delta
+  // that falls between the two is caught by the hash check below), and
+  // before the WebGL context is made (which takes tens of milliseconds on a
+  // software renderer): the two overlap.
+  sync.refetch();
 
   // --- WebGL.
   const gl = glCanvas.getContext('webgl2', { antialias: false, alpha: false, depth: false, stencil: false, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
@@ -343,6 +352,9 @@ export function createScene(options: SceneOptions): Scene {
       lastStats = renderer.draw(model, cam, width, height, dpr, fitZoom, t);
       if (firstFrameOf !== model) {
         firstFrameOf = model;
+        // Marked when the GPU has drawn it. (A fence polled from timers
+        // frees the page meanwhile, but its mark then waits behind whatever
+        // the page does next, the snapshot's frames: 0.2-0.4 s late here.)
         renderer.finish();
         performance.mark('orbit:first-frame');
         firstFrame = true;
@@ -780,10 +792,6 @@ export function createScene(options: SceneOptions): Scene {
       sync.refetch();
     }, HASH_GRACE_MS);
   }
-
-  // The map is fetched at once, beside the channel's connection (a delta
-  // that falls between the two is caught by the hash check above).
-  sync.refetch();
 
   // --- The scene's face.
   function loopState(): 'awake' | 'asleep' {

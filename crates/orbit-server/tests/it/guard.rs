@@ -329,3 +329,25 @@ async fn every_response_carries_the_security_headers() {
     }
     assert_eq!(cases[0].1.header("cache-control"), Some("no-store"));
 }
+
+#[tokio::test]
+async fn the_page_has_the_browser_preload_its_map() {
+    let harness = Harness::start().await;
+    let cookie = harness.login().await;
+    let reply = harness.get_signed_in(&cookie, &page(), &[]).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.header("link"),
+        Some(format!("</w/{WORKSPACE}/map>; rel=preload; as=fetch; crossorigin").as_str())
+    );
+    // The address it names is the map (behind the same cookie).
+    let map = harness
+        .get_signed_in(
+            &cookie,
+            &format!("/w/{WORKSPACE}/map"),
+            &[("Sec-Fetch-Site", "same-origin")],
+        )
+        .await;
+    assert_eq!(map.status, 200);
+    assert_eq!(map.text(), "ORBM-fake");
+}

@@ -18,7 +18,7 @@ pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn chromium() -> PathBuf {
+pub(crate) fn chromium() -> PathBuf {
     let path = std::env::var_os("ORBIT_CHROMIUM")
         .map_or_else(|| "/usr/bin/chromium".into(), PathBuf::from);
     assert!(
@@ -47,7 +47,7 @@ pub(crate) struct Scene {
     /// `/proc/*/environ`).
     mark: String,
     /// More environment for `orbit open`.
-    extra_env: Vec<(String, PathBuf)>,
+    pub(crate) extra_env: Vec<(String, PathBuf)>,
 }
 
 impl Scene {
@@ -107,6 +107,11 @@ impl Scene {
             .unwrap();
         let login = login_address(&mut child);
         (child, login)
+    }
+
+    /// The login address of the running `orbit open`.
+    pub(crate) fn login(&self) -> &str {
+        &self.login
     }
 
     fn run(&self, scenario: &str, prompt: Option<&str>) -> Value {
