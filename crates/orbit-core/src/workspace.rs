@@ -1494,6 +1494,7 @@ impl Actor {
     }
 
     /// Does what the controller decided.
+    #[expect(clippy::too_many_lines, reason = "one arm per decision, each short")]
     async fn carry_out(&mut self, decision: Decision) -> Result<(), (&'static str, String)> {
         let refused = |error: &AgentError| (agent_code(error), error.to_string());
         match decision {
