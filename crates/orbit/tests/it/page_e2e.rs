@@ -47,7 +47,7 @@ pub(crate) struct Scene {
     /// `/proc/*/environ`).
     mark: String,
     /// More environment for `orbit open`.
-    extra_env: Vec<(String, PathBuf)>,
+    pub(crate) extra_env: Vec<(String, PathBuf)>,
 }
 
 impl Scene {
