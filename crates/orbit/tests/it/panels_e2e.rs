@@ -226,13 +226,13 @@ fn an_mcp_sign_in_completes_without_the_address_reaching_the_page() {
     scene
         .env
         .write_settings(json!({"claude.extraArgs": ["--mcp-config", mcp.to_string()]}));
-    let opened = home.join("opened.txt");
+    let urls_file = home.join("opened.txt");
     let opener = home.join("opener.sh");
     std::fs::write(
         &opener,
         format!(
             "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=30).read()' \"$1\"\n",
-            opened.display()
+            urls_file.display()
         ),
     )
     .unwrap();
@@ -247,7 +247,7 @@ fn an_mcp_sign_in_completes_without_the_address_reaching_the_page() {
         "panels",
         &[("ORBIT_AUTH_MARK", &format!("127.0.0.1:{port}/authorize"))],
     );
-    let urls = std::fs::read_to_string(&opened).unwrap_or_default();
+    let urls = std::fs::read_to_string(&urls_file).unwrap_or_default();
     assert!(
         urls.contains(&format!("http://127.0.0.1:{port}/authorize?")),
         "the host opened the address: {urls:?}"
