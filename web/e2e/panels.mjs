@@ -5,7 +5,7 @@
 // check against the fake Messages API's requests.
 
 /** The scenarios' names. */
-export const PANEL_SCENARIOS = ['panels-settings', 'panels-history', 'panels-mcp', 'panels-compose', 'panels-changes'];
+export const PANEL_SCENARIOS = ['panels-settings', 'panels-history', 'panels-mcp', 'panels-signin', 'panels-compose', 'panels-changes'];
 
 const panelsOf = (page) => page.evaluate(() => window.orbitInspect.panels());
 
@@ -147,6 +147,31 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     return { tools: first.mcp.servers.find((s) => s.name === 'echo').tools, buttons };
   }
 
+  // Sign-in of an HTTP server: the host opens the address (never sent to
+  // the page), the server shows pending, then connected.
+  async function signin(page) {
+    const mark = process.env.ORBIT_AUTH_MARK ?? '/authorize';
+    const frames = [];
+    const dialog = await openPanel(page, 'MCP servers');
+    await untilPanels(page, 'web needing auth', (p) => p.mcp?.servers.some((s) => s.name === 'web' && s.status === 'needs-auth'), Math.max(timeout, 60000));
+    const server = dialog.getByRole('listitem', { name: 'web' });
+    const buttons = await server.getByRole('button').allTextContents();
+    await shot(page, 'signin-needed');
+    await server.getByRole('button', { name: 'Sign in' }).click();
+    const done = await untilPanels(page, 'web connected', (p) => {
+      frames.push(JSON.stringify(p));
+      return p.mcp?.servers.some((s) => s.name === 'web' && s.status === 'connected');
+    }, Math.max(timeout, 60000));
+    await shot(page, 'signin-connected');
+    const everything = [
+      ...frames,
+      JSON.stringify(await page.evaluate(() => window.orbitInspect.state())),
+      await page.content(),
+    ].join('\n');
+    if (everything.includes(mark) || everything.includes('/authorize')) throw new Error('the sign-in address reached the page');
+    return { buttons, status: done.mcp.servers.find((s) => s.name === 'web').status, note: done.mcp.note };
+  }
+
   // A picked skill goes as the leading slash command; a file chip (completed
   // by the server's matcher) as an @ mention.
   async function compose(page) {
@@ -190,6 +215,7 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     'panels-settings': settings,
     'panels-history': history,
     'panels-mcp': mcp,
+    'panels-signin': signin,
     'panels-compose': compose,
     'panels-changes': changes,
   };

@@ -623,9 +623,9 @@ struct Actor {
     /// An MCP action made every conversation start a new process at its
     /// next prompt.
     mcp_restart_pending: bool,
-    /// A server whose sign-in runs (its address opened by the host), and
-    /// until when it is polled.
-    signing_in: Option<(String, Instant)>,
+    /// A server whose sign-in runs (its address opened by the host), until
+    /// when it is polled, and when next.
+    signing_in: Option<(String, Instant, Instant)>,
     /// The map at the hash of the last graph delta it applied.
     map: MapModel,
     map_file: PathBuf,
@@ -787,7 +787,7 @@ impl Actor {
                     self.history_task = None;
                     self.history_read(read);
                 }
-                () = sleep_until(self.signing_in.as_ref().map(|_| Instant::now() + SIGNIN_POLL)) => {
+                () = sleep_until(self.signing_in.as_ref().map(|(_, _, next)| *next)) => {
                     self.poll_signin().await;
                 }
                 true = settings_changed(&mut watch) => self.settings_changed().await,
@@ -879,7 +879,7 @@ impl Actor {
     }
 
     fn mcp_state(&mut self) -> McpState {
-        let signing_in = self.signing_in.as_ref().map(|(s, _)| s.clone());
+        let signing_in = self.signing_in.as_ref().map(|(s, _, _)| s.clone());
         let servers = panels::mcp_rows(self.host.mcp_servers(), signing_in.as_deref());
         McpState {
             servers,
@@ -987,16 +987,18 @@ impl Actor {
 
     /// Asks the signing-in server whether it connected yet.
     async fn poll_signin(&mut self) {
-        let Some((server, until)) = self.signing_in.clone() else {
+        let Some((server, until, _)) = self.signing_in.clone() else {
             return;
         };
         match self.host.mcp_await_connected(&server, Duration::ZERO).await {
+            Err(AgentError::McpNotConnected { .. }) if Instant::now() < until => {
+                self.signing_in = Some((server, until, Instant::now() + SIGNIN_POLL));
+            }
             Ok(_) => {
                 self.signing_in = None;
                 self.mcp_note = Some(format!("Signed in to {server}"));
                 self.mcp_restart_pending = true;
             }
-            Err(AgentError::McpNotConnected { .. }) if Instant::now() < until => {}
             Err(error) => {
                 self.signing_in = None;
                 self.mcp_note = Some(format!("The sign-in to {server} did not finish: {error}"));
@@ -1623,7 +1625,8 @@ impl Actor {
         } else {
             tracing::info!("an MCP sign-in address is waiting to be opened");
         }
-        self.signing_in = Some((server.to_owned(), Instant::now() + SIGNIN_PATIENCE));
+        let now = Instant::now();
+        self.signing_in = Some((server.to_owned(), now + SIGNIN_PATIENCE, now + SIGNIN_POLL));
         Ok(())
     }
 

@@ -196,3 +196,77 @@ fn changes_list_an_edit_and_a_write() {
     );
     scene.end();
 }
+
+/// Sign-in of an HTTP server against a local authorization server
+/// (orbit-agent's `tests/mcp/oauth_mcp.py`): the host's opener gets the
+/// address (`ORBIT_URL_OPENER`, here the user's browser played by python3),
+/// the page never does, and the view shows the server connected.
+#[test]
+fn an_mcp_sign_in_completes_without_the_address_reaching_the_page() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let home = scene.env.home.path().to_owned();
+    let log = home.join("oauth.log");
+    let mut server = KillOnDrop(
+        std::process::Command::new("python3")
+            .arg(page_e2e_repo().join("crates/orbit-agent/tests/mcp/oauth_mcp.py"))
+            .arg(&log)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.0.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let port: u16 = line.trim().parse().unwrap();
+    let mcp = json!({"mcpServers": {"web": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}});
+    scene
+        .env
+        .write_settings(json!({"claude.extraArgs": ["--mcp-config", mcp.to_string()]}));
+    let urls_file = home.join("opened.txt");
+    let opener = home.join("opener.sh");
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\nexec python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=30).read()' \"$1\"\n",
+            urls_file.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    scene.extra_env = vec![("ORBIT_URL_OPENER".to_owned(), opener)];
+    scene.open();
+    let result = scene.run_in(
+        "panels-signin",
+        "panels",
+        &[("ORBIT_AUTH_MARK", &format!("127.0.0.1:{port}/authorize"))],
+    );
+    let urls = std::fs::read_to_string(&urls_file).unwrap_or_default();
+    assert!(
+        urls.contains(&format!("http://127.0.0.1:{port}/authorize?")),
+        "the host opened the address: {urls:?}"
+    );
+    assert_eq!(result["status"], "connected", "{result}");
+    drop(server);
+    scene.end();
+}
+
+fn page_e2e_repo() -> std::path::PathBuf {
+    crate::page_e2e::repo()
+}
+
+/// A helper process ended with the test, even when it fails.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
