@@ -8,6 +8,10 @@
 //! up to the filesystem's root, as the walk reads parents' files), then the
 //! repository's `.git/info/exclude`, then git's global excludes file; and
 //! Orbit's own rule, version-control folders (`.git`, `.hg`, ...).
+//!
+//! Only the root and the folders an ignore file reaches are listed again (a
+//! tree without ignore files costs nothing more), so a version-control
+//! folder is counted at the root and in those folders.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -17,6 +21,9 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use orbit_types::IgnoredStats;
 
 use crate::scan::VCS_DIRS;
+
+/// The ignore files of a folder, in the walk's order of precedence.
+const IGNORE_FILES: [&str; 2] = [".ignore", ".gitignore"];
 
 /// The matchers of each kind of ignore file, per folder, read once.
 struct Rules {
@@ -63,7 +70,7 @@ impl Rules {
         path: &Path,
         is_dir: bool,
     ) -> Option<(Option<PathBuf>, String)> {
-        for name in [".ignore", ".gitignore"] {
+        for name in IGNORE_FILES {
             for dir in folder.ancestors() {
                 let Some(matcher) = self.file(dir, name) else {
                     continue;
@@ -115,11 +122,44 @@ pub(crate) fn ignored_stats<S: std::hash::BuildHasher>(
 ) -> IgnoredStats {
     let mut stats = IgnoredStats::default();
     let mut rules = Rules::new(root);
+    // Rules that reach every folder: git's, or ignore files above the root.
+    let everywhere = rules.exclude.is_some()
+        || rules.global.is_some()
+        || root.ancestors().skip(1).any(|dir| {
+            IGNORE_FILES
+                .iter()
+                .any(|name| rules.file(dir, name).is_some())
+        });
+    // A folder no ignore file reaches is not listed again (the common case
+    // of a tree without ignore files costs nothing): an ignore file is a
+    // node (a text file) of its folder.
+    let has_rule_file = |folder: &str| {
+        IGNORE_FILES.iter().any(|name| {
+            is_node(&if folder.is_empty() {
+                (*name).to_owned()
+            } else {
+                format!("{folder}/{name}")
+            })
+        })
+    };
+    let reached = |folder: &str| {
+        everywhere
+            || has_rule_file("")
+            || folder
+                .match_indices('/')
+                .map(|(at, _)| &folder[..at])
+                .chain([folder])
+                .any(has_rule_file)
+    };
     let root_folder = String::new();
     let mut sorted: Vec<&String> = folders.iter().chain([&root_folder]).collect();
     sorted.sort_unstable();
     sorted.dedup();
     for folder in sorted {
+        // The root is always listed: its version-control folder.
+        if !folder.is_empty() && !reached(folder) {
+            continue;
+        }
         let dir = if folder.is_empty() {
             root.to_path_buf()
         } else {
