@@ -48,6 +48,7 @@ const hud = mountHud(root, store, channel, {
         openFile: (path, line) => {
           webview.openFile(path, line);
         },
+        pickFiles: () => webview.pickFiles(),
       }
     : null,
 });

@@ -73,6 +73,25 @@ describe('the page in a VS Code webview', () => {
     expect(store.state.errors.join(' ')).toMatch(/protocol 99/);
   });
 
+  it("asks the host's own dialog for files and gets its absolute paths back, in order", async () => {
+    const host = new FakeHost();
+    const transport = new WebviewTransport(host, host);
+    const first = transport.pickFiles();
+    const second = transport.pickFiles();
+    expect(host.posted).toEqual([{ orbit: 'pickFiles' }, { orbit: 'pickFiles' }]);
+    host.deliver({ orbit: 'picked', paths: ['/elsewhere/notes.md', 3] });
+    host.deliver({ orbit: 'picked', paths: [] });
+    await expect(first).resolves.toEqual(['/elsewhere/notes.md']);
+    await expect(second).resolves.toEqual([]);
+  });
+
+  it('asks the host to open a file at a line', () => {
+    const host = new FakeHost();
+    const transport = new WebviewTransport(host, host);
+    transport.openFile('src/a.rs', 12);
+    expect(host.posted).toEqual([{ orbit: 'openFile', path: 'src/a.rs', line: 12 }]);
+  });
+
   it('sends nothing while the host is not connected, and ignores stray messages', () => {
     const { host, store } = mount();
     host.deliver({ orbit: 'frames', frames: 'not a list' });

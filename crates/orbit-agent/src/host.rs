@@ -41,7 +41,7 @@ use crate::error::{AgentError, Result};
 use crate::mcp_view::{Clock, MCP_VIEW_PATIENCE, McpView, McpViewOutcome, SystemClock};
 use crate::probe::{self, Probe, ProbeEnv};
 use crate::service::{ServiceEvent, SessionService};
-use crate::settings::{SettingsChange, SettingsFile};
+use crate::settings::{HostSettings, SettingsChange, SettingsFile};
 
 /// A watch on `settings.json` (see [`AgentHost::watch`]); it lasts as long
 /// as this value.
@@ -231,6 +231,21 @@ impl AgentHost {
     /// Re-reads the settings if the file changed and applies the change.
     pub async fn refresh(&mut self) -> Result<SettingsChange> {
         let change = self.settings.refresh()?;
+        self.apply_change(change).await;
+        Ok(change)
+    }
+
+    /// The hosting editor's settings for this workspace (the VS Code
+    /// extension's `orbit.claude.*`), over `settings.json`'s: a new path or
+    /// extra arguments probe again at once; model, effort and permission
+    /// mode apply from the next prompt.
+    pub async fn set_host_settings(&mut self, host: HostSettings) -> Result<SettingsChange> {
+        let change = self.settings.set_host(host)?;
+        self.apply_change(change).await;
+        Ok(change)
+    }
+
+    async fn apply_change(&mut self, change: SettingsChange) {
         if change.reprobe {
             self.probe = probe::probe(self.settings.current().path.as_deref(), &self.probe_env)
                 .await
@@ -255,7 +270,6 @@ impl AgentHost {
         if change.options {
             self.apply_options();
         }
-        Ok(change)
     }
 
     /// Gives the CLI's model list (from `initialize`, see

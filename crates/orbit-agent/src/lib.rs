@@ -64,5 +64,6 @@ pub use mcp_view::{
 };
 pub use prompt::{EncodedPrompt, MAX_PROMPT_FILES, MAX_PROMPT_SKILLS, encode_prompt};
 pub use service::{EVENT_QUEUE, MAX_CONVERSATIONS, ServiceEvent, SessionService};
+pub use settings::HostSettings;
 pub use skills::skills_on_disk;
 pub use trust::TrustStore;

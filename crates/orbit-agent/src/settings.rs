@@ -148,6 +148,49 @@ fn invalid(key: &str, message: String) -> AgentError {
     }
 }
 
+/// The settings an editor hosting the page gives for this workspace (the
+/// VS Code extension's `orbit.claude.*`): each one set takes the place of
+/// `settings.json`'s value, each `None` leaves it. They are checked as the
+/// file's are, and `bypassPermissions` is accepted (a host setting, like
+/// the file, may choose it; the extension passes it on only from the
+/// user's own settings).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostSettings {
+    /// `claude.path` (empty: none).
+    pub path: Option<String>,
+    /// `claude.extraArgs`.
+    pub extra_args: Option<Vec<String>>,
+    /// `claude.model`.
+    pub model: Option<String>,
+    /// `claude.effort`.
+    pub effort: Option<String>,
+    /// `claude.permissionMode`.
+    pub permission_mode: Option<String>,
+}
+
+impl HostSettings {
+    /// `settings` with these in place of the file's.
+    pub fn over(&self, mut settings: Settings) -> Settings {
+        let set = |value: &Option<String>| value.as_ref().filter(|v| !v.trim().is_empty()).cloned();
+        if let Some(path) = set(&self.path) {
+            settings.claude_path = Some(path);
+        }
+        if let Some(args) = &self.extra_args {
+            settings.claude_extra_args.clone_from(args);
+        }
+        if let Some(model) = set(&self.model) {
+            settings.claude_model = Some(model);
+        }
+        if let Some(effort) = set(&self.effort) {
+            settings.claude_effort = Some(effort);
+        }
+        if let Some(mode) = set(&self.permission_mode) {
+            settings.claude_permission_mode = Some(mode);
+        }
+        settings
+    }
+}
+
 /// What a re-read changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SettingsChange {
@@ -166,6 +209,8 @@ pub struct SettingsFile {
     models: Option<Vec<String>>,
     /// The caller reports the warnings itself (`orbit doctor`): none logged.
     quiet: bool,
+    /// The hosting editor's settings, over the file's.
+    host: HostSettings,
 }
 
 impl SettingsFile {
@@ -189,6 +234,7 @@ impl SettingsFile {
             current: AgentSettings::default(),
             models: None,
             quiet,
+            host: HostSettings::default(),
         };
         file.reload()?;
         Ok(file)
@@ -210,6 +256,18 @@ impl SettingsFile {
         self.reload()
     }
 
+    /// The hosting editor's settings for this workspace, over the file's
+    /// (they replace the ones given before); what that changed.
+    pub fn set_host(&mut self, host: HostSettings) -> Result<SettingsChange> {
+        self.host = host;
+        self.reload()
+    }
+
+    /// The hosting editor's settings in force.
+    pub fn host(&self) -> &HostSettings {
+        &self.host
+    }
+
     fn stamp(&self) -> Option<(u64, SystemTime)> {
         let meta = fs_err::metadata(&self.path).ok()?;
         Some((meta.len(), meta.modified().ok()?))
@@ -229,6 +287,7 @@ impl SettingsFile {
             key: self.path.display().to_string(),
             message: e.to_string(),
         })?;
+        let settings = self.host.over(settings);
         let next = AgentSettings::from_settings(&settings, self.models.as_deref());
         if !self.quiet {
             for warning in &next.warnings {

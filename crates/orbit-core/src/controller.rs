@@ -105,6 +105,15 @@ pub trait Files {
         let _ = path;
         None
     }
+
+    /// For a page request: `path` (absolute) as the prompt should carry it,
+    /// when the editor hosting the page returned it from its own file
+    /// dialog (and it is an existing file). Only asked for absolute paths
+    /// that are no graph file; the default knows none.
+    fn picked_file(&self, path: &str) -> Option<String> {
+        let _ = path;
+        None
+    }
 }
 
 /// A graph's files (through the projector's [`GraphView`], which
@@ -139,6 +148,34 @@ impl<F: Files + ?Sized> Files for HostFiles<'_, F> {
         let is_file = Path::new(path).is_absolute()
             && fs_err::metadata(path).is_ok_and(|meta| meta.is_file());
         is_file.then(|| path.to_owned())
+    }
+}
+
+/// Any [`Files`] plus the files the editor hosting a page returned from its
+/// own file dialog (the VS Code extension tells Orbit itself, never the
+/// page): the page may name those absolute paths, while they exist.
+#[derive(Debug, Clone, Copy)]
+pub struct PickedFiles<'a, F: ?Sized> {
+    /// The workspace's files.
+    pub files: &'a F,
+    /// The absolute paths the editor's dialog returned.
+    pub picked: &'a [String],
+}
+
+impl<F: Files + ?Sized> Files for PickedFiles<'_, F> {
+    fn graph_file(&self, path: &str) -> Option<String> {
+        self.files.graph_file(path)
+    }
+
+    fn host_file(&self, path: &str) -> Option<String> {
+        self.files.host_file(path)
+    }
+
+    fn picked_file(&self, path: &str) -> Option<String> {
+        let picked = Path::new(path).is_absolute()
+            && self.picked.iter().any(|p| p == path)
+            && fs_err::metadata(path).is_ok_and(|meta| meta.is_file());
+        picked.then(|| path.to_owned())
     }
 }
 

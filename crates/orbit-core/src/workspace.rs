@@ -22,7 +22,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use orbit_agent::probe::ProbeEnv;
-use orbit_agent::{AgentError, AgentHost, McpAction, SettingsWatch, Timeouts, TrustStore};
+use orbit_agent::{
+    AgentError, AgentHost, HostSettings, McpAction, SettingsWatch, Timeouts, TrustStore,
+};
 use orbit_common::Locations;
 use orbit_graph::{Graph, GraphOptions};
 use orbit_map::{Layout, MapMessage, MapModel};
@@ -37,7 +39,7 @@ use tokio::task::JoinHandle;
 
 pub use log::{AckMemory, PageLog, REMEMBERED_ACKS, RESUME_FRAMES};
 
-use crate::controller::{self, Decision, Facts, GraphFiles, OptionChange, Origin};
+use crate::controller::{self, Decision, Facts, GraphFiles, OptionChange, Origin, PickedFiles};
 use crate::live::{LiveGraph, LiveUpdate};
 use crate::page_port::{PageConnection, PagePort};
 use crate::projector::{PromptNote, SessionProjector, TICK};
@@ -147,10 +149,17 @@ enum Command {
     },
     Act {
         frame: PageFrame,
-        reply: oneshot::Sender<ActionAck>,
+        /// Absolute files the editor hosting the page returned from its
+        /// own dialog: the page's prompt may name them.
+        picked: Vec<String>,
+        reply: ActReply,
     },
     Map {
         reply: oneshot::Sender<Vec<u8>>,
+    },
+    HostSettings {
+        settings: HostSettings,
+        reply: oneshot::Sender<HostSettingsApplied>,
     },
     Shutdown {
         reply: oneshot::Sender<()>,
@@ -222,6 +231,39 @@ pub enum TurnTap {
     Exited(orbit_types::ProcessExit),
     /// Its process was let go without an exit to report (the last report).
     Ended,
+}
+
+/// Where an action's answer goes.
+enum ActReply {
+    /// A browser's page: the ack.
+    Page(oneshot::Sender<ActionAck>),
+    /// A page an editor hosts: the ack, and an address for the editor to open.
+    Hosted(oneshot::Sender<HostedAck>),
+}
+
+/// An action's answer to a page an editor hosts ([`WorkspaceHandle::act_with_picked`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostedAck {
+    /// What the page is told.
+    pub ack: ActionAck,
+    /// An MCP sign-in's address (checked: http or https), for the editor
+    /// to open in the system browser (VS Code's `openExternal`); it never
+    /// reaches the page.
+    pub open_url: Option<String>,
+}
+
+/// What the hosting editor's settings did ([`WorkspaceHandle::set_host_settings`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSettingsApplied {
+    /// The path or the extra arguments changed: `claude` was probed again.
+    pub reprobed: bool,
+    /// Model, effort or permission mode changed: from the next prompt.
+    pub options: bool,
+    /// The values refused (one line each, naming the setting), and the
+    /// settings file's own.
+    pub warnings: Vec<String>,
+    /// Whether `claude` answered the probe, as the page is told.
+    pub agent: AgentAvailability,
 }
 
 /// What the handle and the actor share.
@@ -317,13 +359,7 @@ impl WorkspaceHandle {
             Ok(probe) => tracing::info!(version = %probe.version, "agent: ready"),
             Err(why) => tracing::warn!("{why}"),
         }
-        let watch = match host.watch() {
-            Ok(watch) => Some(watch),
-            Err(error) => {
-                tracing::warn!(error = %error, "settings.json is not watched");
-                None
-            }
-        };
+        let watch = watch_settings(&host);
         let trust = TrustStore::new(&config.locations);
         let trusted = trust.is_trusted(&root).unwrap_or(false);
         let choices_file =
@@ -393,6 +429,8 @@ impl WorkspaceHandle {
             map_delay: config.map_delta_delay,
             delayed_maps: VecDeque::new(),
             taps: HashMap::new(),
+            signin_url: None,
+            hosted_act: false,
         };
         actor.publish_workspace();
         actor.start_catalog();
@@ -469,11 +507,44 @@ impl WorkspaceHandle {
             .await
             .map_err(|_| closing())?;
         rx.await.map_err(|_| closing())?
+    /// The hosting editor's settings for this workspace (the VS Code
+    /// extension's `orbit.claude.*`, through the control socket's relay),
+    /// over `settings.json`'s until it sends others: a new path or extra
+    /// arguments probe again; model, effort and permission mode apply from
+    /// the next prompt. The channel closes when the workspace is gone.
+    pub fn set_host_settings(
+        &self,
+        settings: HostSettings,
+    ) -> oneshot::Receiver<HostSettingsApplied> {
+        let (reply, rx) = oneshot::channel();
+        let _ = self
+            .commands
+            .try_send(Command::HostSettings { settings, reply });
+        rx
     }
 
     /// Sends a frame as a page would (the control socket's relay, tests).
     pub fn act_frame(&self, frame: PageFrame) -> oneshot::Receiver<ActionAck> {
         self.act(frame)
+    }
+
+    /// [`PagePort::act`] for a page hosted by an editor (the control
+    /// socket's relay): its prompt may also name the absolute files in
+    /// `picked`, which the editor's own file dialog returned.
+    /// An MCP sign-in's address comes back in [`HostedAck::open_url`] for
+    /// the editor to open.
+    pub fn act_with_picked(
+        &self,
+        frame: PageFrame,
+        picked: Vec<String>,
+    ) -> oneshot::Receiver<HostedAck> {
+        let (reply, rx) = oneshot::channel();
+        let _ = self.commands.try_send(Command::Act {
+            frame,
+            picked,
+            reply: ActReply::Hosted(reply),
+        });
+        rx
     }
 
     /// Ends the workspace: every running turn is stopped (the interrupt
@@ -526,7 +597,11 @@ impl PagePort for WorkspaceHandle {
 
     fn act(&self, frame: PageFrame) -> oneshot::Receiver<ActionAck> {
         let (reply, rx) = oneshot::channel();
-        let _ = self.commands.try_send(Command::Act { frame, reply });
+        let _ = self.commands.try_send(Command::Act {
+            frame,
+            picked: Vec::new(),
+            reply: ActReply::Page(reply),
+        });
         rx
     }
 
@@ -637,6 +712,12 @@ struct Actor {
     /// The conversations of handed-over turns (`orbit ask`), and where
     /// their reports go.
     taps: HashMap<String, mpsc::UnboundedSender<TurnTap>>,
+    /// The sign-in address of the action being applied, for an editor
+    /// hosting the page to open.
+    signin_url: Option<String>,
+    /// Whether the action being applied came from a page an editor hosts
+    /// (its sign-in address goes to the editor, not the system browser).
+    hosted_act: bool,
 }
 
 /// How long the catalog waits for pending MCP servers.
@@ -677,6 +758,17 @@ const SIGNIN_POLL: Duration = Duration::from_secs(1);
 
 /// How long a sign-in is waited for.
 const SIGNIN_PATIENCE: Duration = Duration::from_mins(5);
+
+/// The watch on `settings.json` (none, with a warning, when it fails).
+fn watch_settings(host: &AgentHost) -> Option<SettingsWatch> {
+    match host.watch() {
+        Ok(watch) => Some(watch),
+        Err(error) => {
+            tracing::warn!(error = %error, "settings.json is not watched");
+            None
+        }
+    }
+}
 
 /// Waits for a settings change (never, without a watch).
 async fn settings_changed(watch: &mut Option<SettingsWatch>) -> bool {
@@ -1330,6 +1422,32 @@ impl Actor {
         self.publish_panels();
     }
 
+    async fn host_settings(&mut self, settings: HostSettings) -> HostSettingsApplied {
+        let change = match self.host.set_host_settings(settings).await {
+            Ok(change) => change,
+            Err(error) => {
+                tracing::warn!(error = %error, "the editor's settings could not be applied");
+                orbit_agent::settings::SettingsChange::default()
+            }
+        };
+        if change.reprobe {
+            tracing::info!("the editor's claude.path or claude.extraArgs changed: probed again");
+            // Another executable may list other models.
+            if self.catalog_task.is_none() {
+                self.catalog = None;
+            }
+            self.start_catalog();
+        }
+        self.publish_workspace();
+        let state = self.state();
+        HostSettingsApplied {
+            reprobed: change.reprobe,
+            options: change.options,
+            warnings: self.host.settings().current().warnings.clone(),
+            agent: state.agent,
+        }
+    }
+
     async fn command(&mut self, command: Command) {
         match command {
             Command::Connect {
@@ -1340,14 +1458,35 @@ impl Actor {
                 let connection = self.connect(instance_id.as_deref(), last_seq);
                 let _ = reply.send(connection);
             }
-            Command::Act { frame, reply } => {
-                let outcome = self.act(frame).await;
-                let _ = reply.send(outcome);
+            Command::Act {
+                frame,
+                picked,
+                reply,
+            } => {
+                self.hosted_act = matches!(reply, ActReply::Hosted(_));
+                let outcome = self.act(frame, &picked).await;
+                self.hosted_act = false;
+                let open_url = self.signin_url.take();
+                match reply {
+                    ActReply::Page(reply) => {
+                        let _ = reply.send(outcome);
+                    }
+                    ActReply::Hosted(reply) => {
+                        let _ = reply.send(HostedAck {
+                            ack: outcome,
+                            open_url,
+                        });
+                    }
+                }
                 self.track();
                 self.publish_panels();
             }
             Command::Map { reply } => {
                 let _ = reply.send(self.map.snapshot().encode());
+            }
+            Command::HostSettings { settings, reply } => {
+                let applied = self.host_settings(settings).await;
+                let _ = reply.send(applied);
             }
             Command::Shutdown { reply } => {
                 self.shutdown().await;
@@ -1402,7 +1541,7 @@ impl Actor {
         PageConnection { first, live }
     }
 
-    async fn act(&mut self, frame: PageFrame) -> ActionAck {
+    async fn act(&mut self, frame: PageFrame, picked: &[String]) -> ActionAck {
         let (id, request) = match frame {
             PageFrame::Resume { .. } => {
                 return ack(
@@ -1430,7 +1569,7 @@ impl Actor {
         }
         let outcome = match request {
             None => self.trust_folder(&id),
-            Some(request) => self.apply(&id, &request).await,
+            Some(request) => self.apply(&id, &request, picked).await,
         };
         self.acks.remember(outcome.clone());
         outcome
@@ -1448,10 +1587,14 @@ impl Actor {
         }
     }
 
-    async fn apply(&mut self, id: &str, request: &PageRequest) -> ActionAck {
+    async fn apply(&mut self, id: &str, request: &PageRequest, picked: &[String]) -> ActionAck {
         let decision = {
             let graph = self.live.read();
-            let files = GraphFiles(&*graph);
+            let graph_files = GraphFiles(&*graph);
+            let files = PickedFiles {
+                files: &graph_files,
+                picked,
+            };
             let snapshot = self.host.service().snapshot();
             let keys: Vec<String> = snapshot
                 .conversations
@@ -1614,7 +1757,10 @@ impl Actor {
             self.mcp_note = Some(format!("The sign-in to {server} was refused: {refused}"));
             (refused.code(), refused.to_string())
         })?;
-        if let Some(opener) = &self.url_opener {
+        if self.hosted_act {
+            // An editor hosting the page opens it itself (`openExternal`).
+            self.signin_url = Some(url.as_str().to_owned());
+        } else if let Some(opener) = &self.url_opener {
             if let Err(error) = (opener.0)(url.as_str()) {
                 self.mcp_note = Some(format!("The browser could not be opened: {error}"));
                 return Err((

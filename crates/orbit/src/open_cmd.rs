@@ -291,6 +291,14 @@ impl ControlMethods for OrbitMethods {
                 .relay
                 .act(params, self.orbit.is_claude_descendant(caller)),
             "orbit.page.trust" => self.orbit.relay.set_trust(params),
+            "orbit.page.picked" => self
+                .orbit
+                .relay
+                .picked(params, self.orbit.is_claude_descendant(caller)),
+            "orbit.page.settings" => self
+                .orbit
+                .relay
+                .set_settings(params, self.orbit.is_claude_descendant(caller)),
             "orbit.page.close" => self.orbit.relay.close(params),
             "orbit.dropPages" => Ok(json!({"dropped": self.orbit.server.drop_pages()})),
             "orbit.workspaces" => Ok(Value::Array(

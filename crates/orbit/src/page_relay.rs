@@ -12,12 +12,17 @@
 //! prompt, a `continue`, an MCP action or a `trust` is refused `untrusted`
 //! while the window does not), and no self-approval (a caller descending
 //! from a `claude` this Orbit started cannot connect or answer a card).
+//! The editor is the host, too: its `orbit.claude.*` settings reach the
+//! workspace (`orbit.page.settings`), the files its own dialog returned may
+//! join the page's prompts (`orbit.page.picked`), and an MCP sign-in's
+//! address comes back to it (`openUrl`), never to the page.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use orbit_agent::HostSettings;
 use orbit_control::ControlFailure;
 use orbit_core::page_port::PagePort;
 use orbit_core::workspace::WorkspaceHandle;
@@ -79,6 +84,9 @@ struct RelayConn {
     ready: Notify,
     last_poll: Mutex<Instant>,
     forward: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The absolute files the editor's own dialog returned
+    /// (`orbit.page.picked`), newest last: this page's prompts may name them.
+    picked: Mutex<Vec<String>>,
 }
 
 impl RelayConn {
@@ -266,6 +274,7 @@ impl PageRelay {
             ready: Notify::new(),
             last_poll: Mutex::new(Instant::now()),
             forward: Mutex::new(None),
+            picked: Mutex::new(Vec::new()),
         });
         let first: Vec<HostFrame> = connection
             .first
@@ -370,10 +379,21 @@ impl PageRelay {
             })
             .map_err(|e| internal(&e));
         }
-        let reply = conn.workspace.act(frame);
-        let ack = tokio::task::block_in_place(|| self.runtime.block_on(reply))
+        let picked = conn
+            .picked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let reply = conn.workspace.act_with_picked(frame, picked);
+        let hosted = tokio::task::block_in_place(|| self.runtime.block_on(reply))
             .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
-        serde_json::to_value(&ack).map_err(|e| internal(&e))
+        let mut answer = serde_json::to_value(&hosted.ack).map_err(|e| internal(&e))?;
+        // For the extension host only: it opens the address with
+        // `openExternal` and gives the page the ack without it.
+        if let (Some(url), Some(fields)) = (hosted.open_url, answer.as_object_mut()) {
+            fields.insert("openUrl".to_owned(), Value::String(url));
+        }
+        Ok(answer)
     }
 
     /// `orbit.page.trust {conn, trusted}`: the window's trust changed; the
@@ -398,6 +418,79 @@ impl PageRelay {
             });
         }
         Ok(json!({}))
+    }
+
+    /// `orbit.page.settings {conn, settings: {path, extraArgs, model,
+    /// effort, permissionMode}}`: the editor's settings for this
+    /// connection's workspace, over `settings.json`'s (each `null` or
+    /// missing leaves the file's; they replace what the editor sent
+    /// before). Answers `{reprobed, options, warnings, agent}`.
+    /// `answers_forbidden`: a caller descending from a `claude` of this
+    /// Orbit could choose Claude's permissions (`forbidden`).
+    pub(crate) fn set_settings(
+        &self,
+        params: &Value,
+        answers_forbidden: bool,
+    ) -> Result<Value, ControlFailure> {
+        if answers_forbidden {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by Claude in Orbit cannot change Claude's settings",
+            ));
+        }
+        let conn = self.get(params)?;
+        let settings = host_settings(params.get("settings"))?;
+        conn.touch();
+        let reply = conn.workspace.set_host_settings(settings);
+        let applied = tokio::task::block_in_place(|| self.runtime.block_on(reply))
+            .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
+        Ok(json!({
+            "reprobed": applied.reprobed,
+            "options": applied.options,
+            "warnings": applied.warnings,
+            "agent": serde_json::to_value(&applied.agent).map_err(|e| internal(&e))?,
+        }))
+    }
+
+    /// `orbit.page.picked {conn, paths}`: absolute files the editor's own
+    /// file dialog returned (only the extension's code calls it, never the
+    /// page): this connection's prompts may name them, while they exist.
+    /// Forbidden to a caller descending from a `claude` of this Orbit.
+    pub(crate) fn picked(
+        &self,
+        params: &Value,
+        answers_forbidden: bool,
+    ) -> Result<Value, ControlFailure> {
+        if answers_forbidden {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by Claude in Orbit cannot pick files for the page",
+            ));
+        }
+        let conn = self.get(params)?;
+        let Some(Value::Array(items)) = params.get("paths") else {
+            return Err(invalid("`paths` must be an array of absolute paths"));
+        };
+        let mut paths = Vec::with_capacity(items.len());
+        for item in items {
+            match item.as_str() {
+                Some(path)
+                    if std::path::Path::new(path).is_absolute()
+                        && path.len() <= MAX_SETTING
+                        && !path.contains('\0') =>
+                {
+                    paths.push(path.to_owned());
+                }
+                _ => return Err(invalid("`paths` must be an array of absolute paths")),
+            }
+        }
+        conn.touch();
+        let mut picked = conn.picked.lock().unwrap_or_else(PoisonError::into_inner);
+        picked.retain(|p| !paths.contains(p));
+        picked.extend(paths);
+        let over = picked.len().saturating_sub(MAX_PICKED);
+        picked.drain(..over);
+        Ok(json!({"picked": picked.len()}))
     }
 
     /// `orbit.page.close {conn}`.
@@ -458,6 +551,73 @@ async fn forward(conn: Arc<RelayConn>, mut live: broadcast::Receiver<HostFrame>)
             }
         }
     }
+}
+
+/// The longest setting value accepted (a path, an argument, a model).
+const MAX_SETTING: usize = 4096;
+
+/// At most this many picked files are remembered per connection (the
+/// oldest go first).
+const MAX_PICKED: usize = 256;
+
+/// The keys of `orbit.page.settings`'s `settings`.
+const SETTING_KEYS: [&str; 5] = ["path", "extraArgs", "model", "effort", "permissionMode"];
+
+/// At most this many extra arguments.
+const MAX_EXTRA_ARGS: usize = 64;
+
+/// `orbit.page.settings`'s `settings`, checked for shape (the values are
+/// checked as `settings.json`'s are, by the agent layer).
+fn host_settings(value: Option<&Value>) -> Result<HostSettings, ControlFailure> {
+    let Some(Value::Object(map)) = value else {
+        return Err(invalid("`settings` must be an object"));
+    };
+    if let Some(unknown) = map.keys().find(|k| !SETTING_KEYS.contains(&k.as_str())) {
+        return Err(invalid(format!(
+            "`settings.{unknown}` is not a setting (one of {})",
+            SETTING_KEYS.join(", ")
+        )));
+    }
+    let text = |key: &str| -> Result<Option<String>, ControlFailure> {
+        match map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) if text.len() <= MAX_SETTING && !text.contains('\0') => {
+                Ok(Some(text.clone()))
+            }
+            Some(_) => Err(invalid(format!(
+                "`settings.{key}` must be a string (at most {MAX_SETTING} bytes) or null"
+            ))),
+        }
+    };
+    let extra_args = match map.get("extraArgs") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items))
+            if items.len() <= MAX_EXTRA_ARGS
+                && items.iter().all(|item| {
+                    item.as_str()
+                        .is_some_and(|a| a.len() <= MAX_SETTING && !a.contains('\0'))
+                }) =>
+        {
+            Some(
+                items
+                    .iter()
+                    .filter_map(|item| item.as_str().map(str::to_owned))
+                    .collect(),
+            )
+        }
+        Some(_) => {
+            return Err(invalid(format!(
+                "`settings.extraArgs` must be an array of at most {MAX_EXTRA_ARGS} strings, or null"
+            )));
+        }
+    };
+    Ok(HostSettings {
+        path: text("path")?,
+        extra_args,
+        model: text("model")?,
+        effort: text("effort")?,
+        permission_mode: text("permissionMode")?,
+    })
 }
 
 /// Whether a frame answers for the user (a card, or trust).
@@ -521,6 +681,39 @@ mod tests {
             needs_window_trust(&action(json!({"type": "newConversation"}))),
             None
         );
+    }
+
+    #[test]
+    fn host_settings_are_checked_for_shape_naming_the_field() {
+        let all = host_settings(Some(&json!({
+            "path": "/opt/claude", "extraArgs": ["--add-dir", "../shared"],
+            "model": "opus", "effort": null, "permissionMode": "plan"
+        })))
+        .unwrap();
+        assert_eq!(all.path.as_deref(), Some("/opt/claude"));
+        assert_eq!(
+            all.extra_args,
+            Some(vec!["--add-dir".to_owned(), "../shared".to_owned()])
+        );
+        assert_eq!(all.effort, None);
+        assert_eq!(all.permission_mode.as_deref(), Some("plan"));
+        assert_eq!(
+            host_settings(Some(&json!({}))).unwrap(),
+            HostSettings::default()
+        );
+        for (bad, field) in [
+            (json!(null), "`settings`"),
+            (json!([]), "`settings`"),
+            (json!({"model": 3}), "`settings.model`"),
+            (json!({"extraArgs": "--x"}), "`settings.extraArgs`"),
+            (json!({"extraArgs": [1]}), "`settings.extraArgs`"),
+            (json!({"path": "a\0b"}), "`settings.path`"),
+            (json!({"modle": "opus"}), "`settings.modle`"),
+        ] {
+            let error = host_settings(Some(&bad)).unwrap_err();
+            assert_eq!(error.code, "invalid_params", "{bad}");
+            assert!(error.message.contains(field), "{bad}: {}", error.message);
+        }
     }
 
     #[test]

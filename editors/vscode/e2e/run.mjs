@@ -9,7 +9,9 @@
 //
 // Prints one JSON line (`{"scenario", "ok", ...what it saw}`) and exits
 // non-zero on failure. Optional: ORBIT_CHROMIUM, ORBIT_PROMPT,
-// ORBIT_EXPECT (text the reply shows), ORBIT_TIMEOUT_MS.
+// ORBIT_EXPECT (text the reply shows), ORBIT_TIMEOUT_MS; for `ask`,
+// ORBIT_EDIT_PROMPT (then a second prompt whose permission card is
+// answered in the webview) and ORBIT_EDIT_EXPECT (its reply's text).
 import { createRequire } from 'node:module';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -121,6 +123,27 @@ async function ask() {
   seen.errors = await frame.evaluate(() => window.orbitInspect.errors());
   seen.status = await page.locator('.statusbar-item', { hasText: 'Claude:' }).first().innerText();
   await shot('reply');
+  // In the same workbench: a prompt whose edit waits for a permission card,
+  // answered in the webview (the test then finds the file changed on disk).
+  const editPrompt = process.env.ORBIT_EDIT_PROMPT;
+  if (!editPrompt) return;
+  await command('Orbit Code: Ask Claude\u2026');
+  await prompt(editPrompt);
+  const allow = frame.getByRole('region', { name: 'Waiting for you' }).getByRole('button', { name: 'Allow', exact: true });
+  await allow.first().waitFor({ timeout: TIMEOUT });
+  seen.waitingStatus = await until(async () => {
+    const text = await page.locator('.statusbar-item', { hasText: 'Claude:' }).first().innerText();
+    return /1 waiting/.test(text) ? text : null;
+  }, 'the waiting card in the status bar');
+  await shot('card');
+  await allow.first().click();
+  const edited = process.env.ORBIT_EDIT_EXPECT ?? '';
+  seen.editReply = await until(async () => {
+    const text = await frame.locator('[role="log"]').innerText();
+    return text.includes(edited) ? text : null;
+  }, 'the reply after the edit');
+  seen.errorsAfterEdit = await frame.evaluate(() => window.orbitInspect.errors());
+  await shot('edited');
 }
 
 async function stop() {

@@ -11,9 +11,9 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ControlConnection } from './control';
+import { ControlConnection, type ControlError } from './control';
 import { controlSocket, findOrbit } from './locate';
-import { Relay } from './relay';
+import { Relay, type HostSettings } from './relay';
 import { StatusModel, type Card } from './status';
 import { nonce, pageHtml } from './webview';
 
@@ -26,29 +26,55 @@ function actionId(): string {
   return `vsc-${randomUUID()}`;
 }
 
-/** The settings the extension passes on as the page's own requests. */
-export function settingRequests(config: {
+/** What `vscode.WorkspaceConfiguration` gives the settings' reader. */
+export interface SettingsSource {
   get<T>(key: string): T | undefined;
-  inspect<T>(key: string): { globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T } | undefined;
-}): { requests: Record<string, unknown>[]; warnings: string[] } {
-  const requests: Record<string, unknown>[] = [];
+  inspect<T>(key: string):
+    | { globalValue?: T; workspaceValue?: T; workspaceFolderValue?: T; defaultValue?: T }
+    | undefined;
+}
+
+/**
+ * The `orbit.claude.*` settings as the host's settings for this workspace
+ * (`orbit.page.settings`): each one the user set takes the place of Orbit's
+ * own `settings.json` value; `null` leaves Orbit's. `bypassPermissions` is
+ * passed on only from the user's own settings, never a workspace's.
+ */
+export function hostSettings(config: SettingsSource): { settings: HostSettings; warnings: string[] } {
   const warnings: string[] = [];
-  const model = config.get<string | null>('claude.model') ?? null;
-  requests.push({ type: 'setModel', model: model === '' ? null : model });
-  const effort = config.get<string | null>('claude.effort') ?? null;
-  requests.push({ type: 'setEffort', effort: effort === '' ? null : effort });
-  const mode = config.get<string>('claude.permissionMode') ?? 'default';
-  if (/bypass/i.test(mode.replace(/[\s\-_.]/g, ''))) {
-    const inspected = config.inspect<string>('claude.permissionMode');
-    if (inspected?.workspaceValue !== undefined || inspected?.workspaceFolderValue !== undefined) {
-      warnings.push('orbit.claude.permissionMode: bypassPermissions is accepted only from your user settings, not a workspace\'s');
-    } else {
-      warnings.push('orbit.claude.permissionMode: bypassPermissions is not passed on by the extension; set claude.permissionMode in Orbit\'s own settings.json');
-    }
-  } else {
-    requests.push({ type: 'setPermissionMode', mode });
+  const text = (key: string): string | null => {
+    const value = config.get<unknown>(key);
+    return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+  };
+  const set = (key: string): boolean => {
+    const i = config.inspect<unknown>(key);
+    return i !== undefined && (i.globalValue !== undefined || i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined);
+  };
+  let extraArgs: string[] | null = null;
+  if (set('claude.extraArgs')) {
+    const value = config.get<unknown>('claude.extraArgs');
+    if (Array.isArray(value) && value.every((a): a is string => typeof a === 'string')) extraArgs = value;
+    else warnings.push('orbit.claude.extraArgs must be an array of strings; Orbit\'s own claude.extraArgs is used');
   }
-  return { requests, warnings };
+  let permissionMode = set('claude.permissionMode') ? text('claude.permissionMode') : null;
+  if (permissionMode !== null && /bypass/i.test(permissionMode.replace(/[\s\-_.]/g, ''))) {
+    const i = config.inspect<string>('claude.permissionMode');
+    const fromWorkspace = i?.workspaceValue !== undefined || i?.workspaceFolderValue !== undefined;
+    if (fromWorkspace || i?.globalValue !== 'bypassPermissions') {
+      warnings.push('orbit.claude.permissionMode: bypassPermissions is accepted only from your user settings, not a workspace\'s');
+      permissionMode = null;
+    }
+  }
+  return {
+    settings: {
+      path: text('claude.path'),
+      extraArgs,
+      model: text('claude.model'),
+      effort: text('claude.effort'),
+      permissionMode,
+    },
+    warnings,
+  };
 }
 
 /** One folder's connection to Orbit: the watcher (status, notifications, commands) and the panel. */
@@ -139,7 +165,10 @@ export class OrbitCode implements vscode.Disposable {
   }
 
   private onFrames(frames: unknown[]): void {
+    const fresh = frames.some(isFreshHello);
     const arrived = this.model.apply(frames);
+    // A new connection to an Orbit that may not have them (started again): the settings again.
+    if (fresh) void this.applySettings().catch(() => undefined);
     this.renderStatus();
     if (vscode.workspace.isTrusted && !this.model.trusted && !this.trustSent && frames.some(isWorkspaceFrame)) {
       // VS Code trusts the folder: Orbit trusts it too.
@@ -196,12 +225,42 @@ export class OrbitCode implements vscode.Disposable {
     await this.act({ type: 'prompt', text, skills: [], files });
   }
 
-  /** Passes the `orbit.claude.*` settings on (model, effort and mode apply from the next prompt). */
+  /**
+   * Passes the `orbit.claude.*` settings on as the host's settings for this
+   * workspace: a new path or extra arguments probe again; model, effort and
+   * mode apply from the next prompt. Not while VS Code does not trust the
+   * folder (no sessions there, and the restricted settings are not the
+   * user's to trust yet).
+   */
   async applySettings(): Promise<void> {
     if (!vscode.workspace.isTrusted) return;
-    const { requests, warnings } = settingRequests(vscode.workspace.getConfiguration('orbit'));
-    for (const warning of warnings) void vscode.window.showWarningMessage(`Orbit Code: ${warning}`);
-    for (const request of requests) await this.act(request);
+    const { settings, warnings } = hostSettings(vscode.workspace.getConfiguration('orbit'));
+    for (const warning of warnings) this.warnOnce(warning);
+    await this.watch();
+    await this.watcher?.whenConnected(START_PATIENCE_MS);
+    let applied;
+    try {
+      applied = await this.watcher?.settings(settings);
+    } catch (error) {
+      const e = error as ControlError;
+      this.warnOnce(
+        e.code === 'unknown_method'
+          ? 'this orbit does not take the editor\'s settings (update orbit); the orbit.claude.* settings are not applied'
+          : `the orbit.claude.* settings were not applied: ${e.message}`,
+      );
+      return;
+    }
+    if (!applied) return;
+    for (const warning of applied.warnings) if (/claude\./.test(warning)) this.warnOnce(warning);
+    if (applied.reprobed && !applied.agent.available && applied.agent.message) this.warnOnce(applied.agent.message);
+  }
+
+  private readonly warned = new Set<string>();
+
+  private warnOnce(warning: string): void {
+    if (this.warned.has(warning)) return;
+    this.warned.add(warning);
+    void vscode.window.showWarningMessage(`Orbit Code: ${warning}`);
   }
 
   async trustGranted(): Promise<void> {
@@ -240,8 +299,11 @@ export class OrbitCode implements vscode.Disposable {
       scriptNonce,
     );
     let relay: Relay | null = null;
+    let disposed = false;
     const post = (message: unknown): void => {
-      void panel.webview.postMessage(message);
+      // A disposed webview throws: nothing is posted to it any more.
+      if (disposed) return;
+      panel.webview.postMessage(message).then(undefined, () => undefined);
     };
     const listener = panel.webview.onDidReceiveMessage(async (message: unknown) => {
       const m = message as { orbit?: unknown; frame?: unknown; path?: unknown; line?: unknown };
@@ -258,6 +320,8 @@ export class OrbitCode implements vscode.Disposable {
             events: {
               frames: (frames) => { post({ orbit: 'frames', frames }); },
               state: (state, reason) => { post({ orbit: 'state', state, reason }); },
+              // A sign-in's address opens in the system browser, through VS Code (remote windows too).
+              openExternal: (url) => { void vscode.env.openExternal(vscode.Uri.parse(url)); },
             },
           });
           this.panelRelay = relay;
@@ -271,19 +335,43 @@ export class OrbitCode implements vscode.Disposable {
       } else if (m.orbit === 'openFile' && typeof m.path === 'string') {
         await this.openFile(m.path, typeof m.line === 'number' ? m.line : null);
       } else if (m.orbit === 'pickFiles') {
-        const picked = await vscode.window.showOpenDialog({ canSelectMany: true, canSelectFiles: true, openLabel: 'Add to the prompt' });
-        // Absolute paths, from VS Code's own dialog only.
-        post({ orbit: 'picked', paths: (picked ?? []).map((uri) => uri.fsPath) });
+        post({ orbit: 'picked', paths: await this.pickFiles(relay) });
       }
     });
     panel.onDidDispose(() => {
-      listener.dispose();
-      relay?.close();
+      disposed = true;
       if (this.panel === panel) {
         this.panel = null;
         this.panelRelay = null;
       }
+      listener.dispose();
+      relay?.close();
     });
+  }
+
+  /**
+   * A file chip's **Add file**: VS Code's own file dialog. The absolute
+   * paths it returns are told to Orbit by this code (`orbit.page.picked`)
+   * before the page gets them, so a prompt may carry them; none when the
+   * dialog is cancelled or Orbit refused them.
+   */
+  async pickFiles(relay: Relay | null): Promise<string[]> {
+    const picked = await vscode.window.showOpenDialog({
+      canSelectMany: true,
+      canSelectFiles: true,
+      canSelectFolders: false,
+      openLabel: 'Add to the prompt',
+      title: 'Add files to the prompt',
+    });
+    const paths = (picked ?? []).filter((uri) => uri.scheme === 'file').map((uri) => uri.fsPath);
+    if (paths.length === 0 || !relay) return [];
+    try {
+      await relay.picked(paths);
+    } catch (error) {
+      void vscode.window.showWarningMessage(`Orbit Code: the files were not added: ${(error as Error).message}`);
+      return [];
+    }
+    return paths;
   }
 
   /** Opens a graph file (workspace-relative, as the page names it) at `line`. */
@@ -307,6 +395,11 @@ export class OrbitCode implements vscode.Disposable {
     this.status.dispose();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+function isFreshHello(frame: unknown): boolean {
+  const body = (frame as { body?: { type?: unknown; resumed?: unknown } } | null)?.body;
+  return body?.type === 'hello' && body.resumed !== true;
 }
 
 function isWorkspaceFrame(frame: unknown): boolean {
@@ -348,10 +441,8 @@ export function activate(context: vscode.ExtensionContext): OrbitCode {
     }),
   );
   if (orbit.folder) {
-    orbit
-      .watch()
-      .then(() => orbit.applySettings())
-      .catch(report);
+    // The watcher's first connection passes the settings on.
+    orbit.watch().catch(report);
     if (vscode.workspace.getConfiguration('orbit').get<boolean>('openOnStartup')) orbit.open().catch(report);
   }
   return orbit;

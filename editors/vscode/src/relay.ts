@@ -15,6 +15,8 @@ export interface RelayEvents {
   frames(frames: unknown[]): void;
   /** The connection's state, as the page's transport reports it. */
   state(state: RelayState, reason?: string): void;
+  /** An MCP sign-in's address, for the system browser (never the page). */
+  openExternal?(url: string): void;
 }
 
 export interface RelayOptions {
@@ -31,11 +33,30 @@ export interface RelayOptions {
   connection?: (socket: string) => ControlConnection;
 }
 
+/** The host's settings for the workspace (`orbit.page.settings`); `null` leaves Orbit's own. */
+export interface HostSettings {
+  path: string | null;
+  extraArgs: string[] | null;
+  model: string | null;
+  effort: string | null;
+  permissionMode: string | null;
+}
+
+/** What Orbit did with them. */
+export interface SettingsApplied {
+  reprobed: boolean;
+  options: boolean;
+  warnings: string[];
+  agent: { available: boolean; message?: string | null };
+}
+
 interface Ack {
   id: string;
   ok: boolean;
   code: string | null;
   message: string | null;
+  /** An MCP sign-in's address for the host (`orbit.page.act` only); never passed to the page. */
+  openUrl?: string;
 }
 
 export class Relay {
@@ -93,7 +114,8 @@ export class Relay {
         message: 'In VS Code, trust the folder with "Workspaces: Manage Workspace Trust"; Orbit follows it',
       });
     } else if (f.type === 'action') {
-      const ack = await this.act(frame);
+      const { openUrl, ...ack } = await this.act(frame);
+      if (typeof openUrl === 'string' && /^https?:\/\//i.test(openUrl)) this.options.events.openExternal?.(openUrl);
       this.ackToPage(ack);
     }
   }
@@ -110,6 +132,21 @@ export class Relay {
       const e = error as ControlError;
       return { id, ok: false, code: e.code ?? 'error', message: e.message };
     }
+  }
+
+  /** Gives Orbit the host's settings for this workspace; `null` when not connected. Rejects a {@link ControlError}. */
+  async settings(settings: HostSettings): Promise<SettingsApplied | null> {
+    if (this.conn === null) return null;
+    return (await this.actor.call('orbit.page.settings', { conn: this.conn, settings: { ...settings } })) as SettingsApplied;
+  }
+
+  /**
+   * Tells Orbit the absolute files VS Code's own dialog returned: this
+   * page's prompts may name them (the page itself cannot add one).
+   */
+  async picked(paths: string[]): Promise<void> {
+    if (this.conn === null || paths.length === 0) return;
+    await this.actor.call('orbit.page.picked', { conn: this.conn, paths });
   }
 
   /** VS Code's trust changed. */

@@ -1,9 +1,12 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as vscode from 'vscode';
 import { activate, type OrbitCode } from '../src/extension';
 import { Relay } from '../src/relay';
 import { FakeOrbit } from './fake-orbit';
-import { recorded, settings, trust, workspace } from './vscode-mock';
+import { config, inspected, recorded, settings, trust, workspace } from './vscode-mock';
 
 let orbit: FakeOrbit;
 let active: OrbitCode | null = null;
@@ -16,8 +19,13 @@ beforeEach(async () => {
   recorded.warnings.length = 0;
   recorded.errors.length = 0;
   recorded.infoAnswer = undefined;
+  recorded.panels.length = 0;
+  recorded.shownDocuments.length = 0;
+  recorded.external.length = 0;
+  recorded.dialogAnswer = undefined;
   workspace.isTrusted = true;
   for (const key of Object.keys(settings)) delete settings[key];
+  for (const key of Object.keys(inspected)) delete inspected[key];
 });
 
 afterEach(async () => {
@@ -26,8 +34,16 @@ afterEach(async () => {
   await orbit.stop();
 });
 
+/** An extension folder with the page's build in it. */
+function extensionDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orbit-code-ext-'));
+  fs.mkdirSync(path.join(dir, 'page'));
+  fs.writeFileSync(path.join(dir, 'page', 'index.html'), '<html><head><script type="module" src="/assets/index-A.js"></script></head><body></body></html>');
+  return dir;
+}
+
 function start(): OrbitCode {
-  const context = { subscriptions: [] as vscode.Disposable[], extensionUri: vscode.Uri.file('/ext') };
+  const context = { subscriptions: [] as vscode.Disposable[], extensionUri: vscode.Uri.file(extensionDir()) };
   // The extension finds the fake Orbit's socket as it finds Orbit's.
   process.env.ORBIT_CONFIG_DIR = orbit.dir;
   active = activate(context as unknown as vscode.ExtensionContext);
@@ -161,11 +177,126 @@ describe('the extension', () => {
     expect((skip?.params.frame as { request: unknown }).request).toEqual({ type: 'skipQuestions', key: 'c1', requestId: 'q9' });
   });
 
-  it('passes orbit.claude.model on as the next prompt\'s model', async () => {
+  it("passes the orbit.claude settings on as the host's settings when it connects, and again when they change", async () => {
     settings['orbit.claude.model'] = 'claude-sonnet-4-5';
+    settings['orbit.claude.path'] = '/opt/claude';
+    settings['orbit.claude.extraArgs'] = ['--add-dir', '../shared'];
+    inspected['orbit.claude.extraArgs'] = { globalValue: ['--add-dir', '../shared'] };
+    orbit.settingsWarnings = ['settings: `claude.effort`: `extreme` is not one of low, medium; ignored', 'settings: unrelated'];
     start();
-    await orbit.until(() => orbit.method('orbit.page.act').some((c) => (c.params.frame as { request?: { type: string } }).request?.type === 'setModel'));
-    const set = orbit.method('orbit.page.act').find((c) => (c.params.frame as { request?: { type: string } }).request?.type === 'setModel');
-    expect((set?.params.frame as { request: unknown }).request).toEqual({ type: 'setModel', model: 'claude-sonnet-4-5' });
+    await orbit.until(() => orbit.method('orbit.page.settings').length === 1);
+    expect(orbit.method('orbit.page.settings')[0]?.params).toEqual({
+      conn: 'r1',
+      settings: { path: '/opt/claude', extraArgs: ['--add-dir', '../shared'], model: 'claude-sonnet-4-5', effort: null, permissionMode: null },
+    });
+    // Not as the page's own requests.
+    expect(orbit.method('orbit.page.act').some((c) => (c.params.frame as { request?: { type: string } }).request?.type === 'setModel')).toBe(false);
+    await orbit.until(() => recorded.warnings.length > 0);
+    expect(recorded.warnings).toEqual(['Orbit Code: settings: `claude.effort`: `extreme` is not one of low, medium; ignored']);
+    settings['orbit.claude.effort'] = 'high';
+    config.fire({ affectsConfiguration: (section: string) => 'orbit.claude.effort'.startsWith(section) });
+    await orbit.until(() => orbit.method('orbit.page.settings').length === 2);
+    expect((orbit.method('orbit.page.settings')[1]?.params.settings as { effort: string }).effort).toBe('high');
+    // The same warning is not shown twice.
+    expect(recorded.warnings).toHaveLength(1);
+  });
+
+  it('sends no settings while VS Code does not trust the folder, and sends them once it does', async () => {
+    workspace.isTrusted = false;
+    settings['orbit.claude.model'] = 'opus';
+    start();
+    await orbit.until(() => orbit.method('orbit.page.connect').length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(orbit.method('orbit.page.settings')).toEqual([]);
+    workspace.isTrusted = true;
+    trust.fire();
+    await orbit.until(() => orbit.method('orbit.page.settings').length === 1);
+    expect((orbit.method('orbit.page.settings')[0]?.params.settings as { model: string }).model).toBe('opus');
+  });
+
+  it('says plainly when the running orbit does not take the settings', async () => {
+    settings['orbit.claude.model'] = 'opus';
+    orbit.refuse = 'orbit.page.settings';
+    start();
+    await orbit.until(() => recorded.warnings.length > 0);
+    expect(recorded.warnings[0]).toMatch(/does not take the editor's settings \(update orbit\)/);
+  });
+  it('a permission card raises a notification that opens Orbit while the page is hidden', async () => {
+    start();
+    recorded.infoAnswer = 'Open Orbit';
+    await orbit.until(() => orbit.method('orbit.page.next').length > 0);
+    orbit.push({ seq: 6, body: { type: 'session', key: 'c1', phase: 'waiting', pending: [{ kind: 'permission', requestId: 'p9', tool: 'Edit', title: 'Edit src/a.rs' }] } });
+    await orbit.until(() => recorded.info.length === 1);
+    expect(recorded.info[0]).toEqual({ message: 'Claude is waiting: Edit src/a.rs', items: ['Open Orbit'] });
+    // Open Orbit opens the page.
+    await orbit.until(() => recorded.panels.length === 1);
+    expect(recorded.panels[0]?.webview.html).toContain("default-src 'none'");
+    // The same card is not raised twice; with the page in sight, none is.
+    orbit.push({ seq: 7, body: { type: 'session', key: 'c1', phase: 'waiting', pending: [{ kind: 'permission', requestId: 'p9', tool: 'Edit', title: 'Edit src/a.rs' }, { kind: 'permission', requestId: 'p10', tool: 'Bash', title: 'Run ls' }] } });
+    await orbit.until(() => orbit.method('orbit.page.next').length > 3);
+    expect(recorded.info).toHaveLength(1);
+  });
+
+  it("the page's files open in an editor at the line, never outside the folder", async () => {
+    start();
+    await recorded.commands.get('orbit.open')?.();
+    const panel = recorded.panels[0];
+    await panel?.receive({ orbit: 'openFile', path: 'src/a.rs', line: 12 });
+    expect(recorded.shownDocuments).toHaveLength(1);
+    const shown = recorded.shownDocuments[0] as { document: { uri: vscode.Uri }; options: { selection: { start: { line: number } } } };
+    expect(shown.document.uri.fsPath).toBe('/tmp/ws/src/a.rs');
+    expect(shown.options.selection.start.line).toBe(11);
+    await panel?.receive({ orbit: 'openFile', path: '../etc/passwd', line: null });
+    await panel?.receive({ orbit: 'openFile', path: '/etc/passwd', line: null });
+    expect(recorded.shownDocuments).toHaveLength(1);
+  });
+
+  it("Add file goes through VS Code's own dialog, and Orbit hears the paths from the extension first", async () => {
+    start();
+    await recorded.commands.get('orbit.open')?.();
+    const panel = recorded.panels[0];
+    await panel?.receive({ orbit: 'ready' });
+    await panel?.receive({ orbit: 'frame', frame: { type: 'resume', instanceId: null, lastSeq: null } });
+    await orbit.until(() => orbit.method('orbit.page.connect').length === 2);
+    recorded.dialogAnswer = [vscode.Uri.file('/elsewhere/notes.md'), vscode.Uri.parse('untitled:Untitled-1')];
+    await panel?.receive({ orbit: 'pickFiles' });
+    const picked = orbit.method('orbit.page.picked');
+    expect(picked).toHaveLength(1);
+    expect(picked[0]?.params.paths).toEqual(['/elsewhere/notes.md']);
+    // The panel's own connection, not the watcher's.
+    expect(picked[0]?.params.conn).toBe('r2');
+    expect(panel?.posted.at(-1)).toEqual({ orbit: 'picked', paths: ['/elsewhere/notes.md'] });
+    // Cancelled: nothing picked, nothing told.
+    recorded.dialogAnswer = undefined;
+    await panel?.receive({ orbit: 'pickFiles' });
+    expect(panel?.posted.at(-1)).toEqual({ orbit: 'picked', paths: [] });
+    expect(orbit.method('orbit.page.picked')).toHaveLength(1);
+  });
+  it("a sign-in's address opens through VS Code's openExternal and never reaches the page", async () => {
+    start();
+    await recorded.commands.get('orbit.open')?.();
+    const panel = recorded.panels[0];
+    await panel?.receive({ orbit: 'ready' });
+    await panel?.receive({ orbit: 'frame', frame: { type: 'resume', instanceId: null, lastSeq: null } });
+    await panel?.receive({ orbit: 'frame', frame: { type: 'action', id: 's1', request: { type: 'mcpAction', server: 'docs', action: 'signIn' } } });
+    expect(recorded.external).toEqual(['https://auth.example.test/authorize?state=s1']);
+    expect(JSON.stringify(panel?.posted)).not.toContain('auth.example.test');
+    expect(panel?.posted.at(-1)).toEqual({ orbit: 'frames', frames: [{ seq: null, body: { type: 'ack', id: 's1', ok: true, code: null, message: null } }] });
+    // Anything but http(s) is not opened.
+    orbit.signInUrl = 'file:///etc/passwd';
+    await panel?.receive({ orbit: 'frame', frame: { type: 'action', id: 's2', request: { type: 'mcpAction', server: 'docs', action: 'signIn' } } });
+    expect(recorded.external).toHaveLength(1);
+  });
+  it('opens the page again after its panel was closed while connected', async () => {
+    start();
+    await recorded.commands.get('orbit.open')?.();
+    const first = recorded.panels[0];
+    await first?.receive({ orbit: 'ready' });
+    await first?.receive({ orbit: 'frame', frame: { type: 'resume', instanceId: null, lastSeq: null } });
+    // Closing it closes its relay, which must post nothing to the disposed webview.
+    (first as unknown as { dispose(): void }).dispose();
+    await orbit.until(() => orbit.method('orbit.page.close').length === 1);
+    await recorded.commands.get('orbit.open')?.();
+    expect(recorded.panels).toHaveLength(2);
   });
 });

@@ -25,6 +25,12 @@ export class FakeOrbit {
     { seq: null, body: { type: 'workspace', trusted: true, agent: { available: true } } },
     { seq: null, body: { type: 'snapshotEnd' } },
   ];
+  /** A method answered `unknown_method` (an older Orbit). */
+  refuse: string | null = null;
+  /** The address a sign-in answers with. */
+  signInUrl = 'https://auth.example.test/authorize?state=s1';
+  /** What `orbit.page.settings` answers as warnings. */
+  settingsWarnings: string[] = [];
   private conns = 0;
   private readonly sockets = new Set<net.Socket>();
 
@@ -91,6 +97,7 @@ export class FakeOrbit {
 
   private async answer(method: string, params: Record<string, unknown>): Promise<{ result?: unknown; error?: unknown }> {
     this.calls.push({ method, params });
+    if (method === this.refuse) return { error: { code: 'unknown_method', message: method } };
     switch (method) {
       case 'orbit.ping':
         return { result: { version: 'test', pid: 1, instanceId: 'i1' } };
@@ -112,9 +119,15 @@ export class FakeOrbit {
         return { result: { frames, ended } };
       }
       case 'orbit.page.act': {
-        const frame = params.frame as { id: string };
-        return { result: { id: frame.id, ok: true, code: null, message: null } };
+        const frame = params.frame as { id: string; request?: { type?: string; action?: string } };
+        // A sign-in's address comes to the host alone.
+        const openUrl = frame.request?.type === 'mcpAction' && frame.request.action === 'signIn' ? { openUrl: this.signInUrl } : {};
+        return { result: { id: frame.id, ok: true, code: null, message: null, ...openUrl } };
       }
+      case 'orbit.page.settings':
+        return { result: { reprobed: false, options: true, warnings: this.settingsWarnings, agent: { available: true } } };
+      case 'orbit.page.picked':
+        return { result: { picked: (params.paths as unknown[]).length } };
       case 'orbit.page.trust':
       case 'orbit.page.close':
         return { result: {} };

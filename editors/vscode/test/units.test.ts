@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { controlSocket, findOrbit } from '../src/locate';
 import { StatusModel } from '../src/status';
 import { contentSecurityPolicy, pageHtml } from '../src/webview';
-import { settingRequests } from '../src/extension';
+import { hostSettings } from '../src/extension';
 
 const manifest = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as {
   contributes: { commands: { command: string; title: string; category: string }[]; configuration: { properties: Record<string, { scope?: string }> } };
@@ -102,26 +102,42 @@ describe('the status model', () => {
 });
 
 describe('the orbit.claude settings', () => {
-  const config = (values: Record<string, unknown>, inspect: Record<string, unknown> = {}) => ({
+  type Inspected = { globalValue?: unknown; workspaceValue?: unknown; workspaceFolderValue?: unknown };
+  const config = (values: Record<string, unknown>, inspect: Record<string, Inspected> = {}) => ({
     get: <T>(key: string) => values[key] as T | undefined,
     inspect: <T>(key: string) => inspect[key] as { globalValue?: T; workspaceValue?: T } | undefined,
   });
 
-  it('become the page requests that apply from the next prompt', () => {
-    const { requests, warnings } = settingRequests(config({ 'claude.model': 'opus', 'claude.effort': 'high', 'claude.permissionMode': 'acceptEdits' }));
-    expect(requests).toEqual([
-      { type: 'setModel', model: 'opus' },
-      { type: 'setEffort', effort: 'high' },
-      { type: 'setPermissionMode', mode: 'acceptEdits' },
-    ]);
+  it("become the host's settings for the workspace, each one the user set", () => {
+    const { settings, warnings } = hostSettings(
+      config(
+        { 'claude.path': '/opt/claude', 'claude.extraArgs': ['--add-dir', '../shared'], 'claude.model': 'opus', 'claude.effort': 'high', 'claude.permissionMode': 'acceptEdits' },
+        { 'claude.extraArgs': { globalValue: ['--add-dir', '../shared'] }, 'claude.permissionMode': { globalValue: 'acceptEdits' } },
+      ),
+    );
+    expect(settings).toEqual({ path: '/opt/claude', extraArgs: ['--add-dir', '../shared'], model: 'opus', effort: 'high', permissionMode: 'acceptEdits' });
     expect(warnings).toEqual([]);
   });
 
-  it('never pass bypassPermissions on, and name a workspace that sets it', () => {
-    const fromWorkspace = settingRequests(config({ 'claude.permissionMode': 'bypassPermissions' }, { 'claude.permissionMode': { workspaceValue: 'bypassPermissions' } }));
-    expect(fromWorkspace.requests.some((r) => r.type === 'setPermissionMode')).toBe(false);
+  it("leave Orbit's own settings where the user set nothing", () => {
+    // The manifest's defaults: '' path, [] args, null model and effort, 'default' mode.
+    const { settings } = hostSettings(config({ 'claude.path': '', 'claude.extraArgs': [], 'claude.model': null, 'claude.effort': null, 'claude.permissionMode': 'default' }));
+    expect(settings).toEqual({ path: null, extraArgs: null, model: null, effort: null, permissionMode: null });
+    // An empty list the user chose clears Orbit's extra arguments.
+    const cleared = hostSettings(config({ 'claude.extraArgs': [] }, { 'claude.extraArgs': { globalValue: [] } }));
+    expect(cleared.settings.extraArgs).toEqual([]);
+  });
+
+  it('pass bypassPermissions on only from the user settings, and name a workspace that sets it', () => {
+    const fromUser = hostSettings(config({ 'claude.permissionMode': 'bypassPermissions' }, { 'claude.permissionMode': { globalValue: 'bypassPermissions' } }));
+    expect(fromUser.settings.permissionMode).toBe('bypassPermissions');
+    expect(fromUser.warnings).toEqual([]);
+    const fromWorkspace = hostSettings(config({ 'claude.permissionMode': 'bypassPermissions' }, { 'claude.permissionMode': { workspaceValue: 'bypassPermissions' } }));
+    expect(fromWorkspace.settings.permissionMode).toBeNull();
     expect(fromWorkspace.warnings[0]).toMatch(/only from your user settings/);
-    const spelled = settingRequests(config({ 'claude.permissionMode': 'Bypass_Permissions' }, { 'claude.permissionMode': { globalValue: 'x' } }));
-    expect(spelled.requests.some((r) => r.type === 'setPermissionMode')).toBe(false);
+    const folder = hostSettings(config({ 'claude.permissionMode': 'bypassPermissions' }, { 'claude.permissionMode': { globalValue: 'bypassPermissions', workspaceFolderValue: 'bypassPermissions' } }));
+    expect(folder.settings.permissionMode).toBeNull();
+    const spelled = hostSettings(config({ 'claude.permissionMode': 'Bypass_Permissions' }, { 'claude.permissionMode': { globalValue: 'Bypass_Permissions' } }));
+    expect(spelled.settings.permissionMode).toBeNull();
   });
 });

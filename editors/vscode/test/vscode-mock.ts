@@ -19,8 +19,15 @@ class Emitter<T> {
 export class Uri {
   constructor(readonly scheme: string, readonly fsPath: string) {}
   static file(path: string): Uri { return new Uri('file', path); }
+  static parse(value: string): Uri {
+    const colon = value.indexOf(':');
+    const uri = new Uri(value.slice(0, colon), value.slice(colon + 1));
+    uri.raw = value;
+    return uri;
+  }
   static joinPath(base: Uri, ...parts: string[]): Uri { return new Uri(base.scheme, [base.fsPath, ...parts].join('/')); }
-  toString(): string { return `${this.scheme}://${this.fsPath}`; }
+  raw: string | null = null;
+  toString(): string { return this.raw ?? `${this.scheme}://${this.fsPath}`; }
 }
 
 export class Position { constructor(readonly line: number, readonly character: number) {} }
@@ -39,6 +46,10 @@ export const recorded = {
   infoAnswer: undefined as string | undefined,
   inputAnswer: undefined as string | undefined,
   shownDocuments: [] as unknown[],
+  panels: [] as { visible: boolean; posted: unknown[]; receive(message: unknown): Promise<unknown>; webview: { html: string } }[],
+  /** What VS Code's file dialog answers next. */
+  dialogAnswer: undefined as { scheme: string; fsPath: string }[] | undefined,
+  external: [] as string[],
 };
 
 export const trust = new Emitter<void>();
@@ -83,13 +94,49 @@ export const window = {
     recorded.shownDocuments.push({ document, options });
     return Promise.resolve();
   },
-  showOpenDialog: () => Promise.resolve([Uri.file('/elsewhere/notes.md')]),
+  showOpenDialog: () => Promise.resolve(recorded.dialogAnswer),
   registerWebviewPanelSerializer: (viewType: string, serializer: unknown) => {
     recorded.serializers.set(viewType, serializer);
     return { dispose: () => undefined };
   },
   createWebviewPanel: () => {
-    throw new Error('not in these tests');
+    const messages = new Emitter<unknown>();
+    const disposed = new Emitter<void>();
+    const panel = {
+      visible: true,
+      posted: [] as unknown[],
+      /** A message from the page; resolves once the extension handled it. */
+      receive: (message: unknown) => Promise.all(messages.listeners.map((l) => l(message))),
+      webview: {
+        options: {},
+        html: '',
+        cspSource: 'vscode-webview:',
+        asWebviewUri: (uri: Uri) => uri,
+        postMessage: (message: unknown) => {
+          // As VS Code's: a disposed webview throws.
+          if (panel.disposed) throw new Error('Webview is disposed');
+          panel.posted.push(message);
+          return Promise.resolve(true);
+        },
+        onDidReceiveMessage: messages.event,
+      },
+      onDidDispose: disposed.event,
+      reveal: () => undefined,
+      disposed: false,
+      dispose: () => {
+        panel.disposed = true;
+        disposed.fire();
+      },
+    };
+    recorded.panels.push(panel);
+    return panel;
+  },
+};
+
+export const env = {
+  openExternal: (uri: Uri) => {
+    recorded.external.push(uri.toString());
+    return Promise.resolve(true);
   },
 };
 

@@ -26,6 +26,8 @@ export interface HudHost {
   name: string;
   /** Opens a graph file in an editor (at `line`). */
   openFile(path: string, line: number | null): void;
+  /** Files through the editor's own dialog (absolute paths; none when cancelled), for a prompt's files. */
+  pickFiles?(): Promise<string[]>;
 }
 
 export interface HudOptions {
@@ -107,7 +109,9 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   const scene = createScene({
     workspaceId: options.workspaceId,
     openFile: (path) => {
-      void filePanel.open(path, null);
+      // In an editor, a file on the map opens in the editor.
+      if (options.host) options.host.openFile(path, null);
+      else void filePanel.open(path, null);
     },
     rearrange: () => {
       send({ type: 'rearrange' });

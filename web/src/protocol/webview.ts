@@ -6,7 +6,8 @@
  *
  * Messages, both ways, are `{orbit: <kind>, ...}`:
  * - page → host: `ready` (once, at start), `frame` (`frame`: a `PageFrame`),
- *   `openFile` (`path`: a graph path, `line`), `pickFiles`;
+ *   `openFile` (`path`: a graph path, `line`), `pickFiles` (VS Code's
+ *   own dialog; the extension tells Orbit the paths before answering);
  * - host → page: `state` (`state`: a {@link ConnectionState}, `reason`),
  *   `frames` (`frames`: `HostFrame`s, in order), `picked` (`paths`).
  */
@@ -28,6 +29,7 @@ export class WebviewTransport implements Transport {
   private frameListeners: ((data: unknown) => void)[] = [];
   private stateListeners: ((state: ConnectionState) => void)[] = [];
   private pickListeners: ((paths: string[]) => void)[] = [];
+  private waitingPicks: ((paths: string[]) => void)[] = [];
   private state: ConnectionState = 'connecting';
   private closed = false;
 
@@ -69,9 +71,16 @@ export class WebviewTransport implements Transport {
     this.api.postMessage({ orbit: 'openFile', path, line });
   }
 
-  /** Asks the host for files through its own dialog (answered by `picked`). */
-  pickFiles(): void {
-    this.api.postMessage({ orbit: 'pickFiles' });
+  /**
+   * Asks the host for files through its own dialog: the absolute paths it
+   * returned (none when cancelled). Only those paths, told to Orbit by the
+   * extension's own code, may go into a prompt as absolute files.
+   */
+  pickFiles(): Promise<string[]> {
+    return new Promise((resolve) => {
+      this.waitingPicks.push(resolve);
+      this.api.postMessage({ orbit: 'pickFiles' });
+    });
   }
 
   close(): void {
@@ -101,6 +110,7 @@ export class WebviewTransport implements Transport {
       case 'picked':
         if (Array.isArray(message.paths)) {
           const paths = message.paths.filter((p): p is string => typeof p === 'string');
+          this.waitingPicks.shift()?.(paths);
           for (const listener of this.pickListeners) listener(paths);
         }
         break;

@@ -4,7 +4,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
 use orbit_agent::probe::{self, ProbeEnv};
-use orbit_agent::settings::{self, AgentSettings, SettingsChange, SettingsFile};
+use orbit_agent::settings::{self, AgentSettings, HostSettings, SettingsChange, SettingsFile};
 use orbit_agent::{AgentError, TrustStore};
 use orbit_common::{Locations, Settings};
 
@@ -203,6 +203,95 @@ fn settings_file_is_reread_when_it_changes() {
         file.current().model_refused.as_deref(),
         Some("`sonnet` is not one of the CLI's models (opus)")
     );
+}
+
+#[test]
+fn the_host_s_settings_take_the_file_s_place_for_this_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    std::fs::write(
+        &path,
+        r#"{"claude.model": "sonnet", "claude.effort": "low", "claude.path": "/opt/claude"}"#,
+    )
+    .unwrap();
+    let mut file = SettingsFile::load(&path).unwrap();
+    // The model and the mode from the host: options change, no probe.
+    let change = file
+        .set_host(HostSettings {
+            model: Some("opus".into()),
+            permission_mode: Some("bypassPermissions".into()),
+            ..HostSettings::default()
+        })
+        .unwrap();
+    assert_eq!(
+        change,
+        SettingsChange {
+            reprobe: false,
+            options: true
+        }
+    );
+    let current = file.current();
+    assert_eq!(current.options.model.as_deref(), Some("opus"));
+    // What the host leaves unset stays the file's.
+    assert_eq!(current.options.effort.as_deref(), Some("low"));
+    assert_eq!(current.path.as_deref(), Some("/opt/claude"));
+    // A host setting may choose bypassPermissions (the page never can).
+    assert_eq!(
+        current.options.permission_mode.as_deref(),
+        Some("bypassPermissions")
+    );
+    // A new path or extra arguments probe again; empty values are unset.
+    let change = file
+        .set_host(HostSettings {
+            path: Some("/usr/local/bin/claude".into()),
+            extra_args: Some(vec!["--add-dir".into(), "../shared".into()]),
+            model: Some(String::new()),
+            ..HostSettings::default()
+        })
+        .unwrap();
+    assert_eq!(
+        change,
+        SettingsChange {
+            reprobe: true,
+            options: true
+        }
+    );
+    assert_eq!(
+        file.current().path.as_deref(),
+        Some("/usr/local/bin/claude")
+    );
+    assert_eq!(file.current().extra_args, ["--add-dir", "../shared"]);
+    assert_eq!(file.current().options.model.as_deref(), Some("sonnet"));
+    assert_eq!(file.current().options.permission_mode, None);
+    // A bad value is refused with the key named, as the file's are.
+    file.set_host(HostSettings {
+        effort: Some("extreme".into()),
+        ..HostSettings::default()
+    })
+    .unwrap();
+    assert_eq!(file.current().options.effort, None);
+    assert!(
+        file.current()
+            .warnings
+            .iter()
+            .any(|w| w.contains("claude.effort") && w.contains("extreme")),
+        "{:?}",
+        file.current().warnings
+    );
+    // The file's own re-read keeps the host's settings over it.
+    file.set_host(HostSettings {
+        model: Some("opus".into()),
+        ..HostSettings::default()
+    })
+    .unwrap();
+    std::fs::write(
+        &path,
+        r#"{"claude.model": "haiku", "claude.effort": "max"}"#,
+    )
+    .unwrap();
+    assert!(file.refresh().unwrap().options);
+    assert_eq!(file.current().options.effort.as_deref(), Some("max"));
+    assert_eq!(file.current().options.model.as_deref(), Some("opus"));
 }
 
 #[tokio::test]

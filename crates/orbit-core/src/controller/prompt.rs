@@ -93,7 +93,9 @@ pub(super) fn choose(
     for file in files {
         let resolved = graph.graph_file(file).or_else(|| match origin {
             Origin::Host if std::path::Path::new(file).is_absolute() => graph.host_file(file),
-            _ => None,
+            // From the editor's own dialog only (the extension's code told Orbit).
+            Origin::Page if std::path::Path::new(file).is_absolute() => graph.picked_file(file),
+            Origin::Page | Origin::Host => None,
         });
         match resolved {
             None => {

@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use orbit_agent::{Answer, McpAction};
 use orbit_core::controller::{
     DEFAULT_DENY_MESSAGE, Decision, DropReason, Dropped, DroppedItem, Facts, Files, HostFiles,
-    NoPending, OptionChange, Origin, PendingCards, PromptDecision, Refused, check_signin_url,
-    decide, dropped_notice,
+    NoPending, OptionChange, Origin, PendingCards, PickedFiles, PromptDecision, Refused,
+    check_signin_url, decide, dropped_notice,
 };
 use orbit_types::{
     CardOption, CardQuestion, Catalog, McpServerInfo, ModelOption, PageRequest, PendingCard,
@@ -799,6 +799,50 @@ fn skills_outside_the_catalog_and_past_eight_are_dropped() {
         p.notice().as_deref(),
         Some("Dropped 1 skill not in the catalog (review)")
     );
+}
+
+#[test]
+fn the_page_names_absolute_files_only_when_the_editor_s_dialog_returned_them() {
+    let w = World::new();
+    let picked_file = tempfile::NamedTempFile::new().unwrap();
+    let other_file = tempfile::NamedTempFile::new().unwrap();
+    let picked_path = picked_file.path().to_str().unwrap().to_owned();
+    let other = other_file.path().to_str().unwrap().to_owned();
+    let gone = "/no/such/picked.md".to_owned();
+    let picked = vec![picked_path.clone(), gone.clone()];
+    let files = PickedFiles {
+        files: &w.graph,
+        picked: &picked,
+    };
+    let facts = Facts {
+        files: &files,
+        ..w.facts(Origin::Page)
+    };
+    let p = prompt_decision(decide(
+        &prompt(
+            None,
+            "look",
+            &[],
+            &["src/a.rs", &picked_path, &other, &gone],
+        ),
+        &facts,
+    ));
+    assert_eq!(p.files, strings(&["src/a.rs", &picked_path]));
+    assert_eq!(
+        p.dropped,
+        vec![
+            dropped(DroppedItem::File, &other, DropReason::OutsideGraph),
+            dropped(DroppedItem::File, &gone, DropReason::OutsideGraph),
+        ]
+    );
+    // Picked files give the page nothing else of the host's: no bypass.
+    let bypass = decide(
+        &PageRequest::SetPermissionMode {
+            mode: "bypassPermissions".into(),
+        },
+        &facts,
+    );
+    assert!(bypass.is_err(), "{bypass:?}");
 }
 
 #[test]

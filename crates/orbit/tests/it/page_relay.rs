@@ -160,6 +160,115 @@ fn a_relayed_page_gets_the_snapshot_needs_both_trusts_and_resumes() {
     );
 }
 
+fn agent_available(frames: &[Value]) -> Option<bool> {
+    frames
+        .iter()
+        .rev()
+        .find(|f| f["body"]["type"] == "workspace")
+        .and_then(|f| f["body"]["agent"]["available"].as_bool())
+}
+
+#[test]
+fn the_editor_s_settings_reach_the_workspace_over_orbit_s_own() {
+    // Orbit's own settings.json names a model; the editor's wins for this workspace.
+    let orbit = Relayed::start(json!({"claude.model": "sonnet"}), true);
+    let conn = orbit.connect(true)["conn"].as_str().unwrap().to_owned();
+    let settings = |values: Value| {
+        orbit.env.call(
+            "orbit.page.settings",
+            json!({"conn": conn, "settings": values}),
+        )
+    };
+
+    let applied = settings(json!({"model": "haiku", "effort": null}));
+    assert_eq!(applied["result"]["options"], true, "{applied}");
+    assert_eq!(applied["result"]["reprobed"], false, "{applied}");
+    assert_eq!(applied["result"]["agent"]["available"], true, "{applied}");
+    // A file from the editor's own dialog (told by the extension, not the
+    // page) may go into the page's prompt; another absolute path may not.
+    let notes = orbit.env.home.path().join("picked-notes.md");
+    let secret = orbit.env.home.path().join("not-picked.md");
+    std::fs::write(&notes, "picked\n").unwrap();
+    std::fs::write(&secret, "secret\n").unwrap();
+    let picked = orbit
+        .env
+        .call("orbit.page.picked", json!({"conn": conn, "paths": [notes]}));
+    assert_eq!(picked["result"]["picked"], 1, "{picked}");
+    let relative = orbit.env.call(
+        "orbit.page.picked",
+        json!({"conn": conn, "paths": ["notes.md"]}),
+    );
+    assert_eq!(relative["error"]["code"], "invalid_params", "{relative}");
+    orbit.env.api.script([text("Hi with the editor's model.")]);
+    let sent = orbit.act(
+        &conn,
+        json!({"type": "action", "id": "p1", "request": {"type": "prompt", "text": "Hello with a picked file?", "files": [notes, secret]}}),
+    );
+    assert_eq!(sent["result"]["ok"], true, "{sent}");
+    orbit.until(&conn, |f| {
+        f.to_string().contains("Hi with the editor's model.") && f["body"]["type"] == "transcript"
+    });
+    let requests = orbit.env.api.requests();
+    let asked = requests
+        .iter()
+        .find(|r| r.to_string().contains("Hello with a picked file?"))
+        .unwrap_or_else(|| panic!("the prompt never reached the API: {requests:?}"));
+    let model = asked["model"].as_str().unwrap_or_default();
+    assert!(model.contains("haiku"), "the request's model is {model}");
+    let request = asked.to_string();
+    assert!(request.contains("picked-notes.md"), "{request}");
+    assert!(!request.contains("not-picked.md"), "{request}");
+
+    // A new path probes again at once: the page hears `claude` is gone.
+    let missing = orbit.env.home.path().join("no-claude-here");
+    let applied = settings(json!({"path": missing, "model": "haiku"}));
+    assert_eq!(applied["result"]["reprobed"], true, "{applied}");
+    assert_eq!(applied["result"]["options"], false, "{applied}");
+    assert_eq!(applied["result"]["agent"]["available"], false, "{applied}");
+    let seen = orbit.until(&conn, |f| {
+        f["body"]["type"] == "workspace" && f["body"]["agent"]["available"] == false
+    });
+    assert_eq!(agent_available(&seen), Some(false));
+    let refused = orbit.act(&conn, prompt("p2", "Hello?"));
+    assert_eq!(refused["result"]["ok"], false, "{refused}");
+    // Back to Orbit's own path: available again.
+    let applied = settings(json!({}));
+    assert_eq!(applied["result"]["reprobed"], true, "{applied}");
+    assert_eq!(applied["result"]["agent"]["available"], true, "{applied}");
+
+    // The host may choose bypassPermissions (the page never can); a bad
+    // value is refused with the setting named, and the rest applies.
+    let applied = settings(json!({"permissionMode": "bypassPermissions", "effort": "extreme"}));
+    assert_eq!(applied["result"]["options"], true, "{applied}");
+    let warnings = applied["result"]["warnings"].to_string();
+    assert!(
+        warnings.contains("claude.effort") && warnings.contains("extreme"),
+        "{applied}"
+    );
+    assert!(!warnings.contains("permissionMode"), "{applied}");
+    let page_bypass = orbit.act(
+        &conn,
+        json!({"type": "action", "id": "m1", "request": {"type": "setPermissionMode", "mode": "bypassPermissions"}}),
+    );
+    assert_eq!(page_bypass["result"]["ok"], false, "{page_bypass}");
+
+    // Bad calls name the field.
+    let bad = settings(json!({"extraArgs": "--add-dir"}));
+    assert_eq!(bad["error"]["code"], "invalid_params", "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("settings.extraArgs"),
+        "{bad}"
+    );
+    let unknown = orbit.env.call(
+        "orbit.page.settings",
+        json!({"conn": "r999", "settings": {}}),
+    );
+    assert_eq!(unknown["error"]["code"], "not_found", "{unknown}");
+}
+
 #[test]
 fn bad_relay_calls_get_specific_errors() {
     let orbit = Relayed::start(json!({}), false);
@@ -207,7 +316,7 @@ fn claude_s_own_shell_cannot_relay_a_page() {
         true,
     );
     let call = format!(
-        "import socket,json\ns=socket.socket(socket.AF_UNIX)\ns.connect({:?})\ns.sendall((json.dumps({{'id':1,'method':'orbit.page.connect','params':{{'workspace':{:?},'trusted':True}}}})+'\\n').encode())\nprint('answer=' + s.makefile().readline())\n",
+        "import socket,json\ns=socket.socket(socket.AF_UNIX)\ns.connect({:?})\ns.sendall((json.dumps({{'id':1,'method':'orbit.page.connect','params':{{'workspace':{:?},'trusted':True}}}})+'\\n').encode())\ns.sendall((json.dumps({{'id':2,'method':'orbit.page.settings','params':{{'conn':'r1','settings':{{'permissionMode':'bypassPermissions'}}}}}})+'\\n').encode())\nf=s.makefile()\nprint('answer=' + f.readline() + ' settings=' + f.readline())\n",
         orbit.env.socket().display().to_string(),
         orbit.env.ws.path().display().to_string(),
     );
@@ -242,4 +351,7 @@ fn claude_s_own_shell_cannot_relay_a_page() {
         result.contains("forbidden") && !result.contains("snapshotEnd"),
         "{result}"
     );
+    // Nor choose Claude's permissions through the editor's settings.
+    let settings = result.split("settings=").nth(1).unwrap_or_default();
+    assert!(settings.contains("forbidden"), "{result}");
 }

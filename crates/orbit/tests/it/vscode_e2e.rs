@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::fake_api::text;
+use crate::fake_api::{text, tool};
 use crate::open_support::{OrbitEnv, scenario_result};
 
 fn repo() -> PathBuf {
@@ -187,24 +187,51 @@ impl Drop for Workbench {
 }
 
 #[test]
-fn ask_claude_in_the_workbench_replies_in_the_webview_with_the_model_setting() {
+fn ask_claude_in_the_workbench_replies_in_the_webview_with_the_model_setting_and_a_card_answered_there()
+ {
     let _one = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // The model from VS Code's settings, over Orbit's own settings.json.
     let bench = Workbench::start(true, json!({"orbit.claude.model": "haiku"}));
-    bench.env.api.script([text("Hello from Orbit in VS Code.")]);
+    let main_rs = bench.env.ws.path().join("src/main.rs");
+    bench.env.api.script([
+        text("Hello from Orbit in VS Code."),
+        tool(
+            "Edit",
+            json!({
+                "file_path": main_rs,
+                "old_string": "fn main() {}",
+                "new_string": "fn main() { println!(\"edited in VS Code\"); }",
+            }),
+        ),
+        text("Edited main.rs."),
+    ]);
     let seen = bench.run(
         "ask",
         &[
             ("ORBIT_PROMPT", "Say hello"),
             ("ORBIT_EXPECT", "Hello from Orbit in VS Code."),
+            ("ORBIT_EDIT_PROMPT", "Please edit main.rs"),
+            ("ORBIT_EDIT_EXPECT", "Edited main.rs."),
         ],
     );
     assert_eq!(seen["trustButtons"], 0, "{seen}");
     assert_eq!(seen["errors"], json!([]), "{seen}");
+    assert_eq!(seen["errorsAfterEdit"], json!([]), "{seen}");
+    assert!(
+        seen["waitingStatus"]
+            .as_str()
+            .is_some_and(|s| s.contains("1 waiting")),
+        "{seen}"
+    );
     assert_eq!(
         seen["commands"],
-        json!(["Orbit Code: Ask Claude\u{2026}", "Orbit Code: Open"]),
+        json!([
+            "Orbit Code: Ask Claude\u{2026}",
+            "Orbit Code: Open",
+            "Orbit Code: Ask Claude\u{2026}"
+        ]),
         "{seen}"
     );
     let requests = bench.env.api.requests();
@@ -215,6 +242,9 @@ fn ask_claude_in_the_workbench_replies_in_the_webview_with_the_model_setting() {
     // The alias as the catalog resolves it.
     let model = asked["model"].as_str().unwrap_or_default();
     assert!(model.contains("haiku"), "the request's model is {model}");
+    // Allowed in the webview: the file changed on disk.
+    let edited = std::fs::read_to_string(&main_rs).unwrap();
+    assert!(edited.contains("edited in VS Code"), "{edited}");
 }
 
 #[test]
@@ -245,4 +275,28 @@ fn stop_claude_ends_a_streaming_reply() {
     }]);
     let seen = bench.run("stop", &[("ORBIT_PROMPT", "Talk slowly")]);
     assert!(seen["status"].as_str().unwrap().contains("Idle"), "{seen}");
+    // The turn was interrupted (not finished): what a page connecting now is told.
+    let snapshot = bench.env.call(
+        "orbit.page.connect",
+        json!({"workspace": bench.env.ws.path(), "instanceId": null, "lastSeq": null, "trusted": true}),
+    );
+    let frames = snapshot["result"]["first"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let outcomes: Vec<&Value> = frames
+        .iter()
+        .filter(|f| f["body"]["type"] == "session")
+        .map(|f| &f["body"]["lastOutcome"])
+        .collect();
+    assert_eq!(outcomes, [&json!("interrupted")], "{snapshot}");
+    // Nothing streams on: one request, the one stopped.
+    let asked = bench
+        .env
+        .api
+        .requests()
+        .iter()
+        .filter(|r| r.to_string().contains("Talk slowly"))
+        .count();
+    assert_eq!(asked, 1);
 }
