@@ -233,6 +233,14 @@ pub enum TurnTap {
     Ended,
 }
 
+/// Where an MCP sign-in's address goes: the system browser (the host's
+/// opener) for a browser's page; the editor hosting the page, which opens it
+/// itself, for its page (the address it made, once made). Never the page.
+enum SigninTo {
+    Browser,
+    Editor(Option<String>),
+}
+
 /// Where an action's answer goes.
 enum ActReply {
     /// A browser's page: the ack.
@@ -429,8 +437,7 @@ impl WorkspaceHandle {
             map_delay: config.map_delta_delay,
             delayed_maps: VecDeque::new(),
             taps: HashMap::new(),
-            signin_url: None,
-            hosted_act: false,
+            signin_to: SigninTo::Browser,
         };
         actor.publish_workspace();
         actor.start_catalog();
@@ -507,6 +514,8 @@ impl WorkspaceHandle {
             .await
             .map_err(|_| closing())?;
         rx.await.map_err(|_| closing())?
+    }
+
     /// The hosting editor's settings for this workspace (the VS Code
     /// extension's `orbit.claude.*`, through the control socket's relay),
     /// over `settings.json`'s until it sends others: a new path or extra
@@ -712,12 +721,8 @@ struct Actor {
     /// The conversations of handed-over turns (`orbit ask`), and where
     /// their reports go.
     taps: HashMap<String, mpsc::UnboundedSender<TurnTap>>,
-    /// The sign-in address of the action being applied, for an editor
-    /// hosting the page to open.
-    signin_url: Option<String>,
-    /// Whether the action being applied came from a page an editor hosts
-    /// (its sign-in address goes to the editor, not the system browser).
-    hosted_act: bool,
+    /// Where the sign-in address of the action being applied goes.
+    signin_to: SigninTo,
 }
 
 /// How long the catalog waits for pending MCP servers.
@@ -1463,10 +1468,14 @@ impl Actor {
                 picked,
                 reply,
             } => {
-                self.hosted_act = matches!(reply, ActReply::Hosted(_));
+                if matches!(reply, ActReply::Hosted(_)) {
+                    self.signin_to = SigninTo::Editor(None);
+                }
                 let outcome = self.act(frame, &picked).await;
-                self.hosted_act = false;
-                let open_url = self.signin_url.take();
+                let open_url = match std::mem::replace(&mut self.signin_to, SigninTo::Browser) {
+                    SigninTo::Editor(url) => url,
+                    SigninTo::Browser => None,
+                };
                 match reply {
                     ActReply::Page(reply) => {
                         let _ = reply.send(outcome);
@@ -1757,9 +1766,9 @@ impl Actor {
             self.mcp_note = Some(format!("The sign-in to {server} was refused: {refused}"));
             (refused.code(), refused.to_string())
         })?;
-        if self.hosted_act {
+        if let SigninTo::Editor(for_editor) = &mut self.signin_to {
             // An editor hosting the page opens it itself (`openExternal`).
-            self.signin_url = Some(url.as_str().to_owned());
+            *for_editor = Some(url.as_str().to_owned());
         } else if let Some(opener) = &self.url_opener {
             if let Err(error) = (opener.0)(url.as_str()) {
                 self.mcp_note = Some(format!("The browser could not be opened: {error}"));
