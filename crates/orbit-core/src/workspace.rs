@@ -300,7 +300,6 @@ impl WorkspaceHandle {
             }
         };
         let trust = TrustStore::new(&config.locations);
-        let trusted = trust.is_trusted(&root).unwrap_or(false);
         let name = root
             .file_name()
             .map_or_else(|| root.to_string_lossy(), |n| n.to_string_lossy())
@@ -322,8 +321,8 @@ impl WorkspaceHandle {
             events,
             projector: SessionProjector::new(),
             live: Arc::clone(&live),
+            trusted: trust.is_trusted(&root).unwrap_or(false),
             trust,
-            trusted,
             log: PageLog::new(RESUME_FRAMES),
             acks: AckMemory::new(REMEMBERED_ACKS),
             shared: Arc::clone(&shared),
@@ -871,7 +870,12 @@ impl Actor {
             for flag in &flags {
                 match controller::decide(flag, &facts) {
                     Ok(Decision::SetOption(change)) => decided.push(change),
-                    Ok(_) => return Err(refused("internal", "an option decided as something else".to_owned())),
+                    Ok(_) => {
+                        return Err(refused(
+                            "internal",
+                            "an option decided as something else".to_owned(),
+                        ));
+                    }
                     Err(why) => return Err(refused(why.code(), why.to_string())),
                 }
             }
@@ -883,7 +887,12 @@ impl Actor {
             };
             let text = match controller::decide(&prompt, &facts) {
                 Ok(Decision::Prompt(prompt)) => prompt.text,
-                Ok(_) => return Err(refused("internal", "a prompt decided as something else".to_owned())),
+                Ok(_) => {
+                    return Err(refused(
+                        "internal",
+                        "a prompt decided as something else".to_owned(),
+                    ));
+                }
                 Err(why) => return Err(refused(why.code(), why.to_string())),
             };
             (text, decided)

@@ -503,7 +503,9 @@ impl OrbitMethods {
             .and_then(Value::as_str)
             .map(PathBuf::from)
             .filter(|d| d.is_absolute())
-            .ok_or_else(|| ControlFailure::new("invalid_params", "`dir` must be an absolute folder"))?;
+            .ok_or_else(|| {
+                ControlFailure::new("invalid_params", "`dir` must be an absolute folder")
+            })?;
         let turn = crate::ask_relay::turn_of(params.get("turn").unwrap_or(&Value::Null))?;
         let orbit = Arc::clone(&self.orbit);
         let settings = self.orbit.locations.settings_file();

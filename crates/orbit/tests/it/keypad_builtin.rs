@@ -17,9 +17,11 @@ use crate::fake_api::{Block, Reply, text, tool};
 use crate::hub::Tmux;
 use crate::open_support::{OrbitEnv, login_address};
 
-struct Orbit {
-    env: OrbitEnv,
-    child: Child,
+/// A running `orbit open` of an `OrbitEnv`'s workspace, stopped on drop
+/// (shared with the joined `orbit ask` tests).
+pub(crate) struct Orbit {
+    pub(crate) env: OrbitEnv,
+    pub(crate) child: Child,
 }
 
 impl Drop for Orbit {
@@ -35,7 +37,7 @@ impl Drop for Orbit {
 }
 
 impl Orbit {
-    fn start(env: OrbitEnv) -> Self {
+    pub(crate) fn start(env: OrbitEnv) -> Self {
         let mut child = env
             .command(&["open", "--no-browser"])
             .arg(env.ws.path())
@@ -47,13 +49,13 @@ impl Orbit {
         Self { env, child }
     }
 
-    fn workspace_id(&self) -> String {
+    pub(crate) fn workspace_id(&self) -> String {
         let listed = self.env.call("orbit.workspaces", json!({}));
         listed["result"][0]["id"].as_str().unwrap().to_owned()
     }
 
     /// `orbit hub status --json`, as the user runs it.
-    fn hub_status(&self) -> Value {
+    pub(crate) fn hub_status(&self) -> Value {
         let out = self
             .env
             .command(&["hub", "status", "--json"])
@@ -68,7 +70,7 @@ impl Orbit {
     }
 
     /// The `claude-code` sessions of `orbit hub status --json`.
-    fn claude_sessions(&self) -> Vec<Value> {
+    pub(crate) fn claude_sessions(&self) -> Vec<Value> {
         self.hub_status()["sessions"]
             .as_array()
             .unwrap()
@@ -78,7 +80,7 @@ impl Orbit {
             .collect()
     }
 
-    fn claude_key(&self) -> Option<Value> {
+    pub(crate) fn claude_key(&self) -> Option<Value> {
         let state = self.env.call("keypad.state", Value::Null);
         state["result"]["keys"]
             .as_array()
