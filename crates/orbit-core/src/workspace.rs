@@ -206,7 +206,8 @@ struct Shared {
     pages: AtomicUsize,
     busy: AtomicBool,
     last_active: Mutex<Instant>,
-    claude_pids: Mutex<Vec<u32>>,
+    /// Each running `claude` by its conversation's key.
+    claude_pids: Mutex<Vec<(String, u32)>>,
 }
 
 impl Shared {
@@ -214,7 +215,18 @@ impl Shared {
         self.claude_pids
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .iter()
+            .map(|(_, pid)| *pid)
+            .collect()
+    }
+
+    fn pid_of(&self, key: &str) -> Option<u32> {
+        self.claude_pids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|(of, _)| of == key)
+            .map(|(_, pid)| *pid)
     }
 
     fn touch(&self) {
@@ -501,6 +513,10 @@ impl PagePort for WorkspaceHandle {
         (found == graph_path).then(|| self.root.join(found))
     }
 
+    fn claude_pid(&self, key: &str) -> Option<u32> {
+        self.shared.pid_of(key)
+    }
+
     fn page_attached(&self, attached: bool) {
         if attached {
             self.shared.pages.fetch_add(1, Ordering::SeqCst);
@@ -776,10 +792,10 @@ impl Actor {
             .iter()
             .any(|c| c.phase != ConversationPhase::Idle);
         self.shared.busy.store(busy, Ordering::SeqCst);
-        let pids: Vec<u32> = snapshot
+        let pids: Vec<(String, u32)> = snapshot
             .conversations
             .iter()
-            .filter_map(|c| self.host.service().pid(&c.key))
+            .filter_map(|c| Some((c.key.clone(), self.host.service().pid(&c.key)?)))
             .collect();
         *self
             .shared

@@ -213,7 +213,7 @@ fn another_base_url_or_no_join_runs_alone_and_says_why() {
 }
 
 #[test]
-fn ctrl_c_stops_a_joined_turn_and_leaves_no_claude() {
+fn ctrl_c_stops_a_joined_turn_and_leaves_no_claude_and_the_key_has_its_pid() {
     let env = OrbitEnv::new(json!({}));
     env.trust();
     let orbit = Orbit::start(env);
@@ -234,6 +234,20 @@ fn ctrl_c_stops_a_joined_turn_and_leaves_no_claude() {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(500));
+    // The key's `pid` is its conversation's `claude` (a tap hands it over).
+    let key = orbit.claude_key().unwrap();
+    let tapped = orbit.env.call("keypad.tap", json!({"uid": key["uid"]}));
+    let claude = tapped["result"]["pid"].as_u64().expect("a pid") as u32;
+    assert!(
+        claudes_under(orbit.child.id()).contains(&claude),
+        "{tapped}: not a claude of the running Orbit"
+    );
+    assert!(
+        std::fs::read_to_string(format!("/proc/{claude}/cmdline"))
+            .unwrap()
+            .contains("stream-json"),
+        "the session's process, not another claude"
+    );
     let pid = rustix::process::Pid::from_raw(child.id().cast_signed()).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let out = output_of(child);
@@ -247,6 +261,16 @@ fn ctrl_c_stops_a_joined_turn_and_leaves_no_claude() {
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert_ne!(sessions[0]["activity"], "thinking", "{sessions:?}");
     assert_ne!(sessions[0]["activity"], "streaming", "{sessions:?}");
+    // No process, no pid.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let tapped = orbit.env.call("keypad.tap", json!({"uid": key["uid"]}));
+        if tapped["result"]["pid"].is_null() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the pid stayed: {tapped}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// `command` as one shell line in its folder with exactly its environment
