@@ -319,16 +319,16 @@ impl orbit_server::KeypadPort for PageKeypad {
             return Value::Null;
         };
         let mut hub = methods.orbit.hub.hub();
-        let builtin: Vec<Value> = hub
-            .builtin_names()
-            .into_iter()
-            .map(|(id, name)| json!({"id": id, "name": name}))
-            .collect();
-        json!({
-            "keypad": hub.keypad(),
-            "adapters": hub.status().adapters,
-            "builtin": builtin,
-        })
+        let view = orbit_types::KeypadView {
+            keypad: hub.keypad(),
+            adapters: hub.status().adapters,
+            builtin: hub
+                .builtin_names()
+                .into_iter()
+                .map(|(id, name)| orbit_types::BuiltinAdapter { id, name })
+                .collect(),
+        };
+        serde_json::to_value(view).unwrap_or_default()
     }
 
     fn call(&self, method: &str, params: &Value) -> Result<Value, (String, String)> {
