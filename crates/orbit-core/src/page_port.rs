@@ -64,4 +64,11 @@ pub trait PagePort: Send + Sync + 'static {
     /// A page connected (`true`) or went away (`false`): a workspace with no
     /// page, no client and no running turn for 30 minutes is let go.
     fn page_attached(&self, attached: bool);
+
+    /// The process id of the `claude` running the conversation `key` now
+    /// (the keypad's `pid`); `None` while it has none.
+    fn claude_pid(&self, key: &str) -> Option<u32> {
+        let _ = key;
+        None
+    }
 }

@@ -280,7 +280,8 @@ struct Shared {
     pages: AtomicUsize,
     busy: AtomicBool,
     last_active: Mutex<Instant>,
-    claude_pids: Mutex<Vec<u32>>,
+    /// Each running `claude` by its conversation's key.
+    claude_pids: Mutex<Vec<(String, u32)>>,
 }
 
 impl Shared {
@@ -288,7 +289,18 @@ impl Shared {
         self.claude_pids
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .iter()
+            .map(|(_, pid)| *pid)
+            .collect()
+    }
+
+    fn pid_of(&self, key: &str) -> Option<u32> {
+        self.claude_pids
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|(of, _)| of == key)
+            .map(|(_, pid)| *pid)
     }
 
     fn touch(&self) {
@@ -369,7 +381,6 @@ impl WorkspaceHandle {
         }
         let watch = watch_settings(&host);
         let trust = TrustStore::new(&config.locations);
-        let trusted = trust.is_trusted(&root).unwrap_or(false);
         let choices_file =
             panels::choices_file(&config.locations, &orbit_common::workspace_id(&root));
         let mut host = host;
@@ -402,8 +413,8 @@ impl WorkspaceHandle {
             events,
             projector: SessionProjector::new(),
             live: Arc::clone(&live),
+            trusted: trust.is_trusted(&root).unwrap_or(false),
             trust,
-            trusted,
             log: PageLog::new(RESUME_FRAMES),
             acks: AckMemory::new(REMEMBERED_ACKS),
             shared: Arc::clone(&shared),
@@ -642,6 +653,10 @@ impl PagePort for WorkspaceHandle {
         // absolute path.
         let found = crate::projector::GraphView::resolve(&*graph, graph_path)?;
         (found == graph_path).then(|| self.root.join(found))
+    }
+
+    fn claude_pid(&self, key: &str) -> Option<u32> {
+        self.shared.pid_of(key)
     }
 
     fn page_attached(&self, attached: bool) {
@@ -1166,10 +1181,10 @@ impl Actor {
             .iter()
             .any(|c| c.phase != ConversationPhase::Idle);
         self.shared.busy.store(busy, Ordering::SeqCst);
-        let pids: Vec<u32> = snapshot
+        let pids: Vec<(String, u32)> = snapshot
             .conversations
             .iter()
-            .filter_map(|c| self.host.service().pid(&c.key))
+            .filter_map(|c| Some((c.key.clone(), self.host.service().pid(&c.key)?)))
             .collect();
         *self
             .shared
@@ -1277,7 +1292,12 @@ impl Actor {
             for flag in &flags {
                 match controller::decide(flag, &facts) {
                     Ok(Decision::SetOption(change)) => decided.push(change),
-                    Ok(_) => return Err(refused("internal", "an option decided as something else".to_owned())),
+                    Ok(_) => {
+                        return Err(refused(
+                            "internal",
+                            "an option decided as something else".to_owned(),
+                        ));
+                    }
                     Err(why) => return Err(refused(why.code(), why.to_string())),
                 }
             }
@@ -1289,7 +1309,12 @@ impl Actor {
             };
             let text = match controller::decide(&prompt, &facts) {
                 Ok(Decision::Prompt(prompt)) => prompt.text,
-                Ok(_) => return Err(refused("internal", "a prompt decided as something else".to_owned())),
+                Ok(_) => {
+                    return Err(refused(
+                        "internal",
+                        "a prompt decided as something else".to_owned(),
+                    ));
+                }
                 Err(why) => return Err(refused(why.code(), why.to_string())),
             };
             (text, decided)

@@ -2,6 +2,7 @@
 //! keypad's state and Allow banners ([`KeypadMessage`]) that `orbit keypad`
 //! draws and the page's keypad panel will draw, and a tap's outcome.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// `orbit hub status --json` and the control socket's `hub.status` result:
@@ -16,7 +17,7 @@ pub struct HubStatus {
 }
 
 /// One adapter of [`HubStatus`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct HubAdapterStatus {
     /// The adapter id (`dev.aider`).
     pub id: String,
@@ -59,7 +60,7 @@ pub enum KeypadMessage {
 }
 
 /// Everything the keypad draws.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KeypadState {
     /// Whether the adapter API is on.
@@ -71,7 +72,7 @@ pub struct KeypadState {
 }
 
 /// One key of the keypad: a visible session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KeypadKey {
     /// The hub's id for the session (the tap target).
@@ -117,7 +118,7 @@ pub struct KeypadKey {
 }
 
 /// The card a waiting built-in key stands for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KeypadRequest {
     /// The card's request id (what an answer names).
@@ -138,7 +139,7 @@ pub struct KeypadRequest {
 }
 
 /// A key's colours, from the adapter's resolved palette.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KeyColors {
     /// The working orb.
@@ -152,7 +153,7 @@ pub struct KeyColors {
 }
 
 /// "X wants to show sessions": Deny / Allow.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KeypadBanner {
     /// The adapter's id.
@@ -164,7 +165,7 @@ pub struct KeypadBanner {
 }
 
 /// What a tap on a key did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KeypadTapResult {
     /// `openUrl` (the caller opens `url`), `markedIdle` (a `done` key turned
@@ -174,4 +175,27 @@ pub struct KeypadTapResult {
     pub url: Option<String>,
     /// The session's process, which the caller may bring to the front.
     pub pid: Option<u32>,
+}
+
+/// The answer of `GET /w/<id>/keypad`: what the page's keypad panel and
+/// Settings › Agents draw.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KeypadView {
+    /// The keys and banners.
+    pub keypad: KeypadState,
+    /// Every remembered adapter, live or disconnected.
+    pub adapters: Vec<HubAdapterStatus>,
+    /// The built-in adapters (`claude-code`).
+    pub builtin: Vec<BuiltinAdapter>,
+}
+
+/// A built-in adapter of [`KeypadView`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BuiltinAdapter {
+    /// Its id (`claude-code`).
+    pub id: String,
+    /// Its name.
+    pub name: String,
 }

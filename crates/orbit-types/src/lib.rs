@@ -35,8 +35,8 @@ pub use graph::{
 };
 pub use history::{ConversationSummary, HistoryListing};
 pub use keypad::{
-    HubAdapterStatus, HubSessionStatus, HubStatus, KeyColors, KeypadBanner, KeypadKey,
-    KeypadMessage, KeypadRequest, KeypadState, KeypadTapResult,
+    BuiltinAdapter, HubAdapterStatus, HubSessionStatus, HubStatus, KeyColors, KeypadBanner,
+    KeypadKey, KeypadMessage, KeypadRequest, KeypadState, KeypadTapResult, KeypadView,
 };
 pub use map::{
     MapDelta, MapEdge, MapEdgeRemoved, MapFolder, MapNode, MapReset, MapResetReason, SearchAnswer,

@@ -756,4 +756,7 @@ pub struct PageProtocol {
     pub page_frame: crate::channel::PageFrame,
     /// The answer of `GET /w/<id>/search`.
     pub search_answer: crate::map::SearchAnswer,
+    /// The answer of `GET /w/<id>/keypad` (the keypad panel, Settings ›
+    /// Agents).
+    pub keypad_view: crate::keypad::KeypadView,
 }

@@ -487,7 +487,10 @@ pub(crate) enum Seen {
     Delta(String),
     Exit(ProcessExit),
     /// A card was answered (a joined turn: from anywhere).
-    Answered { request_id: String, answer: Answer },
+    Answered {
+        request_id: String,
+        answer: Answer,
+    },
     /// A joined turn's conversation reports no more.
     Ended,
     /// The running Orbit of a joined turn went away.
@@ -666,35 +669,7 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
         }
         // An Orbit runs for this config folder: it takes the turn (the page
         // and the keypad show it) when what reaches `claude` is the same.
-        let joined = if args.no_join {
-            if crate::ask_join::running(&locations).await {
-                writeln!(
-                    io::stderr().lock(),
-                    "orbit: running the turn here, not in the running Orbit: --no-join"
-                )?;
-            }
-            None
-        } else {
-            let notice = turn.prompt.notice();
-            crate::ask_join::hand_over(
-                &locations,
-                &crate::ask_join::HandOver {
-                    dir: &dir,
-                    cli: &config.program,
-                    extra_args: &current.extra_args,
-                    text: &turn.prompt.text,
-                    prompt: &turn.prompt.prompt,
-                    skills: &turn.prompt.skills,
-                    files: &turn.prompt.files,
-                    notice,
-                    model: args.model.as_deref(),
-                    effort: args.effort.as_deref(),
-                    permission_mode: args.permission_mode.as_deref(),
-                    resume: turn.resume.as_deref(),
-                },
-            )
-            .await?
-        };
+        let joined = join(args, &locations, &dir, &config, &current.extra_args, &turn).await?;
         if let Some(joined) = joined {
             let seen = Reports {
                 rx: joined.reports(),
@@ -702,32 +677,82 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
             };
             return drive(args, &dir, &Side::Joined(&joined), seen, page, &mut signals).await;
         }
-        let mut config = config;
-        // The human view prints the reply as it arrives: without partial
-        // messages the CLI gives text only as whole blocks.
-        if !args.events && !config.extra_args.iter().any(|a| a == PARTIAL_MESSAGES) {
-            config.extra_args.push(PARTIAL_MESSAGES.to_owned());
-        }
-        let backend = CliBackend::new(config);
-        let (tx, rx) = mpsc::unbounded_channel();
-        let spec = ProcessSpec {
-            cwd: dir,
-            options: turn.options,
-            resume: turn.resume,
-        };
-        let gate = EventGate::new(SEEN_QUEUE);
-        let sink = Sink {
-            tx,
-            gate: gate.clone(),
-        };
-        let process = backend.spawn(&spec, Arc::new(sink))?;
-        process.prompt(&turn.prompt.text)?;
-        let seen = Reports {
-            rx,
-            gate: Some(gate),
-        };
-        drive(args, &spec.cwd, &Side::Own(&process), seen, page, &mut signals).await
+        run_own(args, config, dir, turn, page, &mut signals).await
     })
+}
+
+/// Runs the decided turn with this command's own `claude`.
+async fn run_own(
+    args: &AskArgs,
+    mut config: CliConfig,
+    dir: PathBuf,
+    turn: Turn,
+    page: Option<PageEvents>,
+    signals: &mut Signals,
+) -> anyhow::Result<ExitCode> {
+    // The human view prints the reply as it arrives: without partial
+    // messages the CLI gives text only as whole blocks.
+    if !args.events && !config.extra_args.iter().any(|a| a == PARTIAL_MESSAGES) {
+        config.extra_args.push(PARTIAL_MESSAGES.to_owned());
+    }
+    let backend = CliBackend::new(config);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let spec = ProcessSpec {
+        cwd: dir,
+        options: turn.options,
+        resume: turn.resume,
+    };
+    let gate = EventGate::new(SEEN_QUEUE);
+    let sink = Sink {
+        tx,
+        gate: gate.clone(),
+    };
+    let process = backend.spawn(&spec, Arc::new(sink))?;
+    process.prompt(&turn.prompt.text)?;
+    let seen = Reports {
+        rx,
+        gate: Some(gate),
+    };
+    drive(args, &spec.cwd, &Side::Own(&process), seen, page, signals).await
+}
+
+/// Hands the decided turn to the running Orbit, if one runs and takes it
+/// (`--no-join` keeps it here, said on stderr when an Orbit runs).
+async fn join(
+    args: &AskArgs,
+    locations: &Locations,
+    dir: &Path,
+    config: &CliConfig,
+    extra_args: &[String],
+    turn: &Turn,
+) -> anyhow::Result<Option<crate::ask_join::JoinedTurn>> {
+    if args.no_join {
+        if crate::ask_join::running(locations).await {
+            writeln!(
+                io::stderr().lock(),
+                "orbit: running the turn here, not in the running Orbit: --no-join"
+            )?;
+        }
+        return Ok(None);
+    }
+    crate::ask_join::hand_over(
+        locations,
+        &crate::ask_join::HandOver {
+            dir,
+            cli: &config.program,
+            extra_args,
+            text: &turn.prompt.text,
+            prompt: &turn.prompt.prompt,
+            skills: &turn.prompt.skills,
+            files: &turn.prompt.files,
+            notice: turn.prompt.notice(),
+            model: args.model.as_deref(),
+            effort: args.effort.as_deref(),
+            permission_mode: args.permission_mode.as_deref(),
+            resume: turn.resume.as_deref(),
+        },
+    )
+    .await
 }
 
 /// No files: a turn without `--file` needs no graph.
@@ -750,7 +775,10 @@ pub(crate) fn fs_canonical(dir: &Path) -> anyhow::Result<PathBuf> {
 /// does on any signal that ends Orbit (a second one disposes at once). A
 /// joined turn is shown the same way from the running Orbit's reports; a
 /// card answered elsewhere (the page, the keypad) leaves the terminal.
-#[expect(clippy::too_many_lines, reason = "one loop over every source of the turn")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one loop over every source of the turn"
+)]
 async fn drive(
     args: &AskArgs,
     dir: &Path,

@@ -46,11 +46,12 @@ pub(crate) fn env_digests() -> BTreeMap<String, String> {
     std::env::vars_os()
         .filter_map(|(name, value)| {
             let name = name.into_string().ok()?;
-            (name.starts_with("ANTHROPIC_") || name == "CLAUDE_CONFIG_DIR" || name == "HOME")
-                .then(|| {
+            (name.starts_with("ANTHROPIC_") || name == "CLAUDE_CONFIG_DIR" || name == "HOME").then(
+                || {
                     let digest = blake3::hash(value.as_encoded_bytes()).to_hex().to_string();
                     (name, digest)
-                })
+                },
+            )
         })
         .collect()
 }
@@ -131,7 +132,9 @@ pub(crate) fn answer_of(value: &Value) -> Option<Answer> {
         "deny" => Answer::Deny {
             message: value.get("message")?.as_str()?.to_owned(),
         },
-        "questions" => Answer::Questions(serde_json::from_value(value.get("answers")?.clone()).ok()?),
+        "questions" => {
+            Answer::Questions(serde_json::from_value(value.get("answers")?.clone()).ok()?)
+        }
         "skip" => Answer::SkipQuestions,
         _ => return None,
     })
@@ -296,7 +299,9 @@ impl AskRelay {
         turn: orbit_core::workspace::AskTurn,
     ) -> Result<Value, ControlFailure> {
         let started = tokio::task::block_in_place(|| self.runtime.block_on(workspace.ask(turn)))
-            .map_err(|why| ControlFailure::new("refused", format!("{} ({})", why.message, why.code)))?;
+            .map_err(|why| {
+                ControlFailure::new("refused", format!("{} ({})", why.message, why.code))
+            })?;
         let AskStarted { key, mut events } = started;
         let joined = Arc::new(JoinedTurn {
             workspace: Arc::clone(workspace),
@@ -375,7 +380,10 @@ impl AskRelay {
         let (id, turn) = self.get(params)?;
         turn.touch();
         let frame = PageFrame::Action {
-            id: format!("ask-stop-{id}-{}", self.next_id.fetch_add(1, Ordering::SeqCst)),
+            id: format!(
+                "ask-stop-{id}-{}",
+                self.next_id.fetch_add(1, Ordering::SeqCst)
+            ),
             request: PageRequest::Stop {
                 key: turn.key.clone(),
             },

@@ -70,6 +70,8 @@ struct Conversation {
 
 /// Follows one workspace's conversations into the hub.
 struct Mirror {
+    /// The workspace (its `claude` pids).
+    workspace: Arc<dyn PagePort>,
     hub: Arc<orbtile::Shared>,
     targets: Arc<Targets>,
     workspace_id: String,
@@ -94,6 +96,7 @@ pub(crate) async fn run(
         cwd: workspace.root().to_string_lossy().into_owned(),
         workspace_id,
         conversations: BTreeMap::new(),
+        workspace: Arc::clone(&workspace),
     };
     loop {
         let Ok(connection) = workspace.connect(None, None).await else {
@@ -208,7 +211,7 @@ impl Mirror {
             status_detail: keypad.status_detail.clone(),
             subagent_count: keypad.subagent_count,
             open_url: Some(format!("{}#conversation={key}", self.page)),
-            pid: None,
+            pid: self.workspace.claude_pid(key),
             request: conv.pending.first().map(request),
         };
         let set = self.hub.hub().set_builtin(ADAPTER, session_id, &session);

@@ -331,16 +331,16 @@ impl orbit_server::KeypadPort for PageKeypad {
             return Value::Null;
         };
         let mut hub = methods.orbit.hub.hub();
-        let builtin: Vec<Value> = hub
-            .builtin_names()
-            .into_iter()
-            .map(|(id, name)| json!({"id": id, "name": name}))
-            .collect();
-        json!({
-            "keypad": hub.keypad(),
-            "adapters": hub.status().adapters,
-            "builtin": builtin,
-        })
+        let view = orbit_types::KeypadView {
+            keypad: hub.keypad(),
+            adapters: hub.status().adapters,
+            builtin: hub
+                .builtin_names()
+                .into_iter()
+                .map(|(id, name)| orbit_types::BuiltinAdapter { id, name })
+                .collect(),
+        };
+        serde_json::to_value(view).unwrap_or_default()
     }
 
     fn call(&self, method: &str, params: &Value) -> Result<Value, (String, String)> {
@@ -548,7 +548,9 @@ impl OrbitMethods {
             .and_then(Value::as_str)
             .map(PathBuf::from)
             .filter(|d| d.is_absolute())
-            .ok_or_else(|| ControlFailure::new("invalid_params", "`dir` must be an absolute folder"))?;
+            .ok_or_else(|| {
+                ControlFailure::new("invalid_params", "`dir` must be an absolute folder")
+            })?;
         let turn = crate::ask_relay::turn_of(params.get("turn").unwrap_or(&Value::Null))?;
         let orbit = Arc::clone(&self.orbit);
         let settings = self.orbit.locations.settings_file();

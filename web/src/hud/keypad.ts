@@ -12,48 +12,10 @@
  */
 import './keypad.css';
 import { append, clear, h } from './dom';
+import type { KeypadKey, KeypadRequest, KeypadView } from '../protocol/types';
 
-/** The hub's types on the wire (`orbit_types::keypad`, not in the page schema). */
-export interface KeypadRequest {
-  requestId: string;
-  kind: string;
-  tool: string | null;
-  title: string;
-  text: string;
-  alwaysOnPage: boolean;
-}
-
-export interface KeypadKey {
-  uid: string;
-  slot: number;
-  adapterId: string;
-  adapterShortName: string;
-  monogram: string | null;
-  host: string;
-  activity: string;
-  toolKind: string | null;
-  toolLabel: string | null;
-  title: string;
-  model: string | null;
-  messageId: string | null;
-  messageText: string | null;
-  statusDetail: string | null;
-  subagentCount: number;
-  background: boolean;
-  hasOpenUrl: boolean;
-  colors: { working: string; attention: string; dimmed: string; text: string };
-  request?: KeypadRequest;
-}
-
-export interface KeypadView {
-  keypad: {
-    adapterApi: boolean;
-    keys: KeypadKey[];
-    banners: { adapterId: string; name: string; text: string }[];
-  };
-  adapters: { id: string; name: string; enabled: boolean; reason: string | null }[];
-  builtin: { id: string; name: string }[];
-}
+/** The hub's types on the wire (`orbit_types::keypad`), generated from the page schema. */
+export type { KeypadKey, KeypadRequest, KeypadView };
 
 export interface KeypadOptions {
   workspaceId: string;
@@ -305,7 +267,7 @@ export function mountKeypad(root: HTMLElement, options: KeypadOptions): KeypadPa
     // Re-drawn only when the list changes: the hue inputs keep their typing.
     const rows = [
       ...state.builtin.map((b) => ({ id: b.id, name: b.name, state: 'built in', enabled: true })),
-      ...state.adapters.map((a) => ({ id: a.id, name: a.name, state: reasonText(a.reason), enabled: a.enabled })),
+      ...state.adapters.map((a) => ({ id: a.id, name: a.name, state: reasonText(a.reason ?? null), enabled: a.enabled })),
     ];
     const signature = JSON.stringify(rows);
     if (adapterList.dataset.signature === signature) return;

@@ -581,6 +581,7 @@ export type PermissionChoice = 'allow' | 'always' | 'deny';
  */
 export interface PageProtocol {
   hostFrame: HostFrame;
+  keypadView: KeypadView;
   message: PageMessage;
   pageFrame: PageFrame;
   request: PageRequest;
@@ -1450,6 +1451,222 @@ export interface HistoryEntry {
    * Its title.
    */
   title: string;
+}
+/**
+ * The answer of `GET /w/<id>/keypad`: what the page's keypad panel and
+ * Settings › Agents draw.
+ */
+export interface KeypadView {
+  /**
+   * Every remembered adapter, live or disconnected.
+   */
+  adapters: HubAdapterStatus[];
+  /**
+   * The built-in adapters (`claude-code`).
+   */
+  builtin: BuiltinAdapter[];
+  keypad: KeypadState;
+}
+/**
+ * One adapter of [`HubStatus`].
+ */
+export interface HubAdapterStatus {
+  /**
+   * Whether its sessions show on the keypad.
+   */
+  enabled: boolean;
+  /**
+   * The adapter id (`dev.aider`).
+   */
+  id: string;
+  /**
+   * Its display name (cleaned).
+   */
+  name: string;
+  /**
+   * Why it is not shown, or `disconnected` for an allowed adapter with no
+   * live registration; `null` when it is live and shown.
+   */
+  reason?: string | null;
+}
+/**
+ * A built-in adapter of [`KeypadView`].
+ */
+export interface BuiltinAdapter {
+  /**
+   * Its id (`claude-code`).
+   */
+  id: string;
+  /**
+   * Its name.
+   */
+  name: string;
+}
+/**
+ * Everything the keypad draws.
+ */
+export interface KeypadState {
+  /**
+   * Whether the adapter API is on.
+   */
+  adapterApi: boolean;
+  /**
+   * Adapters waiting for the user's Allow or Deny.
+   */
+  banners: KeypadBanner[];
+  /**
+   * Visible keys, by slot.
+   */
+  keys: KeypadKey[];
+}
+/**
+ * "X wants to show sessions": Deny / Allow.
+ */
+export interface KeypadBanner {
+  /**
+   * The adapter's id.
+   */
+  adapterId: string;
+  /**
+   * Its name.
+   */
+  name: string;
+  /**
+   * The banner's text.
+   */
+  text: string;
+}
+/**
+ * One key of the keypad: a visible session.
+ */
+export interface KeypadKey {
+  /**
+   * What the key shows (`offline` included).
+   */
+  activity: string;
+  /**
+   * The adapter's id.
+   */
+  adapterId: string;
+  /**
+   * The adapter's short name.
+   */
+  adapterShortName: string;
+  /**
+   * A background row (drawn after the others).
+   */
+  background: boolean;
+  colors: KeyColors;
+  /**
+   * Whether a tap opens a URL.
+   */
+  hasOpenUrl: boolean;
+  /**
+   * The session's host.
+   */
+  host: string;
+  /**
+   * The message id; a new one restarts the typewriter.
+   */
+  messageId?: string | null;
+  /**
+   * The message text (its last 4096 bytes).
+   */
+  messageText?: string | null;
+  /**
+   * The model.
+   */
+  model?: string | null;
+  /**
+   * The adapter's monogram, when it gave one.
+   */
+  monogram?: string | null;
+  /**
+   * What a waiting key of Orbit's own conversation asks, in full (the
+   * keypad shows it before it offers Allow or Deny); absent otherwise.
+   */
+  request?: KeypadRequest | null;
+  /**
+   * The key the hub assigned (0-based).
+   */
+  slot: number;
+  /**
+   * The status detail.
+   */
+  statusDetail?: string | null;
+  /**
+   * Subagents running.
+   */
+  subagentCount: number;
+  /**
+   * The title.
+   */
+  title: string;
+  /**
+   * The tool motion while `activity` is `tool` (`other` when none).
+   */
+  toolKind?: string | null;
+  /**
+   * The tool label.
+   */
+  toolLabel?: string | null;
+  /**
+   * The hub's id for the session (the tap target).
+   */
+  uid: string;
+}
+/**
+ * A key's colours, from the adapter's resolved palette.
+ */
+export interface KeyColors {
+  /**
+   * Waiting states (the attention hue).
+   */
+  attention: string;
+  /**
+   * Offline (dimmed).
+   */
+  dimmed: string;
+  /**
+   * Text drawn on the working colour.
+   */
+  text: string;
+  /**
+   * The working orb.
+   */
+  working: string;
+}
+/**
+ * The card a waiting built-in key stands for.
+ */
+export interface KeypadRequest {
+  /**
+   * Whether the page offers an "always" choice (left to the page, where
+   * its rule is shown in full).
+   */
+  alwaysOnPage: boolean;
+  /**
+   * `permission` (answered Allow or Deny from the keypad) or `question`
+   * (answered on the page: a tap opens it on the card).
+   */
+  kind: string;
+  /**
+   * The card's request id (what an answer names).
+   */
+  requestId: string;
+  /**
+   * The whole request: the full command, or the file and its change,
+   * never cut at the key's label length.
+   */
+  text: string;
+  /**
+   * The card's title ("Bash npm test").
+   */
+  title: string;
+  /**
+   * The tool's name (`Bash`, `Edit`, ...), for a permission.
+   */
+  tool?: string | null;
 }
 /**
  * The answer to one question.

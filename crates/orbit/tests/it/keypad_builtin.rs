@@ -17,9 +17,11 @@ use crate::fake_api::{Block, Reply, text, tool};
 use crate::hub::Tmux;
 use crate::open_support::{OrbitEnv, login_address};
 
-struct Orbit {
-    env: OrbitEnv,
-    child: Child,
+/// A running `orbit open` of an `OrbitEnv`'s workspace, stopped on drop
+/// (shared with the joined `orbit ask` tests).
+pub(crate) struct Orbit {
+    pub(crate) env: OrbitEnv,
+    pub(crate) child: Child,
 }
 
 impl Drop for Orbit {
@@ -35,7 +37,7 @@ impl Drop for Orbit {
 }
 
 impl Orbit {
-    fn start(env: OrbitEnv) -> Self {
+    pub(crate) fn start(env: OrbitEnv) -> Self {
         let mut child = env
             .command(&["open", "--no-browser"])
             .arg(env.ws.path())
@@ -47,13 +49,13 @@ impl Orbit {
         Self { env, child }
     }
 
-    fn workspace_id(&self) -> String {
+    pub(crate) fn workspace_id(&self) -> String {
         let listed = self.env.call("orbit.workspaces", json!({}));
         listed["result"][0]["id"].as_str().unwrap().to_owned()
     }
 
     /// `orbit hub status --json`, as the user runs it.
-    fn hub_status(&self) -> Value {
+    pub(crate) fn hub_status(&self) -> Value {
         let out = self
             .env
             .command(&["hub", "status", "--json"])
@@ -68,7 +70,7 @@ impl Orbit {
     }
 
     /// The `claude-code` sessions of `orbit hub status --json`.
-    fn claude_sessions(&self) -> Vec<Value> {
+    pub(crate) fn claude_sessions(&self) -> Vec<Value> {
         self.hub_status()["sessions"]
             .as_array()
             .unwrap()
@@ -78,7 +80,7 @@ impl Orbit {
             .collect()
     }
 
-    fn claude_key(&self) -> Option<Value> {
+    pub(crate) fn claude_key(&self) -> Option<Value> {
         let state = self.env.call("keypad.state", Value::Null);
         state["result"]["keys"]
             .as_array()
@@ -307,4 +309,68 @@ fn a_turn_from_the_page_is_a_claude_code_key_answered_from_the_keypad() {
     let socket = orbit.env.socket();
     drop(orbit);
     assert!(!socket.exists());
+}
+
+/// A key waiting on Claude's question: `waitingQuestion`, its card named
+/// as a question, not answerable from the keypad (the page answers it), and
+/// a tap opens the page on its conversation.
+#[test]
+fn a_question_key_opens_the_page_and_takes_no_keypad_answer() {
+    let env = OrbitEnv::new(json!({}));
+    env.trust();
+    env.api.script([
+        tool(
+            "AskUserQuestion",
+            json!({"questions": [{"question": "Which colour?", "header": "Colour", "multiSelect": false,
+                "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}]}]}),
+        ),
+        text("Noted."),
+    ]);
+    let orbit = Orbit::start(env);
+    let id = orbit.workspace_id();
+    let sent = orbit.env.call(
+        "orbit.act",
+        json!({"workspaceId": id, "frame": {"type": "action", "id": "q1", "request": {"type": "prompt", "text": "Pick a colour."}}}),
+    );
+    assert_eq!(sent["result"]["ok"], true, "{sent}");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let key = loop {
+        if let Some(key) = orbit.claude_key()
+            && key["activity"] == "waitingQuestion"
+        {
+            break key;
+        }
+        assert!(Instant::now() < deadline, "the question never waited");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(key["request"]["kind"], "question", "{key}");
+    assert_eq!(key["request"]["title"], "Which colour?", "{key}");
+    let request_id = key["request"]["requestId"].as_str().unwrap().to_owned();
+    // The keypad cannot answer it: the card stays.
+    let answered = orbit.env.call(
+        "keypad.answer",
+        json!({"uid": key["uid"], "requestId": request_id, "choice": "allow"}),
+    );
+    assert_eq!(answered["error"]["code"], "refused", "{answered}");
+    assert_eq!(orbit.claude_key().unwrap()["activity"], "waitingQuestion");
+    // A tap opens the page on its conversation.
+    let tapped = orbit.env.call("keypad.tap", json!({"uid": key["uid"]}));
+    assert_eq!(tapped["result"]["action"], "openUrl", "{tapped}");
+    let url = tapped["result"]["url"].as_str().unwrap().to_owned();
+    let html = std::fs::read_to_string(url.strip_prefix("file://").unwrap()).unwrap();
+    assert!(
+        html.contains("/login?token=") && html.contains("#conversation=c1"),
+        "{html}"
+    );
+    // The page answers it (skip), and the turn ends.
+    let skipped = orbit.env.call(
+        "orbit.act",
+        json!({"workspaceId": id, "frame": {"type": "action", "id": "q2", "request": {"type": "skipQuestions", "key": "c1", "requestId": request_id}}}),
+    );
+    assert_eq!(skipped["result"]["ok"], true, "{skipped}");
+    let deadline = Instant::now() + Duration::from_mins(1);
+    while orbit.claude_key().unwrap()["activity"] != "done" {
+        assert!(Instant::now() < deadline, "the turn never ended");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

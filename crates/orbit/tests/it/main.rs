@@ -14,6 +14,7 @@
 
 mod adapter_run;
 mod agent_cli;
+mod ask_join;
 mod ask_real;
 mod catalog_cli;
 mod claude_map_e2e;
