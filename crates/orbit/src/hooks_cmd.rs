@@ -334,10 +334,6 @@ fn status(locations: &Locations, as_json: bool) -> anyhow::Result<ExitCode> {
 
 /// `orbit hook EVENT`: always exit 0, quickly.
 pub(crate) fn hook(args: &HookArgs) -> ExitCode {
-    if std::env::var_os(hooks::OWN_CLAUDE_ENV).is_some_and(|v| v == "1") {
-        // Orbit's own `claude`: its conversation is on the keypad already.
-        return ExitCode::SUCCESS;
-    }
     let mut body = Vec::new();
     let limit = u64::try_from(hooks::payload::MAX_BODY).unwrap_or(u64::MAX) + 1;
     let mut stdin = std::io::stdin().lock();
@@ -348,6 +344,12 @@ pub(crate) fn hook(args: &HookArgs) -> ExitCode {
     // Code's write never fails on a closed pipe.
     let _ = std::io::copy(&mut stdin, &mut std::io::sink());
     drop(stdin);
+    // (Its stdin is read first all the same: Claude Code's write never
+    // meets a closed pipe.)
+    if std::env::var_os(hooks::OWN_CLAUDE_ENV).is_some_and(|v| v == "1") {
+        // Orbit's own `claude`: its conversation is on the keypad already.
+        return ExitCode::SUCCESS;
+    }
     let Some(locations) = Locations::from_env() else {
         return ExitCode::SUCCESS;
     };
