@@ -279,7 +279,7 @@ mod tests {
                 "settings: unknown key `claude.modle` ignored; did you mean `claude.model`?",
                 "settings: unknown key `editor.fontSize` ignored (known: claude.path, \
                  claude.model, claude.effort, claude.permissionMode, claude.extraArgs, \
-                 hub.adapterApi)",
+                 hub.adapterApi, hooks.permissionWaitSeconds)",
                 "settings: unknown key `hub.adapterAPI` ignored; did you mean `hub.adapterApi`?",
             ],
         );
