@@ -279,7 +279,7 @@ mod tests {
                 "settings: unknown key `claude.modle` ignored; did you mean `claude.model`?",
                 "settings: unknown key `editor.fontSize` ignored (known: claude.path, \
                  claude.model, claude.effort, claude.permissionMode, claude.extraArgs, \
-                 hub.adapterApi)",
+                 hub.adapterApi, hooks.permissionWaitSeconds)",
                 "settings: unknown key `hub.adapterAPI` ignored; did you mean `hub.adapterApi`?",
             ],
         );
@@ -321,5 +321,21 @@ mod tests {
             Settings::load(&tmp.path().join("none.json")).unwrap(),
             Settings::default()
         );
+    }
+
+    #[test]
+    fn the_permission_wait_is_whole_seconds_up_to_an_hour() {
+        let s = Settings::parse(r#"{"hooks": {"permissionWaitSeconds": 30}}"#, "s").unwrap();
+        assert_eq!(s.hooks_permission_wait_seconds, 30);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        for bad in ["-1", "1.5", "3601", "\"10\""] {
+            let s = Settings::parse(&format!(r#"{{"hooks.permissionWaitSeconds": {bad}}}"#), "s")
+                .unwrap();
+            assert_eq!(s.hooks_permission_wait_seconds, 0, "{bad}");
+            assert!(
+                s.warnings[0].contains("hooks.permissionWaitSeconds"),
+                "{bad}"
+            );
+        }
     }
 }

@@ -173,8 +173,9 @@ fn install(locations: &Locations, path: &Path) -> anyhow::Result<ExitCode> {
     let key = path.to_string_lossy().into_owned();
     let program = this_orbit()?;
     let wait = permission_wait(locations);
-    let (edited, mut created) = settings::install(&text, &entries(&program, wait), records.get(&key))
-        .with_context(|| format!("cannot add Orbit's hooks to `{}`", path.display()))?;
+    let (edited, mut created) =
+        settings::install(&text, &entries(&program, wait), records.get(&key))
+            .with_context(|| format!("cannot add Orbit's hooks to `{}`", path.display()))?;
     // A blank file that exists is emptied again, not removed.
     created.existed = existing.is_some();
     if edited != text {
@@ -260,8 +261,8 @@ fn status(locations: &Locations, as_json: bool) -> anyhow::Result<ExitCode> {
     if let Ok(path) = project_settings() {
         scopes.push(("project", scope_status(&path, &program)));
     }
-    let sessions = orbit_control::call(&locations.control_socket(), "hooks.sessions", json!({}))
-        .ok();
+    let sessions =
+        orbit_control::call(&locations.control_socket(), "hooks.sessions", json!({})).ok();
     let report = json!({
         "user": scopes.iter().find(|(s, _)| *s == "user").map(|(_, v)| v),
         "project": scopes.iter().find(|(s, _)| *s == "project").map(|(_, v)| v),
@@ -307,7 +308,10 @@ fn status(locations: &Locations, as_json: bool) -> anyhow::Result<ExitCode> {
         }
     )?;
     match sessions.map(|s| s["sessions"].clone()) {
-        None => writeln!(out, "Orbit is not running: hooks exit at once and show nothing")?,
+        None => writeln!(
+            out,
+            "Orbit is not running: hooks exit at once and show nothing"
+        )?,
         Some(Value::Array(list)) if list.is_empty() => {
             writeln!(out, "no Claude Code session outside Orbit is watched now")?;
         }
@@ -330,10 +334,6 @@ fn status(locations: &Locations, as_json: bool) -> anyhow::Result<ExitCode> {
 
 /// `orbit hook EVENT`: always exit 0, quickly.
 pub(crate) fn hook(args: &HookArgs) -> ExitCode {
-    if std::env::var_os(hooks::OWN_CLAUDE_ENV).is_some_and(|v| v == "1") {
-        // Orbit's own `claude`: its conversation is on the keypad already.
-        return ExitCode::SUCCESS;
-    }
     let mut body = Vec::new();
     let limit = u64::try_from(hooks::payload::MAX_BODY).unwrap_or(u64::MAX) + 1;
     let mut stdin = std::io::stdin().lock();
@@ -344,6 +344,12 @@ pub(crate) fn hook(args: &HookArgs) -> ExitCode {
     // Code's write never fails on a closed pipe.
     let _ = std::io::copy(&mut stdin, &mut std::io::sink());
     drop(stdin);
+    // (Its stdin is read first all the same: Claude Code's write never
+    // meets a closed pipe.)
+    if std::env::var_os(hooks::OWN_CLAUDE_ENV).is_some_and(|v| v == "1") {
+        // Orbit's own `claude`: its conversation is on the keypad already.
+        return ExitCode::SUCCESS;
+    }
     let Some(locations) = Locations::from_env() else {
         return ExitCode::SUCCESS;
     };

@@ -487,7 +487,11 @@ fn reject(shared: &Arc<Shared>, stream: UnixStream) {
         let mut stream = stream;
         // Orbit's own hooks are no adapter connections: a hook call
         // (its head in within a moment) is served, never refused.
-        let peer_pid = stream.peer_cred().ok().and_then(|c| c.pid()).and_then(|p| u32::try_from(p).ok());
+        let hook_pid = stream
+            .peer_cred()
+            .ok()
+            .and_then(|c| c.pid())
+            .and_then(|p| u32::try_from(p).ok());
         let mut none = None;
         let looked = tokio::time::timeout(
             HOOK_LOOK,
@@ -497,7 +501,7 @@ fn reject(shared: &Arc<Shared>, stream: UnixStream) {
         if let Ok(Some(Next::Hook { event, body })) = looked {
             shared.rejecting.fetch_sub(1, Ordering::Relaxed);
             drop(permit);
-            let response = shared.handle_hook(&event, &body, peer_pid).await;
+            let response = shared.handle_hook(&event, &body, hook_pid).await;
             finish(stream, &response, None).await;
             return;
         }
@@ -516,7 +520,7 @@ async fn serve_connection(
     permit: tokio::sync::OwnedSemaphorePermit,
 ) {
     let mut permit = Some(permit);
-    let peer_pid = stream
+    let hook_pid = stream
         .peer_cred()
         .ok()
         .and_then(|c| c.pid())
@@ -536,7 +540,7 @@ async fn serve_connection(
             // A hook (a permission may wait for the keypad) holds no
             // adapter connection slot.
             permit.take();
-            shared.handle_hook(&event, &body, peer_pid).await
+            shared.handle_hook(&event, &body, hook_pid).await
         }
         Ok(None) => return,
         Err(_) => ApiError::bad_request("request not complete within 10 s").into(),
@@ -577,7 +581,11 @@ async fn read_request(
         match http::parse_head(&buf) {
             Ok(Some(parsed)) => break parsed,
             Ok(None) if buf.len() < MAX_HEAD => {}
-            Ok(None) => return Some(Next::Now(ApiError::bad_request("request head over 16 KB").into())),
+            Ok(None) => {
+                return Some(Next::Now(
+                    ApiError::bad_request("request head over 16 KB").into(),
+                ));
+            }
             Err(error) => return Some(Next::Now(error.into())),
         }
     };

@@ -117,7 +117,11 @@ impl Orbit {
     /// `orbit hub status --json`'s `claude-code` sessions.
     fn claude_keys(&self) -> Vec<Value> {
         let out = self.orbit(&["hub", "status", "--json"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let status: Value = serde_json::from_slice(&out.stdout).unwrap();
         status["sessions"]
             .as_array()
@@ -128,18 +132,22 @@ impl Orbit {
             .collect()
     }
 
-    fn wait_for(&self, what: &str, mut done: impl FnMut() -> bool) {
-        let deadline = Instant::now() + Duration::from_mins(1);
-        while !done() {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
     /// Installs the hooks (user scope), asserting success.
     fn install(&self) {
         let out = self.orbit(&["hooks", "install"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_mins(1);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -164,7 +172,10 @@ fn install_then_uninstall_gives_claude_s_settings_back_byte_for_byte() {
     orbit.install();
     let installed = std::fs::read_to_string(&settings).unwrap();
     let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_orbit")).unwrap();
-    assert!(installed.contains(&format!("{} hook PreToolUse", exe.display())), "{installed}");
+    assert!(
+        installed.contains(&format!("{} hook PreToolUse", exe.display())),
+        "{installed}"
+    );
     assert!(installed.contains("say done") && installed.contains("// mine"));
     let status = orbit.orbit(&["hooks", "status", "--json"]);
     let status: Value = serde_json::from_slice(&status.stdout).unwrap();
@@ -173,14 +184,32 @@ fn install_then_uninstall_gives_claude_s_settings_back_byte_for_byte() {
     assert_eq!(status["project"]["installed"], false, "{status}");
     assert_eq!(status["orbitRunning"], false);
     let out = orbit.orbit(&["hooks", "uninstall"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(std::fs::read_to_string(&settings).unwrap(), original);
 
     // The project's file, created by the install, goes with the uninstall.
     let project = orbit.env.ws.path().join(".claude/settings.local.json");
-    assert!(orbit.orbit(&["hooks", "install", "--project"]).status.success());
-    assert!(std::fs::read_to_string(&project).unwrap().contains("hook SessionEnd"));
-    assert!(orbit.orbit(&["hooks", "uninstall", "--project"]).status.success());
+    assert!(
+        orbit
+            .orbit(&["hooks", "install", "--project"])
+            .status
+            .success()
+    );
+    assert!(
+        std::fs::read_to_string(&project)
+            .unwrap()
+            .contains("hook SessionEnd")
+    );
+    assert!(
+        orbit
+            .orbit(&["hooks", "uninstall", "--project"])
+            .status
+            .success()
+    );
     assert!(!project.exists());
 
     // A settings file that is not JSON: one line, non-zero, untouched.
@@ -203,13 +232,21 @@ fn a_hook_exits_0_with_no_orbit_with_garbage_and_inside_orbit_s_own_claude() {
     assert!(out.stdout.is_empty());
     orbit.start();
     // Garbage, and a payload too large.
-    for garbage in [&b"not json"[..], b"{\"session_id\": 3}", &vec![b'x'; 2 * 1024 * 1024]] {
+    for garbage in [
+        &b"not json"[..],
+        b"{\"session_id\": 3}",
+        &vec![b'x'; 2 * 1024 * 1024],
+    ] {
         let out = orbit.hook("PreToolUse", garbage, &[]);
         assert_eq!(out.status.code(), Some(0));
         assert!(out.stdout.is_empty());
     }
     // Inside Orbit's own claude: nothing.
-    let out = orbit.hook("SessionStart", body.as_bytes(), &[("ORBIT_OWN_CLAUDE", "1")]);
+    let out = orbit.hook(
+        "SessionStart",
+        body.as_bytes(),
+        &[("ORBIT_OWN_CLAUDE", "1")],
+    );
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(orbit.hooked()["sessions"], json!([]));
     assert!(orbit.claude_keys().is_empty());
@@ -223,7 +260,10 @@ fn a_hook_exits_0_with_no_orbit_with_garbage_and_inside_orbit_s_own_claude() {
     // A wrong token is refused by the endpoint (the hook still exits 0).
     let file = orbit.env.config.path().join("run/hook.json");
     let meta = std::fs::metadata(&file).unwrap();
-    assert_eq!(std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777, 0o600);
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        0o600
+    );
     orbit.stop();
     assert!(!file.exists(), "the hook file goes with Orbit");
 }
@@ -231,7 +271,11 @@ fn a_hook_exits_0_with_no_orbit_with_garbage_and_inside_orbit_s_own_claude() {
 #[test]
 fn a_terminal_claude_shows_each_activity_in_order() {
     let mut orbit = Orbit::new(json!({}));
-    std::fs::write(orbit.env.ws.path().join("notes.txt"), "hello from the notes\n").unwrap();
+    std::fs::write(
+        orbit.env.ws.path().join("notes.txt"),
+        "hello from the notes\n",
+    )
+    .unwrap();
     orbit.install();
     orbit.start();
     let file = orbit.env.ws.path().join("notes.txt");
@@ -241,7 +285,7 @@ fn a_terminal_claude_shows_each_activity_in_order() {
     ]);
     let claude = orbit.claude("read notes.txt");
     let mut seen_tool = None;
-    orbit.wait_for("the session to end", || {
+    wait_for("the session to end", || {
         let hooked = orbit.hooked();
         if let Some(s) = hooked["sessions"].as_array().and_then(|a| a.first())
             && s["activity"] == "tool"
@@ -267,7 +311,12 @@ fn a_terminal_claude_shows_each_activity_in_order() {
             at += 1;
         }
     }
-    assert_eq!(at, order.len(), "activities in order: {activities:?}\n{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        at,
+        order.len(),
+        "activities in order: {activities:?}\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_eq!(ended["key"], "w1");
     if let Some(tool) = seen_tool {
         assert_eq!(tool["toolLabel"], "Read  notes.txt");
@@ -295,7 +344,7 @@ fn a_permission_waits_for_the_keypad_and_the_tool_runs() {
     ]);
     let claude = orbit.claude("make made.txt");
     let mut waiting = Value::Null;
-    orbit.wait_for("the permission on the keypad", || {
+    wait_for("the permission on the keypad", || {
         let keys = orbit.claude_keys();
         if let Some(key) = keys.iter().find(|k| k["activity"] == "waitingPermission") {
             waiting = key.clone();
@@ -306,12 +355,21 @@ fn a_permission_waits_for_the_keypad_and_the_tool_runs() {
     });
     // The keypad carries the whole request.
     let state = orbit.env.call("keypad.state", json!({}));
-    let keys = state["result"]["keys"].as_array().cloned().unwrap_or_default();
+    let keys = state["result"]["keys"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let key = keys
         .iter()
         .find(|k| k["request"].is_object())
         .unwrap_or_else(|| panic!("no key with its request: {state}"));
-    assert!(key["request"]["text"].as_str().unwrap().contains("echo allowed >"), "{key}");
+    assert!(
+        key["request"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("echo allowed >"),
+        "{key}"
+    );
     assert!(!made.exists());
     let answer = orbit.env.call(
         "keypad.answer",
@@ -319,7 +377,12 @@ fn a_permission_waits_for_the_keypad_and_the_tool_runs() {
     );
     assert_eq!(answer["result"]["ok"], true, "{answer}");
     let out = finish(claude);
-    assert_eq!(std::fs::read_to_string(&made).unwrap(), "allowed\n", "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        std::fs::read_to_string(&made).unwrap(),
+        "allowed\n",
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let _ = waiting;
 }
 
@@ -330,7 +393,10 @@ fn an_unanswered_permission_falls_back_to_claude_s_own_handling() {
     orbit.start();
     let made = orbit.env.ws.path().join("made.txt");
     orbit.env.api.script([
-        tool("Bash", json!({"command": format!("echo allowed > {}", made.display())})),
+        tool(
+            "Bash",
+            json!({"command": format!("echo allowed > {}", made.display())}),
+        ),
         text("Could not."),
     ]);
     let claude = orbit.claude("make made.txt");
@@ -340,7 +406,11 @@ fn an_unanswered_permission_falls_back_to_claude_s_own_handling() {
     let hooked = orbit.hooked();
     let activities = hooked["ended"][0]["activities"].clone();
     assert!(
-        activities.as_array().unwrap().iter().any(|a| a == "waitingPermission"),
+        activities
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "waitingPermission"),
         "{activities}"
     );
 }

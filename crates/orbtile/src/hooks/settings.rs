@@ -478,38 +478,47 @@ fn line_indent(text: &str, at: usize) -> String {
 /// The text that adds `element` as the last of the container `span` whose
 /// elements end at `last_end` (`None`: it is empty). `element` is already
 /// laid out for the element's indentation.
-fn append(text: &str, span: &Range<usize>, last: Option<Range<usize>>, element: &str, layout: &Layout) -> Splice {
-    match last {
-        Some(last) => {
-            // The gap before the last element, repeated before the new one.
-            let indent = indent_at(text, last.start);
-            let gap = if indent.is_empty() {
-                " ".to_owned()
-            } else {
-                format!("{}{indent}", layout.newline)
-            };
-            Splice {
-                range: last.end..last.end,
-                with: format!(",{gap}{element}"),
-            }
+fn append(
+    text: &str,
+    span: &Range<usize>,
+    last: Option<Range<usize>>,
+    element: &str,
+    layout: &Layout,
+) -> Splice {
+    if let Some(last) = last {
+        // The gap before the last element, repeated before the new one.
+        let indent = indent_at(text, last.start);
+        let gap = if indent.is_empty() {
+            " ".to_owned()
+        } else {
+            format!("{}{indent}", layout.newline)
+        };
+        Splice {
+            range: last.end..last.end,
+            with: format!(",{gap}{element}"),
         }
-        None => {
-            let parent = line_indent(text, span.start);
-            Splice {
-                range: span.start + 1..span.start + 1,
-                with: format!(
-                    "{nl}{parent}{unit}{element}{nl}{parent}",
-                    nl = layout.newline,
-                    unit = layout.unit
-                ),
-            }
+    } else {
+        let parent = line_indent(text, span.start);
+        Splice {
+            range: span.start + 1..span.start + 1,
+            with: format!(
+                "{nl}{parent}{unit}{element}{nl}{parent}",
+                nl = layout.newline,
+                unit = layout.unit
+            ),
         }
     }
 }
 
 /// The text that removes the element `index` of a container (`elements`
 /// are the spans of all its elements, a member's from its key on).
-fn remove(text: &str, span: &Range<usize>, elements: &[Range<usize>], index: usize, layout: &Layout) -> Splice {
+fn remove(
+    text: &str,
+    span: &Range<usize>,
+    elements: &[Range<usize>],
+    index: usize,
+    layout: &Layout,
+) -> Splice {
     let this = elements[index].clone();
     if index > 0 {
         // From the end of the one before: the comma and the gap go too.
@@ -640,6 +649,10 @@ fn is_orbit_group(group: &Node) -> bool {
 ///
 /// # Errors
 /// The text is not JSON, or a key Orbit writes under has another type.
+#[expect(
+    clippy::too_many_lines,
+    reason = "three cases: a new file, a new `hooks` key, events added to it"
+)]
 pub fn install(
     text: &str,
     entries: &[Entry],
@@ -682,7 +695,13 @@ pub fn install(
             "\"hooks\": {}",
             pretty(&serde_json::Value::Object(all), &base, &layout)
         );
-        let splice = append(&text, span, members.last().map(member_span), &element, &layout);
+        let splice = append(
+            &text,
+            span,
+            members.last().map(member_span),
+            &element,
+            &layout,
+        );
         created.hooks = true;
         created.events = entries.iter().map(|e| e.event.clone()).collect();
         return Ok((apply(&text, vec![splice]), created));
@@ -695,7 +714,12 @@ pub fn install(
         return Err(EditError::Shape("hooks".to_owned()));
     };
     let mut splices = Vec::new();
-    let event_base = member_indent(&text, hooks_span, events.last().map(|m| m.key_start), &layout);
+    let event_base = member_indent(
+        &text,
+        hooks_span,
+        events.last().map(|m| m.key_start),
+        &layout,
+    );
     let mut new_events = Vec::new();
     for entry in entries {
         match hooks.value.member(&entry.event) {
@@ -703,7 +727,8 @@ pub fn install(
                 let Node::Array { span, items } = &existing.value else {
                     return Err(EditError::Shape(format!("hooks.{}", entry.event)));
                 };
-                let base = member_indent(&text, span, items.last().map(|i| i.span().start), &layout);
+                let base =
+                    member_indent(&text, span, items.last().map(|i| i.span().start), &layout);
                 let element = pretty(&group(entry), &base, &layout);
                 splices.push(append(
                     &text,
@@ -726,7 +751,10 @@ pub fn install(
                 nl = layout.newline,
                 group = pretty(&group(entry), &base, &layout)
             );
-            added.push(format!("{}: {array}", serde_json::Value::from(entry.event.clone())));
+            added.push(format!(
+                "{}: {array}",
+                serde_json::Value::from(entry.event.clone())
+            ));
             created.events.push(entry.event.clone());
         }
         let last = events.last().map(member_span);
@@ -746,7 +774,12 @@ pub fn install(
 
 /// The indentation of a container's elements: that of its last element,
 /// else one unit more than the line of its opening bracket.
-fn member_indent(text: &str, span: &Range<usize>, last_start: Option<usize>, layout: &Layout) -> String {
+fn member_indent(
+    text: &str,
+    span: &Range<usize>,
+    last_start: Option<usize>,
+    layout: &Layout,
+) -> String {
     match last_start {
         Some(start) => indent_at(text, start),
         None => format!("{}{}", line_indent(text, span.start), layout.unit),
@@ -795,7 +828,9 @@ pub fn uninstall(text: &str, created: Option<&Created>) -> Result<(String, usize
             continue;
         };
         let item_spans: Vec<Range<usize>> = items.iter().map(Node::span).collect();
-        let ours: Vec<usize> = (0..items.len()).filter(|i| is_orbit_group(&items[*i])).collect();
+        let ours: Vec<usize> = (0..items.len())
+            .filter(|i| is_orbit_group(&items[*i]))
+            .collect();
         // Orbit's commands inside the user's own groups.
         for (i, item) in items.iter().enumerate() {
             if ours.contains(&i) {
@@ -852,7 +887,10 @@ pub fn uninstall(text: &str, created: Option<&Created>) -> Result<(String, usize
         ));
     }
     let mut out = apply_nested(text, splices);
-    if created.is_some_and(|c| c.file) && parse(&out).is_ok_and(|r| matches!(&r, Node::Object { members, .. } if members.is_empty())) {
+    if created.is_some_and(|c| c.file)
+        && parse(&out)
+            .is_ok_and(|r| matches!(&r, Node::Object { members, .. } if members.is_empty()))
+    {
         out = String::new();
     }
     Ok((out, removed))
@@ -923,7 +961,9 @@ mod tests {
             "{\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"my-guard\"}]}\n        ],\n        \"Stop\": []\n    },\n    \"theme\": \"dark\"\n}",
         );
         round_trip("{\"hooks\":{},\"x\":1}");
-        round_trip("{\"a\": [1, 2], \"hooks\": {\"Notification\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send hi\"}]}]}}");
+        round_trip(
+            "{\"a\": [1, 2], \"hooks\": {\"Notification\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"notify-send hi\"}]}]}}",
+        );
     }
 
     #[test]
@@ -943,12 +983,18 @@ mod tests {
         assert!(is_orbit_command("'/opt/my tools/orbit' hook Stop"));
         assert!(!is_orbit_command("/usr/bin/orbital hook Stop"));
         assert!(!is_orbit_command("orbit open"));
-        assert_eq!(split_words(&command_line("/a b/it's/orbit", "Stop"))[0], "/a b/it's/orbit");
+        assert_eq!(
+            split_words(&command_line("/a b/it's/orbit", "Stop"))[0],
+            "/a b/it's/orbit"
+        );
     }
 
     #[test]
     fn bad_files_are_refused_with_a_place() {
-        assert!(matches!(install("{\"a\": ", &entries(), None), Err(EditError::Syntax { .. })));
+        assert!(matches!(
+            install("{\"a\": ", &entries(), None),
+            Err(EditError::Syntax { .. })
+        ));
         assert_eq!(
             install("{\"hooks\": []}", &entries(), None).unwrap_err(),
             EditError::Shape("hooks".to_owned())

@@ -17,7 +17,7 @@
 //! | `SubagentStart` / `SubagentStop` | the subagent count |
 //! | `SessionEnd` | the key goes |
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use orbit_types::KeypadRequest;
 use serde_json::{Map, Value};
@@ -43,7 +43,7 @@ pub(crate) struct Watched {
     tool_kind: Option<String>,
     message: Option<(String, String)>,
     status_detail: Option<String>,
-    subagents: BTreeMap<String, ()>,
+    subagents: BTreeSet<String>,
     before_compact: Option<Box<Self>>,
     /// The session's `claude` (found from the hook's process).
     pub(crate) pid: Option<u32>,
@@ -75,7 +75,11 @@ pub(crate) struct Watch {
 }
 
 fn first_line(text: &str, max: usize) -> String {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     let mut out: String = line.chars().take(max).collect();
     if line.chars().count() > max {
         out.pop();
@@ -210,7 +214,10 @@ impl Watched {
 
 impl Watch {
     /// Applies one hook; `pid` is the session's `claude` when known.
-    #[expect(clippy::too_many_lines, reason = "one arm per hook event, as §7 lists them")]
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one arm per hook event, as §7 lists them"
+    )]
     pub(crate) fn apply(&mut self, input: &HookInput, pid: Option<u32>) -> Change {
         if input.event == "SessionEnd" {
             return match self.sessions.remove(&input.session_id) {
@@ -312,7 +319,11 @@ impl Watch {
                     s.status_detail = question;
                     s.set_activity("waitingQuestion");
                 } else {
-                    s.tool_label = Some(tool_label(name, input.tool_input.as_ref(), s.cwd.as_deref()));
+                    s.tool_label = Some(tool_label(
+                        name,
+                        input.tool_input.as_ref(),
+                        s.cwd.as_deref(),
+                    ));
                     s.tool_kind = Some(tool_kind(name).to_owned());
                     s.set_activity("tool");
                 }
@@ -394,13 +405,13 @@ impl Watch {
             }
             "SubagentStart" => {
                 s.subagents
-                    .insert(input.agent_id.clone().unwrap_or_default(), ());
+                    .insert(input.agent_id.clone().unwrap_or_default());
             }
             "SubagentStop" => {
                 let id = input.agent_id.clone().unwrap_or_default();
-                if s.subagents.remove(&id).is_none() {
+                if !s.subagents.remove(&id) {
                     // An unnamed stop ends one of them.
-                    let first = s.subagents.keys().next().cloned();
+                    let first = s.subagents.iter().next().cloned();
                     if let Some(first) = first {
                         s.subagents.remove(&first);
                     }
@@ -435,7 +446,8 @@ mod tests {
     use super::*;
 
     fn hook(event: &str, extra: &Value) -> HookInput {
-        let mut body = serde_json::json!({"session_id": "s1", "cwd": "/w/app", "hook_event_name": event});
+        let mut body =
+            serde_json::json!({"session_id": "s1", "cwd": "/w/app", "hook_event_name": event});
         if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
             b.extend(e.clone());
         }
@@ -450,44 +462,141 @@ mod tests {
     }
 
     #[test]
+    #[expect(clippy::too_many_lines, reason = "every §7 row in one session")]
     fn each_hook_maps_as_section_7_says() {
         let mut w = Watch::default();
-        let s = activity(w.apply(&hook("SessionStart", &serde_json::json!({"model": "claude-x", "source": "startup"})), Some(7)));
-        assert_eq!((s.activity.as_str(), s.model.as_deref(), s.cwd.as_deref(), s.pid), ("starting", Some("claude-x"), Some("/w/app"), Some(7)));
+        let s = activity(w.apply(
+            &hook(
+                "SessionStart",
+                &serde_json::json!({"model": "claude-x", "source": "startup"}),
+            ),
+            Some(7),
+        ));
+        assert_eq!(
+            (
+                s.activity.as_str(),
+                s.model.as_deref(),
+                s.cwd.as_deref(),
+                s.pid
+            ),
+            ("starting", Some("claude-x"), Some("/w/app"), Some(7))
+        );
         assert_eq!(s.title, "Claude Code in app");
-        let s = activity(w.apply(&hook("UserPromptSubmit", &serde_json::json!({"prompt": "\nfix the flaky test\nplease"})), None));
-        assert_eq!((s.activity.as_str(), s.title.as_str(), s.message), ("thinking", "fix the flaky test", None));
+        let s = activity(w.apply(
+            &hook(
+                "UserPromptSubmit",
+                &serde_json::json!({"prompt": "\nfix the flaky test\nplease"}),
+            ),
+            None,
+        ));
+        assert_eq!(
+            (s.activity.as_str(), s.title.as_str(), s.message),
+            ("thinking", "fix the flaky test", None)
+        );
         let s = activity(w.apply(&hook("PreToolUse", &serde_json::json!({"tool_name": "Read", "tool_input": {"file_path": "/w/app/src/a.rs"}})), None));
-        assert_eq!((s.activity.as_str(), s.tool_label.as_deref(), s.tool_kind.as_deref()), ("tool", Some("Read  src/a.rs"), Some("read")));
-        let s = activity(w.apply(&hook("PreCompact", &serde_json::json!({"trigger": "auto"})), None));
+        assert_eq!(
+            (
+                s.activity.as_str(),
+                s.tool_label.as_deref(),
+                s.tool_kind.as_deref()
+            ),
+            ("tool", Some("Read  src/a.rs"), Some("read"))
+        );
+        let s = activity(w.apply(
+            &hook("PreCompact", &serde_json::json!({"trigger": "auto"})),
+            None,
+        ));
         assert_eq!(s.activity, "compacting");
-        let s = activity(w.apply(&hook("PostCompact", &serde_json::json!({"trigger": "auto"})), None));
-        assert_eq!((s.activity.as_str(), s.tool_label.as_deref()), ("tool", Some("Read  src/a.rs")));
-        let s = activity(w.apply(&hook("PermissionRequest", &serde_json::json!({"tool_name": "Bash", "tool_input": {"command": "npm test"}})), None));
-        assert_eq!((s.activity.as_str(), s.status_detail.as_deref()), ("waitingPermission", Some("Allow Bash  npm test?")));
-        let s = activity(w.apply(&hook("SubagentStart", &serde_json::json!({"agent_id": "a1", "agent_type": "x"})), None));
+        let s = activity(w.apply(
+            &hook("PostCompact", &serde_json::json!({"trigger": "auto"})),
+            None,
+        ));
+        assert_eq!(
+            (s.activity.as_str(), s.tool_label.as_deref()),
+            ("tool", Some("Read  src/a.rs"))
+        );
+        let s = activity(w.apply(
+            &hook(
+                "PermissionRequest",
+                &serde_json::json!({"tool_name": "Bash", "tool_input": {"command": "npm test"}}),
+            ),
+            None,
+        ));
+        assert_eq!(
+            (s.activity.as_str(), s.status_detail.as_deref()),
+            ("waitingPermission", Some("Allow Bash  npm test?"))
+        );
+        let s = activity(w.apply(
+            &hook(
+                "SubagentStart",
+                &serde_json::json!({"agent_id": "a1", "agent_type": "x"}),
+            ),
+            None,
+        ));
         assert_eq!(s.subagent_count, 1);
-        let s = activity(w.apply(&hook("SubagentStop", &serde_json::json!({"agent_id": "a1", "agent_type": "x"})), None));
+        let s = activity(w.apply(
+            &hook(
+                "SubagentStop",
+                &serde_json::json!({"agent_id": "a1", "agent_type": "x"}),
+            ),
+            None,
+        ));
         assert_eq!(s.subagent_count, 0);
         let s = activity(w.apply(&hook("MessageDisplay", &serde_json::json!({"message_id": "m1", "delta": "Hello\n", "index": 0, "final": false})), None));
-        assert_eq!((s.activity.as_str(), s.message.clone()), ("streaming", Some(("m1".to_owned(), "Hello\n".to_owned()))));
+        assert_eq!(
+            (s.activity.as_str(), s.message.clone()),
+            ("streaming", Some(("m1".to_owned(), "Hello\n".to_owned())))
+        );
         let s = activity(w.apply(&hook("MessageDisplay", &serde_json::json!({"message_id": "m1", "delta": "world", "index": 1, "final": true})), None));
         assert_eq!(s.message.map(|m| m.1).as_deref(), Some("Hello\nworld"));
         let s = activity(w.apply(&hook("PreToolUse", &serde_json::json!({"tool_name": "AskUserQuestion", "tool_input": {"questions": [{"question": "Which one?"}]}})), None));
-        assert_eq!((s.activity.as_str(), s.status_detail.as_deref()), ("waitingQuestion", Some("Which one?")));
-        let s = activity(w.apply(&hook("PostToolUseFailure", &serde_json::json!({"tool_name": "Bash", "is_interrupt": true, "error": "x"})), None));
-        assert_eq!((s.activity.as_str(), s.status_detail.as_deref()), ("idle", Some("interrupted")));
-        let s = activity(w.apply(&hook("Stop", &serde_json::json!({"last_assistant_message": "All green."})), None));
-        assert_eq!((s.activity.as_str(), s.message.map(|m| m.1)), ("done", Some("All green.".to_owned())));
-        let s = activity(w.apply(&hook("StopFailure", &serde_json::json!({"error": "rate_limit"})), None));
-        assert_eq!((s.activity.as_str(), s.status_detail.as_deref()), ("error", Some("rate_limit")));
-        assert!(matches!(w.apply(&hook("SessionEnd", &serde_json::json!({})), None), Change::Remove));
+        assert_eq!(
+            (s.activity.as_str(), s.status_detail.as_deref()),
+            ("waitingQuestion", Some("Which one?"))
+        );
+        let s = activity(w.apply(
+            &hook(
+                "PostToolUseFailure",
+                &serde_json::json!({"tool_name": "Bash", "is_interrupt": true, "error": "x"}),
+            ),
+            None,
+        ));
+        assert_eq!(
+            (s.activity.as_str(), s.status_detail.as_deref()),
+            ("idle", Some("interrupted"))
+        );
+        let s = activity(w.apply(
+            &hook(
+                "Stop",
+                &serde_json::json!({"last_assistant_message": "All green."}),
+            ),
+            None,
+        ));
+        assert_eq!(
+            (s.activity.as_str(), s.message.map(|m| m.1)),
+            ("done", Some("All green.".to_owned()))
+        );
+        let s = activity(w.apply(
+            &hook("StopFailure", &serde_json::json!({"error": "rate_limit"})),
+            None,
+        ));
+        assert_eq!(
+            (s.activity.as_str(), s.status_detail.as_deref()),
+            ("error", Some("rate_limit"))
+        );
+        assert!(matches!(
+            w.apply(&hook("SessionEnd", &serde_json::json!({})), None),
+            Change::Remove
+        ));
         assert!(w.sessions.is_empty());
     }
 
     #[test]
     fn a_permission_card_holds_the_whole_request() {
-        let input = hook("PermissionRequest", &serde_json::json!({"tool_name": "Bash", "tool_input": {"command": format!("echo {}", "x".repeat(200))}}));
+        let input = hook(
+            "PermissionRequest",
+            &serde_json::json!({"tool_name": "Bash", "tool_input": {"command": format!("echo {}", "x".repeat(200))}}),
+        );
         let card = Watch::request_card(&input, "h1");
         assert_eq!(card.text.len(), 205);
         assert_eq!(card.kind, "permission");

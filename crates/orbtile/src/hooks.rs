@@ -89,13 +89,20 @@ impl Hooks {
 }
 
 /// Writes the hook file (0600) naming `socket` and the hook token.
-pub(crate) fn write_hook_file(runtime_dir: &Path, socket: &Path, token: &str) -> std::io::Result<()> {
+pub(crate) fn write_hook_file(
+    runtime_dir: &Path,
+    socket: &Path,
+    token: &str,
+) -> std::io::Result<()> {
     let body = json!({
         "socketPath": socket.to_string_lossy(),
         "token": token,
         "pid": std::process::id(),
     });
-    orbit_common::write_private_file(&runtime_dir.join(HOOK_FILE), format!("{body:#}\n").as_bytes())
+    orbit_common::write_private_file(
+        &runtime_dir.join(HOOK_FILE),
+        format!("{body:#}\n").as_bytes(),
+    )
 }
 
 /// The parent of `pid` and its command name, from `/proc`.
@@ -104,7 +111,12 @@ fn parent_and_name(pid: u32) -> Option<(u32, String)> {
     let open = stat.find('(')?;
     let close = stat.rfind(')')?;
     let name = stat.get(open + 1..close)?.to_owned();
-    let parent = stat.get(close + 2..)?.split_whitespace().nth(1)?.parse().ok()?;
+    let parent = stat
+        .get(close + 2..)?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
     Some((parent, name))
 }
 
@@ -157,7 +169,12 @@ impl Shared {
     }
 
     /// Handles one hook call (`POST /h/v1/{event}` with the hook token).
-    pub(crate) async fn handle_hook(&self, event: &str, body: &[u8], peer_pid: Option<u32>) -> ApiResponse {
+    pub(crate) async fn handle_hook(
+        &self,
+        event: &str,
+        body: &[u8],
+        peer_pid: Option<u32>,
+    ) -> ApiResponse {
         let Ok(_permit) = Arc::clone(&self.hooks().at_once).try_acquire_owned() else {
             return ApiError::busy("too many hook calls at once").into();
         };
@@ -297,7 +314,12 @@ impl Shared {
     ///
     /// # Errors
     /// `(code, message)`: no such waiting request, or already answered.
-    pub fn answer_hook(&self, uid: &str, request_id: &str, allow: bool) -> Result<(), (&'static str, String)> {
+    pub fn answer_hook(
+        &self,
+        uid: &str,
+        request_id: &str,
+        allow: bool,
+    ) -> Result<(), (&'static str, String)> {
         let (session_id, _) = self
             .hooked_session(uid)
             .ok_or_else(|| ("not_found", format!("no watched session `{uid}`")))?;
@@ -359,6 +381,22 @@ impl Shared {
     }
 }
 
+/// The activities one hook input leads its session through, from a fresh
+/// start (the fuzz target's check of the mapping).
+#[doc(hidden)]
+pub fn fuzz_map(input: &payload::HookInput) -> Vec<String> {
+    let mut watch = Watch::default();
+    let mut start = input.clone();
+    "SessionStart".clone_into(&mut start.event);
+    let mut out = Vec::new();
+    for step in [&start, input] {
+        if let Change::Set(session) = watch.apply(step, None) {
+            out.push(session.activity);
+        }
+    }
+    out
+}
+
 /// Where the running Orbit's hook endpoint is, from its hook file.
 fn endpoint(runtime_dir: &Path) -> Option<(PathBuf, String)> {
     let text = fs_err::read_to_string(runtime_dir.join(HOOK_FILE)).ok()?;
@@ -386,12 +424,18 @@ pub fn send(runtime_dir: &Path, event: &str, body: &[u8], wait: Duration) -> Opt
     );
     stream.write_all(head.as_bytes()).ok()?;
     stream.write_all(body).ok()?;
-    let limit = if event == "PermissionRequest" { quick + wait } else { quick };
+    let limit = if event == "PermissionRequest" {
+        quick + wait
+    } else {
+        quick
+    };
     let mut answer = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
         let left = limit.checked_sub(started.elapsed())?;
-        stream.set_read_timeout(Some(left.max(Duration::from_millis(1)))).ok()?;
+        stream
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .ok()?;
         match stream.read(&mut chunk) {
             Ok(0) => break,
             Ok(n) => {
