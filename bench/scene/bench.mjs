@@ -19,6 +19,7 @@ import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startCpu } from './cpu.mjs';
+import { turnPhase } from './turn.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VIEWPORT = { width: 1280, height: 800 };
@@ -43,10 +44,11 @@ const options = {
   redraws: Number(opt('redraws', quick ? 5 : 11)),
   idleSeconds: Number(opt('idle-seconds', quick ? 3 : 5)),
   panSeconds: Number(opt('pan-seconds', quick ? 3 : 5)),
+  turnSeconds: Number(opt('turn-seconds', quick ? 4 : 8)),
   chromium: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
   timeoutMs: Number(opt('timeout-ms', 180000)),
   // Issue 17 adds "turn" (frame times and CPU while a scripted turn animates).
-  phases: opt('phases', 'first-frame,redraw,pan,idle').split(','),
+  phases: opt('phases', 'first-frame,redraw,pan,idle,turn').split(','),
 };
 if (!options.orbit || !options.workspaces) {
   console.error('usage: bench.mjs --orbit BIN --workspaces FILE.json (bench/scene/run does both)');
@@ -268,9 +270,12 @@ async function idle(page, browserPid, inspectLoop) {
   return { ...out, settleMs, loopBefore, loopAfter };
 }
 
-/** Issue 17's phase: frame time p50/p95 and CPU while a scripted turn animates. Not built here. */
-async function turn() {
-  throw new Error('the "turn" phase (an animated scripted turn) belongs to issue 17 and is not built yet');
+/** Issue 17's phase (turn.mjs): effects frame time p50/p95 and CPU while a scripted turn animates, then idle again. */
+async function turn(page, browserPid) {
+  await settle(page);
+  const result = await turnPhase(page, browserPid, { seconds: options.turnSeconds });
+  say(`turn: ${result.percent.toFixed(1)}% CPU, ${result.frames} effect frames (${result.fps.toFixed(1)}/s), draw p50 ${result.drawP50Ms?.toFixed(1)} p95 ${result.drawP95Ms?.toFixed(1)} ms, asleep ${result.asleepAfterMs} ms after`);
+  return result;
 }
 
 /** Every phase on one page; `navigate` loads it. */
@@ -300,7 +305,7 @@ async function measure(label, page, navigate, browserPid, inspectLoop) {
     result.idle = await idle(page, browserPid, inspectLoop);
     say(`${label}: quiet ${result.idle.settleMs.toFixed(0)} ms after the drags, then idle ${result.idle.percent.toFixed(2)}% CPU over ${result.idle.seconds.toFixed(1)} s`);
   }
-  if (options.phases.includes('turn')) result.turn = await turn(page, browserPid);
+  if (options.phases.includes('turn') && label.startsWith('orbit')) result.turn = await turn(page, browserPid);
   await page.screenshot({ path: join(options.out, 'shots', `${label.replace(/[^a-z0-9-]+/gi, '-')}.png`) });
   return result;
 }
@@ -475,6 +480,10 @@ const METRICS = [
   ['CPU panning (% of a core)', (t) => t?.pan?.percent, 1],
   ['quiet after drags (ms)', (t) => t?.idle?.settleMs, 0],
   ['CPU idle (% of a core)', (t) => t?.idle?.percent, 2],
+  ['CPU Claude turn (% core)', (t) => t?.turn?.percent, 1],
+  ['effect frame p50 (ms)', (t) => t?.turn?.drawP50Ms, 2],
+  ['effect frame p95 (ms)', (t) => t?.turn?.drawP95Ms, 2],
+  ['effect frames per s', (t) => t?.turn?.fps, 1],
 ];
 const lines = [];
 const goals = [];
@@ -512,6 +521,12 @@ for (const [size, row] of Object.entries(results.sizes)) {
     goal(`${size}: full redraw <= 150 ms`, orbit?.redrawMs, 150, orbit?.redrawMs <= 150);
   }
   goal(`${size}: idle CPU < 1% from 1 s after the last change`, orbit?.idle?.percent, 1, orbit?.idle?.percent < 1);
+  if (orbit?.turn) {
+    // Issue 17: against the idle map of the same run.
+    lines.push(`Claude turn: CPU ${fmt(orbit.turn.percent, 1)}% vs idle ${fmt(orbit.idle?.percent, 2)}% (ratio ${fmt(ratio(orbit.turn.percent, orbit.idle?.percent), 1)}), effect frame p50 ${fmt(orbit.turn.drawP50Ms, 2)} / p95 ${fmt(orbit.turn.drawP95Ms, 2)} ms, ${fmt(orbit.turn.fps, 1)} frames/s, asleep ${fmt(orbit.turn.asleepAfterMs)} ms after`);
+    if (n === 100000) goal(`${size}: CPU < 25% while a turn animates`, orbit.turn.percent, 25, orbit.turn.percent < 25);
+    goal(`${size}: effect frame p95 < 33 ms`, orbit.turn.drawP95Ms, 33, orbit.turn.drawP95Ms < 33);
+  }
 }
 lines.push('');
 lines.push('goals (Orbit)');

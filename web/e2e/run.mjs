@@ -18,6 +18,8 @@
 import { chromium } from 'playwright-core';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CLAUDE_MAP_SCENARIOS } from './claude-map.mjs';
+import { PANEL_SCENARIOS, panelScenarios } from './panels.mjs';
 
 const SCENARIOS = {
   prompt,
@@ -43,6 +45,13 @@ const SCENARIOS = {
   'scene-live': sceneLive,
   'scene-search': sceneSearch,
   'scene-context': sceneContext,
+  // Claude on the map (e2e/claude-map.mjs), given this file's helpers.
+  ...Object.fromEntries(Object.entries(CLAUDE_MAP_SCENARIOS).map(([n, f]) => [n, (page, context) => f(kit(), page, context)])),
+  // The panels (issue 20), in panels.mjs.
+  ...Object.fromEntries(PANEL_SCENARIOS.map((scenario) => [
+    scenario,
+    (page, context) => panelScenarios({ until, shot, ask, origin, timeout: TIMEOUT })[scenario](page, context),
+  ])),
 };
 
 const name = process.argv[2];
@@ -1024,6 +1033,11 @@ async function sceneContext(page) {
   const marks = await page.evaluate(() => performance.getEntriesByName('orbit:first-frame').length);
   await shot(page, 'restored');
   return { drawsBefore: scene.draws, drawsAfter: back.draws, redrawMs: ms, marks };
+}
+
+/** The helpers e2e/claude-map.mjs's scenarios use. */
+function kit() {
+  return { shot, inspect, until, untilScene, sceneOf, nodeAt, sleep, ask, mapReady };
 }
 
 // --- Run.

@@ -9,6 +9,7 @@ import { mountHud } from './hud/app';
 import { mountKeypad } from './hud/keypad';
 import { Notifier, browserNotifyEnv, cardFromHash } from './hud/notify';
 import type { NodeAt, SceneInspection } from './scene/scene';
+import type { OverlayMessage } from './scene/overlay';
 
 /** The workspace id: the path segment after `/w/`. */
 function workspaceId(): string {
@@ -98,6 +99,12 @@ declare global {
         positions(): Record<string, [number, number]>;
       };
       sceneRedraw(): number | null;
+      /** Benchmarks: conversations and activity/subagent messages fed to the map's effects, as the channel would bring them. */
+      sceneFeed(conversations: { key: string; inTurn: boolean }[], messages: OverlayMessage[]): void;
+      /** Benchmarks: the draw time (ms) of each effects frame since the last call. */
+      sceneEffectFrames(): number[];
+      /** The panels: which is open, the prompt's attachments, and the panels' last messages. */
+      panels(): unknown;
     };
   }
 }
@@ -131,4 +138,13 @@ window.orbitInspect = {
     positions: () => hud.scene.positions(),
   }),
   sceneRedraw: () => hud.scene.redraw(),
+  sceneFeed: (conversations, messages) => { hud.scene.feedEffects(conversations, messages); },
+  sceneEffectFrames: () => hud.scene.effectFrameTimes(),
+  panels: () => JSON.parse(JSON.stringify({
+    ...hud.panels(),
+    catalog: store.state.catalog,
+    settings: store.state.settings,
+    mcp: store.state.mcp,
+    history: store.state.history,
+  })) as unknown,
 };

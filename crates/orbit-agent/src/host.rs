@@ -76,6 +76,11 @@ pub struct AgentHost {
     /// executable or extra arguments resume every conversation, and the CLI
     /// reports a resumed session's total with its earlier turns in it.
     ledger: CostLedger,
+    /// The page's choices for this workspace (each `Some` wins over
+    /// `settings.json`'s).
+    page: ProcessOptions,
+    /// The models without effort levels: no `--effort` goes with them.
+    effortless: Vec<String>,
 }
 
 impl AgentHost {
@@ -114,6 +119,8 @@ impl AgentHost {
                 service,
                 mcp,
                 ledger,
+                page: ProcessOptions::default(),
+                effortless: Vec::new(),
             },
             rx,
         ))
@@ -261,12 +268,55 @@ impl AgentHost {
         Ok(change)
     }
 
-    /// The settings' options reach the conversations (from their next
-    /// prompt) and the MCP view's next control process.
+    /// The settings' options, with the page's choices on top, reach the
+    /// conversations (from their next prompt) and the MCP view's next
+    /// control process.
     fn apply_options(&mut self) {
-        self.service
-            .set_options(self.settings.current().options.clone());
+        self.service.set_options(self.options_in_force());
         self.mcp.set_options(Self::catalog_options(&self.settings));
+    }
+
+    /// The options the next prompt uses: each page choice, else
+    /// `settings.json`'s; no effort with a model that has no levels.
+    #[must_use]
+    pub fn options_in_force(&self) -> ProcessOptions {
+        let settings = &self.settings.current().options;
+        let model = self.page.model.clone().or_else(|| settings.model.clone());
+        let effortless = model
+            .as_ref()
+            .is_some_and(|m| self.effortless.iter().any(|e| e == m));
+        ProcessOptions {
+            effort: if effortless {
+                None
+            } else {
+                self.page.effort.clone().or_else(|| settings.effort.clone())
+            },
+            model,
+            permission_mode: self
+                .page
+                .permission_mode
+                .clone()
+                .or_else(|| settings.permission_mode.clone()),
+        }
+    }
+
+    /// The page's choices (each `Some` wins over `settings.json`'s, from
+    /// the next prompt; all `None`: the settings' again).
+    pub fn set_page_options(&mut self, page: ProcessOptions) {
+        self.page = page;
+        self.apply_options();
+    }
+
+    /// The page's choices in force.
+    #[must_use]
+    pub fn page_options(&self) -> &ProcessOptions {
+        &self.page
+    }
+
+    /// The models (values and resolved ids) that take no `--effort`.
+    pub fn set_effortless_models(&mut self, models: Vec<String>) {
+        self.effortless = models;
+        self.apply_options();
     }
 
     /// Applies the MCP statuses of the `init` messages the service saw since
@@ -289,6 +339,13 @@ impl AgentHost {
     /// session's `init`).
     pub fn mcp_servers(&mut self) -> &[McpServerInfo] {
         self.mcp_view().servers()
+    }
+
+    /// The servers as a catalog read elsewhere listed them (the workspace
+    /// reads its catalog off its loop), newer than any `init` kept so far.
+    pub fn set_mcp_servers(&mut self, servers: Vec<McpServerInfo>) {
+        self.service.take_mcp_statuses();
+        self.mcp.set_servers(servers);
     }
 
     /// Where the view's time comes from (tests: a [`crate::ManualClock`]).

@@ -16,6 +16,8 @@
 //!   actions on listed servers, sign-in URLs for the host only, let go after
 //!   five minutes unused. [`AgentHost`] owns it: sessions' `init` statuses
 //!   update it, and its actions restart conversations (all but reconnect).
+//! - [`CatalogCache`] keeps the catalog (and the CLI's version) between
+//!   runs, keyed by what shapes it.
 //! - [`settings`] checks and re-reads the settings that reach the process.
 //! - [`ConversationHistory`] summarises the workspace's earlier
 //!   conversations from the CLI's transcripts; [`skills_on_disk`] and
@@ -24,6 +26,7 @@
 
 mod backend;
 mod catalog;
+mod catalog_cache;
 mod cli;
 pub mod codec;
 mod error;
@@ -48,6 +51,7 @@ pub use catalog::{
     ControlProcess, McpAction, McpActionOutcome, load_catalog, parse_initialize, parse_mcp_status,
     scrub_error,
 };
+pub use catalog_cache::{CachedCatalog, CatalogCache, CatalogKey, REFRESH_AFTER};
 pub use cli::{
     BASE_ARGS, COMMAND_QUEUE, CliBackend, CliConfig, CliProcess, CostLedger, Timeouts, build_args,
     model_names, parse_questions, permission_result,

@@ -306,17 +306,8 @@ impl McpView {
                     }
                 }
             } else {
-                self.servers.push(McpServerInfo {
-                    name: name.clone(),
-                    status: status.clone(),
-                    scope: None,
-                    transport: None,
-                    version: None,
-                    tool_count: 0,
-                    tools: Vec::new(),
-                    error: None,
-                    timed_out: false,
-                });
+                self.servers
+                    .push(McpServerInfo::named(name.clone(), status.clone()));
             }
         }
     }

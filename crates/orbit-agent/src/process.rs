@@ -46,6 +46,9 @@ fn command(invocation: &Invocation) -> Command {
     let mut command = Command::new(&invocation.program);
     command.args(&invocation.args);
     command.env_remove(REMOVED_ENV);
+    // `orbit hook` does nothing inside Orbit's own `claude`: its
+    // conversation is on the keypad already.
+    command.env("ORBIT_OWN_CLAUDE", "1");
     for (key, value) in invocation.env.iter().filter(|(key, _)| key != REMOVED_ENV) {
         command.env(key, value);
     }

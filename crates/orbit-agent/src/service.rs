@@ -431,6 +431,23 @@ impl SessionService {
         }
     }
 
+    /// Ends a conversation's process after its turn, its exit reported as
+    /// usual ([`ServiceEvent::Exited`]): a turn `orbit ask` handed over leaves
+    /// no `claude` behind, as its own turn does; the conversation's next
+    /// prompt resumes it in a new process. `false` when it has none.
+    pub fn release(&mut self, key: &str) -> bool {
+        let Ok(i) = self.index(key) else {
+            return false;
+        };
+        match &self.conversations[i].process {
+            Some(process) => {
+                process.dispose();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Stop: interrupts one conversation's turn.
     pub fn stop(&mut self, key: &str) -> Result<()> {
         let i = self.index(key)?;

@@ -52,6 +52,10 @@ pub struct Settings {
     /// `hub.adapterApi`: whether the keypad's adapter API listens (off by
     /// default).
     pub hub_adapter_api: bool,
+    /// `hooks.permissionWaitSeconds`: how long a terminal Claude Code
+    /// session's permission request waits for an answer from Orbit before
+    /// Claude Code's own prompt asks (0, the default: watch only).
+    pub hooks_permission_wait_seconds: u64,
     /// One line per ignored value (wrong type), naming the key.
     pub warnings: Vec<String>,
 }
@@ -108,6 +112,19 @@ impl Settings {
                 false
             }
         };
+        s.hooks_permission_wait_seconds = match lookup(&value, "hooks.permissionWaitSeconds") {
+            None | Some(Value::Null) => 0,
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n <= 3600) => {
+                n.as_u64().unwrap_or(0)
+            }
+            Some(_) => {
+                s.warnings.push(
+                    "settings: `hooks.permissionWaitSeconds` must be a whole number of seconds from 0 to 3600; ignored"
+                        .to_owned(),
+                );
+                0
+            }
+        };
         Ok(s)
     }
 }
@@ -120,6 +137,7 @@ pub(crate) const KNOWN_KEYS: &[&str] = &[
     "claude.permissionMode",
     "claude.extraArgs",
     "hub.adapterApi",
+    "hooks.permissionWaitSeconds",
 ];
 
 /// A warning for each key that is no known key, flat or nested (a nested

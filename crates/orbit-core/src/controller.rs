@@ -39,10 +39,13 @@
 //!   skills only, at most eight; files: graph files (from the host also
 //!   existing absolute paths), at most twenty; anything else is dropped —
 //!   the prompt still goes — and [`dropped_notice`] says what.
-//! - **History**: continuing only an id of the last list sent.
+//! - **History**: continuing only an id of the last list sent; asking for
+//!   the list again (`history`) is always allowed.
 //! - **MCP actions**: only in a trusted workspace, for a server the catalog
 //!   lists and an action of the fixed set; a sign-in's address passes
 //!   [`check_signin_url`] and is opened by the host, never sent to the page.
+//!   Reload (`mcpReload`) only in a trusted workspace.
+//! - **Reset settings** (`resetSettings`) is always allowed.
 //! - **Stop**, **stop all** and **new conversation** are always allowed (a
 //!   stop of a key the host does not know is `unknown_conversation`).
 
@@ -374,6 +377,12 @@ pub enum Decision {
     /// Lay the map out afresh (allowed in an untrusted workspace too: it
     /// reaches no agent and reads nothing but the graph).
     Rearrange,
+    /// Forget the page's choices of model, effort and permission mode.
+    ResetSettings,
+    /// Scan the history again and send the list.
+    History,
+    /// The MCP view's Reload.
+    McpReload,
 }
 
 /// A prompt the controller let through.
@@ -498,28 +507,39 @@ pub fn decide(request: &PageRequest, facts: &Facts<'_>) -> Result<Decision, Refu
             }
             Ok(Decision::Continue { id: id.clone() })
         }
-        PageRequest::McpAction { server, action } => {
+        PageRequest::McpAction { server, action } => decide_mcp(server, action, facts),
+        PageRequest::Rearrange {} => Ok(Decision::Rearrange),
+        PageRequest::ResetSettings {} => Ok(Decision::ResetSettings),
+        PageRequest::History {} => Ok(Decision::History),
+        PageRequest::McpReload {} => {
             if !facts.trusted {
                 return Err(Refused::Untrusted);
             }
-            let listed = facts
-                .catalog
-                .is_some_and(|c| c.mcp_servers.iter().any(|s| s.name == *server));
-            if !listed {
-                return Err(Refused::UnknownServer {
-                    server: shown(server),
-                });
-            }
-            let action = McpAction::parse(action).ok_or_else(|| Refused::UnknownAction {
-                action: shown(action),
-            })?;
-            Ok(Decision::Mcp {
-                server: server.clone(),
-                action,
-            })
+            Ok(Decision::McpReload)
         }
-        PageRequest::Rearrange {} => Ok(Decision::Rearrange),
     }
+}
+
+/// An MCP action: trusted, a listed server, an action of the fixed set.
+fn decide_mcp(server: &str, action: &str, facts: &Facts<'_>) -> Result<Decision, Refused> {
+    if !facts.trusted {
+        return Err(Refused::Untrusted);
+    }
+    let listed = facts
+        .catalog
+        .is_some_and(|c| c.mcp_servers.iter().any(|s| s.name == *server));
+    if !listed {
+        return Err(Refused::UnknownServer {
+            server: shown(server),
+        });
+    }
+    let action = McpAction::parse(action).ok_or_else(|| Refused::UnknownAction {
+        action: shown(action),
+    })?;
+    Ok(Decision::Mcp {
+        server: server.to_owned(),
+        action,
+    })
 }
 
 fn decide_prompt(

@@ -12,8 +12,9 @@
 //! numbers. Actions are applied once per page-made id ([`AckMemory`]).
 
 mod log;
+mod panels;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -26,9 +27,10 @@ use orbit_common::Locations;
 use orbit_graph::{Graph, GraphOptions};
 use orbit_map::{Layout, MapMessage, MapModel};
 use orbit_types::{
-    ActionAck, AgentAvailability, CHANNEL_PROTOCOL, Catalog, ConversationPhase, GraphDelta,
-    GraphSummary, HostBody, HostFrame, MapReset, MapResetReason, NoticeLevel, PageFrame,
-    PageMessage, PageRequest, SearchAnswer, WorkspaceMessage, WorkspaceState,
+    ActionAck, AgentAvailability, CHANNEL_PROTOCOL, Catalog, CatalogState, CatalogStatus,
+    ConversationPhase, ConversationSummary, GraphDelta, GraphSummary, HistoryState, HostBody,
+    HostFrame, MapReset, MapResetReason, McpState, NoticeLevel, PageFrame, PageMessage,
+    PageRequest, SearchAnswer, SettingsState, WorkspaceMessage, WorkspaceState,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -110,9 +112,31 @@ pub struct WorkspaceConfig {
     pub graph: GraphOptions,
     /// Serve the workspace socket (tests may turn it off).
     pub serve_socket: bool,
-    /// Claude Code's config folder (the catalog's skills on disk); `None`:
-    /// no catalog is read.
+    /// Claude Code's config folder (the catalog's skills on disk, the
+    /// history's transcripts); `None`: no catalog is read, no history.
     pub claude_config_dir: Option<PathBuf>,
+    /// Test-only: each map message (`mapDelta`, `mapReset`) is held this
+    /// long before it is sent, so a page sees activity resolved against a
+    /// graph it has not reached yet (`ORBIT_TEST_DELAY_MAP_DELTAS_MS` on
+    /// `orbit open`). `None`: sent at once.
+    pub map_delta_delay: Option<Duration>,
+    /// Opens an address in the system browser (an MCP sign-in); `None`:
+    /// the address is only logged as waiting.
+    pub url_opener: Option<UrlOpener>,
+}
+
+/// Opens an address in the user's browser (the host's opener; the page
+/// never gets the address).
+#[derive(Clone)]
+pub struct UrlOpener(pub Arc<OpenUrl>);
+
+/// What opens an address: the host's opener, without a shell.
+pub type OpenUrl = dyn Fn(&str) -> std::io::Result<()> + Send + Sync;
+
+impl std::fmt::Debug for UrlOpener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UrlOpener")
+    }
 }
 
 enum Command {
@@ -131,6 +155,73 @@ enum Command {
     Shutdown {
         reply: oneshot::Sender<()>,
     },
+    Ask {
+        turn: Box<AskTurn>,
+        reply: oneshot::Sender<Result<AskStarted, AskRefused>>,
+    },
+}
+
+/// A turn a joining `orbit ask` hands to the running Orbit: what its own
+/// controller decided on the terminal. The workspace runs it in a new
+/// conversation (or the one continuing `resume`), with the flags' options
+/// on top of `settings.json`'s for that conversation's process only, and
+/// lets the process go when the turn ends (as `orbit ask` does).
+#[derive(Debug, Clone, Default)]
+pub struct AskTurn {
+    /// The text to send (skills and files encoded).
+    pub text: String,
+    /// The prompt as the user wrote it, with what it carries (the page's
+    /// transcript).
+    pub note: PromptNote,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--effort`.
+    pub effort: Option<String>,
+    /// `--permission-mode` (never `bypassPermissions`: refused as from the page).
+    pub permission_mode: Option<String>,
+    /// `--resume`: a Claude Code session id to continue.
+    pub resume: Option<String>,
+    /// What the terminal's controller dropped (skills, files), for the
+    /// page's transcript.
+    pub notice: Option<String>,
+}
+
+/// A handed-over turn that started.
+#[derive(Debug)]
+pub struct AskStarted {
+    /// The conversation's key.
+    pub key: String,
+    /// What the conversation reports, until its process exits.
+    pub events: mpsc::UnboundedReceiver<TurnTap>,
+}
+
+/// Why a handed-over turn did not start: a controller or agent code and
+/// its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AskRefused {
+    /// The code (`untrusted`, `bad_mode`, `agent_unavailable`, ...).
+    pub code: String,
+    /// Its one line.
+    pub message: String,
+}
+
+/// What a handed-over turn's conversation reports to its `orbit ask`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnTap {
+    /// An event of its process.
+    Event(orbit_types::AgentEvent),
+    /// A card was answered (from anywhere: the terminal, the page, the
+    /// keypad), as the controller decided.
+    Answered {
+        /// The card's request id.
+        request_id: String,
+        /// The answer sent to Claude.
+        answer: orbit_agent::Answer,
+    },
+    /// Its process ended (the last report).
+    Exited(orbit_types::ProcessExit),
+    /// Its process was let go without an exit to report (the last report).
+    Ended,
 }
 
 /// What the handle and the actor share.
@@ -183,6 +274,7 @@ impl WorkspaceHandle {
     ///
     /// # Errors
     /// When the folder, the graph, the settings or the socket fail.
+    #[expect(clippy::too_many_lines, reason = "one step after another, each short")]
     pub async fn start(config: WorkspaceConfig) -> Result<Arc<Self>, WorkspaceError> {
         let root = fs_err::canonicalize(&config.root).map_err(|source| WorkspaceError::Folder {
             path: config.root.clone(),
@@ -234,6 +326,17 @@ impl WorkspaceHandle {
         };
         let trust = TrustStore::new(&config.locations);
         let trusted = trust.is_trusted(&root).unwrap_or(false);
+        let choices_file =
+            panels::choices_file(&config.locations, &orbit_common::workspace_id(&root));
+        let mut host = host;
+        host.set_page_options(panels::load_choices(&choices_file));
+        let history = config.claude_config_dir.as_ref().map(|claude| {
+            let cache = config.graph.cache_dir.as_ref().map(|dir| {
+                dir.join("history")
+                    .join(format!("{}.json", orbit_common::workspace_id(&root)))
+            });
+            Arc::new(orbit_agent::ConversationHistory::new(claude, &root, cache))
+        });
         let name = root
             .file_name()
             .map_or_else(|| root.to_string_lossy(), |n| n.to_string_lossy())
@@ -266,12 +369,35 @@ impl WorkspaceHandle {
             claude_config_dir: config.claude_config_dir,
             catalog: None,
             catalog_task: None,
+            catalog_error: None,
+            choices_file,
+            url_opener: config.url_opener,
+            history,
+            history_task: None,
+            history_again: false,
+            history_ids: Vec::new(),
+            history_state: HistoryState {
+                scanning: false,
+                error: None,
+                conversations: Vec::new(),
+            },
+            last_catalog: None,
+            last_settings: None,
+            last_mcp: None,
+            mcp_note: None,
+            mcp_restart_pending: false,
+            signing_in: None,
             map,
             map_file,
             map_saves: MapSaves::soon(),
+            map_delay: config.map_delta_delay,
+            delayed_maps: VecDeque::new(),
+            taps: HashMap::new(),
         };
         actor.publish_workspace();
         actor.start_catalog();
+        actor.start_history();
+        actor.publish_panels();
         let task = tokio::spawn(actor.run(command_rx, deltas, watch));
         Ok(Arc::new(Self {
             id,
@@ -322,6 +448,27 @@ impl WorkspaceHandle {
     #[must_use]
     pub fn claude_pids(&self) -> Vec<u32> {
         self.shared.pids()
+    }
+
+    /// Runs a turn a joining `orbit ask` hands over (see [`AskTurn`]).
+    ///
+    /// # Errors
+    /// The controller's or the agent layer's refusal; `unavailable` when
+    /// the workspace is closing.
+    pub async fn ask(&self, turn: AskTurn) -> Result<AskStarted, AskRefused> {
+        let (reply, rx) = oneshot::channel();
+        let closing = || AskRefused {
+            code: "unavailable".to_owned(),
+            message: "the workspace is closing".to_owned(),
+        };
+        self.commands
+            .send(Command::Ask {
+                turn: Box::new(turn),
+                reply,
+            })
+            .await
+            .map_err(|_| closing())?;
+        rx.await.map_err(|_| closing())?
     }
 
     /// Sends a frame as a page would (the control socket's relay, tests).
@@ -450,10 +597,46 @@ struct Actor {
     /// The catalog being read, by a short-lived `claude` of its own, off
     /// the actor's loop.
     catalog_task: Option<JoinHandle<orbit_agent::Result<Catalog>>>,
+    /// Why the last catalog read failed.
+    catalog_error: Option<String>,
+    /// Where the page's choices are remembered.
+    choices_file: PathBuf,
+    /// Opens a sign-in's address in the system browser.
+    url_opener: Option<UrlOpener>,
+    /// The workspace's earlier conversations (without Claude Code's config
+    /// folder, none).
+    history: Option<Arc<orbit_agent::ConversationHistory>>,
+    /// A history scan, off the actor's loop.
+    history_task: Option<JoinHandle<Result<Vec<ConversationSummary>, String>>>,
+    /// Scan again once the running scan ends (a transcript changed meanwhile).
+    history_again: bool,
+    /// The ids of the last history list sent: `continue` takes only these.
+    history_ids: Vec<String>,
+    /// The last history list (sent in every snapshot).
+    history_state: HistoryState,
+    /// The panels' last messages sent.
+    last_catalog: Option<CatalogState>,
+    last_settings: Option<SettingsState>,
+    last_mcp: Option<McpState>,
+    /// The MCP view's last action's outcome, one line.
+    mcp_note: Option<String>,
+    /// An MCP action made every conversation start a new process at its
+    /// next prompt.
+    mcp_restart_pending: bool,
+    /// A server whose sign-in runs (its address opened by the host), and
+    /// until when it is polled.
+    signing_in: Option<(String, Instant)>,
     /// The map at the hash of the last graph delta it applied.
     map: MapModel,
     map_file: PathBuf,
     map_saves: MapSaves,
+    /// The test-only delay of map messages ([`WorkspaceConfig::map_delta_delay`]).
+    map_delay: Option<Duration>,
+    /// Map messages held by that delay, with when each is due, in order.
+    delayed_maps: VecDeque<(Instant, MapMessage)>,
+    /// The conversations of handed-over turns (`orbit ask`), and where
+    /// their reports go.
+    taps: HashMap<String, mpsc::UnboundedSender<TurnTap>>,
 }
 
 /// How long the catalog waits for pending MCP servers.
@@ -475,6 +658,25 @@ async fn catalog_read(
         None => std::future::pending().await,
     }
 }
+
+/// Waits for the history scan (never, without one).
+async fn history_read(
+    task: &mut Option<JoinHandle<Result<Vec<ConversationSummary>, String>>>,
+) -> Option<Result<Vec<ConversationSummary>, String>> {
+    match task {
+        Some(task) => Some(
+            task.await
+                .unwrap_or_else(|_| Err("the history's scan ended".to_owned())),
+        ),
+        None => std::future::pending().await,
+    }
+}
+
+/// How often a sign-in's server is asked whether it connected.
+const SIGNIN_POLL: Duration = Duration::from_secs(1);
+
+/// How long a sign-in is waited for.
+const SIGNIN_PATIENCE: Duration = Duration::from_mins(5);
 
 /// Waits for a settings change (never, without a watch).
 async fn settings_changed(watch: &mut Option<SettingsWatch>) -> bool {
@@ -512,6 +714,17 @@ fn ack(id: &str, refusal: Option<(&str, String)>) -> ActionAck {
             code: Some(code.to_owned()),
             message: Some(message),
         },
+    }
+}
+
+/// The action as the MCP view says it.
+fn action_word(action: McpAction) -> &'static str {
+    match action {
+        McpAction::Reconnect => "Reconnect",
+        McpAction::Enable => "Enable",
+        McpAction::Disable => "Disable",
+        McpAction::SignIn => "Sign-in",
+        McpAction::SignOut => "Sign-out",
     }
 }
 
@@ -562,9 +775,20 @@ impl Actor {
                 () = sleep_until(self.map_saves.at) => {
                     self.save_map();
                 }
+                () = sleep_until(self.delayed_maps.front().map(|(at, _)| *at)) => {
+                    self.flush_delayed_maps();
+                }
                 Some(read) = catalog_read(&mut self.catalog_task) => {
                     self.catalog_task = None;
                     self.catalog_read(read);
+                    self.publish_panels();
+                }
+                Some(read) = history_read(&mut self.history_task) => {
+                    self.history_task = None;
+                    self.history_read(read);
+                }
+                () = sleep_until(self.signing_in.as_ref().map(|_| Instant::now() + SIGNIN_POLL)) => {
+                    self.poll_signin().await;
                 }
                 true = settings_changed(&mut watch) => self.settings_changed().await,
                 () = sleep_until(mcp_deadline) => {
@@ -617,10 +841,168 @@ impl Actor {
                     skills = catalog.skills.len(),
                     "the CLI's catalog is read"
                 );
+                self.host.set_mcp_servers(catalog.mcp_servers.clone());
+                self.host
+                    .set_effortless_models(panels::effortless_models(&catalog));
+                self.catalog_error = None;
                 self.catalog = Some(catalog);
             }
-            Err(error) => tracing::warn!(error = %error, "the CLI's catalog could not be read"),
+            Err(error) => {
+                tracing::warn!(error = %error, "the CLI's catalog could not be read");
+                self.catalog_error = Some(error.to_string());
+            }
         }
+    }
+
+    /// The catalog as the pickers show it, with why it is not there.
+    fn catalog_state(&self) -> CatalogState {
+        let (status, message) = if self.catalog.is_some() {
+            (CatalogStatus::Ready, None)
+        } else if self.catalog_task.is_some() {
+            (CatalogStatus::Loading, None)
+        } else if let Some(error) = &self.catalog_error {
+            (CatalogStatus::Failed, Some(error.clone()))
+        } else if !self.trusted {
+            (
+                CatalogStatus::Unavailable,
+                Some("the folder is not trusted".to_owned()),
+            )
+        } else if let Err(why) = self.host.probe() {
+            (CatalogStatus::Unavailable, Some(why.to_owned()))
+        } else {
+            (
+                CatalogStatus::Unavailable,
+                Some("Claude Code's config folder was not found".to_owned()),
+            )
+        };
+        panels::catalog_state(status, message, self.catalog.as_ref())
+    }
+
+    fn mcp_state(&mut self) -> McpState {
+        let signing_in = self.signing_in.as_ref().map(|(s, _)| s.clone());
+        let servers = panels::mcp_rows(self.host.mcp_servers(), signing_in.as_deref());
+        McpState {
+            servers,
+            working: signing_in.map(|s| format!("Signing in to {s}: finish in the browser")),
+            note: self.mcp_note.clone(),
+            restart_pending: self.mcp_restart_pending,
+        }
+    }
+
+    /// Sends the panels' messages that changed since last sent.
+    fn publish_panels(&mut self) {
+        let catalog = self.catalog_state();
+        if self.last_catalog.as_ref() != Some(&catalog) {
+            self.last_catalog = Some(catalog.clone());
+            self.push(HostBody::Workspace(WorkspaceMessage::Catalog(catalog)));
+        }
+        let settings = panels::settings_state(&self.host);
+        if self.last_settings.as_ref() != Some(&settings) {
+            self.last_settings = Some(settings.clone());
+            self.push(HostBody::Workspace(WorkspaceMessage::Settings(settings)));
+        }
+        let mcp = self.mcp_state();
+        if self.last_mcp.as_ref() != Some(&mcp) {
+            self.last_mcp = Some(mcp.clone());
+            self.push(HostBody::Workspace(WorkspaceMessage::Mcp(mcp)));
+        }
+    }
+
+    /// The panels' last messages, for a snapshot.
+    fn panel_frames(&self) -> Vec<HostFrame> {
+        let mut frames = Vec::new();
+        if let Some(catalog) = self.last_catalog.clone() {
+            frames.push(frame(WorkspaceMessage::Catalog(catalog)));
+        }
+        if let Some(settings) = self.last_settings.clone() {
+            frames.push(frame(WorkspaceMessage::Settings(settings)));
+        }
+        if let Some(mcp) = self.last_mcp.clone() {
+            frames.push(frame(WorkspaceMessage::Mcp(mcp)));
+        }
+        frames.push(frame(WorkspaceMessage::History(self.history_state.clone())));
+        frames
+    }
+
+    /// Scans the history off the actor's loop (once more after the running
+    /// scan, when one runs).
+    fn start_history(&mut self) {
+        let Some(history) = self.history.clone() else {
+            if self.history_state.error.is_none() {
+                self.history_state.error =
+                    Some("Claude Code's config folder was not found".to_owned());
+                self.push(HostBody::Workspace(WorkspaceMessage::History(
+                    self.history_state.clone(),
+                )));
+            }
+            return;
+        };
+        if self.history_task.is_some() {
+            self.history_again = true;
+            return;
+        }
+        self.history_task = Some(tokio::task::spawn_blocking(move || {
+            history.list().map_err(|e| e.to_string())
+        }));
+        if !self.history_state.scanning {
+            self.history_state.scanning = true;
+            self.push(HostBody::Workspace(WorkspaceMessage::History(
+                self.history_state.clone(),
+            )));
+        }
+    }
+
+    fn history_read(&mut self, read: Result<Vec<ConversationSummary>, String>) {
+        let again = std::mem::take(&mut self.history_again);
+        match read {
+            Ok(list) => {
+                let snapshot = self.host.service().snapshot();
+                self.history_ids = list.iter().map(|s| s.id.clone()).collect();
+                self.history_state.conversations = list
+                    .iter()
+                    .map(|summary| {
+                        let open = snapshot
+                            .conversations
+                            .iter()
+                            .find(|c| c.session_id.as_deref() == Some(summary.id.as_str()))
+                            .map(|c| c.key.clone());
+                        panels::history_entry(summary, open)
+                    })
+                    .collect();
+                self.history_state.error = None;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the history could not be read");
+                self.history_state.error = Some(error);
+            }
+        }
+        self.history_state.scanning = again;
+        self.push(HostBody::Workspace(WorkspaceMessage::History(
+            self.history_state.clone(),
+        )));
+        if again {
+            self.start_history();
+        }
+    }
+
+    /// Asks the signing-in server whether it connected yet.
+    async fn poll_signin(&mut self) {
+        let Some((server, until)) = self.signing_in.clone() else {
+            return;
+        };
+        match self.host.mcp_await_connected(&server, Duration::ZERO).await {
+            Ok(_) => {
+                self.signing_in = None;
+                self.mcp_note = Some(format!("Signed in to {server}"));
+                self.mcp_restart_pending = true;
+            }
+            Err(AgentError::McpNotConnected { .. }) if Instant::now() < until => {}
+            Err(error) => {
+                self.signing_in = None;
+                self.mcp_note = Some(format!("The sign-in to {server} did not finish: {error}"));
+            }
+        }
+        self.publish_panels();
     }
 
     fn push(&mut self, body: HostBody) {
@@ -704,7 +1086,142 @@ impl Actor {
             self.projector.apply(event, &*graph)
         };
         self.push_all(messages);
+        self.tap(event);
         self.track();
+        match event {
+            orbit_agent::ServiceEvent::Agent {
+                event: orbit_types::AgentEvent::TurnEnded(_),
+                ..
+            }
+            | orbit_agent::ServiceEvent::Exited { .. } => {
+                // A transcript changed.
+                self.start_history();
+                self.publish_panels();
+            }
+            orbit_agent::ServiceEvent::Agent {
+                event: orbit_types::AgentEvent::SessionInit { .. },
+                ..
+            }
+            | orbit_agent::ServiceEvent::Sessions(_) => self.publish_panels(),
+            orbit_agent::ServiceEvent::Agent { .. } => {}
+        }
+    }
+
+    /// Tells a handed-over turn's `orbit ask` what its conversation did;
+    /// its process is let go when the turn ends.
+    fn tap(&mut self, event: &orbit_agent::ServiceEvent) {
+        match event {
+            orbit_agent::ServiceEvent::Agent { key, event } => {
+                let Some(tap) = self.taps.get(key) else {
+                    return;
+                };
+                if tap.send(TurnTap::Event(event.clone())).is_err() {
+                    // Its `orbit ask` went away: the conversation stays, as
+                    // one of the page's.
+                    self.taps.remove(key);
+                    return;
+                }
+                if matches!(event, orbit_types::AgentEvent::TurnEnded(_))
+                    && !self.host.service().release(key)
+                    && let Some(tap) = self.taps.remove(key)
+                {
+                    let _ = tap.send(TurnTap::Ended);
+                }
+            }
+            orbit_agent::ServiceEvent::Exited { key, exit } => {
+                if let Some(tap) = self.taps.remove(key) {
+                    let _ = tap.send(TurnTap::Exited(exit.clone()));
+                }
+            }
+            orbit_agent::ServiceEvent::Sessions(_) => {}
+        }
+    }
+
+    /// Starts a handed-over turn: trust read again (the terminal may have
+    /// just trusted the folder), the prompt and the flags through the
+    /// controller, a new conversation (or the one continuing `resume`),
+    /// the flags' options for its process only.
+    async fn ask(&mut self, turn: AskTurn) -> Result<AskStarted, AskRefused> {
+        let refused = |code: &str, message: String| AskRefused {
+            code: code.to_owned(),
+            message,
+        };
+        if !self.trusted && self.trust.is_trusted(&self.root).unwrap_or(false) {
+            self.trusted = true;
+            self.publish_workspace();
+            self.start_catalog();
+        }
+        let mut options = self.host.settings().current().options.clone();
+        let (text, flags) = {
+            let graph = self.live.read();
+            let files = GraphFiles(&*graph);
+            let facts = Facts {
+                trusted: self.trusted,
+                catalog: self.catalog.as_ref(),
+                ..Facts::new(Origin::Page, &files, &self.projector)
+            };
+            let mut flags = Vec::new();
+            if let Some(model) = &turn.model {
+                flags.push(PageRequest::SetModel {
+                    model: Some(model.clone()),
+                });
+            }
+            if let Some(effort) = &turn.effort {
+                flags.push(PageRequest::SetEffort {
+                    effort: Some(effort.clone()),
+                });
+            }
+            if let Some(mode) = &turn.permission_mode {
+                flags.push(PageRequest::SetPermissionMode { mode: mode.clone() });
+            }
+            let mut decided = Vec::new();
+            for flag in &flags {
+                match controller::decide(flag, &facts) {
+                    Ok(Decision::SetOption(change)) => decided.push(change),
+                    Ok(_) => return Err(refused("internal", "an option decided as something else".to_owned())),
+                    Err(why) => return Err(refused(why.code(), why.to_string())),
+                }
+            }
+            let prompt = PageRequest::Prompt {
+                key: None,
+                text: turn.text.clone(),
+                skills: Vec::new(),
+                files: Vec::new(),
+            };
+            let text = match controller::decide(&prompt, &facts) {
+                Ok(Decision::Prompt(prompt)) => prompt.text,
+                Ok(_) => return Err(refused("internal", "a prompt decided as something else".to_owned())),
+                Err(why) => return Err(refused(why.code(), why.to_string())),
+            };
+            (text, decided)
+        };
+        for change in flags {
+            match change {
+                OptionChange::PermissionMode(mode) => options.permission_mode = Some(mode),
+                OptionChange::Model(model) => options.model = model,
+                OptionChange::Effort(effort) => options.effort = effort,
+            }
+        }
+        let key = match &turn.resume {
+            Some(id) => self.host.service().continue_session(id),
+            None => self.host.service().new_conversation(),
+        };
+        let (tx, events) = mpsc::unbounded_channel();
+        self.taps.insert(key.clone(), tx);
+        let before = self.host.service().options().clone();
+        self.host.service().set_options(options);
+        let sent = self.host.prompt(Some(&key), &text).await;
+        self.host.service().set_options(before);
+        if let Err(error) = sent {
+            self.taps.remove(&key);
+            return Err(refused(agent_code(&error), error.to_string()));
+        }
+        self.projector.note_prompt(&key, turn.note);
+        if let Some(notice) = &turn.notice {
+            let messages = self.projector.notice(&key, NoticeLevel::Info, notice);
+            self.push_all(messages);
+        }
+        Ok(AskStarted { key, events })
     }
 
     fn graph_changed(&mut self, delta: &GraphDelta) {
@@ -749,6 +1266,25 @@ impl Actor {
     }
 
     fn push_map(&mut self, message: MapMessage) {
+        if let Some(delay) = self.map_delay {
+            self.delayed_maps
+                .push_back((Instant::now() + delay, message));
+            return;
+        }
+        self.send_map(message);
+    }
+
+    /// Sends the held map messages that are due.
+    fn flush_delayed_maps(&mut self) {
+        let now = Instant::now();
+        while self.delayed_maps.front().is_some_and(|(at, _)| *at <= now) {
+            if let Some((_, message)) = self.delayed_maps.pop_front() {
+                self.send_map(message);
+            }
+        }
+    }
+
+    fn send_map(&mut self, message: MapMessage) {
         let body = match message {
             MapMessage::Delta(delta) => WorkspaceMessage::MapDelta(delta),
             MapMessage::Reset(reset) => WorkspaceMessage::MapReset(reset),
@@ -775,10 +1311,21 @@ impl Actor {
     }
 
     async fn settings_changed(&mut self) {
-        if let Err(error) = self.host.refresh().await {
-            tracing::warn!(error = %error, "settings.json could not be applied");
+        match self.host.refresh().await {
+            Ok(change) if change.reprobe => {
+                // The CLI or its arguments changed: the catalog is read again.
+                self.catalog = None;
+                self.catalog_error = None;
+                if let Some(task) = self.catalog_task.take() {
+                    task.abort();
+                }
+                self.start_catalog();
+            }
+            Ok(_) => {}
+            Err(error) => tracing::warn!(error = %error, "settings.json could not be applied"),
         }
         self.publish_workspace();
+        self.publish_panels();
     }
 
     async fn command(&mut self, command: Command) {
@@ -795,6 +1342,7 @@ impl Actor {
                 let outcome = self.act(frame).await;
                 let _ = reply.send(outcome);
                 self.track();
+                self.publish_panels();
             }
             Command::Map { reply } => {
                 let _ = reply.send(self.map.snapshot().encode());
@@ -803,10 +1351,17 @@ impl Actor {
                 self.shutdown().await;
                 let _ = reply.send(());
             }
+            Command::Ask { turn, reply } => {
+                let started = self.ask(*turn).await;
+                let _ = reply.send(started);
+                self.track();
+            }
         }
     }
 
     fn connect(&mut self, instance_id: Option<&str>, last_seq: Option<u64>) -> PageConnection {
+        // In the log before the head, so the snapshot holds them.
+        self.publish_panels();
         let live = self.log.subscribe();
         let head = self.log.head();
         let missed = match (instance_id, last_seq) {
@@ -838,6 +1393,7 @@ impl Actor {
                         body: HostBody::Page(message),
                     }),
             );
+            first.extend(self.panel_frames());
             first.push(frame(WorkspaceMessage::SnapshotEnd {}));
             first
         };
@@ -909,6 +1465,7 @@ impl Actor {
             let facts = Facts {
                 trusted: self.trusted,
                 catalog: self.catalog.as_ref(),
+                history_ids: &self.history_ids,
                 conversations: Some(&keys),
                 busy: &busy,
                 ..Facts::new(Origin::Page, &files, &self.projector)
@@ -937,6 +1494,7 @@ impl Actor {
     }
 
     /// Does what the controller decided.
+    #[expect(clippy::too_many_lines, reason = "one arm per decision, each short")]
     async fn carry_out(&mut self, decision: Decision) -> Result<(), (&'static str, String)> {
         let refused = |error: &AgentError| (agent_code(error), error.to_string());
         match decision {
@@ -971,15 +1529,37 @@ impl Actor {
                     .map_err(|e| refused(&e))?;
                 let messages = self.projector.answered(&key, &request_id, &answer);
                 self.push_all(messages);
+                if let Some(tap) = self.taps.get(&key) {
+                    let _ = tap.send(TurnTap::Answered { request_id, answer });
+                }
             }
             Decision::SetOption(change) => {
-                let mut options = self.host.service().options().clone();
+                // A page choice, remembered for the workspace; `null` (or
+                // the mode `default`, when settings.json names none) goes
+                // back to settings.json's.
+                let mut choices = self.host.page_options().clone();
                 match change {
-                    OptionChange::PermissionMode(mode) => options.permission_mode = Some(mode),
-                    OptionChange::Model(model) => options.model = model,
-                    OptionChange::Effort(effort) => options.effort = effort,
+                    OptionChange::PermissionMode(mode) => choices.permission_mode = Some(mode),
+                    OptionChange::Model(model) => choices.model = model,
+                    OptionChange::Effort(effort) => choices.effort = effort,
                 }
-                self.host.service().set_options(options);
+                panels::save_choices(&self.choices_file, &choices);
+                self.host.set_page_options(choices);
+            }
+            Decision::ResetSettings => {
+                let choices = orbit_agent::ProcessOptions::default();
+                panels::save_choices(&self.choices_file, &choices);
+                self.host.set_page_options(choices);
+            }
+            Decision::History => self.start_history(),
+            Decision::McpReload => {
+                self.signing_in = None;
+                let reloaded = self.host.mcp_reload().await.map(<[_]>::len);
+                self.mcp_note = Some(match &reloaded {
+                    Ok(n) => format!("Reloaded: {n} server{}", if *n == 1 { "" } else { "s" }),
+                    Err(error) => format!("Reload failed: {error}"),
+                });
+                reloaded.map_err(|e| refused(&e))?;
             }
             Decision::Stop { key } => {
                 self.host.service().stop(&key).map_err(|e| refused(&e))?;
@@ -999,18 +1579,51 @@ impl Actor {
                 self.save_map();
             }
             Decision::Mcp { server, action } => {
-                let outcome = self
-                    .host
-                    .mcp_action(action, &server)
-                    .await
-                    .map_err(|e| refused(&e))?;
-                if action == McpAction::SignIn && outcome.auth_url.is_some() {
-                    // The page never gets the address; the panels' issue
-                    // opens it in the system browser.
-                    tracing::info!("an MCP sign-in address is waiting to be opened");
+                let outcome = match self.host.mcp_action(action, &server).await {
+                    Ok(outcome) => outcome,
+                    Err(error) => {
+                        self.mcp_note = Some(format!(
+                            "{} of {server} failed: {error}",
+                            action_word(action)
+                        ));
+                        return Err(refused(&error));
+                    }
+                };
+                if outcome.restart_conversations {
+                    self.mcp_restart_pending = true;
+                }
+                self.mcp_note = Some(format!("{} of {server} done", action_word(action)));
+                if action == McpAction::SignIn {
+                    self.sign_in(&server, outcome.auth_url.as_deref())?;
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Opens a sign-in's address in the system browser (never sent to the
+    /// page) and polls the server until it connects.
+    fn sign_in(&mut self, server: &str, url: Option<&str>) -> Result<(), (&'static str, String)> {
+        let Some(url) = url else {
+            self.mcp_note = Some(format!("{server} needed no sign-in"));
+            return Ok(());
+        };
+        let url = controller::check_signin_url(url).map_err(|refused| {
+            self.mcp_note = Some(format!("The sign-in to {server} was refused: {refused}"));
+            (refused.code(), refused.to_string())
+        })?;
+        if let Some(opener) = &self.url_opener {
+            if let Err(error) = (opener.0)(url.as_str()) {
+                self.mcp_note = Some(format!("The browser could not be opened: {error}"));
+                return Err((
+                    "agent_error",
+                    format!("the browser could not be opened: {error}"),
+                ));
+            }
+        } else {
+            tracing::info!("an MCP sign-in address is waiting to be opened");
+        }
+        self.signing_in = Some((server.to_owned(), Instant::now() + SIGNIN_PATIENCE));
         Ok(())
     }
 

@@ -365,6 +365,17 @@ impl Graph {
         stats
     }
 
+    /// What ignore rules left out of the graph, per rule (`orbit graph
+    /// --format stats`'s `ignored`): the walked folders are listed again and
+    /// each entry that is no node and no walked folder is matched against
+    /// the ignore files, so it costs a read of every folder; [`Graph::stats`]
+    /// leaves it empty.
+    pub fn ignored(&self) -> orbit_types::IgnoredStats {
+        crate::ignored::ignored_stats(&self.root, &self.folders, &|path| {
+            self.by_path.contains_key(path)
+        })
+    }
+
     /// Writes parse results not yet in the cache. Builds flush on their own;
     /// live updates leave it to the caller (a watcher flushes when idle), so
     /// that an update does not wait for the disk.

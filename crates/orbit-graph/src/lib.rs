@@ -18,6 +18,7 @@ mod cache;
 mod error;
 mod graph;
 mod hash;
+mod ignored;
 mod import;
 mod index;
 mod lang;

@@ -60,6 +60,7 @@
 //! `docs/page-protocol.md` ("The map"); [`Snapshot::decode`] checks every
 //! count, offset, index and float.
 
+mod bytes;
 mod error;
 mod layout;
 mod model;

@@ -19,6 +19,7 @@
 
 use orbit_types::Language;
 
+use crate::bytes::Reader;
 use crate::error::{Error, Result, invalid};
 
 /// The snapshot's magic.
@@ -179,7 +180,7 @@ impl Snapshot {
         reason = "one check after another, in section order"
     )]
     pub fn decode(bytes: &[u8]) -> Result<Self> {
-        let mut reader = Reader { bytes, at: 0 };
+        let mut reader = Reader::new(bytes, 0);
         if reader.take("magic", 4)? != MAGIC {
             return Err(Error::Magic {
                 what: "map snapshot",
@@ -287,58 +288,5 @@ impl Snapshot {
             edges: pairs,
             folders,
         })
-    }
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, field: &'static str, len: usize) -> Result<&'a [u8]> {
-        let end = self
-            .at
-            .checked_add(len)
-            .filter(|end| *end <= self.bytes.len())
-            .ok_or(Error::Truncated {
-                field,
-                offset: self.at,
-                needed: len.saturating_sub(self.bytes.len().saturating_sub(self.at)),
-            })?;
-        let slice = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(slice)
-    }
-
-    fn align(&mut self) {
-        self.at = self.at.next_multiple_of(4).min(self.bytes.len());
-    }
-
-    fn u32(&mut self, field: &'static str) -> Result<u32> {
-        let bytes = self.take(field, 4)?;
-        Ok(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
-    }
-
-    fn len(field: &'static str, count: Option<usize>) -> Result<usize> {
-        count
-            .and_then(|c| c.checked_mul(4))
-            .ok_or_else(|| invalid(field, "count too large"))
-    }
-
-    fn u32s(&mut self, field: &'static str, count: Option<usize>) -> Result<Vec<u32>> {
-        let bytes = self.take(field, Self::len(field, count)?)?;
-        Ok(bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
-    }
-
-    fn f32s(&mut self, field: &'static str, count: Option<usize>) -> Result<Vec<f32>> {
-        let bytes = self.take(field, Self::len(field, count)?)?;
-        Ok(bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
     }
 }

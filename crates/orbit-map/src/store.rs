@@ -25,6 +25,7 @@
 
 use orbit_common::parent_of;
 
+use crate::bytes::Reader;
 use crate::error::{Error, Result, invalid};
 use crate::layout::{Layout, MAX_SIDE, Rect, SavedFolder, is_file_path};
 
@@ -95,7 +96,7 @@ impl Layout {
         if blake3::hash(body).as_bytes() != checksum {
             return Err(Error::Checksum);
         }
-        let mut reader = Reader { bytes: body, at: 8 };
+        let mut reader = Reader::new(body, 8);
         let folder_count = reader.count("folder count", 24)?;
         if folder_count == 0 {
             return Err(invalid("folder count", "the root is missing"));
@@ -106,7 +107,7 @@ impl Layout {
             std::collections::HashMap::with_capacity(folder_count);
         for index in 0..folder_count {
             let path = reader.string("folder path")?;
-            let region = reader.rect("folder region")?;
+            let region = read_rect(&mut reader, "folder region")?;
             let host = reader.u32("folder host")?;
             if index == 0 {
                 if !path.is_empty() || host != u32::MAX {
@@ -131,7 +132,7 @@ impl Layout {
                 if host != index as u32 {
                     check_host(&folders, host, &path, "block host")?;
                 }
-                let rect = reader.rect("block")?;
+                let rect = read_rect(&mut reader, "block")?;
                 cells += i64::from(rect.w) * i64::from(rect.h);
                 if cells > MAX_CELLS {
                     return Err(invalid("block", "too many cells"));
@@ -174,7 +175,7 @@ impl Layout {
             }
             files.push((path, folder, block, cell));
         }
-        if reader.at != body.len() {
+        if reader.at() != body.len() {
             return Err(invalid("layout", "bytes after the files"));
         }
         Ok(Layout::from_parts(folders, files))
@@ -212,74 +213,25 @@ fn put_rect(out: &mut Vec<u8>, rect: Rect) {
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, field: &'static str, len: usize) -> Result<&'a [u8]> {
-        let end = self
-            .at
-            .checked_add(len)
-            .filter(|end| *end <= self.bytes.len())
-            .ok_or(Error::Truncated {
-                field,
-                offset: self.at,
-                needed: len.saturating_sub(self.bytes.len().saturating_sub(self.at)),
-            })?;
-        let slice = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(slice)
+/// A rectangle within the map's bounds.
+fn read_rect(reader: &mut Reader<'_>, field: &'static str) -> Result<Rect> {
+    let rect = Rect {
+        x: reader.i32(field)?,
+        y: reader.i32(field)?,
+        w: reader.i32(field)?,
+        h: reader.i32(field)?,
+    };
+    let within = |v: i32| (-MAX_SIDE..=MAX_SIDE).contains(&v);
+    if rect.w < 1
+        || rect.h < 1
+        || rect.w > MAX_SIDE
+        || rect.h > MAX_SIDE
+        || !within(rect.x)
+        || !within(rect.y)
+        || !within(rect.right())
+        || !within(rect.bottom())
+    {
+        return Err(invalid(field, "outside the map's bounds"));
     }
-
-    fn u32(&mut self, field: &'static str) -> Result<u32> {
-        let b = self.take(field, 4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    fn i32(&mut self, field: &'static str) -> Result<i32> {
-        let b = self.take(field, 4)?;
-        Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    /// A count of records of at least `min_size` bytes each: no larger than
-    /// what the rest could hold (no allocation from a forged count).
-    fn count(&mut self, field: &'static str, min_size: usize) -> Result<usize> {
-        let count = self.u32(field)? as usize;
-        if count > (self.bytes.len() - self.at) / min_size {
-            return Err(invalid(field, "larger than the file"));
-        }
-        Ok(count)
-    }
-
-    fn string(&mut self, field: &'static str) -> Result<String> {
-        let len = self.u32(field)? as usize;
-        let bytes = self.take(field, len)?;
-        std::str::from_utf8(bytes)
-            .map(str::to_owned)
-            .map_err(|_| invalid(field, "not UTF-8"))
-    }
-
-    fn rect(&mut self, field: &'static str) -> Result<Rect> {
-        let rect = Rect {
-            x: self.i32(field)?,
-            y: self.i32(field)?,
-            w: self.i32(field)?,
-            h: self.i32(field)?,
-        };
-        let within = |v: i32| (-MAX_SIDE..=MAX_SIDE).contains(&v);
-        if rect.w < 1
-            || rect.h < 1
-            || rect.w > MAX_SIDE
-            || rect.h > MAX_SIDE
-            || !within(rect.x)
-            || !within(rect.y)
-            || !within(rect.right())
-            || !within(rect.bottom())
-        {
-            return Err(invalid(field, "outside the map's bounds"));
-        }
-        Ok(rect)
-    }
+    Ok(rect)
 }

@@ -150,6 +150,62 @@ mod tests {
         assert_ne!(a.trace_id(), b.trace_id());
     }
 
+    /// Minted ids come from the operating system's randomness: well-formed
+    /// (32 and 16 lowercase hex digits, never all zero, a `traceparent` that
+    /// parses back), all distinct, and random in every position: a counter
+    /// or a clock would leave the leading digits the same from id to id,
+    /// and a constant would repeat. Over 256 ids each of the 32 positions
+    /// takes many of the 16 digits (a uniform source gives all 16 with a
+    /// probability of about 1 - 16 * (15/16)^256, so at least 8 never
+    /// fails by chance), and about half of all bits are set.
+    #[test]
+    fn minted_ids_are_random_and_well_formed() {
+        let minted: Vec<TraceContext> = (0..256)
+            .map(|_| TraceContext::from_traceparent(None))
+            .collect();
+        let mut traces = std::collections::HashSet::new();
+        let mut spans = std::collections::HashSet::new();
+        for context in &minted {
+            let (trace, span) = (context.trace_id(), context.span_id());
+            assert!(lower_hex(trace, 32), "{trace}");
+            assert!(lower_hex(span, 16), "{span}");
+            assert!(trace.bytes().any(|b| b != b'0'), "{trace}");
+            assert!(span.bytes().any(|b| b != b'0'), "{span}");
+            assert_eq!(
+                parse_traceparent(&context.traceparent()),
+                Some((trace.to_owned(), span.to_owned()))
+            );
+            traces.insert(trace.to_owned());
+            spans.insert(span.to_owned());
+        }
+        assert_eq!(traces.len(), minted.len(), "a trace id repeated");
+        assert_eq!(spans.len(), minted.len(), "a span id repeated");
+        for position in 0..32 {
+            let digits: std::collections::HashSet<u8> = minted
+                .iter()
+                .map(|c| c.trace_id().as_bytes()[position])
+                .collect();
+            assert!(
+                digits.len() >= 8,
+                "position {position} of the trace ids takes only {digits:?}"
+            );
+        }
+        let ones: u32 = minted
+            .iter()
+            .flat_map(|c| c.trace_id().bytes())
+            .map(|digit| char::from(digit).to_digit(16).unwrap().count_ones())
+            .sum();
+        // 256 ids x 128 bits: 32768 bits, 16384 expected, sd about 91.
+        assert!(
+            (15_700..=17_100).contains(&ones),
+            "{ones} of 32768 bits set"
+        );
+        // A caller's trace keeps its id; the span is minted all the same.
+        let joined = TraceContext::from_traceparent(Some(META));
+        assert!(lower_hex(joined.span_id(), 16));
+        assert_ne!(joined.span_id(), "00f067aa0ba902b7");
+    }
+
     const META: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     const HEADER: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 

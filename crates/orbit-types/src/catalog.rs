@@ -100,6 +100,24 @@ pub struct McpServerInfo {
     pub timed_out: bool,
 }
 
+impl McpServerInfo {
+    /// A row known only by its name and status (from a session's `init`,
+    /// before `mcp_status` says more).
+    pub fn named(name: impl Into<String>, status: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            status: status.into(),
+            scope: None,
+            transport: None,
+            version: None,
+            tool_count: 0,
+            tools: Vec::new(),
+            error: None,
+            timed_out: false,
+        }
+    }
+}
+
 /// What the user can choose from (`orbit catalog --json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -69,6 +69,14 @@ pub enum WorkspaceMessage {
     /// The map changed wholly (re-arranged, or too much at once): fetch
     /// `/w/<id>/map` again.
     MapReset(crate::map::MapReset),
+    /// The catalog the pickers offer (models, skills), or why it is not read.
+    Catalog(crate::panels::CatalogState),
+    /// The settings in force for the next prompt, each with its source.
+    Settings(crate::panels::SettingsState),
+    /// The MCP view.
+    Mcp(crate::panels::McpState),
+    /// The history list (`continue` takes only its ids).
+    History(crate::panels::HistoryState),
 }
 
 /// The workspace as the page shows it.

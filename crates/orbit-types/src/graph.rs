@@ -298,6 +298,25 @@ pub struct GraphStats {
     /// came from the cache, the set of files and project files being the
     /// same as when they were cached).
     pub resolved: u64,
+    /// What ignore rules left out (filled by `orbit graph --format stats`;
+    /// empty elsewhere).
+    #[serde(default)]
+    pub ignored: IgnoredStats,
+}
+
+/// What ignore rules left out of the graph: the entries of walked folders
+/// that a rule ignores (an ignored folder counts once; the walk never
+/// enters it).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct IgnoredStats {
+    /// Ignored files.
+    pub files: u64,
+    /// Ignored folders (their contents are not counted).
+    pub folders: u64,
+    /// Entries per deciding rule: `FILE: PATTERN` (`.gitignore: target/`;
+    /// the file relative to the root when inside it), or
+    /// `orbit: version-control folder .git` for Orbit's own rule.
+    pub rules: BTreeMap<String, u64>,
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ mod history;
 mod keypad;
 mod map;
 mod page;
+mod panels;
 
 pub use agent::{
     AgentEvent, ConversationPhase, ConversationState, McpServerStatus, PermissionRequest,
@@ -29,8 +30,8 @@ pub use channel::{
 };
 pub use control::{ControlError, ControlRequest, ControlResponse};
 pub use graph::{
-    EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, Language, LanguageStats, NodeDto,
-    SkipReason,
+    EdgeDto, EdgeKind, GraphDelta, GraphSnapshot, GraphStats, IgnoredStats, Language,
+    LanguageStats, NodeDto, SkipReason,
 };
 pub use history::{ConversationSummary, HistoryListing};
 pub use keypad::{
@@ -47,6 +48,10 @@ pub use page::{
     PageMessage, PageProtocol, PageRequest, PendingCard, PermissionCard, PermissionChoice,
     QuestionAnswer, QuestionCard, Refusal, SessionState, SessionsMessage, SubagentEvent,
     SubagentMessage, TranscriptEntry, TranscriptUpdate,
+};
+pub use panels::{
+    CatalogState, CatalogStatus, HistoryEntry, HistoryState, McpServerRow, McpState, ModelChoice,
+    SettingSource, SettingValue, SettingsState, SkillChoice,
 };
 
 /// The page protocol's JSON Schema (`docs/page-protocol.schema.json`):

@@ -481,6 +481,9 @@ pub enum ActivityKind {
     Create,
     /// An MCP tool call went out, came back, or failed.
     Mcp,
+    /// Claude began a thinking block (no file: every import line on
+    /// screen fires violet).
+    Thinking,
 }
 
 /// An MCP call in an [`ActivityRecord`].
@@ -681,6 +684,13 @@ pub enum PageRequest {
     /// Lay the map out afresh (the workspace then sends `mapReset` with
     /// `reason: "rearranged"`).
     Rearrange {},
+    /// Forget the page's model, effort and permission mode for the
+    /// workspace: `settings.json`'s (or the CLI's defaults) apply again.
+    ResetSettings {},
+    /// Scan the history again and send the list (`history`).
+    History {},
+    /// The MCP view's Reload: a new control process, `mcp_status` again.
+    McpReload {},
 }
 
 impl PageRequest {
@@ -701,6 +711,9 @@ impl PageRequest {
             PageRequest::Continue { .. } => "continue",
             PageRequest::McpAction { .. } => "mcpAction",
             PageRequest::Rearrange {} => "rearrange",
+            PageRequest::ResetSettings {} => "resetSettings",
+            PageRequest::History {} => "history",
+            PageRequest::McpReload {} => "mcpReload",
         }
     }
 }

@@ -107,6 +107,11 @@ pub(crate) struct AskArgs {
     /// the workspace or absolute.
     #[arg(long = "file", value_name = "PATH")]
     files: Vec<PathBuf>,
+    /// Run the turn here even when an Orbit runs for this config folder
+    /// (by default the turn is handed to it, so the page and the keypad
+    /// show it, when what reaches `claude` is the same).
+    #[arg(long)]
+    no_join: bool,
     /// The prompt.
     prompt: String,
 }
@@ -243,21 +248,32 @@ fn decide_turn(
 
 /// The catalog the controller checks models and skills against: asked of a
 /// control process started without `--model` (CLI 2.1.328 lists the model
-/// it was started with as a "Custom model"), MCP servers not waited for.
+/// it was started with as a "Custom model"), MCP servers not waited for,
+/// through Orbit's catalog cache (a repeat answers from disk).
 /// `None` (with a warning) when the CLI does not answer.
-async fn turn_catalog(config: &CliConfig, dir: &Path, options: &ProcessOptions) -> Option<Catalog> {
-    let bare = ProcessOptions {
-        model: None,
-        ..options.clone()
-    };
+async fn turn_catalog(
+    cache: Option<&orbit_agent::CatalogCache>,
+    config: &CliConfig,
+    version: &str,
+    dir: &Path,
+    options: &ProcessOptions,
+) -> Option<Catalog> {
+    let bare = crate::catalog_cmd::without_model(options);
     let claude = orbit_agent::claude_config_dir()?;
-    let loaded = tokio::time::timeout(
-        std::time::Duration::from_secs(30),
-        orbit_agent::load_catalog(config, dir, &bare, &claude, std::time::Duration::ZERO),
-    )
-    .await;
+    let read = crate::catalog_cmd::CatalogRead {
+        cache,
+        config,
+        version,
+        dir,
+        options: &bare,
+        claude_dir: &claude,
+        patience: std::time::Duration::ZERO,
+        fresh: false,
+        without_model: true,
+    };
+    let loaded = tokio::time::timeout(std::time::Duration::from_secs(30), read.read()).await;
     match loaded {
-        Ok(Ok(catalog)) => Some(catalog),
+        Ok(Ok((catalog, _age))) => Some(catalog),
         Ok(Err(error)) => {
             tracing::warn!(error = %error, "the CLI's catalog could not be read");
             None
@@ -465,11 +481,66 @@ pub(crate) fn check_trust(locations: &Locations, dir: &Path) -> anyhow::Result<(
     )
 }
 
-enum Seen {
+pub(crate) enum Seen {
     Event(AgentEvent),
     /// Reply text of the main agent as it streams.
     Delta(String),
     Exit(ProcessExit),
+    /// A card was answered (a joined turn: from anywhere).
+    Answered { request_id: String, answer: Answer },
+    /// A joined turn's conversation reports no more.
+    Ended,
+    /// The running Orbit of a joined turn went away.
+    Lost(String),
+}
+
+/// Who runs the turn: this command's own `claude`, or the running Orbit
+/// (a joined turn, `crate::ask_join`).
+enum Side<'a> {
+    Own(&'a orbit_agent::CliProcess),
+    Joined(&'a crate::ask_join::JoinedTurn),
+}
+
+impl Side<'_> {
+    /// Ctrl-C: the turn stops.
+    async fn interrupt(&self) {
+        match self {
+            Side::Own(process) => process.interrupt(),
+            Side::Joined(turn) => turn.stop().await,
+        }
+    }
+
+    /// A second signal: the own process ends at once; a joined turn is
+    /// left to the running Orbit (`true`: stop waiting).
+    async fn dispose(&self) -> bool {
+        match self {
+            Side::Own(process) => {
+                process.dispose();
+                false
+            }
+            Side::Joined(turn) => {
+                turn.close().await;
+                true
+            }
+        }
+    }
+
+    /// The turn ended: no process is left (the running Orbit lets a
+    /// joined turn's go itself).
+    fn turn_ended(&self) {
+        if let Side::Own(process) = self {
+            process.dispose();
+        }
+    }
+}
+
+/// An answer the controller decided: the request as the page would send
+/// it (what a joined turn sends to the running Orbit) and the answer for
+/// Claude.
+#[derive(Debug, Clone)]
+struct Decided {
+    request: PageRequest,
+    answer: Answer,
 }
 
 /// The CLI flag that streams partial messages (`stream_event` lines).
@@ -529,7 +600,15 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
         // From here on a signal ends what Orbit started (the catalog's
         // process, the turn's) before Orbit exits with 128 + the signal.
         let mut signals = Signals::listen().context("cannot listen for signals")?;
-        let probed = probe::probe(current.path.as_deref(), &ProbeEnv::from_env()).await?;
+        let cache = orbit_agent::CatalogCache::from_env();
+        let probed = match &cache {
+            Some(cache) => {
+                cache
+                    .probe(current.path.as_deref(), &ProbeEnv::from_env())
+                    .await?
+            }
+            None => probe::probe(current.path.as_deref(), &ProbeEnv::from_env()).await?,
+        };
         let config = CliConfig {
             program: probed.path,
             extra_args: current.extra_args.clone(),
@@ -538,7 +617,7 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
         };
         let catalog = if args.model.is_some() || !args.skills.is_empty() {
             tokio::select! {
-                catalog = turn_catalog(&config, &dir, &current.options) => catalog,
+                catalog = turn_catalog(cache.as_ref(), &config, &probed.version, &dir, &current.options) => catalog,
                 // Dropping the catalog's future kills its process.
                 signal = signals.next() => return Ok(signal.exit_code()),
             }
@@ -585,6 +664,44 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
                 files: turn.prompt.files.clone(),
             });
         }
+        // An Orbit runs for this config folder: it takes the turn (the page
+        // and the keypad show it) when what reaches `claude` is the same.
+        let joined = if args.no_join {
+            if crate::ask_join::running(&locations).await {
+                writeln!(
+                    io::stderr().lock(),
+                    "orbit: running the turn here, not in the running Orbit: --no-join"
+                )?;
+            }
+            None
+        } else {
+            let notice = turn.prompt.notice();
+            crate::ask_join::hand_over(
+                &locations,
+                &crate::ask_join::HandOver {
+                    dir: &dir,
+                    cli: &config.program,
+                    extra_args: &current.extra_args,
+                    text: &turn.prompt.text,
+                    prompt: &turn.prompt.prompt,
+                    skills: &turn.prompt.skills,
+                    files: &turn.prompt.files,
+                    notice,
+                    model: args.model.as_deref(),
+                    effort: args.effort.as_deref(),
+                    permission_mode: args.permission_mode.as_deref(),
+                    resume: turn.resume.as_deref(),
+                },
+            )
+            .await?
+        };
+        if let Some(joined) = joined {
+            let seen = Reports {
+                rx: joined.reports(),
+                gate: None,
+            };
+            return drive(args, &dir, &Side::Joined(&joined), seen, page, &mut signals).await;
+        }
         let mut config = config;
         // The human view prints the reply as it arrives: without partial
         // messages the CLI gives text only as whole blocks.
@@ -605,8 +722,11 @@ pub(crate) fn ask(args: &AskArgs) -> anyhow::Result<ExitCode> {
         };
         let process = backend.spawn(&spec, Arc::new(sink))?;
         process.prompt(&turn.prompt.text)?;
-        let seen = Reports { rx, gate };
-        drive(args, &spec.cwd, &process, seen, page, &mut signals).await
+        let seen = Reports {
+            rx,
+            gate: Some(gate),
+        };
+        drive(args, &spec.cwd, &Side::Own(&process), seen, page, &mut signals).await
     })
 }
 
@@ -627,11 +747,14 @@ pub(crate) fn fs_canonical(dir: &Path) -> anyhow::Result<PathBuf> {
 /// Runs the turn to its end: shows what Claude does, answers its requests
 /// (the terminal's cards are read off the loop, so Claude's output is read
 /// and signals are heard while a card waits), and ends the turn as Ctrl-C
-/// does on any signal that ends Orbit (a second one disposes at once).
+/// does on any signal that ends Orbit (a second one disposes at once). A
+/// joined turn is shown the same way from the running Orbit's reports; a
+/// card answered elsewhere (the page, the keypad) leaves the terminal.
+#[expect(clippy::too_many_lines, reason = "one loop over every source of the turn")]
 async fn drive(
     args: &AskArgs,
     dir: &Path,
-    process: &orbit_agent::CliProcess,
+    side: &Side<'_>,
     mut rx: Reports,
     mut page: Option<PageEvents>,
     signals: &mut Signals,
@@ -648,20 +771,22 @@ async fn drive(
             seen = rx.recv() => seen,
             signal = signals.next() => {
                 if ended.is_some() {
-                    process.dispose();
+                    if side.dispose().await {
+                        break;
+                    }
                 } else {
                     ended = Some(signal);
                     cards.stop();
                     if let Some(page) = &mut page {
                         page.stopping()?;
                     }
-                    process.interrupt();
+                    side.interrupt().await;
                 }
                 continue;
             }
             line = cards.line(), if cards.reading() => {
                 if let Some((request_id, answer)) = cards.on_line(line)? {
-                    send_answer(process, &mut page, &request_id, &answer)?;
+                    send_answer(side, &mut page, &request_id, &answer).await?;
                 }
                 cards.ask_next()?;
                 continue;
@@ -700,6 +825,20 @@ async fn drive(
                 }
                 break;
             }
+            Seen::Ended => break,
+            Seen::Lost(why) => {
+                writeln!(io::stderr().lock(), "orbit: {why}")?;
+                outcome = None;
+                break;
+            }
+            Seen::Answered { request_id, answer } => {
+                if cards.answered_elsewhere(&request_id)? && ended.is_none() {
+                    cards.ask_next()?;
+                }
+                if let Some(page) = &mut page {
+                    page.answered(&request_id, &answer)?;
+                }
+            }
             Seen::Event(event) => {
                 let shown = display(args, &mut page, &event, &mut streamed);
                 // After a signal the terminal may be gone: the turn still
@@ -713,18 +852,21 @@ async fn drive(
                     AgentEvent::TurnEnded(end) => {
                         outcome = Some(end.outcome);
                         cards.stop();
-                        process.dispose();
+                        side.turn_ended();
                     }
                     _ => {}
                 }
                 if let Some((request_id, answer)) = answered {
-                    send_answer(process, &mut page, &request_id, &answer)?;
+                    send_answer(side, &mut page, &request_id, &answer).await?;
                 }
                 if ended.is_none() {
                     cards.ask_next()?;
                 }
             }
         }
+    }
+    if let Side::Joined(turn) = side {
+        turn.close().await;
     }
     if let Some(signal) = ended {
         return Ok(signal.exit_code());
@@ -755,14 +897,17 @@ fn display(
 /// What the sink reported, counted out of its gate as the loop takes it.
 struct Reports {
     rx: mpsc::UnboundedReceiver<Seen>,
-    gate: EventGate,
+    /// The own process's gate (a joined turn's reports have none).
+    gate: Option<EventGate>,
 }
 
 impl Reports {
     async fn recv(&mut self) -> Option<Seen> {
         let seen = self.rx.recv().await;
-        if seen.is_some() {
-            self.gate.taken();
+        if seen.is_some()
+            && let Some(gate) = &self.gate
+        {
+            gate.taken();
         }
         seen
     }
@@ -776,16 +921,31 @@ fn stream_text(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Sends an answer to Claude, and tells the page.
-fn send_answer(
-    process: &orbit_agent::CliProcess,
+/// Sends an answer to Claude, and tells the page. A joined turn's answer
+/// goes through the running Orbit's controller, which tells the page (and
+/// this command, as [`Seen::Answered`]); when the page or the keypad
+/// answered first, the terminal says so.
+async fn send_answer(
+    side: &Side<'_>,
     page: &mut Option<PageEvents>,
     request_id: &str,
-    answer: &Answer,
+    decided: &Decided,
 ) -> anyhow::Result<()> {
-    process.answer(request_id, answer.clone())?;
-    if let Some(page) = page {
-        page.answered(request_id, answer)?;
+    match side {
+        Side::Own(process) => {
+            process.answer(request_id, decided.answer.clone())?;
+            if let Some(page) = page {
+                page.answered(request_id, &decided.answer)?;
+            }
+        }
+        Side::Joined(turn) => {
+            if !turn.answer(&decided.request, request_id).await? {
+                writeln!(
+                    io::stderr().lock(),
+                    "orbit: that card was already answered elsewhere (the page or the keypad)"
+                )?;
+            }
+        }
     }
     Ok(())
 }
@@ -798,7 +958,7 @@ fn on_request(
     page: Option<&PageEvents>,
     event: &AgentEvent,
     cards: &mut TerminalCards,
-) -> anyhow::Result<Option<(String, Answer)>> {
+) -> anyhow::Result<Option<(String, Decided)>> {
     if !matches!(
         event,
         AgentEvent::PermissionRequest(_) | AgentEvent::QuestionRequest(_)
@@ -976,8 +1136,30 @@ impl TerminalCards {
         Ok(())
     }
 
+    /// A card of a joined turn was answered: when the terminal still
+    /// asks it (or has it waiting), it was answered elsewhere and leaves
+    /// the terminal (`true`).
+    fn answered_elsewhere(&mut self, request_id: &str) -> anyhow::Result<bool> {
+        let waiting = self.waiting.len();
+        self.waiting.retain(|a| a.request_id() != request_id);
+        let mut gone = waiting != self.waiting.len();
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|a| a.request_id() == request_id)
+        {
+            self.current = None;
+            gone = true;
+            writeln!(
+                io::stderr().lock(),
+                "\norbit: answered elsewhere (the page or the keypad)"
+            )?;
+        }
+        Ok(gone)
+    }
+
     /// A line came: the answer to send, if the card is answered.
-    fn on_line(&mut self, typed: Typed) -> anyhow::Result<Option<(String, Answer)>> {
+    fn on_line(&mut self, typed: Typed) -> anyhow::Result<Option<(String, Decided)>> {
         self.outstanding = false;
         let Some(mut asking) = self.current.take() else {
             // The card it was for was withdrawn.
@@ -1164,7 +1346,7 @@ fn terminal_permission(
     request: &PermissionRequest,
     card: &PendingCard,
     choice: PermissionChoice,
-) -> anyhow::Result<Answer> {
+) -> anyhow::Result<Decided> {
     let message = (choice == PermissionChoice::Deny).then(|| "The user denied this.".to_owned());
     let answer = decide_answer(
         &PageRequest::AnswerPermission {
@@ -1176,7 +1358,7 @@ fn terminal_permission(
         request,
     )
     .map_err(|r| refused(&r))?;
-    let said = match (&answer, always_of(card)) {
+    let said = match (&answer.answer, always_of(card)) {
         (Answer::AllowAlways, Some(always)) => format!("allowed ({always})"),
         (Answer::Deny { .. }, _) => "denied".to_owned(),
         _ => "allowed once".to_owned(),
@@ -1189,7 +1371,7 @@ fn terminal_permission(
 fn questions_answer(
     request: &QuestionRequest,
     answers: Vec<QuestionAnswer>,
-) -> anyhow::Result<Answer> {
+) -> anyhow::Result<Decided> {
     let chosen = PageRequest::AnswerQuestions {
         key: KEY.to_owned(),
         request_id: request.request_id.clone(),
@@ -1209,7 +1391,7 @@ fn questions_answer(
 
 /// The answer when the terminal can no longer be read: a deny (permission)
 /// or a skip (questions), saying so.
-fn no_input_answer(asking: &Asking) -> anyhow::Result<Answer> {
+fn no_input_answer(asking: &Asking) -> anyhow::Result<Decided> {
     match asking {
         Asking::Permission { request, .. } => decide_answer(
             &PageRequest::AnswerPermission {
@@ -1309,7 +1491,7 @@ fn show(event: &AgentEvent, streamed: &mut bool) -> anyhow::Result<()> {
 /// The answer to a permission request, as the flag or the terminal chooses
 /// and the controller decides (allow echoes the input, always sends the
 /// request's own suggestions).
-fn permission_answer(mode: Permissions, request: &PermissionRequest) -> anyhow::Result<Answer> {
+fn permission_answer(mode: Permissions, request: &PermissionRequest) -> anyhow::Result<Decided> {
     let (choice, message) = permission_choice(mode, request)?;
     let decide = |choice: PermissionChoice, message: Option<String>| {
         decide_answer(
@@ -1363,7 +1545,7 @@ fn permission_choice(
 /// The answer to Claude's questions, as the flag or the terminal chooses
 /// and the controller decides (one answer per question, keyed by its text;
 /// skip is a deny saying so).
-fn question_answer(mode: Questions, request: &QuestionRequest) -> anyhow::Result<Answer> {
+fn question_answer(mode: Questions, request: &QuestionRequest) -> anyhow::Result<Decided> {
     let skip = PageRequest::SkipQuestions {
         key: KEY.to_owned(),
         request_id: request.request_id.clone(),
@@ -1424,8 +1606,11 @@ fn question_choice(
 fn decide_answer<'a>(
     request: &PageRequest,
     waiting: impl Into<AgentRequest<'a>>,
-) -> Result<Answer, Refused> {
-    controller::decide_agent_answer(request, waiting.into())
+) -> Result<Decided, Refused> {
+    controller::decide_agent_answer(request, waiting.into()).map(|answer| Decided {
+        request: request.clone(),
+        answer,
+    })
 }
 
 /// No graph: `orbit ask` without `--events` links no card to a file.

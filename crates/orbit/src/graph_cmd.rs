@@ -97,7 +97,9 @@ pub(crate) fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
             writeln!(stdout)?;
         }
         Format::Stats => {
-            serde_json::to_writer_pretty(&mut stdout, &graph.stats())?;
+            let mut stats = graph.stats();
+            stats.ignored = graph.ignored();
+            serde_json::to_writer_pretty(&mut stdout, &stats)?;
             writeln!(stdout)?;
         }
         Format::Dot => write_dot(&mut stdout, &graph)?,

@@ -3,10 +3,13 @@
 
 mod adapter_cmd;
 mod agent_cmd;
+mod ask_join;
+mod ask_relay;
 mod catalog_cmd;
 mod desktop_notify;
 mod graph_cmd;
 mod history_cmd;
+mod hooks_cmd;
 mod hub_cmd;
 mod keypad_cmd;
 mod keypad_mirror;
@@ -60,11 +63,19 @@ enum Command {
     Catalog(catalog_cmd::CatalogArgs),
     /// Serve the workspace's tools over MCP (stdio, HTTP, SSH, federated).
     Mcp(mcp_cmd::McpArgs),
+    /// Orbit's hooks in Claude Code's settings: `install`, `uninstall`, `status`.
+    Hooks(hooks_cmd::HooksArgs),
+    /// Run by Claude Code's hooks: passes the hook's JSON (stdin) to the running Orbit; always exits 0.
+    Hook(hooks_cmd::HookArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // The long-running Orbit logs to a file (`orbit open` decides).
+    if let Some(Command::Hook(args)) = &cli.command {
+        // Quick and silent, whatever happens: Claude Code waits for it.
+        return hooks_cmd::hook(args);
+    }
     if !matches!(cli.command, None | Some(Command::Open(_))) {
         logging::to_stderr();
     }
@@ -100,6 +111,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor => agent_cmd::doctor(),
         Command::Catalog(args) => catalog_cmd::run(&args),
         Command::Mcp(args) => mcp_cmd::run(args),
+        Command::Hooks(args) => hooks_cmd::run(&args),
+        Command::Hook(args) => Ok(hooks_cmd::hook(&args)),
     }
 }
 

@@ -170,6 +170,8 @@ struct Orbit {
     runtime: tokio::runtime::Handle,
     /// The page connections relayed over the control socket (VS Code).
     relay: crate::page_relay::PageRelay,
+    /// The turns joining `orbit ask`s handed over.
+    asks: crate::ask_relay::AskRelay,
 }
 
 impl Orbit {
@@ -190,6 +192,10 @@ impl Orbit {
             graph: GraphOptions::default(),
             serve_socket: true,
             claude_config_dir: orbit_agent::claude_config_dir(),
+            map_delta_delay: map_delta_delay(),
+            url_opener: Some(orbit_core::workspace::UrlOpener(std::sync::Arc::new(
+                crate::keypad_cmd::open_url,
+            ))),
         })
         .await?;
         let kept = self.workspaces.insert(Arc::clone(&handle));
@@ -230,6 +236,7 @@ impl Orbit {
     /// Ends every workspace (every turn stopped, every `claude` ended).
     async fn close(&self) {
         self.relay.close_all();
+        self.asks.close_all();
         let all = self.workspaces.take_all();
         for workspace in &all {
             self.server.remove_workspace(workspace.id());
@@ -271,6 +278,10 @@ impl ControlMethods for OrbitMethods {
                 Ok(json!({}))
             }
             "orbit.act" => self.act(caller, params),
+            "orbit.ask" => self.ask(caller, params),
+            "orbit.ask.next" => self.orbit.asks.next(params),
+            "orbit.ask.stop" => self.orbit.asks.stop(params),
+            "orbit.ask.close" => self.orbit.asks.close(params),
             "keypad.answer" => self.answer(caller, params),
             "keypad.tap" => self.tap(caller, params),
             "orbit.page.connect" => self.page_connect(caller, params),
@@ -378,6 +389,9 @@ impl OrbitMethods {
                 ));
             }
         };
+        if let Some((_, claude)) = self.orbit.hub.hooked_session(uid) {
+            return self.answer_hooked(caller, uid, request_id, choice, claude);
+        }
         let session = self.orbit.hub.hub().builtin_of(uid);
         let target = session
             .and_then(|(_, session_id)| self.orbit.targets.get(&session_id))
@@ -414,6 +428,36 @@ impl OrbitMethods {
                     .unwrap_or_else(|| "the card was already answered".to_owned()),
             ));
         }
+        Ok(json!({"ok": true}))
+    }
+
+    /// The keypad's answer to a terminal Claude Code session's permission
+    /// (through its `PermissionRequest` hook). No self-approval: a process
+    /// that descends from that session's own `claude` is refused.
+    fn answer_hooked(
+        &self,
+        caller: &Caller,
+        uid: &str,
+        request_id: &str,
+        choice: orbit_types::PermissionChoice,
+        claude: Option<u32>,
+    ) -> Result<Value, ControlFailure> {
+        let own = claude.is_some_and(|claude| {
+            caller
+                .pid
+                .is_some_and(|pid| ancestry::descends_from(pid, &[claude]))
+        });
+        if own {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by that Claude Code session cannot answer its own requests",
+            ));
+        }
+        let allow = matches!(choice, orbit_types::PermissionChoice::Allow);
+        self.orbit
+            .hub
+            .answer_hook(uid, request_id, allow)
+            .map_err(|(code, message)| ControlFailure::new(code, message))?;
         Ok(json!({"ok": true}))
     }
 
@@ -476,6 +520,50 @@ impl OrbitMethods {
             .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
         serde_json::to_value(ack)
             .map_err(|error| ControlFailure::new("internal", error.to_string()))
+    }
+
+    /// `orbit.ask`: a joining `orbit ask` hands over its turn
+    /// (`crate::ask_relay`): `{joined: false, differs}` when what reaches
+    /// `claude` differs, else the workspace (opened if need be) runs it:
+    /// `{joined: true, ask, key, workspaceId}`. Refused to Claude's own
+    /// processes (no self-approval: the turn's cards are answered by the
+    /// asking terminal).
+    fn ask(&self, caller: &Caller, params: &Value) -> Result<Value, ControlFailure> {
+        if self.orbit.is_claude_descendant(caller) {
+            return Err(ControlFailure::new(
+                "forbidden",
+                "a process started by Claude in Orbit cannot hand a turn to Orbit",
+            ));
+        }
+        let dir = params
+            .get("dir")
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .filter(|d| d.is_absolute())
+            .ok_or_else(|| ControlFailure::new("invalid_params", "`dir` must be an absolute folder"))?;
+        let turn = crate::ask_relay::turn_of(params.get("turn").unwrap_or(&Value::Null))?;
+        let orbit = Arc::clone(&self.orbit);
+        let settings = self.orbit.locations.settings_file();
+        let differs = tokio::task::block_in_place(|| {
+            orbit
+                .runtime
+                .block_on(crate::ask_relay::differences(&settings, params))
+        })?;
+        if !differs.is_empty() {
+            return Ok(json!({"joined": false, "differs": differs}));
+        }
+        if !self.orbit.asks.has_room() {
+            return Err(ControlFailure::new(
+                "unavailable",
+                "too many joined turns are running",
+            ));
+        }
+        let workspace = tokio::task::block_in_place(|| orbit.runtime.block_on(orbit.open(&dir)))
+            .map_err(|error| ControlFailure::new("unavailable", format!("{error:#}")))?;
+        let mut started = self.orbit.asks.start(&workspace, turn)?;
+        started["joined"] = true.into();
+        started["workspaceId"] = workspace.id().into();
+        Ok(started)
     }
 
     /// `orbit.page.connect`: a relayed page connection (`crate::page_relay`)
@@ -575,6 +663,7 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
         stop: Notify::new(),
         runtime: tokio::runtime::Handle::current(),
         relay: crate::page_relay::PageRelay::new(tokio::runtime::Handle::current()),
+        asks: crate::ask_relay::AskRelay::new(tokio::runtime::Handle::current()),
     });
     let methods = Arc::new(OrbitMethods {
         orbit: Arc::clone(&orbit),
@@ -720,5 +809,20 @@ fn sweep_redirects(locations: &Locations, older_than: Duration) {
         if old {
             let _ = fs_err::remove_file(entry.path());
         }
+    }
+}
+
+/// Test-only: `ORBIT_TEST_DELAY_MAP_DELTAS_MS` holds every map message that
+/// long before it is sent (docs/page-protocol.md, "Claude on the map"), so a
+/// test reaches activity for a graph the page has not reached yet.
+const DELAY_MAP_DELTAS_ENV: &str = "ORBIT_TEST_DELAY_MAP_DELTAS_MS";
+
+fn map_delta_delay() -> Option<std::time::Duration> {
+    let value = std::env::var(DELAY_MAP_DELTAS_ENV).ok()?;
+    if let Ok(ms) = value.trim().parse::<u64>() {
+        Some(std::time::Duration::from_millis(ms))
+    } else {
+        tracing::warn!(value = %value, "{DELAY_MAP_DELTAS_ENV} is not a number of milliseconds; ignored");
+        None
     }
 }

@@ -105,6 +105,23 @@ fn dispatch(method: &str, params: &Value, shared: &Shared) -> Result<Value, Fail
         "keypad.state" => to_value(serde_json::to_value(KeypadMessage::State(
             shared.hub().keypad(),
         ))),
+        "hooks.sessions" => Ok(shared.hooked_sessions()),
+        "keypad.answer" => {
+            let uid = string_param(params, "uid")?;
+            let request_id = string_param(params, "requestId")?;
+            let allow = match string_param(params, "choice")?.as_str() {
+                "allow" => true,
+                "deny" => false,
+                other => {
+                    return Err((
+                        "invalid_params",
+                        format!("`choice`: `{other}` is not `allow` or `deny`"),
+                    ));
+                }
+            };
+            shared.answer_hook(&uid, &request_id, allow)?;
+            Ok(json!({"ok": true}))
+        }
         "keypad.tap" => {
             let uid = string_param(params, "uid")?;
             let result = shared.hub().tap(&uid).map_err(|e| ("not_found", e.0))?;

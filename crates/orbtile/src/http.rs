@@ -82,6 +82,11 @@ pub fn parse_head(bytes: &[u8]) -> Result<Option<(Head, usize)>, ApiError> {
 /// token is looked at), chunked (411), over 64 KB (413), media type (415),
 /// the nonce's form (400). Sets `content_length`.
 pub fn check_head(head: &mut Head) -> Result<(), ApiError> {
+    check_head_within(head, limits::BODY_BYTES)
+}
+
+/// [`check_head`] with another body limit (the hook endpoint's).
+pub(crate) fn check_head_within(head: &mut Head, max_body: u64) -> Result<(), ApiError> {
     if head.hosts.len() != 1 || head.hosts[0] != b"localhost" {
         return Err(ApiError::bad_request("send `Host: localhost` exactly"));
     }
@@ -107,7 +112,7 @@ pub fn check_head(head: &mut Head) -> Result<(), ApiError> {
         }
     }
     let length = length.unwrap_or(0);
-    if length > limits::BODY_BYTES {
+    if length > max_body {
         return Err(ApiError::payload_too_large(length));
     }
     head.content_length = length;

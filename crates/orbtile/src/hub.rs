@@ -110,7 +110,7 @@ pub struct ApiResponse {
 }
 
 impl ApiResponse {
-    fn json(status: u16, body: &Value) -> Self {
+    pub(crate) fn json(status: u16, body: &Value) -> Self {
         Self {
             status,
             body: Some(body.to_string()),

@@ -16,6 +16,7 @@ mod color;
 mod control;
 mod error;
 mod http;
+pub mod hooks;
 mod hub;
 mod limit;
 mod print;

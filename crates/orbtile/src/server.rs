@@ -20,6 +20,9 @@ use crate::hub::{ApiRequest, ApiResponse, Hub, HubOptions, limits};
 pub const MAX_SOCKET_PATH: usize = 103;
 /// How long a client may take to send its head and body.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an over-limit connection is looked at for a hook call before
+/// its 503.
+const HOOK_LOOK: Duration = Duration::from_millis(100);
 
 /// How to start the hub.
 #[derive(Debug)]
@@ -87,6 +90,10 @@ pub struct Shared {
     rejecting_peak: AtomicUsize,
     /// Over-limit connections closed unanswered (no rejecter free).
     dropped_over_limit: AtomicU64,
+    /// The hook endpoint (Claude Code sessions started outside Orbit).
+    pub(crate) hooks: crate::hooks::Hooks,
+    /// Orbit's runtime directory (the hook file is there).
+    runtime_dir: PathBuf,
 }
 
 impl std::fmt::Debug for Shared {
@@ -128,6 +135,11 @@ impl Shared {
     /// The discovery file's path.
     pub fn discovery_file(&self) -> &Path {
         &self.discovery_file
+    }
+
+    /// The settings file `hub.on` / `hub.off` write, when there is one.
+    pub(crate) fn settings_file(&self) -> Option<&Path> {
+        self.settings_file.as_deref()
     }
 
     /// How many connections were closed unanswered because their peer runs
@@ -254,6 +266,7 @@ async fn queue_worker(
 pub struct Running {
     shared: Arc<Shared>,
     accept: JoinHandle<()>,
+    sweeper: JoinHandle<()>,
     worker: JoinHandle<()>,
     fallback_dir: Option<PathBuf>,
 }
@@ -360,7 +373,15 @@ impl Running {
             rejecting: AtomicUsize::new(0),
             rejecting_peak: AtomicUsize::new(0),
             dropped_over_limit: AtomicU64::new(0),
+            hooks: crate::hooks::Hooks::new(),
+            runtime_dir: options.runtime_dir.clone(),
         });
+        crate::hooks::write_hook_file(
+            &shared.runtime_dir,
+            &shared.socket_path,
+            shared.hooks.token(),
+        )
+        .map_err(io_err("cannot write the hook file", &options.runtime_dir))?;
         if options.api_on {
             let token = {
                 let mut hub = shared.hub();
@@ -371,10 +392,12 @@ impl Running {
         }
         tracing::info!(socket = %shared.socket_path.display(), "hub listening");
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
+        let sweeper = tokio::spawn(sweep_hooked(Arc::downgrade(&shared)));
         let worker = tokio::spawn(queue_worker(Arc::downgrade(&shared), jobs, hold_rx));
         Ok(Self {
             shared,
             accept,
+            sweeper,
             worker,
             fallback_dir,
         })
@@ -389,17 +412,33 @@ impl Running {
     pub async fn shutdown(self) {
         self.accept.abort();
         let _ = self.accept.await;
+        self.sweeper.abort();
+        let _ = self.sweeper.await;
         self.worker.abort();
         let _ = self.worker.await;
         // The remembered adapters' last change reaches the disk first.
         let shared = Arc::clone(&self.shared);
         let _ = tokio::task::spawn_blocking(move || shared.hub().flush_remembered()).await;
         remove_quietly(&self.shared.discovery_file);
+        remove_quietly(&self.shared.runtime_dir.join(crate::hooks::HOOK_FILE));
         remove_quietly(&self.shared.socket_path);
         if let Some(dir) = &self.fallback_dir {
             let _ = fs_err::remove_dir(dir);
         }
         tracing::info!("hub stopped");
+    }
+}
+
+/// Every few seconds, the watched sessions whose `claude` ended without a
+/// `SessionEnd` go.
+async fn sweep_hooked(shared: std::sync::Weak<Shared>) {
+    let mut every = tokio::time::interval(Duration::from_secs(5));
+    loop {
+        every.tick().await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        shared.sweep_hooked();
     }
 }
 
@@ -445,6 +484,23 @@ fn reject(shared: &Arc<Shared>, stream: UnixStream) {
     shared.rejecting_peak.fetch_max(running, Ordering::Relaxed);
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
+        let mut stream = stream;
+        // Orbit's own hooks are no adapter connections: a hook call
+        // (its head in within a moment) is served, never refused.
+        let peer_pid = stream.peer_cred().ok().and_then(|c| c.pid()).and_then(|p| u32::try_from(p).ok());
+        let mut none = None;
+        let looked = tokio::time::timeout(
+            HOOK_LOOK,
+            read_request(&shared, &mut stream, shared.uid, &mut none, true),
+        )
+        .await;
+        if let Ok(Some(Next::Hook { event, body })) = looked {
+            shared.rejecting.fetch_sub(1, Ordering::Relaxed);
+            drop(permit);
+            let response = shared.handle_hook(&event, &body, peer_pid).await;
+            finish(stream, &response, None).await;
+            return;
+        }
         let error = ApiError::busy("more than 8 adapter connections are open");
         finish(stream, &error.into(), None).await;
         shared.rejecting.fetch_sub(1, Ordering::Relaxed);
@@ -460,33 +516,56 @@ async fn serve_connection(
     permit: tokio::sync::OwnedSemaphorePermit,
 ) {
     let mut permit = Some(permit);
+    let peer_pid = stream
+        .peer_cred()
+        .ok()
+        .and_then(|c| c.pid())
+        .and_then(|p| u32::try_from(p).ok());
     let read = tokio::time::timeout(
         READ_TIMEOUT,
-        read_request(shared, &mut stream, peer_uid, &mut permit),
+        read_request(shared, &mut stream, peer_uid, &mut permit, false),
     )
     .await;
     let response = match read {
-        Ok(Some(Ok(response))) => response,
-        Ok(Some(Err(queued))) => match queued.await {
+        Ok(Some(Next::Now(response))) => response,
+        Ok(Some(Next::Queued(queued))) => match queued.await {
             Ok(response) => response,
             Err(_) => ApiError::busy("the hub is stopping").into(),
         },
+        Ok(Some(Next::Hook { event, body })) => {
+            // A hook (a permission may wait for the keypad) holds no
+            // adapter connection slot.
+            permit.take();
+            shared.handle_hook(&event, &body, peer_pid).await
+        }
         Ok(None) => return,
         Err(_) => ApiError::bad_request("request not complete within 10 s").into(),
     };
     finish(stream, &response, permit).await;
 }
 
+/// What a read request leads to.
+enum Next {
+    /// An answer at once.
+    Now(ApiResponse),
+    /// The queue's answer, to wait for.
+    Queued(oneshot::Receiver<ApiResponse>),
+    /// A hook call (token checked, body read).
+    Hook { event: String, body: Vec<u8> },
+}
+
 /// Reads one request: an answer at once (a transport error, a full queue),
-/// or the queue's answer to wait for. A queued request no longer holds its
-/// connection's slot (`permit` is released): it waits in the queue, which
-/// holds at most 256.
+/// the queue's answer to wait for, or a hook call. A queued request no
+/// longer holds its connection's slot (`permit` is released): it waits in
+/// the queue, which holds at most 256. With `hooks_only`, anything but a
+/// hook call is left unread past its head.
 async fn read_request(
     shared: &Shared,
     stream: &mut UnixStream,
     peer_uid: u32,
     permit: &mut Option<tokio::sync::OwnedSemaphorePermit>,
-) -> Option<Result<ApiResponse, oneshot::Receiver<ApiResponse>>> {
+    hooks_only: bool,
+) -> Option<Next> {
     let mut buf = Vec::with_capacity(2048);
     let mut chunk = [0u8; 4096];
     let (mut head, head_len) = loop {
@@ -498,10 +577,17 @@ async fn read_request(
         match http::parse_head(&buf) {
             Ok(Some(parsed)) => break parsed,
             Ok(None) if buf.len() < MAX_HEAD => {}
-            Ok(None) => return Some(Ok(ApiError::bad_request("request head over 16 KB").into())),
-            Err(error) => return Some(Ok(error.into())),
+            Ok(None) => return Some(Next::Now(ApiError::bad_request("request head over 16 KB").into())),
+            Err(error) => return Some(Next::Now(error.into())),
         }
     };
+    if let Some(event) = head.target.strip_prefix(crate::hooks::HOOK_PREFIX) {
+        let event = event.to_owned();
+        return Some(read_hook(shared, stream, head, buf.split_off(head_len), event).await);
+    }
+    if hooks_only {
+        return None;
+    }
     if let Err(error) = http::check_head(&mut head) {
         let response: ApiResponse = error.into();
         shared.observe(&Exchange {
@@ -511,17 +597,16 @@ async fn read_request(
             status: response.status,
             response_body: response.body.as_deref(),
         });
-        return Some(Ok(response));
+        return Some(Next::Now(response));
     }
     let want = usize::try_from(head.content_length).unwrap_or(usize::MAX);
     let mut body = buf.split_off(head_len);
     while body.len() < want {
         let n = stream.read(&mut chunk).await.ok()?;
         if n == 0 {
-            return Some(Ok(ApiError::bad_request(
-                "body shorter than Content-Length",
-            )
-            .into()));
+            return Some(Next::Now(
+                ApiError::bad_request("body shorter than Content-Length").into(),
+            ));
         }
         body.extend_from_slice(&chunk[..n]);
     }
@@ -541,11 +626,56 @@ async fn read_request(
     let full = shared.queued.fetch_add(1, Ordering::SeqCst) >= limits::QUEUE;
     if full || shared.queue.try_send(job).is_err() {
         shared.queued.fetch_sub(1, Ordering::SeqCst);
-        return Some(Ok(ApiError::busy("the adapter API's queue is full").into()));
+        return Some(Next::Now(
+            ApiError::busy("the adapter API's queue is full").into(),
+        ));
     }
     // Queued: the connection's slot is free for the next adapter.
     permit.take();
-    Some(Err(answer))
+    Some(Next::Queued(answer))
+}
+
+/// Reads a hook call's body after its head: the transport rules (with the
+/// hook's own body limit), then the hook token.
+async fn read_hook(
+    shared: &Shared,
+    stream: &mut UnixStream,
+    mut head: http::Head,
+    mut body: Vec<u8>,
+    event: String,
+) -> Next {
+    let limit = crate::hooks::payload::MAX_BODY as u64;
+    if let Err(error) = http::check_head_within(&mut head, limit) {
+        return Next::Now(error.into());
+    }
+    if head.method != "POST" {
+        return Next::Now(ApiError::method_not_allowed("POST").into());
+    }
+    let expected = format!("Bearer {}", shared.hooks.token());
+    let token_ok = head
+        .authorization
+        .as_deref()
+        .is_some_and(|given| subtle_eq(given.as_bytes(), expected.as_bytes()));
+    if !token_ok {
+        return Next::Now(ApiError::unauthorized().into());
+    }
+    let want = usize::try_from(head.content_length).unwrap_or(usize::MAX);
+    let mut chunk = [0u8; 8192];
+    while body.len() < want {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => {
+                return Next::Now(ApiError::bad_request("body shorter than Content-Length").into());
+            }
+            Ok(n) => body.extend_from_slice(&chunk[..n]),
+        }
+    }
+    body.truncate(want);
+    Next::Hook { event, body }
+}
+
+/// Compares two byte strings in time that depends on their lengths only.
+fn subtle_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Writes the answer, closes our side, and drains what the client still

@@ -18,6 +18,7 @@ import { FilePanel } from './filePanel';
 import type { MarkdownContext } from './markdown';
 import { titleWithCount, waitingCards, type Notifier } from './notify';
 import { ConversationSearch } from './search';
+import { mountPanels } from './panels';
 
 /** An editor hosting the page (a VS Code webview): its trust is the trust, and it opens files itself. */
 export interface HudHost {
@@ -48,6 +49,8 @@ export interface Hud {
   openCard(key: string, requestId: string): void;
   /** The map. */
   scene: Scene;
+  /** Which panel is open, and the prompt's attachments. */
+  panels(): { open: string | null; skills: string[]; files: string[] };
 }
 
 const CONNECTION_TEXT: Record<PageState['connection'], string> = {
@@ -94,7 +97,13 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     reveal: (seq) => { transcript.reveal(seq); },
   });
   const bubbles = new Bubbles(show);
-  const drawer = new Drawer({ send, show, shown: () => shown });
+  const panels = mountPanels({
+    workspaceId: options.workspaceId,
+    send,
+    show,
+    openFile: (path) => { mdContext.openFile(path, null); },
+  });
+  const drawer = new Drawer({ send, show, shown: () => shown, attachments: panels.composer });
   const scene = createScene({
     workspaceId: options.workspaceId,
     openFile: (path) => {
@@ -104,6 +113,8 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       send({ type: 'rearrange' });
     },
     takeMapMessages: (): MapMessage[] => store.takeMapMessages(),
+    takeActivity: () => store.takeActivity(),
+    onRead: (key) => { bubbles.lightRead(key); },
   });
 
   const connection = h('p', { class: 'connection', role: 'status' });
@@ -156,7 +167,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     h('header', { class: 'topbar' }, h('h1', { class: 'brand' }, 'Orbit'), wsName, notifyButton, notifyProblem, connection),
     h('div', { class: 'banners' }, offlineBanner, agentBanner, trustBanner, notices),
     h('main', { class: 'stage' }, scene.el, bubbles.el),
-    h('aside', { class: 'side', 'aria-label': 'Claude' }, conversationTitle, search.el, transcript.el, cardsGate, drawer.el),
+    h('aside', { class: 'side', 'aria-label': 'Claude' }, panels.toolbar, panels.el, conversationTitle, panels.continuation, search.el, transcript.el, cardsGate, drawer.el),
     filePanel.el,
   );
 
@@ -288,6 +299,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     transcript.render(state, shown);
     renderCards(state);
     drawer.render(state);
+    panels.render(state, shown);
     renderNotices(state);
   }
 
@@ -297,6 +309,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   render();
   return {
     shown: () => shown,
+    panels: () => panels.inspect(),
     scene,
     show,
     search: () => search.inspect(),

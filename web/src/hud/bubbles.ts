@@ -9,6 +9,9 @@ import { formatCost, formatDuration, h } from './dom';
 /** How long a finished bubble stays, in ms. */
 export const BUBBLE_LINGER_MS = 4000;
 
+/** How long a bubble glows cyan after a read's comet landed. */
+export const READ_GLOW_MS = 2000;
+
 interface Bubble {
   key: string;
   turn: number;
@@ -77,6 +80,19 @@ export class Bubbles {
     bubble.el.classList.add('leaving');
     bubble.el.remove();
     if (this.bubbles.get(bubble.key) === bubble) this.bubbles.delete(bubble.key);
+  }
+
+  /** A read's comet landed on the map: the conversation's running bubble lights cyan for {@link READ_GLOW_MS}. */
+  lightRead(key: string): void {
+    const bubble = this.bubbles.get(key);
+    if (!bubble || bubble.finished) return;
+    const el = bubble.el;
+    el.dataset.lit = 'read';
+    const since = Date.now();
+    el.dataset.litAt = String(since);
+    setTimeout(() => {
+      if (el.dataset.litAt === String(since)) delete el.dataset.lit;
+    }, READ_GLOW_MS);
   }
 
   render(state: PageState): void {

@@ -26,6 +26,8 @@ export interface DrawerHost {
   send(request: PageRequest): string;
   show(key: string): void;
   shown(): string | null;
+  /** The prompt's attachments (the panels' skills and file chips), spent once a prompt goes. */
+  attachments?: { el: HTMLElement; attachments(): { skills: string[]; files: string[] }; clearAttachments(): void; bindDrop(target: HTMLElement): void };
 }
 
 export class Drawer {
@@ -68,10 +70,12 @@ export class Drawer {
       'section',
       { class: 'drawer', 'aria-label': 'Drawer' },
       h('div', { class: 'drawer-row' }, this.tabs, this.newConversation),
+      this.host.attachments?.el,
       h('div', { class: 'drawer-row prompt-row' }, this.box, this.sendButton),
       h('div', { class: 'drawer-row' }, this.stop, this.stopAll, this.cost),
       this.hint,
     );
+    this.host.attachments?.bindDrop(this.box);
   }
 
   private current: string | null = null;
@@ -84,9 +88,11 @@ export class Drawer {
     const shown = this.host.shown();
     // The conversation shown, unless it is the current one (then the host's own rule: current if idle, else a new one).
     const key = shown !== null && shown !== this.current ? shown : null;
-    const id = this.host.send({ type: 'prompt', key, text, skills: [], files: [] });
+    const { skills, files } = this.host.attachments?.attachments() ?? { skills: [], files: [] };
+    const id = this.host.send({ type: 'prompt', key, text, skills, files });
     this.sentPrompt = { id, text };
     this.box.value = '';
+    this.host.attachments?.clearAttachments();
   }
 
   render(state: PageState): void {

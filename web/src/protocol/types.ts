@@ -314,7 +314,7 @@ export type NoticeLevel = 'info' | 'warning' | 'error';
 /**
  * The kind of an [`ActivityRecord`].
  */
-export type ActivityKind = 'read' | 'edit' | 'create' | 'mcp';
+export type ActivityKind = 'read' | 'edit' | 'create' | 'mcp' | 'thinking';
 /**
  * Which way an MCP pulse runs.
  */
@@ -366,6 +366,18 @@ export type WorkspaceMessage =
     })
   | (MapReset & {
       type: 'mapReset';
+    })
+  | (CatalogState & {
+      type: 'catalog';
+    })
+  | (SettingsState & {
+      type: 'settings';
+    })
+  | (McpState & {
+      type: 'mcp';
+    })
+  | (HistoryState & {
+      type: 'history';
     });
 /**
  * The language of a graph node, decided from its file name.
@@ -392,6 +404,14 @@ export type Language =
  * Why the map was reset.
  */
 export type MapResetReason = 'rearranged' | 'large change';
+/**
+ * Whether the catalog could be read, and why not.
+ */
+export type CatalogStatus = 'unavailable' | 'loading' | 'ready' | 'failed';
+/**
+ * Where a setting in force comes from.
+ */
+export type SettingSource = 'page' | 'settings' | 'default';
 /**
  * One frame from the page to the host.
  */
@@ -541,6 +561,15 @@ export type PageRequest =
     }
   | {
       type: 'rearrange';
+    }
+  | {
+      type: 'resetSettings';
+    }
+  | {
+      type: 'history';
+    }
+  | {
+      type: 'mcpReload';
     };
 /**
  * The choices of a permission card.
@@ -1178,6 +1207,249 @@ export interface MapReset {
    */
   hash: string;
   reason: MapResetReason;
+}
+/**
+ * `catalog`: what the pickers offer.
+ */
+export interface CatalogState {
+  /**
+   * The CLI's version, when it says.
+   */
+  cliVersion?: string | null;
+  /**
+   * Why it is unavailable or failed.
+   */
+  message?: string | null;
+  /**
+   * The models, the default marked.
+   */
+  models: ModelChoice[];
+  /**
+   * The skills on disk the CLI lists (built-ins left out).
+   */
+  skills: SkillChoice[];
+  status: CatalogStatus;
+}
+/**
+ * One model of the catalog.
+ */
+export interface ModelChoice {
+  /**
+   * The CLI's one-line description.
+   */
+  description?: string | null;
+  /**
+   * The name to show.
+   */
+  displayName: string;
+  /**
+   * Its effort levels (none for a model without effort).
+   */
+  effortLevels: string[];
+  /**
+   * The CLI's default model.
+   */
+  isDefault: boolean;
+  /**
+   * The canonical id the alias resolves to.
+   */
+  resolvedModel?: string | null;
+  /**
+   * What `--model` takes.
+   */
+  value: string;
+}
+/**
+ * One skill of the catalog.
+ */
+export interface SkillChoice {
+  /**
+   * Its one-line description.
+   */
+  description?: string | null;
+  /**
+   * The name a prompt uses (`/name`).
+   */
+  name: string;
+  /**
+   * `project`, `user` or `plugin`.
+   */
+  scope: string;
+}
+/**
+ * `settings`: what reaches the next prompt's process, and from where.
+ */
+export interface SettingsState {
+  effort: SettingValue;
+  /**
+   * The executable the probe found.
+   */
+  executable?: string | null;
+  /**
+   * `claude.extraArgs` (never editable from the page).
+   */
+  extraArgs: string[];
+  extraArgsSource: SettingSource;
+  model: SettingValue;
+  path: SettingValue;
+  permissionMode: SettingValue;
+  /**
+   * Orbit's `settings.json`.
+   */
+  settingsFile: string;
+  /**
+   * Values of `settings.json` that were refused, one line each.
+   */
+  warnings: string[];
+}
+/**
+ * One setting in force.
+ */
+export interface SettingValue {
+  source: SettingSource;
+  /**
+   * Its value (`null`: none passed).
+   */
+  value?: string | null;
+}
+/**
+ * `mcp`: the MCP view.
+ */
+export interface McpState {
+  /**
+   * The outcome of the last action, one line (`null`: none yet).
+   */
+  note?: string | null;
+  /**
+   * An action changed what conversations load: each starts a new
+   * process at its next prompt.
+   */
+  restartPending: boolean;
+  /**
+   * Every server, as last listed (the catalog, a reload, an action, a
+   * session's `init`).
+   */
+  servers: McpServerRow[];
+  /**
+   * What runs now (`Reloading`, `Signing in to <server>`), else `null`.
+   */
+  working?: string | null;
+}
+/**
+ * One MCP server of the view.
+ */
+export interface McpServerRow {
+  /**
+   * The actions that apply to it (`reconnect`, `enable`, `disable`,
+   * `signin`, `signout`).
+   */
+  actions: string[];
+  /**
+   * Why it failed, scrubbed.
+   */
+  error?: string | null;
+  /**
+   * Its name.
+   */
+  name: string;
+  /**
+   * `project`, `user`, `local`, ...
+   */
+  scope?: string | null;
+  /**
+   * `connected`, `failed`, `needs-auth`, `pending` or `disabled`.
+   */
+  status: string;
+  /**
+   * How many tools it offers.
+   */
+  toolCount: number;
+  /**
+   * Their names.
+   */
+  tools: string[];
+  /**
+   * `stdio`, `sse`, `http`, ...
+   */
+  transport?: string | null;
+  /**
+   * The server's own version.
+   */
+  version?: string | null;
+}
+/**
+ * `history`: the workspace's earlier conversations, newest first.
+ */
+export interface HistoryState {
+  /**
+   * The conversations; `continue` takes only their ids.
+   */
+  conversations: HistoryEntry[];
+  /**
+   * Why the last scan failed.
+   */
+  error?: string | null;
+  /**
+   * A scan runs now (the list is the last one until it ends).
+   */
+  scanning: boolean;
+}
+/**
+ * One earlier conversation.
+ */
+export interface HistoryEntry {
+  /**
+   * When it started (ISO-8601).
+   */
+  created?: string | null;
+  /**
+   * Files read or edited (as the tools named them).
+   */
+  filesTouched: string[];
+  /**
+   * The last git branch.
+   */
+  gitBranch?: string | null;
+  /**
+   * Claude Code's session id (what `continue` takes).
+   */
+  id: string;
+  /**
+   * MCP servers whose tools were called.
+   */
+  mcpServers: string[];
+  /**
+   * The models that answered.
+   */
+  models: string[];
+  /**
+   * When its transcript last changed (ms since the epoch).
+   */
+  modifiedMs: number;
+  /**
+   * A conversation of this Orbit holds it now.
+   */
+  open?: string | null;
+  /**
+   * How many prompts in all.
+   */
+  promptCount: number;
+  /**
+   * The prompts (the first 50, each at most 200 characters).
+   */
+  prompts: string[];
+  /**
+   * Skills used.
+   */
+  skills: string[];
+  /**
+   * Subagent transcripts beside it.
+   */
+  subagents: number;
+  /**
+   * Its title.
+   */
+  title: string;
 }
 /**
  * The answer to one question.

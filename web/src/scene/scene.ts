@@ -29,6 +29,9 @@ import { LANGUAGE_LABELS, LANGUAGES, colourCss } from './languages';
 import { HitGrid, pickLabels, type Label } from './lod';
 import { MapSync, type MapMessage, type MapModel, type MapNode } from './model';
 import { Renderer, WebGLUnavailable, type DrawStats, type Theme } from './renderer';
+import { Overlay, type OverlayMessage } from './overlay';
+import type { LitInfo, StarInfo, StationInfo } from './effects';
+import type { ActivityInboxItem } from '../state/store';
 
 /** The camera is "settled" after this long without a change; then the real redraw. */
 export const SETTLE_MS = 150;
@@ -49,6 +52,10 @@ export interface SceneOptions {
   rearrange: () => void;
   /** The map messages (`mapDelta`, `mapReset`, a fresh channel snapshot) received since the last call. */
   takeMapMessages: () => MapMessage[];
+  /** Claude's activity and subagent messages received since the last call (the effects). */
+  takeActivity?: () => ActivityInboxItem[];
+  /** A read's comet landed on `path` (conversation `key`): its bubble lights cyan. */
+  onRead?: (key: string, path: string) => void;
   fetch?: typeof fetch;
 }
 
@@ -70,7 +77,15 @@ export interface SceneInspection {
   error: string | null;
   lod: { bundled: boolean; depth: number; lines: number; labels: number };
   /** What keeps the loop awake: a frame requested, the settle timer, a flight; removed files still fading. */
-  wakers: { frame: boolean; settle: boolean; fly: boolean; fading: number };
+  wakers: { frame: boolean; settle: boolean; fly: boolean; fading: number; effects: boolean };
+  /** Files lit by Claude now (a read once its comet landed; glows fading out at a turn's end are not). */
+  lit: LitInfo[];
+  /** Each conversation's star and its subagents' (path null at home). */
+  stars: StarInfo[];
+  /** MCP stations out beside their conversation's star. */
+  stations: StationInfo[];
+  /** Activity batches held until the map reaches their graph hash. */
+  heldActivity: number;
 }
 
 export interface NodeAt {
@@ -90,6 +105,10 @@ export interface Scene {
   positions(): Record<string, [number, number]>;
   /** One forced full redraw, waited for on the GPU; its milliseconds (null without WebGL). */
   redraw(): number | null;
+  /** Benchmarks and tools: feeds the effects conversations and messages of their own (docs/page-protocol.md). */
+  feedEffects(conversations: { key: string; inTurn: boolean }[], messages: OverlayMessage[]): void;
+  /** Benchmarks: how long each effects frame took to draw (ms) since the last call. */
+  effectFrameTimes(): number[];
 }
 
 type SearchMatch = SearchAnswer['matches'][number];
@@ -149,7 +168,17 @@ export function createScene(options: SceneOptions): Scene {
   const legend = h('ul', { class: 'map-legend', 'aria-label': 'Languages' });
   const tools = h('div', { class: 'map-tools' }, h('div', { class: 'map-search' }, searchBox, results), rearrangeButton);
 
-  const el = h('div', { class: 'scene', role: 'region', 'aria-label': 'Map' }, view, tooltip, tools, legend, caption, status, message, keys);
+  const overlay = new Overlay({
+    model: () => model,
+    camera: () => drawnCam,
+    size: () => ({ width, height, dpr, fitZoom }),
+    ...(options.onRead ? { onRead: options.onRead } : {}),
+  });
+  labelCanvas.before(overlay.canvas);
+  layer.append(overlay.starLayer);
+  tools.append(overlay.blastEl);
+
+  const el = h('div', { class: 'scene', role: 'region', 'aria-label': 'Map' }, view, tooltip, tools, legend, caption, status, message, keys, overlay.popup);
 
   // --- State.
   let renderer: Renderer | null = null;
@@ -196,6 +225,7 @@ export function createScene(options: SceneOptions): Scene {
       if (selected !== null && !m.nodes.has(selected)) selected = null;
       if (hovered !== null && !m.nodes.has(hovered)) setHovered(null);
       renderLegend();
+      overlay.modelChanged();
       // A new map is drawn now, not at the next animation frame (the first
       // frame is the one the user waits for); a change waits for the frame.
       if (fresh && !contextLost) drawFull(now());
@@ -334,6 +364,7 @@ export function createScene(options: SceneOptions): Scene {
     layer.style.transform = '';
     drawLabels(model, cam);
     placeRings();
+    overlay.redraw();
     draws += 1;
     caption.textContent = `${model.nodes.size} files · ${model.edges.size} imports`;
   }
@@ -412,6 +443,7 @@ export function createScene(options: SceneOptions): Scene {
       canvas.width = Math.max(1, Math.round(w * dpr));
       canvas.height = Math.max(1, Math.round(hh * dpr));
     }
+    overlay.resize(w, hh, dpr);
     const root = model?.folders.get('')?.rects[0];
     if (root && w > 0) fitZoom = fitCamera(root, w, hh).zoom;
     if (!userMoved || cam === null) fit(false);
@@ -763,7 +795,7 @@ export function createScene(options: SceneOptions): Scene {
 
   // --- The scene's face.
   function loopState(): 'awake' | 'asleep' {
-    return raf !== 0 || settleTimer !== null || fly !== null ? 'awake' : 'asleep';
+    return raf !== 0 || settleTimer !== null || fly !== null || overlay.awake() ? 'awake' : 'asleep';
   }
 
   return {
@@ -779,6 +811,7 @@ export function createScene(options: SceneOptions): Scene {
       // Laid out before the ResizeObserver said so (or without one).
       if (width === 0) resize();
       checkHash(state.workspace?.graph.hash ?? null);
+      overlay.update(state, options.takeActivity?.() ?? []);
     },
     inspect() {
       return {
@@ -795,7 +828,9 @@ export function createScene(options: SceneOptions): Scene {
         fetches: sync.fetches,
         error: [glError, loadError].filter((t) => t !== null).join(' ') || null,
         lod: { bundled: lastStats.bundled, depth: lastStats.depth, lines: lastStats.lines, labels: labelCount },
-        wakers: { frame: raf !== 0, settle: settleTimer !== null, fly: fly !== null, fading: model?.fading.length ?? 0 },
+        wakers: { frame: raf !== 0, settle: settleTimer !== null, fly: fly !== null, fading: model?.fading.length ?? 0, effects: overlay.awake() },
+        ...overlay.inspect(),
+        heldActivity: overlay.gate.heldCount(),
       };
     },
     nodeAt(path) {
@@ -809,6 +844,12 @@ export function createScene(options: SceneOptions): Scene {
       const out: Record<string, [number, number]> = {};
       for (const node of model?.list() ?? []) out[node.path] = [node.x, node.y];
       return out;
+    },
+    feedEffects(conversations, messages) {
+      overlay.feed(conversations, messages);
+    },
+    effectFrameTimes() {
+      return overlay.takeFrameTimes();
     },
     redraw() {
       if (!renderer || !model || !cam || contextLost) return null;

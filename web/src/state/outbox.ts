@@ -114,6 +114,12 @@ export function describeAction(item: OutboxItem): string {
       return `${request.action} of ${request.server}`;
     case 'rearrange':
       return 'Re-arrange';
+    case 'resetSettings':
+      return 'resetting the settings to their defaults';
+    case 'history':
+      return 'refreshing History';
+    case 'mcpReload':
+      return 'Reload of the MCP servers';
   }
 }
 

@@ -7,7 +7,11 @@
 import type { ConnectionState } from '../protocol/transport';
 import type {
   ActionAck,
+  CatalogState,
   ConversationEntry,
+  HistoryState,
+  McpState,
+  SettingsState,
   HostBody,
   HostFrame,
   PageFrame,
@@ -43,6 +47,12 @@ export interface SubagentInfo {
 
 /** A message for the map: `mapDelta`, `mapReset`, or `snapshot` (the channel started afresh: deltas may be missing). */
 export type MapInboxItem = Extract<HostBody, { type: 'mapDelta' | 'mapReset' }> | { type: 'snapshot' };
+
+/** Claude's activity and subagent messages for the scene's effects ({@link Store.takeActivity}). */
+export type ActivityInboxItem = Extract<HostBody, { type: 'activity' | 'subagent' }>;
+
+/** Activity messages kept for the scene; past this the oldest go (the scene takes them on every render). */
+export const ACTIVITY_INBOX_LIMIT = 2000;
 
 /** Map messages kept for the scene; past this, they collapse into one `snapshot` (the scene fetches afresh). */
 export const MAP_INBOX_LIMIT = 10000;
@@ -87,6 +97,13 @@ export interface PageState {
   errors: string[];
   /** Map messages the scene has not taken yet ({@link Store.takeMapMessages}). */
   mapInbox: MapInboxItem[];
+  /** Activity and subagent messages the scene has not taken yet. */
+  activityInbox: ActivityInboxItem[];
+  /** The panels' workspace messages (issue 20): the last of each. */
+  catalog: CatalogState | null;
+  settings: SettingsState | null;
+  mcp: McpState | null;
+  history: HistoryState | null;
 }
 
 export function initialState(): PageState {
@@ -111,6 +128,11 @@ export function initialState(): PageState {
     duplicates: 0,
     errors: [],
     mapInbox: [],
+    activityInbox: [],
+    catalog: null,
+    settings: null,
+    mcp: null,
+    history: null,
   };
 }
 
@@ -195,6 +217,11 @@ function pushMap(state: PageState, item: MapInboxItem): void {
   state.mapInbox.push(item);
 }
 
+function pushActivity(state: PageState, item: ActivityInboxItem): void {
+  if (state.activityInbox.length >= ACTIVITY_INBOX_LIMIT) state.activityInbox.shift();
+  state.activityInbox.push(item);
+}
+
 /**
  * Applies one validated host frame. Returns false when the frame was a
  * duplicate (a `seq` the page already holds) and was ignored.
@@ -271,6 +298,7 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
       break;
     case 'subagent':
       applySubagent(state, body);
+      pushActivity(state, body);
       break;
     case 'refused':
       addNotice(state, `Orbit refused ${body.request}: ${body.message} (${body.code})`);
@@ -279,9 +307,22 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
     case 'mapReset':
       pushMap(state, body);
       break;
+    case 'catalog':
+    case 'settings':
+    case 'mcp':
+    case 'history': {
+      const { type, ...panel } = body;
+      if (type === 'catalog') state.catalog = panel as CatalogState;
+      else if (type === 'settings') state.settings = panel as SettingsState;
+      else if (type === 'mcp') state.mcp = panel as McpState;
+      else state.history = panel as HistoryState;
+      break;
+    }
     case 'activity':
+      pushActivity(state, body);
+      break;
     case 'keypad':
-      // The scene and the keypad panel are not part of this page yet.
+      // The keypad panel fetches its own state.
       break;
   }
   return true;
@@ -376,6 +417,13 @@ export class Store {
   takeMapMessages(): MapInboxItem[] {
     const taken = this.state.mapInbox;
     this.state.mapInbox = [];
+    return taken;
+  }
+
+  /** The activity and subagent messages received since the last call, oldest first. */
+  takeActivity(): ActivityInboxItem[] {
+    const taken = this.state.activityInbox;
+    this.state.activityInbox = [];
     return taken;
   }
 

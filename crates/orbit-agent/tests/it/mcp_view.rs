@@ -23,17 +23,7 @@ fn scripts() -> PathBuf {
 }
 
 fn row(name: &str, status: &str) -> McpServerInfo {
-    McpServerInfo {
-        name: name.into(),
-        status: status.into(),
-        scope: None,
-        transport: None,
-        version: None,
-        tool_count: 0,
-        tools: Vec::new(),
-        error: None,
-        timed_out: false,
-    }
+    McpServerInfo::named(name, status)
 }
 
 fn view(config: CliConfig, ws: &Path, clock: &Arc<ManualClock>) -> McpView {

@@ -2,8 +2,8 @@
 //! turned into the page's messages.
 
 use orbit_types::{
-    AgentEvent, EntryBody, HudPhase, NoticeLevel, PageMessage, PendingCard, SubagentEvent,
-    SubagentMessage,
+    ActivityKind, ActivityRecord, AgentEvent, EntryBody, HudPhase, NoticeLevel, PageMessage,
+    PendingCard, SubagentEvent, SubagentMessage,
 };
 
 use super::cards::{permission_card, question_card};
@@ -48,6 +48,16 @@ impl SessionProjector {
                     }
                 }
                 AgentEvent::Thinking { subagent: None, .. } => {
+                    activity.push(
+                        key,
+                        &graph.hash(),
+                        ActivityRecord {
+                            kind: ActivityKind::Thinking,
+                            file: None,
+                            mcp: None,
+                            subagent: None,
+                        },
+                    );
                     conv.set_phase(HudPhase::Thinking, Some("Thinking".to_owned()), None);
                     if conv.keypad_live() {
                         conv.keypad_activity("thinking");

@@ -47,17 +47,7 @@ fn skill(name: &str) -> SkillInfo {
 }
 
 fn server(name: &str) -> McpServerInfo {
-    McpServerInfo {
-        name: name.to_owned(),
-        status: "connected".to_owned(),
-        scope: None,
-        transport: None,
-        version: None,
-        tool_count: 0,
-        tools: Vec::new(),
-        error: None,
-        timed_out: false,
-    }
+    McpServerInfo::named(name, "connected")
 }
 
 fn catalog() -> Catalog {

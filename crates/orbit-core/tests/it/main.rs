@@ -27,6 +27,7 @@ mod controller;
     reason = "shared with orbit-agent's tests; not every helper is used here"
 )]
 mod fake_api;
+mod glob_reference;
 #[path = "../../../orbit-agent/tests/it/harness.rs"]
 #[allow(
     dead_code,

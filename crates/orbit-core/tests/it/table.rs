@@ -376,7 +376,18 @@ async fn starts_thinks_writes_and_finishes() {
         .collect();
     keypad.dedup();
     assert_eq!(keypad, ["thinking", "streaming", "done"]);
-    assert!(scene.activity().is_empty(), "{:#?}", scene.activity());
+    // The thinking block is the turn's only activity (no file: the page fires the lines violet).
+    let activity = scene.activity();
+    assert_eq!(
+        activity.iter().map(|(_, r)| r).collect::<Vec<_>>(),
+        [&ActivityRecord {
+            kind: ActivityKind::Thinking,
+            file: None,
+            mcp: None,
+            subagent: None,
+        }],
+        "{activity:#?}"
+    );
 }
 
 /// Reads a graph file: a tool entry linked to the file, "Reading

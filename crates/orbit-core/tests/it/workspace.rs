@@ -87,6 +87,8 @@ pub(crate) async fn start_handle(env: &Env, config_dir: &Path) -> Arc<WorkspaceH
         },
         serve_socket: false,
         claude_config_dir: Some(env.home.path().join(".claude")),
+        map_delta_delay: None,
+        url_opener: None,
     })
     .await
     .unwrap()
@@ -379,6 +381,8 @@ async fn a_workspace_without_page_or_turn_is_let_go_after_thirty_minutes() {
         },
         serve_socket: false,
         claude_config_dir: None,
+        map_delta_delay: None,
+        url_opener: None,
     })
     .await
     .unwrap();

@@ -46,6 +46,7 @@ impl Setup {
         let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
         command
             .env("ORBIT_CONFIG_DIR", self.config.path())
+            .env("ORBIT_CACHE_DIR", self.config.path().join("cache"))
             .env("FAKE_CLAUDE_MODE", mode)
             .env_remove("ORBIT_LOG")
             .current_dir(self.ws.path())

@@ -1,6 +1,6 @@
 //! `orbit catalog` end to end with the pinned real CLI: the JSON shape, an
-//! MCP server from `--mcp-config` (in `claude.extraArgs`), and the MCP
-//! actions' refusals.
+//! MCP server from `--mcp-config` (in `claude.extraArgs`), the MCP
+//! actions' refusals, and the catalog's cache.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -50,6 +50,7 @@ impl Setup {
         command
             .env("ORBIT_CONFIG_DIR", self.config.path())
             .env("HOME", self.home.path())
+            .env("ORBIT_CACHE_DIR", self.home.path().join("cache"))
             .env("CLAUDE_CONFIG_DIR", self.home.path().join(".claude"))
             .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
             .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
@@ -162,7 +163,8 @@ fn a_server_still_pending_after_the_wait_is_shown_timed_out() {
     assert_eq!(line("slow"), "slow  pending (timed out)  0 tools");
     assert_eq!(line("echo"), "echo  connected  1 tool");
 
-    let out = setup.run(&["catalog", "--json", "--wait", "5"]);
+    // Read anew: the first one's cache entry would answer it.
+    let out = setup.run(&["catalog", "--json", "--wait", "5", "--fresh"]);
     assert!(out.status.success());
     let catalog: Value = serde_json::from_slice(&out.stdout).unwrap();
     let row = |name: &str| {
@@ -222,4 +224,180 @@ fn a_sign_in_address_with_a_user_and_password_is_refused() {
         "{err}"
     );
     assert!(!err.contains("pass@"), "{err}");
+}
+
+/// The entries of the catalog cache (`<digest>.json`), parsed.
+fn cache_entries(cache: &Path) -> Vec<(std::path::PathBuf, Value)> {
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(cache.join("catalog")).unwrap() {
+        let path = entry.unwrap().path();
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if stem.len() == 64 && path.extension().is_some_and(|e| e == "json") {
+            let value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            entries.push((path, value));
+        }
+    }
+    entries
+}
+
+/// `orbit catalog` keeps what it read in Orbit's cache (0600 files in a
+/// 0700 folder, no secret of the arguments in them): a second call starts
+/// no `claude` at all (neither `--version` nor the control process) and
+/// prints the same catalog; a changed key (Orbit's settings: the CLI's
+/// arguments) reads anew; a changed executable asks its version again;
+/// `--fresh` reads anew; an entry older than five minutes answers at once
+/// and is read anew in the background. The real pinned CLI runs behind a
+/// wrapper that counts its starts.
+#[test]
+#[expect(clippy::too_many_lines, reason = "one story of the cache")]
+fn a_second_catalog_comes_from_the_cache_until_its_key_changes() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let setup = Setup::new();
+    let log = setup.home.path().join("claude-starts.log");
+    let wrapper = setup.home.path().join("claude-wrapper");
+    let write_wrapper = |comment: &str| {
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\n# {comment}\nprintf '%s\\n' \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
+                log.display(),
+                real_claude().display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    write_wrapper("first");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../orbit-agent/tests/mcp/echo_mcp.py");
+    let mcp = serde_json::json!({"mcpServers": {"echo": {"command": "python3", "args": [script],
+        "env": {"ECHO_TOKEN": "s3cret-in-the-arguments"}}}});
+    let settings = |extra: &[&str]| {
+        let mut args = vec![Value::from("--mcp-config"), Value::from(mcp.to_string())];
+        args.extend(extra.iter().map(|a| Value::from(*a)));
+        std::fs::write(
+            setup.config.path().join("settings.json"),
+            serde_json::json!({"claude.path": wrapper, "claude.extraArgs": args}).to_string(),
+        )
+        .unwrap();
+    };
+    settings(&[]);
+    let starts = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let catalog = |args: &[&str]| {
+        let mut all = vec!["catalog", "--json"];
+        all.extend_from_slice(args);
+        let out = setup.run(&all);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (json, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+
+    let (first, err) = catalog(&[]);
+    assert!(!err.contains("cache"), "{err}");
+    assert_eq!(first["mcpServers"][0]["status"], "connected");
+    let after_first = starts();
+    assert_eq!(
+        after_first.len(),
+        2,
+        "`--version`, then the control process: {after_first:?}"
+    );
+    assert_eq!(after_first[0], "--version");
+
+    let cache = setup.home.path().join("cache");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&cache.join("catalog")), 0o700);
+    for entry in std::fs::read_dir(cache.join("catalog")).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("s3cret"), "{}: {text}", path.display());
+    }
+    assert_eq!(cache_entries(&cache).len(), 1);
+
+    // Again: the same catalog, and no `claude` started.
+    let (second, err) = catalog(&[]);
+    assert_eq!(second, first);
+    assert!(err.contains("from Orbit's cache"), "{err}");
+    assert_eq!(starts(), after_first, "the second call started the CLI");
+
+    // A changed key: other arguments read anew (the version is still the
+    // cached one), and that entry answers the next call.
+    settings(&["--strict-mcp-config"]);
+    let (changed, _) = catalog(&[]);
+    assert_eq!(changed["models"], first["models"]);
+    let after_change = starts();
+    assert_eq!(after_change.len(), 3, "{after_change:?}");
+    assert_ne!(after_change[2], "--version");
+    catalog(&[]);
+    assert_eq!(starts(), after_change);
+    assert_eq!(cache_entries(&cache).len(), 2);
+
+    // A changed executable (an update): its version is asked again; the
+    // same version keeps the same catalog.
+    write_wrapper("second");
+    catalog(&[]);
+    let after_update = starts();
+    assert_eq!(after_update.len(), 4, "{after_update:?}");
+    assert_eq!(after_update[3], "--version");
+
+    // `--fresh`: read now, whatever the cache holds.
+    let (fresh, err) = catalog(&["--fresh"]);
+    assert!(!err.contains("cache"), "{err}");
+    assert_eq!(fresh["models"], first["models"]);
+    assert_eq!(starts().len(), 6);
+
+    // An entry from an hour ago answers at once; a refresh in the
+    // background reads it anew and rewrites the entry.
+    for (path, mut entry) in cache_entries(&cache) {
+        entry["writtenMs"] = Value::from(
+            u64::try_from(
+                (std::time::SystemTime::now() - std::time::Duration::from_hours(1))
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_millis(),
+            )
+            .unwrap(),
+        );
+        std::fs::write(path, entry.to_string()).unwrap();
+    }
+    let before = starts().len();
+    let (old, err) = catalog(&[]);
+    assert_eq!(old["models"], first["models"]);
+    assert!(err.contains("1 h ago, from Orbit's cache"), "{err}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(1);
+    let renewed = loop {
+        let young = cache_entries(&cache).iter().any(|(_, entry)| {
+            let written = entry["writtenMs"].as_u64().unwrap();
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis();
+            now.saturating_sub(u128::from(written)) < 600_000
+        });
+        if young || std::time::Instant::now() > deadline {
+            break young;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert!(renewed, "no background refresh rewrote the entry");
+    let refreshed = starts();
+    assert_eq!(
+        refreshed.len(),
+        before + 2,
+        "the refresh asks `--version` and reads the catalog: {refreshed:?}"
+    );
+    // It wrote its entry after closing the CLI; the next call is cached.
+    let (next, err) = catalog(&[]);
+    assert_eq!(next["models"], first["models"]);
+    assert!(err.contains("s ago, from Orbit's cache"), "{err}");
+    assert_eq!(starts().len(), before + 2);
 }

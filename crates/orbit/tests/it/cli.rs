@@ -20,6 +20,22 @@ fn orbit(home: &Path) -> Command {
     command
 }
 
+/// `orbit graph ARGS DIR`, successful, its stdout as JSON.
+fn graph_json(home: &Path, args: &[&str], dir: &Path) -> Value {
+    let output = orbit(home)
+        .arg("graph")
+        .args(args)
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 fn write(root: &Path, files: &[(&str, &str)]) {
     for (path, text) in files {
         let full = root.join(path);
@@ -36,17 +52,7 @@ fn json_has_the_documented_shape() {
         dir.path(),
         &[("src/a.md", "[b](../b.md)\n"), ("b.md", "# b\n")],
     );
-    let output = orbit(home.path())
-        .arg("graph")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let json = graph_json(home.path(), &[], dir.path());
     assert!(json["hash"].as_str().is_some_and(|hash| hash.len() == 32));
     let nodes = json["nodes"].as_array().unwrap();
     assert_eq!(nodes.len(), 2);
@@ -59,6 +65,53 @@ fn json_has_the_documented_shape() {
             assert!(edge.get(key).is_some(), "edge without `{key}`: {edge}");
         }
     }
+}
+
+/// `--format stats` counts what ignore rules left out, per rule: the
+/// workspace's `.gitignore` (a folder counts once, its contents unwalked),
+/// a nested `.ignore`, the repository's `.git/info/exclude`, and Orbit's own
+/// version-control folders; a `!` rule keeps its file, and a binary file is
+/// skipped, not ignored.
+#[test]
+fn stats_count_ignored_files_per_rule() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        &[
+            (".gitignore", "target/\n*.log\n!keep.log\n"),
+            ("a.ts", "x\n"),
+            ("b.bin", "\0\0"),
+            ("debug.log", "x\n"),
+            ("keep.log", "x\n"),
+            ("target/x.ts", "x\n"),
+            ("target/y.ts", "x\n"),
+            ("src/.ignore", "secret.ts\n"),
+            ("src/secret.ts", "x\n"),
+            ("src/main.ts", "x\n"),
+            ("src/trace.log", "x\n"),
+            (".git/info/exclude", "local.ts\n"),
+            (".git/HEAD", "ref: refs/heads/main\n"),
+            ("local.ts", "x\n"),
+        ],
+    );
+    let stats = graph_json(home.path(), &["--format", "stats"], dir.path());
+    assert_eq!(
+        stats["ignored"],
+        serde_json::json!({
+            "files": 4,
+            "folders": 2,
+            "rules": {
+                ".gitignore: target/": 1,
+                ".gitignore: *.log": 2,
+                "src/.ignore: secret.ts": 1,
+                ".git/info/exclude: local.ts": 1,
+                "orbit: version-control folder .git": 1,
+            }
+        }),
+        "{stats:#}"
+    );
+    assert_eq!(stats["skipped"]["binary"], 1);
 }
 
 #[test]

@@ -78,6 +78,11 @@ impl Scene {
         }
     }
 
+    /// Sets `key` in the environment of the `orbit open` started next.
+    pub(crate) fn set_env(&mut self, key: &str, value: &str) {
+        self.extra_env.push((key.to_owned(), PathBuf::from(value)));
+    }
+
     /// Starts `orbit open --no-browser` and reads its login address.
     pub(crate) fn open(&mut self) {
         let (child, login) = self.start_orbit(None);

@@ -207,6 +207,15 @@ impl Hub {
         })
     }
 
+    /// The key (uid) of the built-in session `session_id` of `adapter`.
+    pub fn builtin_uid(&self, adapter: &str, session_id: &str) -> Option<String> {
+        self.builtin
+            .get(adapter)?
+            .sessions
+            .get(session_id)
+            .map(|s| s.uid.clone())
+    }
+
     /// The built-in adapters' display names, by id (Settings' list).
     pub fn builtin_names(&self) -> Vec<(String, String)> {
         BUILTIN_ADAPTERS

@@ -1,0 +1,199 @@
+//! What the page's panels show (issue 20): the catalog (models, skills),
+//! the settings in force with where each comes from, the MCP view and the
+//! history list. Workspace messages: every snapshot carries the last of
+//! each, and each is sent again whenever it changes.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Whether the catalog could be read, and why not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum CatalogStatus {
+    /// Not read: the workspace is not trusted, or no `claude` answered the
+    /// probe (`message` says which).
+    Unavailable,
+    /// Being read by a short-lived `claude` of its own.
+    Loading,
+    /// Read.
+    Ready,
+    /// The read failed (`message`: the error).
+    Failed,
+}
+
+/// `catalog`: what the pickers offer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogState {
+    /// Whether it is read.
+    pub status: CatalogStatus,
+    /// Why it is unavailable or failed.
+    pub message: Option<String>,
+    /// The CLI's version, when it says.
+    pub cli_version: Option<String>,
+    /// The models, the default marked.
+    pub models: Vec<ModelChoice>,
+    /// The skills on disk the CLI lists (built-ins left out).
+    pub skills: Vec<SkillChoice>,
+}
+
+/// One model of the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChoice {
+    /// What `--model` takes.
+    pub value: String,
+    /// The name to show.
+    pub display_name: String,
+    /// The CLI's one-line description.
+    pub description: Option<String>,
+    /// The canonical id the alias resolves to.
+    pub resolved_model: Option<String>,
+    /// The CLI's default model.
+    pub is_default: bool,
+    /// Its effort levels (none for a model without effort).
+    pub effort_levels: Vec<String>,
+}
+
+/// One skill of the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SkillChoice {
+    /// The name a prompt uses (`/name`).
+    pub name: String,
+    /// Its one-line description.
+    pub description: Option<String>,
+    /// `project`, `user` or `plugin`.
+    pub scope: String,
+}
+
+/// Where a setting in force comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SettingSource {
+    /// Chosen on the page, remembered for the workspace until reset.
+    Page,
+    /// Orbit's `settings.json`.
+    Settings,
+    /// Nothing set: the CLI's own default.
+    Default,
+}
+
+/// One setting in force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingValue {
+    /// Its value (`null`: none passed).
+    pub value: Option<String>,
+    /// Where it comes from.
+    pub source: SettingSource,
+}
+
+/// `settings`: what reaches the next prompt's process, and from where.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsState {
+    /// `--model`.
+    pub model: SettingValue,
+    /// `--effort`.
+    pub effort: SettingValue,
+    /// `--permission-mode`.
+    pub permission_mode: SettingValue,
+    /// `claude.path` (never editable from the page).
+    pub path: SettingValue,
+    /// The executable the probe found.
+    pub executable: Option<String>,
+    /// `claude.extraArgs` (never editable from the page).
+    pub extra_args: Vec<String>,
+    /// Where the extra arguments come from (`settings` or `default`).
+    pub extra_args_source: SettingSource,
+    /// Orbit's `settings.json`.
+    pub settings_file: String,
+    /// Values of `settings.json` that were refused, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// `mcp`: the MCP view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpState {
+    /// Every server, as last listed (the catalog, a reload, an action, a
+    /// session's `init`).
+    pub servers: Vec<McpServerRow>,
+    /// What runs now (`Reloading`, `Signing in to <server>`), else `null`.
+    pub working: Option<String>,
+    /// The outcome of the last action, one line (`null`: none yet).
+    pub note: Option<String>,
+    /// An action changed what conversations load: each starts a new
+    /// process at its next prompt.
+    pub restart_pending: bool,
+}
+
+/// One MCP server of the view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerRow {
+    /// Its name.
+    pub name: String,
+    /// `connected`, `failed`, `needs-auth`, `pending` or `disabled`.
+    pub status: String,
+    /// `project`, `user`, `local`, ...
+    pub scope: Option<String>,
+    /// `stdio`, `sse`, `http`, ...
+    pub transport: Option<String>,
+    /// The server's own version.
+    pub version: Option<String>,
+    /// How many tools it offers.
+    pub tool_count: u32,
+    /// Their names.
+    pub tools: Vec<String>,
+    /// Why it failed, scrubbed.
+    pub error: Option<String>,
+    /// The actions that apply to it (`reconnect`, `enable`, `disable`,
+    /// `signin`, `signout`).
+    pub actions: Vec<String>,
+}
+
+/// `history`: the workspace's earlier conversations, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryState {
+    /// A scan runs now (the list is the last one until it ends).
+    pub scanning: bool,
+    /// Why the last scan failed.
+    pub error: Option<String>,
+    /// The conversations; `continue` takes only their ids.
+    pub conversations: Vec<HistoryEntry>,
+}
+
+/// One earlier conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    /// Claude Code's session id (what `continue` takes).
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// The prompts (the first 50, each at most 200 characters).
+    pub prompts: Vec<String>,
+    /// How many prompts in all.
+    pub prompt_count: u32,
+    /// The models that answered.
+    pub models: Vec<String>,
+    /// The last git branch.
+    pub git_branch: Option<String>,
+    /// Files read or edited (as the tools named them).
+    pub files_touched: Vec<String>,
+    /// MCP servers whose tools were called.
+    pub mcp_servers: Vec<String>,
+    /// Skills used.
+    pub skills: Vec<String>,
+    /// Subagent transcripts beside it.
+    pub subagents: u32,
+    /// When it started (ISO-8601).
+    pub created: Option<String>,
+    /// When its transcript last changed (ms since the epoch).
+    pub modified_ms: u64,
+    /// A conversation of this Orbit holds it now.
+    pub open: Option<String>,
+}

@@ -1,0 +1,198 @@
+//! The page's panels end to end (issue 20): a real `orbit open`, the pinned
+//! `claude` against the fake Messages API, and the page in real Chromium
+//! (`web/e2e/panels.mjs` through `web/e2e/run.mjs`). Screenshots go to
+//! `target/artifacts/panels/`.
+
+use serde_json::{Value, json};
+
+use crate::fake_api::{text, tool};
+use crate::page_e2e::{Scene, lock};
+
+/// Every text of a request's messages, joined (what the model was sent).
+fn sent_text(request: &Value) -> String {
+    request["messages"].to_string()
+}
+
+#[test]
+fn a_model_chosen_in_settings_reaches_the_next_prompt_and_bypass_is_refused() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    scene.env.api.script([text("One."), text("Two.")]);
+    scene.open();
+    let result = scene.run_in("panels-settings", "panels", &[]);
+    let requests = scene.env.api.requests();
+    assert!(requests.len() >= 2, "{requests:?}");
+    let chosen = &result["chosen"];
+    let wanted = [chosen["value"].as_str(), chosen["resolvedModel"].as_str()];
+    let last = requests.last().unwrap()["model"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        wanted
+            .iter()
+            .flatten()
+            .any(|w| last.starts_with(w) || w.starts_with(&last)),
+        "the second prompt's model {last} is not the chosen {chosen}"
+    );
+    assert_ne!(
+        requests[0]["model"],
+        requests.last().unwrap()["model"],
+        "the model changed"
+    );
+    assert_eq!(result["bypass"]["code"], "bypass_from_page", "{result}");
+    assert!(
+        !result["modes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m.as_str().unwrap().contains("ypass")),
+        "{result}"
+    );
+    assert_eq!(result["reset"]["model"]["source"], "default", "{result}");
+    // The choice was remembered in a private file, and the reset removed it.
+    let choices = scene.env.config.path().join("state/choices");
+    let left: Vec<_> = std::fs::read_dir(&choices)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "reset keeps no choice: {left:?}");
+    scene.end();
+}
+
+#[test]
+fn history_lists_the_last_conversation_and_continue_resumes_it() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    scene
+        .env
+        .api
+        .script([text("Noted: PERIHELION."), text("The word was PERIHELION.")]);
+    scene.open();
+    scene.run_in(
+        "prompt",
+        "panels",
+        &[("ORBIT_PROMPT", "Remember the word PERIHELION")],
+    );
+    // A fresh Orbit: the conversation is only in Claude Code's transcript.
+    scene.end();
+    scene.open();
+    let result = scene.run_in(
+        "panels-history",
+        "panels",
+        &[
+            ("ORBIT_HISTORY_WORD", "perihelion"),
+            ("ORBIT_PROMPT", "What was the word?"),
+        ],
+    );
+    assert!(result["some"].as_u64().unwrap() >= 1, "{result}");
+    let requests = scene.env.api.requests();
+    let last = requests.last().unwrap();
+    let sent = sent_text(last);
+    assert!(
+        sent.contains("Remember the word PERIHELION") && sent.contains("What was the word?"),
+        "the resumed request carries the earlier messages: {sent}"
+    );
+    scene.end();
+}
+
+#[test]
+fn the_mcp_view_disables_and_enables_a_real_stdio_server() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let server = scene.env.ws.path().join("echo_server.py");
+    std::fs::write(
+        &server,
+        "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n    if 'id' not in m: continue\n    r = {}\n    if m['method'] == 'initialize': r = {'protocolVersion': m['params']['protocolVersion'], 'capabilities': {'tools': {}}, 'serverInfo': {'name': 'echo', 'version': '1.2.3'}}\n    if m['method'] == 'tools/list': r = {'tools': [{'name': 'echo', 'inputSchema': {'type': 'object'}}]}\n    print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': r}), flush=True)\n",
+    )
+    .unwrap();
+    let mcp = json!({"mcpServers": {"echo": {"command": "python3", "args": [server]}}});
+    scene
+        .env
+        .write_settings(json!({"claude.extraArgs": ["--mcp-config", mcp.to_string()]}));
+    scene.env.api.script([text("Without."), text("With.")]);
+    scene.open();
+    let result = scene.run_in("panels-mcp", "panels", &[]);
+    assert_eq!(result["tools"], json!(["echo"]), "{result}");
+    let requests = scene.env.api.requests();
+    let without = requests
+        .iter()
+        .find(|r| sent_text(r).contains("Prompt without echo"))
+        .expect("the first prompt's request");
+    let with = requests
+        .iter()
+        .rev()
+        .find(|r| sent_text(r).contains("Prompt with echo"))
+        .expect("the second prompt's request");
+    // MCP tools are deferred (found through ToolSearch): a process that
+    // loads the server names `mcp__echo__echo` to the model; one that does
+    // not never mentions it.
+    assert!(
+        !without.to_string().contains("mcp__echo__echo"),
+        "disabled, the prompt's process does not offer echo: {without}"
+    );
+    let with_text = with.to_string();
+    assert!(
+        with_text.contains("mcp__echo__echo")
+            && !with_text.contains("deferred tools are no longer available"),
+        "enabled again, the next prompt's process offers echo: {with_text}"
+    );
+    scene.end();
+}
+
+#[test]
+fn a_picked_skill_leads_and_a_file_chip_reaches_the_model() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let ws = scene.env.ws.path().to_owned();
+    std::fs::create_dir_all(ws.join(".claude/skills/review")).unwrap();
+    std::fs::write(
+        ws.join(".claude/skills/review/SKILL.md"),
+        "---\nname: review\ndescription: Review the change\n---\nSKILL-BODY-MARKER: review carefully.\n",
+    )
+    .unwrap();
+    scene.env.api.script([text("Reviewed.")]);
+    scene.open();
+    let result = scene.run_in("panels-compose", "panels", &[]);
+    assert_eq!(result["skills"], json!(["review"]), "{result}");
+    assert_eq!(result["files"], json!(["src/util.rs"]), "{result}");
+    let requests = scene.env.api.requests();
+    let sent = sent_text(requests.last().unwrap());
+    assert!(sent.contains("SKILL-BODY-MARKER"), "the skill ran: {sent}");
+    assert!(
+        sent.contains("println!"),
+        "the file's content reached the model: {sent}"
+    );
+    scene.end();
+}
+
+#[test]
+fn changes_list_an_edit_and_a_write() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    scene
+        .env
+        .write_settings(json!({"claude.permissionMode": "acceptEdits"}));
+    let ws = scene.env.ws.path().to_owned();
+    scene.env.api.script([
+        tool(
+            "Edit",
+            json!({"file_path": ws.join("README.md"), "old_string": "A demo workspace.", "new_string": "An edited workspace."}),
+        ),
+        tool(
+            "Write",
+            json!({"file_path": ws.join("src/extra.rs"), "content": "pub fn extra() {}\n"}),
+        ),
+        text("Done."),
+    ]);
+    scene.open();
+    let result = scene.run_in("panels-changes", "panels", &[]);
+    let files = result["files"].as_array().unwrap();
+    assert!(files.contains(&json!("README.md")), "{result}");
+    assert!(
+        std::fs::read_to_string(ws.join("README.md"))
+            .unwrap()
+            .contains("An edited workspace."),
+        "the edit went through"
+    );
+    scene.end();
+}

@@ -1,0 +1,196 @@
+// The panels' scenarios (issue 20): Settings, History, the MCP view, the
+// Skills picker and file chips, Changes and Usage, in real Chromium through
+// their accessible names and `window.orbitInspect.panels()`. run.mjs gives
+// its helpers; each scenario returns what it saw for the Rust side to
+// check against the fake Messages API's requests.
+
+/** The scenarios' names. */
+export const PANEL_SCENARIOS = ['panels-settings', 'panels-history', 'panels-mcp', 'panels-compose', 'panels-changes'];
+
+const panelsOf = (page) => page.evaluate(() => window.orbitInspect.panels());
+
+export function panelScenarios({ until, shot, ask, origin, timeout }) {
+  async function untilPanels(page, what, predicate, wait = timeout) {
+    const deadline = Date.now() + wait;
+    let last;
+    for (;;) {
+      last = await panelsOf(page).catch(() => null);
+      if (last && predicate(last)) return last;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; panels: ${JSON.stringify(last)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** Waits until the shown conversation has finished `n` turns. */
+  const turnsDone = (page, n) => until(page, `turn ${n} to end`, (s) => {
+    const session = s.shown ? s.sessions[s.shown] : undefined;
+    const ends = s.shown ? (s.transcripts[s.shown]?.kinds ?? []).filter((k) => k === 'turnEnd').length : 0;
+    return session !== undefined && session.turns >= n && ends >= n && (session.phase === 'idle' || session.phase === 'failed');
+  });
+
+  /** Sends one action over a socket of the page's own origin (as a crafted page would); its ack. */
+  const actRaw = (page, request) => page.evaluate(
+    ({ url, request }) => new Promise((resolve) => {
+      const ws = new WebSocket(url);
+      const id = `raw-${Date.now()}`;
+      ws.onopen = () => { ws.send(JSON.stringify({ type: 'resume', instanceId: null, lastSeq: null })); };
+      ws.onmessage = (event) => {
+        const frame = JSON.parse(event.data);
+        if (frame.body?.type === 'snapshotEnd') ws.send(JSON.stringify({ type: 'action', id, request }));
+        if (frame.body?.type === 'ack' && frame.body.id === id) { ws.close(); resolve(frame.body); }
+      };
+      ws.onerror = () => resolve({ ok: false, code: 'socket_error' });
+      setTimeout(() => resolve({ ok: false, code: 'timeout' }), 10000);
+    }),
+    { url: `${origin.replace(/^http/, 'ws')}/ws?w=${new URL(page.url()).pathname.split('/')[2]}`, request },
+  );
+
+  async function openPanel(page, name) {
+    const button = page.getByRole('button', { name, exact: true });
+    if ((await button.getAttribute('aria-expanded')) !== 'true') await button.click();
+    const dialog = page.getByRole('dialog', { name });
+    await dialog.waitFor();
+    return dialog;
+  }
+
+  const catalogReady = (page) => untilPanels(page, 'the catalog', (p) => p.catalog?.status === 'ready', Math.max(timeout, 60000));
+
+  // Settings: a model chosen on the page reaches the next prompt, is
+  // remembered across a reload until reset; bypass is never offered and a
+  // crafted setPermissionMode to bypass is refused.
+  async function settings(page) {
+    await ask(page, 'First prompt, default model');
+    await turnsDone(page, 1);
+    const dialog = await openPanel(page, 'Settings');
+    const { catalog } = await catalogReady(page);
+    const model = dialog.getByRole('combobox', { name: 'Model' });
+    const effort = dialog.getByRole('combobox', { name: 'Effort' });
+    const mode = dialog.getByRole('combobox', { name: 'Permission mode' });
+    await Promise.all([model.waitFor(), effort.waitFor(), mode.waitFor()]);
+    const modes = await mode.evaluate((el) => Array.from(el.options, (o) => o.value));
+    if (modes.some((m) => /bypass/i.test(m))) throw new Error(`bypass is offered: ${modes.join(', ')}`);
+    const byDefault = catalog.models.find((m) => m.isDefault);
+    const chosen = catalog.models.find((m) => !m.isDefault && m.value !== 'default' && m.resolvedModel !== byDefault?.resolvedModel);
+    if (!chosen) throw new Error('the catalog lists no model besides the default');
+    await model.selectOption(chosen.value);
+    await untilPanels(page, 'the model choice', (p) => p.settings?.model.value === chosen.value && p.settings.model.source === 'page');
+    await mode.selectOption('plan');
+    await untilPanels(page, 'the mode choice', (p) => p.settings?.permissionMode.value === 'plan');
+    await shot(page, 'settings');
+    const bypass = await actRaw(page, { type: 'setPermissionMode', mode: 'bypassPermissions' });
+    if (bypass.ok || bypass.code !== 'bypass_from_page') throw new Error(`a crafted bypass was not refused: ${JSON.stringify(bypass)}`);
+    const still = await panelsOf(page);
+    if (still.settings.permissionMode.value !== 'plan') throw new Error('the refused bypass changed the mode');
+    // Remembered across a reload.
+    await page.reload();
+    await until(page, 'the page again', (s) => s.connection === 'open' && s.ready);
+    const again = await untilPanels(page, 'the settings after a reload', (p) => p.settings !== null);
+    if (again.settings.model.value !== chosen.value || again.settings.model.source !== 'page') throw new Error(`the choice was not remembered: ${JSON.stringify(again.settings.model)}`);
+    await ask(page, 'Second prompt, chosen model');
+    await turnsDone(page, 2);
+    const dialog2 = await openPanel(page, 'Settings');
+    const modelShown = await dialog2.getByRole('combobox', { name: 'Model' }).inputValue();
+    await dialog2.getByRole('button', { name: 'Reset to defaults' }).click();
+    const reset = await untilPanels(page, 'the reset', (p) => p.settings?.model.source !== 'page' && p.settings?.permissionMode.source !== 'page');
+    await shot(page, 'settings-reset');
+    return { chosen, modelShown, modes, bypass, reset: reset.settings };
+  }
+
+  // History lists the conversation had before Orbit restarted, filters as
+  // the user types, and Continue resumes it (`--resume`).
+  async function history(page) {
+    const dialog = await openPanel(page, 'History');
+    const listed = await untilPanels(page, 'the history list', (p) => (p.history?.conversations.length ?? 0) > 0 && !p.history.scanning);
+    const entry = listed.history.conversations[0];
+    const filter = dialog.getByRole('searchbox', { name: 'Filter history' });
+    await filter.fill('no-such-words-anywhere');
+    const none = await dialog.getByRole('button', { name: 'Continue' }).count();
+    await filter.fill(process.env.ORBIT_HISTORY_WORD ?? '');
+    const some = await dialog.getByRole('button', { name: 'Continue' }).count();
+    if (none !== 0 || some === 0) throw new Error(`the filter did not filter: ${none} then ${some}`);
+    await shot(page, 'history');
+    await dialog.getByRole('listitem').filter({ hasText: entry.title }).getByRole('button', { name: 'Continue' }).first().click();
+    const s = await until(page, 'a conversation holding the id', (st) => st.conversations.some((c) => c.key === st.current && c.sessionId === entry.id));
+    await page.getByText('This conversation continues an earlier one').waitFor();
+    await ask(page, process.env.ORBIT_PROMPT ?? 'What was the word?');
+    await turnsDone(page, 1);
+    const bad = await actRaw(page, { type: 'continue', id: 'not-a-listed-id' });
+    if (bad.ok || bad.code !== 'unknown_history_id') throw new Error(`an unlisted id was not refused: ${JSON.stringify(bad)}`);
+    await shot(page, 'history-continued');
+    return { id: entry.id, title: entry.title, current: s.current, none, some };
+  }
+
+  // The MCP view against a real stdio server: connected with its tools;
+  // Disable takes it out of the next prompt's process, Enable puts it back.
+  async function mcp(page) {
+    const dialog = await openPanel(page, 'MCP servers');
+    const first = await untilPanels(page, 'the echo server connected', (p) => p.mcp?.servers.some((s) => s.name === 'echo' && s.status === 'connected'), Math.max(timeout, 60000));
+    const server = dialog.getByRole('listitem', { name: 'echo' });
+    await server.getByText('echo', { exact: true }).first().waitFor();
+    const buttons = await server.getByRole('button').allTextContents();
+    if (buttons.includes('Sign in') || buttons.includes('Sign out')) throw new Error(`a stdio server offers sign-in: ${buttons.join(', ')}`);
+    await shot(page, 'mcp');
+    await server.getByRole('button', { name: 'Disable' }).click();
+    await untilPanels(page, 'echo disabled', (p) => p.mcp?.servers.some((s) => s.name === 'echo' && s.status === 'disabled') && p.mcp.restartPending);
+    await dialog.getByText('starts a new process at its next prompt').waitFor();
+    await shot(page, 'mcp-disabled');
+    await ask(page, 'Prompt without echo');
+    await turnsDone(page, 1);
+    await openPanel(page, 'MCP servers');
+    await server.getByRole('button', { name: 'Enable' }).click();
+    await untilPanels(page, 'echo connected again', (p) => p.mcp?.servers.some((s) => s.name === 'echo' && s.status === 'connected'));
+    await ask(page, 'Prompt with echo');
+    await turnsDone(page, 2);
+    await openPanel(page, 'MCP servers');
+    await dialog.getByRole('button', { name: 'Reload' }).click();
+    await untilPanels(page, 'the reload', (p) => /Reloaded/.test(p.mcp?.note ?? ''));
+    return { tools: first.mcp.servers.find((s) => s.name === 'echo').tools, buttons };
+  }
+
+  // A picked skill goes as the leading slash command; a file chip (completed
+  // by the server's matcher) as an @ mention.
+  async function compose(page) {
+    await catalogReady(page);
+    await page.getByRole('button', { name: 'Skills' }).click();
+    await page.getByRole('group', { name: 'Skills to use' }).getByRole('checkbox', { name: /review/ }).check();
+    const add = page.getByRole('combobox', { name: 'Add file' });
+    await add.fill('utl');
+    await page.getByRole('listbox', { name: 'Files' }).getByRole('option', { name: 'src/util.rs' }).waitFor();
+    await add.press('Enter');
+    const attached = await untilPanels(page, 'the chips', (p) => p.skills.length === 1 && p.files.length === 1);
+    await shot(page, 'chips');
+    await ask(page, 'Check it.');
+    await turnsDone(page, 1);
+    const s = await until(page, 'the prompt entry', (st) => (st.transcripts[st.shown]?.kinds ?? []).includes('prompt'));
+    const after = await panelsOf(page);
+    if (after.skills.length !== 0 || after.files.length !== 0) throw new Error('the chips were not spent');
+    return { skills: attached.skills, files: attached.files, key: s.shown };
+  }
+
+  // Changes lists the files an Edit and a Write changed, each opening the
+  // file panel; Usage shows the session's cost.
+  async function changes(page) {
+    await ask(page, 'Edit the readme and write a new file');
+    await turnsDone(page, 1);
+    const dialog = await openPanel(page, 'Changes');
+    const whole = dialog.getByRole('list', { name: 'Whole conversation' });
+    await whole.getByRole('button', { name: 'README.md' }).waitFor();
+    const files = await whole.getByRole('button').allTextContents();
+    await shot(page, 'changes');
+    await whole.getByRole('button', { name: 'README.md' }).click();
+    await page.getByRole('dialog', { name: 'README.md' }).waitFor();
+    await page.getByRole('dialog', { name: 'README.md' }).getByRole('button', { name: 'Close' }).click();
+    const usage = await openPanel(page, 'Usage');
+    await usage.getByText('Session (list price)').waitFor();
+    await shot(page, 'usage');
+    return { files };
+  }
+
+  return {
+    'panels-settings': settings,
+    'panels-history': history,
+    'panels-mcp': mcp,
+    'panels-compose': compose,
+    'panels-changes': changes,
+  };
+}

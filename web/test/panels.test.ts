@@ -1,0 +1,299 @@
+import { describe, expect, it } from 'vitest';
+import type { CatalogState, HistoryEntry, McpState, PageRequest, SearchMatch, SettingsState } from '../src/protocol/types';
+import { mountPanels } from '../src/hud/panels';
+import { changesOf } from '../src/hud/panels/changes';
+import { Composer, MAX_FILES, MAX_SKILLS, pickDropped } from '../src/hud/panels/composer';
+import { matchesFilter } from '../src/hud/panels/history';
+import { Drawer } from '../src/hud/drawer';
+import { applyFrame, initialState, type PageState } from '../src/state/store';
+import { describeAction } from '../src/state/outbox';
+import { entry, session, workspace } from './fixtures';
+
+const catalog: CatalogState = {
+  status: 'ready',
+  message: null,
+  cliVersion: '2.1.0',
+  models: [
+    { value: 'default', displayName: 'Default', description: null, resolvedModel: 'claude-opus-5', isDefault: true, effortLevels: ['low', 'high'] },
+    { value: 'sonnet', displayName: 'Sonnet', description: null, resolvedModel: 'claude-sonnet-5', isDefault: false, effortLevels: ['low', 'medium'] },
+    { value: 'haiku', displayName: 'Haiku', description: null, resolvedModel: 'claude-haiku-5', isDefault: false, effortLevels: [] },
+  ],
+  skills: [{ name: 'review', description: 'Review it', scope: 'project' }],
+};
+
+function settings(over: Partial<SettingsState> = {}): SettingsState {
+  return {
+    model: { value: null, source: 'default' },
+    effort: { value: null, source: 'default' },
+    permissionMode: { value: null, source: 'default' },
+    path: { value: '/opt/claude', source: 'settings' },
+    executable: '/opt/claude',
+    extraArgs: ['--add-dir', '../shared'],
+    extraArgsSource: 'settings',
+    settingsFile: '/home/u/.config/orbit/settings.json',
+    warnings: [],
+    ...over,
+  };
+}
+
+function historyEntry(id: string, title: string, over: Partial<HistoryEntry> = {}): HistoryEntry {
+  return {
+    id, title, prompts: [title], promptCount: 1, models: ['claude-opus-5'], gitBranch: 'main',
+    filesTouched: [], mcpServers: [], skills: [], subagents: 0, created: null, modifiedMs: 1_700_000_000_000, open: null, ...over,
+  };
+}
+
+const mcp: McpState = {
+  servers: [
+    { name: 'echo', status: 'connected', scope: 'user', transport: 'stdio', version: '1.2.3', toolCount: 1, tools: ['echo'], error: null, actions: ['reconnect', 'disable'] },
+    { name: 'web', status: 'needs-auth', scope: 'project', transport: 'http', version: null, toolCount: 0, tools: [], error: 'token expired', actions: ['reconnect', 'disable', 'signin'] },
+  ],
+  working: null,
+  note: null,
+  restartPending: false,
+};
+
+function setup(over: { settings?: SettingsState; search?: (q: string, limit: number) => Promise<SearchMatch[]> } = {}) {
+  const sent: PageRequest[] = [];
+  const opened: string[] = [];
+  const panels = mountPanels({
+    workspaceId: 'w1',
+    send: (r) => `id${sent.push(r)}`,
+    show: () => {},
+    openFile: (p) => { opened.push(p); },
+    search: over.search ?? (() => Promise.resolve([])),
+  });
+  document.body.replaceChildren(panels.toolbar, panels.el, panels.composer.el);
+  const state: PageState = initialState();
+  state.connection = 'open';
+  applyFrame(state, { seq: null, body: { type: 'workspace', ...workspace, trusted: true } });
+  applyFrame(state, { seq: 1, body: { type: 'catalog', ...catalog } });
+  applyFrame(state, { seq: 2, body: { type: 'settings', ...(over.settings ?? settings()) } });
+  applyFrame(state, { seq: 3, body: { type: 'mcp', ...mcp } });
+  applyFrame(state, { seq: 4, body: { type: 'history', scanning: false, error: null, conversations: [historyEntry('b', 'Newer about maps', { gitBranch: 'feature/maps' }), historyEntry('a', 'Older about tests')] } });
+  panels.render(state, null);
+  const button = (name: string, root: ParentNode = document) => Array.from(root.querySelectorAll('button')).find((b) => b.textContent === name || b.getAttribute('aria-label') === name);
+  const dialog = (name: string) => Array.from(document.querySelectorAll<HTMLElement>('[role="dialog"]')).find((d) => d.querySelector('h2')?.textContent === name);
+  const open = (name: string) => { button(name)?.click(); const d = dialog(name); if (!d) throw new Error(`no ${name}`); return d; };
+  return { sent, opened, panels, state, button, dialog, open };
+}
+
+const select = (root: ParentNode, label: string) => {
+  const found = Array.from(root.querySelectorAll('label')).find((l) => l.textContent.startsWith(label))?.querySelector('select');
+  if (!found) throw new Error(`no ${label}`);
+  return found;
+};
+
+describe('the panel buttons', () => {
+  it('are named as the issue says and open one panel at a time', () => {
+    const { button, open, dialog, panels } = setup();
+    for (const name of ['History', 'MCP servers', 'Settings', 'Changes', 'Usage']) expect(button(name), name).toBeDefined();
+    open('History');
+    expect(dialog('History')?.hidden).toBe(false);
+    open('Settings');
+    expect(dialog('History')?.hidden).toBe(true);
+    expect(panels.inspect().open).toBe('Settings');
+  });
+});
+
+describe('Settings', () => {
+  it('offers the catalog models with the default marked, the chosen model’s efforts, and never bypass', () => {
+    const { open, sent } = setup();
+    const d = open('Settings');
+    const model = select(d, 'Model');
+    expect(Array.from(model.options, (o) => o.textContent)).toEqual(['Default (Default)', 'Sonnet', 'Haiku']);
+    const mode = select(d, 'Permission mode');
+    expect(Array.from(mode.options, (o) => o.value)).toEqual(['default', 'acceptEdits', 'plan']);
+    const effort = select(d, 'Effort');
+    expect(Array.from(effort.options, (o) => o.value)).toEqual(['', 'low', 'high']);
+    model.value = 'haiku';
+    model.dispatchEvent(new Event('change'));
+    expect(sent).toEqual([{ type: 'setModel', model: 'haiku' }]);
+  });
+
+  it('offers no effort for a model without levels and says where each value comes from', () => {
+    const { open, state, panels } = setup({ settings: settings({ model: { value: 'haiku', source: 'page' }, permissionMode: { value: 'bypassPermissions', source: 'settings' } }) });
+    const d = open('Settings');
+    panels.render(state, null);
+    expect(select(d, 'Effort').disabled).toBe(true);
+    expect(d.textContent).toContain('haiku: chosen here, remembered for this workspace');
+    // bypass from settings.json is said, not offered.
+    const mode = select(d, 'Permission mode');
+    expect(mode.disabled).toBe(true);
+    expect(Array.from(mode.options, (o) => o.value)).not.toContain('bypassPermissions');
+    expect(d.textContent).toContain('only settings.json can change it');
+    expect(d.textContent).toContain('--add-dir ../shared (from settings.json)');
+    expect(d.querySelectorAll('input, textarea').length).toBe(0);
+  });
+
+  it('resets to the defaults only when a page choice is in force', () => {
+    const first = setup();
+    expect(first.button('Reset to defaults', first.open('Settings'))?.disabled).toBe(true);
+    const { open, button, sent } = setup({ settings: settings({ effort: { value: 'low', source: 'page' } }) });
+    const reset = button('Reset to defaults', open('Settings'));
+    expect(reset?.disabled).toBe(false);
+    reset?.click();
+    expect(sent).toEqual([{ type: 'resetSettings' }]);
+  });
+});
+
+describe('History', () => {
+  it('asks for a fresh list when opened, lists newest first, filters as the user types, and continues an id of the list', () => {
+    const { open, sent, state, panels } = setup();
+    const d = open('History');
+    expect(sent).toEqual([{ type: 'history' }]);
+    const titles = () => Array.from(d.querySelectorAll('.history-title'), (t) => t.textContent);
+    expect(titles()).toEqual(['Newer about maps', 'Older about tests']);
+    const filter = d.querySelector('input');
+    if (!filter) throw new Error('no filter');
+    filter.value = 'feature/maps';
+    filter.dispatchEvent(new Event('input'));
+    panels.render(state, null);
+    expect(titles()).toEqual(['Newer about maps']);
+    const cont = Array.from(d.querySelectorAll('button')).find((b) => b.textContent === 'Continue');
+    cont?.click();
+    expect(sent.at(-1)).toEqual({ type: 'continue', id: 'b' });
+  });
+
+  it('matches every word, case-insensitively, over title, prompts, branch and files', () => {
+    const e = historyEntry('x', 'Fix the parser', { filesTouched: ['/w/src/lexer.rs'], gitBranch: 'wip' });
+    expect(matchesFilter(e, 'PARSER lexer')).toBe(true);
+    expect(matchesFilter(e, 'parser nothing')).toBe(false);
+    expect(matchesFilter(e, '  ')).toBe(true);
+  });
+
+  it('says a scan is running', () => {
+    const { open, state, panels } = setup();
+    const d = open('History');
+    applyFrame(state, { seq: 9, body: { type: 'history', scanning: true, error: null, conversations: [] } });
+    panels.render(state, null);
+    expect(d.textContent).toContain('Reading Claude Code’s transcripts');
+  });
+});
+
+describe('the MCP view', () => {
+  it('shows each server with only the actions that apply, and sends them', () => {
+    const { open, sent, state, panels } = setup();
+    const d = open('MCP servers');
+    const row = (name: string) => d.querySelector<HTMLElement>(`[data-server="${name}"]`);
+    const names = (el: HTMLElement | null) => Array.from(el?.querySelectorAll('button') ?? [], (b) => b.textContent);
+    expect(names(row('echo'))).toEqual(['Reconnect', 'Disable']);
+    expect(names(row('web'))).toEqual(['Reconnect', 'Disable', 'Sign in']);
+    expect(row('echo')?.textContent).toContain('stdio · user scope · v1.2.3 · 1 tool');
+    expect(row('web')?.textContent).toContain('token expired');
+    Array.from(row('web')?.querySelectorAll('button') ?? []).find((b) => b.textContent === 'Sign in')?.click();
+    expect(sent).toEqual([{ type: 'mcpAction', server: 'web', action: 'signin' }]);
+    Array.from(d.querySelectorAll('button')).find((b) => b.textContent === 'Reload')?.click();
+    expect(sent.at(-1)).toEqual({ type: 'mcpReload' });
+    applyFrame(state, { seq: 9, body: { type: 'mcp', ...mcp, restartPending: true, working: 'Signing in to web: finish in the browser' } });
+    panels.render(state, null);
+    expect(d.textContent).toContain('starts a new process at its next prompt');
+    expect(d.textContent).toContain('Signing in to web');
+  });
+});
+
+describe('the prompt’s attachments', () => {
+  it('send the picked skill first and the file chips with the prompt, then are spent', async () => {
+    const matches: SearchMatch[] = [{ path: 'src/util.rs', score: 10, indices: [0, 4] }];
+    const queries: string[] = [];
+    const composer = new Composer((q) => { queries.push(q); return Promise.resolve(matches); });
+    const sent: PageRequest[] = [];
+    const drawer = new Drawer({ send: (r) => `id${sent.push(r)}`, show: () => {}, shown: () => null, attachments: composer });
+    document.body.replaceChildren(drawer.el);
+    const state = initialState();
+    state.connection = 'open';
+    applyFrame(state, { seq: null, body: { type: 'workspace', ...workspace, trusted: true } });
+    applyFrame(state, { seq: 1, body: { type: 'catalog', ...catalog } });
+    composer.render(state);
+    drawer.render(state);
+    composer.skillsButton.click();
+    const box = document.querySelector<HTMLInputElement>('input[type="checkbox"]');
+    if (!box) throw new Error('no skill');
+    box.checked = true;
+    box.dispatchEvent(new Event('change'));
+    const add = document.querySelector<HTMLInputElement>('[aria-label="Add file"]');
+    if (!add) throw new Error('no Add file');
+    add.value = 'utl';
+    add.dispatchEvent(new Event('input'));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(queries).toEqual(['utl']);
+    expect(document.querySelector('[role="option"]')?.textContent).toBe('src/util.rs');
+    add.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    expect(Array.from(document.querySelectorAll('.chip span'), (c) => c.textContent)).toEqual(['/review', '@src/util.rs']);
+    const prompt = document.querySelector('textarea');
+    if (!prompt) throw new Error('no box');
+    prompt.value = 'Check it.';
+    prompt.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
+    expect(sent).toEqual([{ type: 'prompt', key: null, text: 'Check it.', skills: ['review'], files: ['src/util.rs'] }]);
+    expect(composer.attachments()).toEqual({ skills: [], files: [] });
+  });
+
+  it('keeps at most eight skills and twenty files', () => {
+    const composer = new Composer(() => Promise.resolve([]));
+    for (let i = 0; i < 12; i += 1) composer.addSkill(`s${i}`);
+    for (let i = 0; i < 25; i += 1) composer.addFile(`f${i}.rs`);
+    expect(composer.attachments().skills).toHaveLength(MAX_SKILLS);
+    expect(composer.attachments().files).toHaveLength(MAX_FILES);
+  });
+
+  it('adds a dropped graph file by its path, and passes anything else on for the controller to drop', async () => {
+    const composer = new Composer((q) => Promise.resolve(q === 'util.rs' ? [{ path: 'src/util.rs', score: 1, indices: [] }] : []));
+    await composer.addDropped(['util.rs', '/etc/passwd']);
+    expect(composer.attachments().files).toEqual(['src/util.rs', '/etc/passwd']);
+    expect(pickDropped('/home/u/w/src/util.rs', [{ path: 'src/util.rs', score: 1, indices: [] }])).toBe('src/util.rs');
+    expect(pickDropped('a.rs', [{ path: 'x/a.rs', score: 1, indices: [] }, { path: 'y/a.rs', score: 1, indices: [] }])).toBeNull();
+  });
+});
+
+describe('Changes and Usage', () => {
+  it('list the files each turn edited or created, linked to the file panel', () => {
+    const entries = [
+      entry(1, { kind: 'prompt', text: 'Edit', skills: [], files: [] }, 1),
+      entry(2, { kind: 'tool', toolUseId: 't1', tool: 'Edit', detail: 'README.md', file: 'README.md' }, 1),
+      entry(3, { kind: 'tool', toolUseId: 't2', tool: 'Read', detail: 'src/a.rs', file: 'src/a.rs' }, 1),
+      entry(4, { kind: 'tool', toolUseId: 't3', tool: 'Write', detail: 'src/new.rs', file: 'src/new.rs' }, 2),
+      entry(5, { kind: 'tool', toolUseId: 't4', tool: 'Edit', detail: '/etc/hosts', file: null }, 2),
+    ];
+    expect(changesOf(entries)).toEqual({
+      turns: [{ turn: 1, prompt: 'Edit', files: ['README.md'] }, { turn: 2, prompt: null, files: ['src/new.rs'] }],
+      all: ['README.md', 'src/new.rs'],
+    });
+    const { open, state, panels, opened } = setup();
+    applyFrame(state, { seq: 10, body: { type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'idle', title: 'x', sessionId: null, warm: true }] } });
+    applyFrame(state, { seq: 11, body: { type: 'session', ...session('c1', { turns: 2, totalCostUsd: 0.5 }) } });
+    applyFrame(state, { seq: 12, body: { type: 'transcript', key: 'c1', subagents: false, reset: true, entries } });
+    const d = open('Changes');
+    panels.render(state, 'c1');
+    expect(d.textContent).toContain('Whole conversation: 2 files changed');
+    expect(d.textContent).toContain('Turn 2: 1 file changed');
+    Array.from(d.querySelectorAll('button')).find((b) => b.textContent === 'src/new.rs')?.click();
+    expect(opened).toEqual(['src/new.rs']);
+    const u = open('Usage');
+    panels.render(state, 'c1');
+    expect(u.textContent).toContain('$0.50');
+  });
+
+  it('every new request is described for the outbox', () => {
+    for (const request of [{ type: 'resetSettings' }, { type: 'history' }, { type: 'mcpReload' }] as PageRequest[]) {
+      expect(describeAction({ id: 'x', frame: { type: 'action', id: 'x', request }, at: 0, instanceId: null })).not.toBe('');
+    }
+  });
+});
+
+describe('a continued conversation', () => {
+  it('says it continues an earlier one and links to it in History', () => {
+    const { state, panels, dialog } = setup();
+    document.body.append(panels.continuation);
+    applyFrame(state, { seq: 20, body: { type: 'history', scanning: false, error: null, conversations: [historyEntry('s-1', 'Earlier work', { promptCount: 3 })] } });
+    applyFrame(state, { seq: 21, body: { type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'idle', title: null, sessionId: 's-1', warm: true }] } });
+    panels.render(state, 'c1');
+    expect(panels.continuation.hidden).toBe(false);
+    expect(panels.continuation.textContent).toContain('continues an earlier one (“Earlier work”)');
+    panels.continuation.querySelector('button')?.click();
+    expect(dialog('History')?.hidden).toBe(false);
+    // A conversation whose every prompt is in view is not a continuation.
+    applyFrame(state, { seq: 22, body: { type: 'history', scanning: false, error: null, conversations: [historyEntry('s-1', 'Earlier work', { promptCount: 0 })] } });
+    panels.render(state, 'c1');
+    expect(panels.continuation.hidden).toBe(true);
+  });
+});
