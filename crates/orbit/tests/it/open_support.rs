@@ -77,8 +77,12 @@ impl OrbitEnv {
     }
 
     /// `orbit ARGS` in the workspace, its `claude` talking to the fake API.
+    /// `ORBIT_BENCH_BIN` (set by `bench/page/latency` only) names another
+    /// build to run, the release one.
     pub(crate) fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_orbit"));
+        let bin = std::env::var_os("ORBIT_BENCH_BIN")
+            .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_orbit")), PathBuf::from);
+        let mut command = Command::new(bin);
         command
             .env("ORBIT_CONFIG_DIR", self.config.path())
             .env("HOME", self.home.path())
