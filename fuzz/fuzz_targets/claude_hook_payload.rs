@@ -5,30 +5,15 @@
 
 use libfuzzer_sys::fuzz_target;
 use orbtile::hooks::payload::{self, PayloadError};
-
-const EVENTS: [&str; 15] = [
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PermissionRequest",
-    "MessageDisplay",
-    "PreCompact",
-    "PostCompact",
-    "Stop",
-    "StopFailure",
-    "SubagentStart",
-    "SubagentStop",
-    "SessionEnd",
-    "Notification",
-];
+use orbtile::hooks::settings::EVENTS;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, body)) = data.split_first() else {
         return;
     };
-    let event = EVENTS[usize::from(selector) % EVENTS.len()];
+    // The installed events, and one Orbit does not install.
+    let index = usize::from(selector) % (EVENTS.len() + 1);
+    let event = EVENTS.get(index).copied().unwrap_or("Notification");
     match payload::parse(event, body) {
         Ok(input) => {
             assert!(!input.session_id.is_empty() && input.session_id.len() <= 128);

@@ -33,9 +33,9 @@ use tokio::sync::Notify;
 /// The longest `orbit.ask.next` waits for a report.
 pub(crate) const MAX_POLL: Duration = Duration::from_secs(25);
 
-/// A joined turn nobody polled for this long is dropped (its `orbit ask`
-/// went away); its conversation stays, as one of the page's.
-pub(crate) const ABANDONED: Duration = Duration::from_mins(1);
+// A joined turn nobody polled for `page_relay::ABANDONED` (a minute) is
+// dropped (its `orbit ask` went away); its conversation stays, as one of the
+// page's.
 
 /// At most this many joined turns at once.
 pub(crate) const MAX_ASKS: usize = 64;
@@ -164,8 +164,7 @@ struct JoinedTurn {
     key: String,
     queue: Mutex<Queue>,
     ready: Notify,
-    last_poll: Mutex<Instant>,
-    forward: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    polled: crate::page_relay::Polled,
 }
 
 impl JoinedTurn {
@@ -174,29 +173,15 @@ impl JoinedTurn {
     }
 
     fn touch(&self) {
-        *self
-            .last_poll
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        self.polled.touch();
     }
 
     fn abandoned(&self, now: Instant) -> bool {
-        let last = *self
-            .last_poll
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        now.saturating_duration_since(last) >= ABANDONED
+        self.polled.abandoned(now)
     }
 
     fn stop_forwarding(&self) {
-        if let Some(task) = self
-            .forward
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            task.abort();
-        }
+        self.polled.stop_forwarding();
     }
 }
 
@@ -311,8 +296,7 @@ impl AskRelay {
                 ended: false,
             }),
             ready: Notify::new(),
-            last_poll: Mutex::new(Instant::now()),
-            forward: Mutex::new(None),
+            polled: crate::page_relay::Polled::new(),
         });
         let forwarding = Arc::clone(&joined);
         let task = self.runtime.spawn(async move {
@@ -327,10 +311,7 @@ impl AskRelay {
             forwarding.lock().ended = true;
             forwarding.ready.notify_one();
         });
-        *joined
-            .forward
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(task);
+        joined.polled.forwarding(task);
         let id = format!("a{}", self.next_id.fetch_add(1, Ordering::SeqCst));
         self.asks().insert(id.clone(), joined);
         Ok(json!({"ask": id, "key": key}))

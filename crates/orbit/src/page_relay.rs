@@ -42,6 +42,57 @@ pub(crate) const MAX_POLL: Duration = Duration::from_secs(25);
 /// went away without `orbit.page.close`).
 pub(crate) const ABANDONED: Duration = Duration::from_mins(1);
 
+/// A relayed connection's (or a joined `orbit ask` turn's) long-poll
+/// bookkeeping: when it was last polled, and the task forwarding its
+/// frames.
+pub(crate) struct Polled {
+    last_poll: Mutex<Instant>,
+    forward: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Polled {
+    pub(crate) fn new() -> Self {
+        Self {
+            last_poll: Mutex::new(Instant::now()),
+            forward: Mutex::new(None),
+        }
+    }
+
+    /// Polled now.
+    pub(crate) fn touch(&self) {
+        *self
+            .last_poll
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    /// Nobody polled for [`ABANDONED`].
+    pub(crate) fn abandoned(&self, now: Instant) -> bool {
+        let last = *self
+            .last_poll
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        now.saturating_duration_since(last) >= ABANDONED
+    }
+
+    /// `task` forwards the frames from now on.
+    pub(crate) fn forwarding(&self, task: tokio::task::JoinHandle<()>) {
+        *self.forward.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+    }
+
+    /// The forwarding stops.
+    pub(crate) fn stop_forwarding(&self) {
+        if let Some(task) = self
+            .forward
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            task.abort();
+        }
+    }
+}
+
 /// Frames held for a connection that has not polled them; past it, the
 /// connection is closed as lagged (the page reconnects and resumes).
 const MAX_QUEUED: usize = 8192;
@@ -82,8 +133,7 @@ struct RelayConn {
     last_state: Mutex<Option<WorkspaceState>>,
     queue: Mutex<Queue>,
     ready: Notify,
-    last_poll: Mutex<Instant>,
-    forward: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    polled: Polled,
     /// The absolute files the editor's own dialog returned
     /// (`orbit.page.picked`), newest last: this page's prompts may name them.
     picked: Mutex<Vec<String>>,
@@ -133,29 +183,15 @@ impl RelayConn {
     }
 
     fn touch(&self) {
-        *self
-            .last_poll
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        self.polled.touch();
     }
 
     fn abandoned(&self, now: Instant) -> bool {
-        let last = *self
-            .last_poll
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        now.saturating_duration_since(last) >= ABANDONED
+        self.polled.abandoned(now)
     }
 
     fn stop(&self) {
-        if let Some(task) = self
-            .forward
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            task.abort();
-        }
+        self.polled.stop_forwarding();
         self.workspace.page_attached(false);
     }
 }
@@ -272,8 +308,7 @@ impl PageRelay {
                 ended: None,
             }),
             ready: Notify::new(),
-            last_poll: Mutex::new(Instant::now()),
-            forward: Mutex::new(None),
+            polled: Polled::new(),
             picked: Mutex::new(Vec::new()),
         });
         let first: Vec<HostFrame> = connection
@@ -284,7 +319,7 @@ impl PageRelay {
         let task = self
             .runtime
             .spawn(forward(Arc::clone(&conn), connection.live));
-        *conn.forward.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+        conn.polled.forwarding(task);
         let id = format!("r{}", self.next_id.fetch_add(1, Ordering::SeqCst));
         self.conns().insert(id.clone(), conn);
         Ok(json!({

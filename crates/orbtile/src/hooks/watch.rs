@@ -232,22 +232,8 @@ impl Watch {
                 None => Change::None,
             };
         }
-        let known = [
-            "SessionStart",
-            "UserPromptSubmit",
-            "PreToolUse",
-            "PostToolUse",
-            "PostToolUseFailure",
-            "PermissionRequest",
-            "MessageDisplay",
-            "PreCompact",
-            "PostCompact",
-            "Stop",
-            "StopFailure",
-            "SubagentStart",
-            "SubagentStop",
-        ];
-        if !known.contains(&input.event.as_str()) {
+        // (`SessionEnd`, one of the installed events, went above.)
+        if !super::settings::EVENTS.contains(&input.event.as_str()) {
             return Change::None;
         }
         let fresh = !self.sessions.contains_key(&input.session_id);
