@@ -16,7 +16,9 @@ async function allowCards(kit, page) {
       if (card.kind !== 'permission') continue;
       const group = page.getByRole('group', { name: card.title });
       const allow = group.getByRole('button', { name: 'Allow', exact: true });
-      if (await allow.isVisible().catch(() => false)) await allow.click().catch(() => {});
+      // A card answered meanwhile is gone: the click gives up at once rather
+      // than waiting (with the page's long default) for a button that will not come back.
+      if (await allow.isVisible().catch(() => false)) await allow.click({ timeout: 2000 }).catch(() => {});
     }
   }
 }

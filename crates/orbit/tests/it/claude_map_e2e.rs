@@ -235,7 +235,6 @@ fn two_conversations_at_once_keep_their_stars_apart() {
 }
 
 #[test]
-#[ignore = "passes alone (13 s), but in the whole suite the error station is never seen (issue 17 stays open on it); run with --run-ignored"]
 fn an_mcp_call_brings_out_its_station_red_on_error() {
     let _one = lock();
     let mut scene = Scene::new(true);
