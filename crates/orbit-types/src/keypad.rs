@@ -199,3 +199,20 @@ pub struct BuiltinAdapter {
     /// Its name.
     pub name: String,
 }
+
+/// The keypad's tool kind (§3 of the adapter protocol) for a Claude Code
+/// tool's name: the one rule for Orbit's own conversations and for Claude
+/// Code sessions seen through hooks.
+#[must_use]
+pub fn claude_tool_kind(name: &str) -> &'static str {
+    match name {
+        "Bash" | "BashOutput" | "KillShell" | "KillBash" => "shell",
+        "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => "edit",
+        "Read" | "Grep" | "Glob" | "LS" | "NotebookRead" => "read",
+        "WebFetch" | "WebSearch" => "web",
+        "Agent" | "Task" => "delegate",
+        "TodoWrite" | "ExitPlanMode" | "EnterPlanMode" => "plan",
+        _ if name.starts_with("mcp__") => "integration",
+        _ => "other",
+    }
+}

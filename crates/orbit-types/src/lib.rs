@@ -37,6 +37,7 @@ pub use history::{ConversationSummary, HistoryListing};
 pub use keypad::{
     BuiltinAdapter, HubAdapterStatus, HubSessionStatus, HubStatus, KeyColors, KeypadBanner,
     KeypadKey, KeypadMessage, KeypadRequest, KeypadState, KeypadTapResult, KeypadView,
+    claude_tool_kind,
 };
 pub use map::{
     MapDelta, MapEdge, MapEdgeRemoved, MapFolder, MapNode, MapReset, MapResetReason, SearchAnswer,

@@ -138,16 +138,7 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
 
 /// The keypad's tool kind for a tool (§3 of the adapter protocol).
 pub(crate) fn keypad_kind(name: &str) -> &'static str {
-    match name {
-        "Bash" | "BashOutput" | "KillShell" | "KillBash" => "shell",
-        "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => "edit",
-        "Read" | "Grep" | "Glob" | "LS" | "NotebookRead" => "read",
-        "WebFetch" | "WebSearch" => "web",
-        "Agent" | "Task" => "delegate",
-        "TodoWrite" | "ExitPlanMode" | "EnterPlanMode" => "plan",
-        _ if name.starts_with("mcp__") => "integration",
-        _ => "other",
-    }
+    orbit_types::claude_tool_kind(name)
 }
 
 /// The card's middle choice: Claude Code's own "don't ask again"

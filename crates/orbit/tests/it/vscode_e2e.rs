@@ -290,7 +290,8 @@ fn stop_claude_ends_a_streaming_reply() {
         .map(|f| &f["body"]["lastOutcome"])
         .collect();
     assert_eq!(outcomes, [&json!("interrupted")], "{snapshot}");
-    // Nothing streams on: one request, the one stopped.
+    // Nothing streams on: at most one request, the one stopped (none when
+    // Stop came before `claude` had asked).
     let asked = bench
         .env
         .api
@@ -298,5 +299,5 @@ fn stop_claude_ends_a_streaming_reply() {
         .iter()
         .filter(|r| r.to_string().contains("Talk slowly"))
         .count();
-    assert_eq!(asked, 1);
+    assert!(asked <= 1, "{asked} requests for one stopped turn");
 }

@@ -94,16 +94,7 @@ fn field<'a>(input: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
 
 /// The tool's kind on the keypad (§3).
 pub fn tool_kind(name: &str) -> &'static str {
-    match name {
-        "Bash" | "BashOutput" | "KillShell" | "KillBash" => "shell",
-        "Edit" | "MultiEdit" | "Write" | "NotebookEdit" => "edit",
-        "Read" | "Grep" | "Glob" | "LS" | "NotebookRead" => "read",
-        "WebFetch" | "WebSearch" => "web",
-        "Agent" | "Task" => "delegate",
-        "TodoWrite" | "ExitPlanMode" | "EnterPlanMode" => "plan",
-        _ if name.starts_with("mcp__") => "integration",
-        _ => "other",
-    }
+    orbit_types::claude_tool_kind(name)
 }
 
 /// A path as the user reads it: relative to the session's folder when
