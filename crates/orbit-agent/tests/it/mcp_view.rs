@@ -501,15 +501,32 @@ async fn oauth_sign_in_and_sign_out_on_the_real_cli() {
 
 /// `disabledMcpServers` of the workspace's entry in the CLI's global config
 /// (`$CLAUDE_CONFIG_DIR/.claude.json`).
-fn disabled_servers(env: &Env) -> Vec<String> {
+/// The workspace's `disabledMcpServers` in `.claude.json` once it is `want`
+/// (the CLI writes the file after it answers, and rewrites it whole), or as
+/// it is after 10 s.
+fn disabled_servers(env: &Env, want: &[&str]) -> Vec<String> {
     let path = env.home.path().join(".claude/.claude.json");
-    let config: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let ws = env.ws.path().canonicalize().unwrap();
-    config["projects"][ws.to_string_lossy().as_ref()]["disabledMcpServers"]
-        .as_array()
-        .map(|a| a.iter().map(|v| v.as_str().unwrap().to_owned()).collect())
-        .unwrap_or_default()
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let config: serde_json::Value = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        let seen: Vec<String> =
+            config["projects"][ws.to_string_lossy().as_ref()]["disabledMcpServers"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default();
+        if seen == want || std::time::Instant::now() > deadline {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// A server from `--mcp-config` and one from the workspace's `.mcp.json`:
@@ -555,12 +572,12 @@ async fn toggles_of_config_and_project_servers_are_saved_as_mcp_saves_them() {
     view.set_servers(catalog.mcp_servers.clone());
     view.act(McpAction::Disable, "proj").await.unwrap();
     assert_eq!(status(&view, "proj"), "disabled");
-    assert_eq!(disabled_servers(&env), ["proj"]);
+    assert_eq!(disabled_servers(&env, &["proj"]), ["proj"]);
     view.act(McpAction::Disable, "echo").await.unwrap();
-    assert_eq!(disabled_servers(&env), ["proj", "echo"]);
+    assert_eq!(disabled_servers(&env, &["proj", "echo"]), ["proj", "echo"]);
     view.act(McpAction::Enable, "proj").await.unwrap();
     assert_eq!(status(&view, "proj"), "connected");
-    assert_eq!(disabled_servers(&env), ["echo"]);
+    assert_eq!(disabled_servers(&env, &["echo"]), ["echo"]);
     // A new process (a reload) reads the saved state.
     view.reload().await.unwrap();
     assert_eq!(status(&view, "echo"), "disabled");
@@ -569,6 +586,6 @@ async fn toggles_of_config_and_project_servers_are_saved_as_mcp_saves_them() {
     // The CLI writes the toggle after it answers: closing the view lets it
     // finish (a graceful close, not a kill) before the file is read.
     view.close().await;
-    assert!(disabled_servers(&env).is_empty());
+    assert!(disabled_servers(&env, &[]).is_empty());
     view.close().await;
 }

@@ -44,10 +44,11 @@ pub(crate) fn reference(p: &[char], s: &[char]) -> bool {
 fn matches_tokens(p: &[Token], s: &[char]) -> bool {
     match p {
         [] => s.is_empty(),
+        // `**/` matching no folder (only before `**` took anything), or `**`
+        // taking any prefix, folders and all.
         [Token::Recursive, rest @ ..] => {
             (rest.first() == Some(&Token::Char('/')) && matches_tokens(&rest[1..], s))
-                || matches_tokens(rest, s)
-                || (!s.is_empty() && matches_tokens(p, &s[1..]))
+                || (0..=s.len()).any(|taken| matches_tokens(rest, &s[taken..]))
         }
         [Token::Star, rest @ ..] => {
             matches_tokens(rest, s)
