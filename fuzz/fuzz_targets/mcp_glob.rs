@@ -20,7 +20,12 @@ fuzz_target!(|data: &[u8]| {
     let matched = glob_match(&pattern, &path);
     if !pattern.contains(['*', '?']) {
         assert_eq!(matched, path.contains(&*pattern));
-    } else if pattern.chars().count() <= 12 && path.chars().count() <= 12 {
+    } else if pattern.chars().count() <= 12
+        && path.chars().count() <= 12
+        // The two shapes `mcp_props` leaves out (`**//`, a trailing `/`).
+        && !pattern.contains("//")
+        && !pattern.ends_with('/')
+    {
         let p: Vec<char> = pattern.chars().collect();
         let s: Vec<char> = path.chars().collect();
         assert_eq!(matched, reference(&p, &s), "{pattern:?} {path:?}");
