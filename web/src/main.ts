@@ -49,6 +49,7 @@ const hud = mountHud(root, store, channel, {
           webview.openFile(path, line);
         },
         pickFiles: () => webview.pickFiles(),
+        fetchMap: () => webview.fetchMap(),
       }
     : null,
 });

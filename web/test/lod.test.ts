@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { fitCamera, flight, panBy, screenToWorld, transformBetween, worldToScreen, zoomAt, type Camera } from '../src/scene/camera';
 import { decodeMap } from '../src/scene/decode';
-import { HitGrid, LABEL_CELL, MAX_LABELS, bundleDepth, bundleEdges, fileEdgesInView, fileLevel, pickLabels } from '../src/scene/lod';
+import { HitGrid, LABEL_CELL, MAX_LABELS, bundleDepth, bundleEdges, bundleObjects, bundleSnapshot, fileEdgesInView, fileLevel, pickLabels, type Bundle } from '../src/scene/lod';
 import { MapModel } from '../src/scene/model';
-import { encodeMap, sampleFixture, syntheticMap } from './mapFixture';
+import { encodeMap, sampleFixture, syntheticMap, type Fixture } from './mapFixture';
 
 const W = 800;
 const H = 600;
@@ -70,12 +70,44 @@ describe('level of detail', () => {
     expect(Math.min(...few.map((b) => b.count))).toBeGreaterThanOrEqual(Math.max(...bundles.map((b) => b.count).sort((a, b) => b - a).slice(5)));
   });
 
+  it('bundles the same from the snapshot\'s arrays as from the objects: root files, annexes, every depth', () => {
+    // The sample, plus an annex of src/ui far away holding é.ts, a deeper
+    // folder under it, and a second root file.
+    const fx: Fixture = sampleFixture();
+    fx.folders.push({ path: 'src/ui', rect: [20, 20, 2, 2], parent: 1 });
+    fx.folders.push({ path: 'src/ui/deep', rect: [30, 30, 3, 3], parent: 2 });
+    fx.nodes[4] = { path: 'src/ui/é.ts', x: 20.5, y: 20.5, language: 0, folder: 4 };
+    fx.nodes.splice(4, 0, { path: 'src/ui/deep/x.ts', x: 30.5, y: 30.5, language: 0, folder: 5 });
+    fx.nodes.splice(0, 0, { path: 'Cargo.toml', x: 1.5, y: 0.5, language: 10, folder: 0 });
+    // Indices now: 0 Cargo.toml, 1 README.md, 2 docs/guide.md, 3 src/main.ts, 4 src/ui/app.ts, 5 src/ui/deep/x.ts, 6 src/ui/é.ts.
+    fx.edges = [[0, 1, 2], [1, 0, 1], [2, 1, 1], [3, 4, 1], [3, 6, 3], [4, 6, 2], [5, 3, 1], [6, 5, 4], [0, 5, 1], [2, 6, 1]];
+    const snapshot = decodeMap(encodeMap(fx));
+    const model = MapModel.fromSnapshot(snapshot);
+    const canon = (bundles: Bundle[]): string[] =>
+      bundles.map((b) => `${[`${b.ax},${b.ay}`, `${b.bx},${b.by}`].sort().join('|')}=${b.count}`).sort();
+    for (const depth of [1, 2, 3, 4]) {
+      const fromArrays = canon(bundleSnapshot(snapshot, depth));
+      expect(fromArrays).toEqual(canon(bundleObjects(model, depth)));
+      expect(canon(bundleEdges(model, depth))).toEqual(fromArrays);
+    }
+    // Depth 1: the two root files are their own groups; src and docs by their regions' centres.
+    expect(canon(bundleSnapshot(snapshot, 1))).toEqual(['0.5,0.5|1.5,0.5=3', '0.5,0.5|12,1=1', '1.5,0.5|4,6=1', '12,1|4,6=1'].sort());
+    // Depth 2: é.ts's annex counts as src/ui (its region's centre, 6,6), deep/x.ts too: src to src/ui 1 + 3 + 1.
+    expect(canon(bundleSnapshot(snapshot, 2))).toContain('4,6|6,6=5');
+    // At most `max`, the strongest.
+    expect(bundleSnapshot(snapshot, 3, 2).map((b) => b.count)).toEqual([4, 4]);
+  });
+
   it('draws the file-level imports with an end in view only', () => {
     const model = MapModel.fromSnapshot(decodeMap(encodeMap(sampleFixture())));
     const lines = fileEdgesInView(model, { x: 9, y: 0, w: 3, h: 1 });
     // Only docs/guide.md (10.5, 0.5) is in view: its import of README.md.
     expect(Array.from(lines)).toEqual([10.5, 0.5, 0.5, 0.5]);
     expect(fileEdgesInView(model, { x: 0, y: 0, w: 100, h: 100 }).length).toBe(16);
+    // The same from the objects (once a delta left the snapshot behind).
+    model.apply({ type: 'mapDelta', previousHash: 'a1b2c3', hash: 'd4', added: [], removed: [], folders: [], foldersRemoved: [], edgesAdded: [], edgesRemoved: [] }, 0);
+    expect(model.snapshot()).toBeNull();
+    expect(Array.from(fileEdgesInView(model, { x: 9, y: 0, w: 3, h: 1 }))).toEqual([10.5, 0.5, 0.5, 0.5]);
   });
 
   it('labels at most a few hundred, one per grid cell', () => {

@@ -52,6 +52,37 @@ describe('the map model', () => {
     expect(model.folders.get('src/ui')?.parent).toBe('src');
   });
 
+  it('makes no object per file or import until one is asked for: counts, languages and the arrays come from the snapshot', () => {
+    const snapshot = decodeMap(encodeMap(sampleFixture()));
+    const model = MapModel.fromSnapshot(snapshot);
+    expect(model.materialized()).toBe(false);
+    expect([model.nodeCount, model.edgeCount]).toEqual([5, 4]);
+    // README.md and docs/guide.md are markdown (9), the three others TypeScript (0).
+    const counts = model.languageCounts();
+    expect([counts[0], counts[9], counts.reduce((a, b) => a + b, 0)]).toEqual([3, 2, 5]);
+    expect(model.snapshot()).toBe(snapshot);
+    expect(model.folders.size).toBe(4);
+    expect(model.materialized()).toBe(false);
+    // Asked for, the nodes are made once, in the snapshot's order, and the counts agree.
+    expect(model.list().map((n) => n.path)).toEqual(snapshot.paths);
+    expect(model.materialized()).toBe(true);
+    expect([model.nodeCount, model.edgeCount, model.nodes.size, model.edges.size]).toEqual([5, 4, 5, 4]);
+    expect(model.languageCounts()).toEqual(counts);
+    // A delta leaves the snapshot behind: from then on the objects are the map.
+    model.apply(addFile('a1b2c3', 'f9', 'src/ui/new.ts'), 10);
+    expect(model.snapshot()).toBeNull();
+    expect([model.nodeCount, model.edgeCount]).toEqual([6, 5]);
+    expect(model.languageCounts()[0]).toBe(4);
+  });
+
+  it('applies a delta to a model whose objects were never asked for', () => {
+    const model = MapModel.fromSnapshot(decodeMap(encodeMap(sampleFixture())));
+    model.apply(addFile('a1b2c3', 'f9', 'src/ui/new.ts'), 10);
+    expect(model.nodes.get('src/ui/new.ts')).toMatchObject({ x: 6.5, y: 4.5, out: 1 });
+    expect(model.nodes.get('src/main.ts')?.in).toBe(1);
+    expect(model.nodes.get('src/main.ts')?.out).toBe(2);
+  });
+
   it('keeps an annex (a folder entry repeating its path) as another rectangle of the folder', () => {
     const fx = sampleFixture();
     fx.folders.push({ path: 'src/ui', rect: [12, 6, 2, 2], parent: 1 });

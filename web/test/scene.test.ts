@@ -129,7 +129,7 @@ describe('the map scene', () => {
     expect(h.scene.nodeAt('docs/guide.md')).toBeNull();
     // The fades end and the loop sleeps, the removed file gone for good.
     await until('the loop to sleep', () => h.scene.inspect().loop === 'asleep');
-    expect(h.scene.inspect().wakers).toEqual({ frame: false, settle: false, fly: false, fading: 0, effects: false });
+    expect(h.scene.inspect().wakers).toEqual({ frame: false, settle: false, fly: false, fading: 0, effects: false, idle: false });
     // A reset fetches again.
     h.inbox.push({ type: 'mapReset', hash: 'c3', reason: 'rearranged' });
     h.scene.render(h.ready);

@@ -4,6 +4,7 @@ import { WebviewTransport, type MessageSource, type VsCodeApi } from '../src/pro
 import { mountHud } from '../src/hud/app';
 import { Store } from '../src/state/store';
 import { workspace } from './fixtures';
+import { encodeMap, sampleFixture } from './mapFixture';
 
 class FakeHost implements VsCodeApi, MessageSource {
   posted: unknown[] = [];
@@ -83,6 +84,51 @@ describe('the page in a VS Code webview', () => {
     host.deliver({ orbit: 'picked', paths: [] });
     await expect(first).resolves.toEqual(['/elsewhere/notes.md']);
     await expect(second).resolves.toEqual([]);
+  });
+
+  it("gets the map's snapshot through the host: bytes, a view copied to a buffer of its own, or the host's reason", async () => {
+    const host = new FakeHost();
+    const transport = new WebviewTransport(host, host);
+    const first = transport.fetchMap();
+    const second = transport.fetchMap();
+    expect(host.posted).toEqual([{ orbit: 'map', id: 1 }, { orbit: 'map', id: 2 }]);
+    // A view into a larger buffer, at an odd offset: only its bytes, from offset 0.
+    const backing = Uint8Array.from([9, 9, 9, 1, 2, 3, 4, 9]);
+    host.deliver({ orbit: 'map', id: 2, bytes: backing.subarray(3, 7) });
+    // An answer to no request is ignored.
+    host.deliver({ orbit: 'map', id: 7, bytes: new Uint8Array(4) });
+    host.deliver({ orbit: 'map', id: 1, error: 'Orbit is not connected yet' });
+    const bytes = await second;
+    expect(Array.from(new Uint8Array(bytes))).toEqual([1, 2, 3, 4]);
+    expect(bytes.byteLength).toBe(4);
+    await expect(first).rejects.toThrow('Orbit is not connected yet');
+    // Neither bytes nor a reason; and no answer at all.
+    const third = transport.fetchMap();
+    host.deliver({ orbit: 'map', id: 3, bytes: 'AAAA' });
+    await expect(third).rejects.toThrow(/no map bytes/);
+    await expect(transport.fetchMap(20)).rejects.toThrow(/sent no map/);
+  });
+
+  it('draws the map from the bytes the host relays', async () => {
+    document.body.replaceChildren();
+    const root = document.createElement('div');
+    document.body.appendChild(root);
+    const host = new FakeHost();
+    const transport = new WebviewTransport(host, host);
+    const store = new Store();
+    const channel = new Channel(transport, store);
+    const hud = mountHud(root, store, channel, {
+      workspaceId: '',
+      host: { name: 'VS Code', openFile: () => undefined, fetchMap: () => transport.fetchMap() },
+    });
+    channel.start();
+    const asked = host.posted.find((m) => (m as { orbit?: string }).orbit === 'map') as { id: number } | undefined;
+    expect(asked).toBeDefined();
+    host.deliver({ orbit: 'map', id: asked?.id, bytes: new Uint8Array(encodeMap(sampleFixture())) });
+    for (let i = 0; i < 100 && hud.scene.inspect().nodes === 0; i += 1) await new Promise((r) => setTimeout(r, 5));
+    expect(hud.scene.inspect()).toMatchObject({ graphHash: 'a1b2c3', nodes: 5, edges: 4, fetches: 1 });
+    // (happy-dom has no WebGL: the only error is that one, not the map's loading.)
+    expect(hud.scene.inspect().error ?? '').not.toMatch(/could not be loaded/);
   });
 
   it('asks the host to open a file at a line', () => {

@@ -306,7 +306,7 @@ export class OrbitCode implements vscode.Disposable {
       panel.webview.postMessage(message).then(undefined, () => undefined);
     };
     const listener = panel.webview.onDidReceiveMessage(async (message: unknown) => {
-      const m = message as { orbit?: unknown; frame?: unknown; path?: unknown; line?: unknown };
+      const m = message as { orbit?: unknown; frame?: unknown; path?: unknown; line?: unknown; id?: unknown };
       if (m.orbit === 'ready') {
         try {
           const socket = await this.ensureOrbit();
@@ -336,6 +336,14 @@ export class OrbitCode implements vscode.Disposable {
         await this.openFile(m.path, typeof m.line === 'number' ? m.line : null);
       } else if (m.orbit === 'pickFiles') {
         post({ orbit: 'picked', paths: await this.pickFiles(relay) });
+      } else if (m.orbit === 'map' && typeof m.id === 'number') {
+        // The map's snapshot, relayed (the webview has no `/map` route).
+        try {
+          if (!relay) throw new Error('Orbit is not connected yet');
+          post({ orbit: 'map', id: m.id, bytes: await relay.map() });
+        } catch (error) {
+          post({ orbit: 'map', id: m.id, error: String((error as Error).message) });
+        }
       }
     });
     panel.onDidDispose(() => {

@@ -59,6 +59,9 @@ interface Ack {
   openUrl?: string;
 }
 
+/** The largest map accepted from `orbit.page.map` (a 100k-file workspace's is about 11 MiB). */
+export const MAX_MAP_BYTES = 256 * 1024 * 1024;
+
 export class Relay {
   private conn: string | null = null;
   private workspaceId: string | null = null;
@@ -147,6 +150,34 @@ export class Relay {
   async picked(paths: string[]): Promise<void> {
     if (this.conn === null || paths.length === 0) return;
     await this.actor.call('orbit.page.picked', { conn: this.conn, paths });
+  }
+
+  /**
+   * The map's binary snapshot (what `GET /w/<id>/map` answers a browser),
+   * read in chunks with `orbit.page.map`: the first call takes a snapshot
+   * at offset 0, the next ones read on from it. Rejects a
+   * {@link ControlError} (`not_connected` before the connection is up).
+   */
+  async map(): Promise<Uint8Array> {
+    const conn = this.conn;
+    if (conn === null) throw new ControlError('not_connected', 'Orbit is not connected yet; try again');
+    let bytes: Uint8Array | null = null;
+    let offset = 0;
+    for (;;) {
+      const answer = (await this.actor.call('orbit.page.map', { conn, offset })) as { total?: unknown; offset?: unknown; data?: unknown };
+      const total = answer.total;
+      if (typeof total !== 'number' || !Number.isInteger(total) || total < 0 || total > MAX_MAP_BYTES || answer.offset !== offset || typeof answer.data !== 'string') {
+        throw new ControlError('bad_answer', 'orbit.page.map answered something else than a chunk of the map');
+      }
+      bytes ??= new Uint8Array(total);
+      if (bytes.length !== total) throw new ControlError('bad_answer', 'the map changed size between two chunks');
+      const chunk = Buffer.from(answer.data, 'base64');
+      if (chunk.length === 0 && offset < total) throw new ControlError('bad_answer', 'orbit.page.map answered an empty chunk');
+      if (offset + chunk.length > total) throw new ControlError('bad_answer', 'orbit.page.map answered past the map\'s end');
+      bytes.set(chunk, offset);
+      offset += chunk.length;
+      if (offset === total) return bytes;
+    }
   }
 
   /** VS Code's trust changed. */

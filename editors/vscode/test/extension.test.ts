@@ -272,6 +272,37 @@ describe('the extension', () => {
     expect(panel?.posted.at(-1)).toEqual({ orbit: 'picked', paths: [] });
     expect(orbit.method('orbit.page.picked')).toHaveLength(1);
   });
+  it("gives the webview the map's snapshot, read from Orbit in chunks, and says why when it cannot", async () => {
+    start();
+    await recorded.commands.get('orbit.open')?.();
+    const panel = recorded.panels[0];
+    // Before the panel's connection: the webview is told why.
+    await panel?.receive({ orbit: 'map', id: 1 });
+    expect(panel?.posted.at(-1)).toMatchObject({ orbit: 'map', id: 1, error: expect.stringMatching(/not connected/) as unknown });
+    await panel?.receive({ orbit: 'ready' });
+    await panel?.receive({ orbit: 'frame', frame: { type: 'resume', instanceId: null, lastSeq: null } });
+    await orbit.until(() => orbit.method('orbit.page.connect').length === 2);
+    orbit.map = Uint8Array.from({ length: 10 }, (_, i) => 200 + i);
+    await panel?.receive({ orbit: 'map', id: 2 });
+    const answer = panel?.posted.at(-1) as { orbit: string; id: number; bytes: Uint8Array };
+    expect([answer.orbit, answer.id]).toEqual(['map', 2]);
+    expect(Array.from(answer.bytes)).toEqual(Array.from(orbit.map));
+    // Three chunks of at most 4 bytes, on the panel's own connection.
+    expect(orbit.method('orbit.page.map').map((c) => c.params)).toEqual([
+      { conn: 'r2', offset: 0 },
+      { conn: 'r2', offset: 4 },
+      { conn: 'r2', offset: 8 },
+    ]);
+    // An empty map is one call.
+    orbit.map = new Uint8Array(0);
+    await panel?.receive({ orbit: 'map', id: 3 });
+    expect(Array.from((panel?.posted.at(-1) as { bytes: Uint8Array }).bytes)).toEqual([]);
+    // Orbit refusing (an older one without the method) reaches the webview as the reason.
+    orbit.refuse = 'orbit.page.map';
+    await panel?.receive({ orbit: 'map', id: 4 });
+    expect(panel?.posted.at(-1)).toEqual({ orbit: 'map', id: 4, error: 'orbit.page.map' });
+  });
+
   it("a sign-in's address opens through VS Code's openExternal and never reaches the page", async () => {
     start();
     await recorded.commands.get('orbit.open')?.();

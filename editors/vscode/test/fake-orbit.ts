@@ -29,6 +29,11 @@ export class FakeOrbit {
   refuse: string | null = null;
   /** The address a sign-in answers with. */
   signInUrl = 'https://auth.example.test/authorize?state=s1';
+  /** The map `orbit.page.map` serves, and its chunk size. */
+  map: Uint8Array = new Uint8Array(0);
+  mapChunk = 4;
+  /** The map of each connection, taken at offset 0. */
+  private readonly maps = new Map<string, Uint8Array>();
   /** What `orbit.page.settings` answers as warnings. */
   settingsWarnings: string[] = [];
   private conns = 0;
@@ -128,6 +133,17 @@ export class FakeOrbit {
         return { result: { reprobed: false, options: true, warnings: this.settingsWarnings, agent: { available: true } } };
       case 'orbit.page.picked':
         return { result: { picked: (params.paths as unknown[]).length } };
+      case 'orbit.page.map': {
+        // As Orbit does: a snapshot at offset 0, read on from it.
+        const conn = String(params.conn);
+        const offset = Number(params.offset);
+        if (offset === 0) this.maps.set(conn, this.map);
+        const held = this.maps.get(conn);
+        if (!held) return { error: { code: 'not_found', message: 'no map taken at offset 0' } };
+        if (!Number.isInteger(offset) || offset < 0 || offset > held.length) return { error: { code: 'invalid_params', message: '`offset` is past the map' } };
+        const data = Buffer.from(held.subarray(offset, offset + this.mapChunk)).toString('base64');
+        return { result: { total: held.length, offset, data } };
+      }
       case 'orbit.page.trust':
       case 'orbit.page.close':
         return { result: {} };

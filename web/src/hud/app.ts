@@ -28,6 +28,8 @@ export interface HudHost {
   openFile(path: string, line: number | null): void;
   /** Files through the editor's own dialog (absolute paths; none when cancelled), for a prompt's files. */
   pickFiles?(): Promise<string[]>;
+  /** The map's snapshot through the editor (a webview has no `/map` route). */
+  fetchMap?(): Promise<ArrayBuffer>;
 }
 
 export interface HudOptions {
@@ -119,6 +121,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     takeMapMessages: (): MapMessage[] => store.takeMapMessages(),
     takeActivity: () => store.takeActivity(),
     onRead: (key) => { bubbles.lightRead(key); },
+    ...(options.host?.fetchMap ? { fetchMap: options.host.fetchMap } : {}),
   });
 
   const connection = h('p', { class: 'connection', role: 'status' });

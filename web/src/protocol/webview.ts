@@ -7,9 +7,12 @@
  * Messages, both ways, are `{orbit: <kind>, ...}`:
  * - page → host: `ready` (once, at start), `frame` (`frame`: a `PageFrame`),
  *   `openFile` (`path`: a graph path, `line`), `pickFiles` (VS Code's
- *   own dialog; the extension tells Orbit the paths before answering);
+ *   own dialog; the extension tells Orbit the paths before answering),
+ *   `map` (`id`: the map's snapshot, which a browser fetches from
+ *   `GET /w/<id>/map`; the extension reads it with `orbit.page.map`);
  * - host → page: `state` (`state`: a {@link ConnectionState}, `reason`),
- *   `frames` (`frames`: `HostFrame`s, in order), `picked` (`paths`).
+ *   `frames` (`frames`: `HostFrame`s, in order), `picked` (`paths`),
+ *   `map` (`id`, and `bytes`: the snapshot, or `error`: why not).
  */
 import type { ConnectionState, Transport } from './transport';
 
@@ -19,6 +22,9 @@ export interface VsCodeApi {
   getState(): unknown;
   setState(state: unknown): void;
 }
+
+/** How long the page waits for the map's bytes from the host. */
+export const MAP_TIMEOUT_MS = 60000;
 
 /** Where a message from the host arrives (the webview's `window`). */
 export interface MessageSource {
@@ -32,6 +38,8 @@ export class WebviewTransport implements Transport {
   private waitingPicks: ((paths: string[]) => void)[] = [];
   private state: ConnectionState = 'connecting';
   private closed = false;
+  private mapRequests = new Map<number, { resolve: (bytes: ArrayBuffer) => void; reject: (error: Error) => void }>();
+  private nextMap = 1;
 
   constructor(
     private readonly api: VsCodeApi,
@@ -83,6 +91,26 @@ export class WebviewTransport implements Transport {
     });
   }
 
+  /**
+   * The map's binary snapshot through the host (a webview has no route of
+   * its own): what `GET /w/<id>/map` answers a browser. Rejects with the
+   * host's reason, or after {@link MAP_TIMEOUT_MS} without an answer.
+   */
+  fetchMap(timeoutMs = MAP_TIMEOUT_MS): Promise<ArrayBuffer> {
+    const id = this.nextMap++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.mapRequests.delete(id);
+        reject(new Error(`the editor sent no map in ${Math.round(timeoutMs / 1000)} s`));
+      }, timeoutMs);
+      this.mapRequests.set(id, {
+        resolve: (bytes) => { clearTimeout(timer); resolve(bytes); },
+        reject: (error) => { clearTimeout(timer); reject(error); },
+      });
+      this.api.postMessage({ orbit: 'map', id });
+    });
+  }
+
   close(): void {
     this.closed = true;
     this.setState('closed');
@@ -95,7 +123,7 @@ export class WebviewTransport implements Transport {
 
   private receive(data: unknown): void {
     if (this.closed || data === null || typeof data !== 'object') return;
-    const message = data as { orbit?: unknown; state?: unknown; frames?: unknown; paths?: unknown };
+    const message = data as { orbit?: unknown; state?: unknown; frames?: unknown; paths?: unknown; id?: unknown; bytes?: unknown; error?: unknown };
     switch (message.orbit) {
       case 'state':
         if (message.state === 'connecting' || message.state === 'open' || message.state === 'reconnecting' || message.state === 'closed') {
@@ -114,8 +142,23 @@ export class WebviewTransport implements Transport {
           for (const listener of this.pickListeners) listener(paths);
         }
         break;
+      case 'map':
+        this.mapAnswer(message.id, message.bytes, message.error);
+        break;
       default:
         break;
     }
+  }
+
+  private mapAnswer(id: unknown, bytes: unknown, error: unknown): void {
+    const waiting = typeof id === 'number' ? this.mapRequests.get(id) : undefined;
+    if (!waiting || typeof id !== 'number') return;
+    this.mapRequests.delete(id);
+    if (typeof error === 'string') waiting.reject(new Error(error));
+    else if (bytes instanceof ArrayBuffer) waiting.resolve(bytes);
+    // A view (what a typed array posted becomes) is copied to a buffer of
+    // its own: the decoder reads aligned sections from offset 0.
+    else if (ArrayBuffer.isView(bytes)) waiting.resolve(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength).slice().buffer);
+    else waiting.reject(new Error('the editor sent no map bytes'));
   }
 }

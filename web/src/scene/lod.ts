@@ -6,6 +6,7 @@
  * Pure functions of the model and the camera, no DOM.
  */
 import { viewRect, worldToScreen, type Camera } from './camera';
+import type { MapSnapshot } from './decode';
 import type { MapFolderRegion, MapModel, MapNode, Rect } from './model';
 
 /** From this zoom (CSS px per file cell) on, imports are drawn file to file. */
@@ -65,58 +66,190 @@ function ancestor(folder: string, depth: number): string {
   return folder.slice(0, at);
 }
 
+/** Keeps the `max` strongest of `all`. */
+function strongest(all: Bundle[], max: number): Bundle[] {
+  if (all.length <= max) return all;
+  all.sort((a, b) => b.count - a.count);
+  return all.slice(0, max);
+}
+
 /** Imports between folders at `depth`: one line per unordered pair between their regions' centres, the `max` strongest. */
 export function bundleEdges(model: MapModel, depth: number, max = MAX_BUNDLES): Bundle[] {
+  const snapshot = model.snapshot();
+  return snapshot ? bundleSnapshot(snapshot, depth, max) : bundleObjects(model, depth, max);
+}
+
+/** {@link bundleEdges} from the model's node and edge objects (a model that deltas changed). */
+export function bundleObjects(model: MapModel, depth: number, max = MAX_BUNDLES): Bundle[] {
   const centre = new Map<string, [number, number]>();
   for (const folder of model.folders.values()) {
     const r = folder.rects[0];
     if (r) centre.set(folder.path, [r.x + r.w / 2, r.y + r.h / 2]);
   }
-  const groupOf = new Map<string, string>();
-  const group = (node: MapNode): string => {
+  // Groups are numbered (a folder at `depth` by its path; a file at the
+  // root is its own group) so that a pair's key is one number.
+  const groupIds = new Map<string, number>();
+  const groupOf = new Map<string, number>();
+  const groupCentre: [number, number][] = [];
+  const fileGroup = new Map<MapNode, number>();
+  const group = (node: MapNode): number => {
     let g = groupOf.get(node.folder);
     if (g === undefined) {
-      g = ancestor(node.folder, depth);
+      const path = ancestor(node.folder, depth);
+      if (path === '') g = -1;
+      else {
+        g = groupIds.get(path);
+        if (g === undefined) {
+          g = groupCentre.length;
+          groupIds.set(path, g);
+          groupCentre.push(centre.get(path) ?? [node.x, node.y]);
+        }
+      }
       groupOf.set(node.folder, g);
     }
-    // A file at the root is its own group.
-    return g === '' ? `\u0000${node.path}` : g;
-  };
-  const pairs = new Map<string, Bundle>();
-  for (const edge of model.edges.values()) {
-    const a = edge.from;
-    const b = edge.to;
-    let ga = group(a);
-    let gb = group(b);
-    if (ga === gb) continue;
-    let na = a;
-    let nb = b;
-    if (ga > gb) {
-      [ga, gb] = [gb, ga];
-      [na, nb] = [nb, na];
+    if (g >= 0) return g;
+    let own = fileGroup.get(node);
+    if (own === undefined) {
+      own = groupCentre.length;
+      fileGroup.set(node, own);
+      groupCentre.push([node.x, node.y]);
     }
-    const key = `${ga}\n${gb}`;
+    return own;
+  };
+  const pairs = new Map<number, Bundle>();
+  for (const edge of model.edges.values()) {
+    const ga = group(edge.from);
+    const gb = group(edge.to);
+    if (ga === gb) continue;
+    const lo = Math.min(ga, gb);
+    const hi = Math.max(ga, gb);
+    const key = lo * 0x4000000 + hi;
     const held = pairs.get(key);
     if (held) {
       held.count += edge.count;
       continue;
     }
-    const ca = ga.startsWith('\u0000') ? [na.x, na.y] : (centre.get(ga) ?? [na.x, na.y]);
-    const cb = gb.startsWith('\u0000') ? [nb.x, nb.y] : (centre.get(gb) ?? [nb.x, nb.y]);
-    pairs.set(key, { ax: ca[0] ?? 0, ay: ca[1] ?? 0, bx: cb[0] ?? 0, by: cb[1] ?? 0, count: edge.count });
+    const ca = groupCentre[lo] ?? [0, 0];
+    const cb = groupCentre[hi] ?? [0, 0];
+    pairs.set(key, { ax: ca[0], ay: ca[1], bx: cb[0], by: cb[1], count: edge.count });
   }
-  const all = Array.from(pairs.values());
-  if (all.length <= max) return all;
-  all.sort((a, b) => b.count - a.count);
-  return all.slice(0, max);
+  return strongest(Array.from(pairs.values()), max);
+}
+
+/**
+ * {@link bundleEdges} straight from a snapshot's arrays (the first frame
+ * of a fetched map): folder entries and nodes by index, no object per
+ * file or import.
+ */
+export function bundleSnapshot(snapshot: MapSnapshot, depth: number, max = MAX_BUNDLES): Bundle[] {
+  const folders = snapshot.folders;
+  const f = folders.length;
+  const n = snapshot.paths.length;
+  // Each entry's region entry (an annex names its folder's region by path).
+  const regionOf = new Int32Array(f);
+  const regionByPath = new Map<string, number>();
+  for (let i = 0; i < f; i += 1) {
+    const path = folders[i]?.path ?? '';
+    const region = regionByPath.get(path);
+    if (region === undefined) {
+      regionByPath.set(path, i);
+      regionOf[i] = i;
+    } else regionOf[i] = region;
+  }
+  // Depth of each region entry (parents are region entries, the root is entry 0).
+  const depthAt = new Int32Array(f).fill(-1);
+  depthAt[0] = 0;
+  const depthOfEntry = (i: number): number => {
+    let j = i;
+    let steps = 0;
+    while ((depthAt[j] ?? 0) < 0 && steps <= f) {
+      j = folders[j]?.parent ?? 0;
+      steps += 1;
+    }
+    let d = (depthAt[j] ?? 0) + steps;
+    let k = i;
+    while ((depthAt[k] ?? 0) < 0) {
+      depthAt[k] = d;
+      d -= 1;
+      k = folders[k]?.parent ?? 0;
+    }
+    return depthAt[i] ?? 0;
+  };
+  // Each entry's group: the region entry of its ancestor at `depth` (itself
+  // when shallower); -1 for the root (its files are their own groups).
+  const groupOfEntry = new Int32Array(f);
+  for (let i = 0; i < f; i += 1) {
+    let g = regionOf[i] ?? 0;
+    let d = depthOfEntry(g);
+    while (d > depth) {
+      g = regionOf[folders[g]?.parent ?? 0] ?? 0;
+      d -= 1;
+    }
+    groupOfEntry[i] = g === 0 ? -1 : g;
+  }
+  const centreX = (g: number): number => {
+    const r = folders[g];
+    return r ? r.x + r.w / 2 : 0;
+  };
+  const centreY = (g: number): number => {
+    const r = folders[g];
+    return r ? r.y + r.h / 2 : 0;
+  };
+  const { edges, edgeCount, nodeFolder, positions } = snapshot;
+  const pairs = new Map<number, Bundle>();
+  for (let i = 0; i < edgeCount.length; i += 1) {
+    const a = edges[2 * i] ?? 0;
+    const b = edges[2 * i + 1] ?? 0;
+    // Groups: folders 0..f-1, a root file f + its index.
+    const fa = groupOfEntry[nodeFolder[a] ?? 0] ?? -1;
+    const fb = groupOfEntry[nodeFolder[b] ?? 0] ?? -1;
+    const ga = fa >= 0 ? fa : f + a;
+    const gb = fb >= 0 ? fb : f + b;
+    if (ga === gb) continue;
+    const count = edgeCount[i] ?? 1;
+    const lo = Math.min(ga, gb);
+    const hi = Math.max(ga, gb);
+    const key = lo * (f + n) + hi;
+    const held = pairs.get(key);
+    if (held) {
+      held.count += count;
+      continue;
+    }
+    const ax = lo < f ? centreX(lo) : (positions[2 * (lo - f)] ?? 0);
+    const ay = lo < f ? centreY(lo) : (positions[2 * (lo - f) + 1] ?? 0);
+    const bx = hi < f ? centreX(hi) : (positions[2 * (hi - f)] ?? 0);
+    const by = hi < f ? centreY(hi) : (positions[2 * (hi - f) + 1] ?? 0);
+    pairs.set(key, { ax, ay, bx, by, count });
+  }
+  return strongest(Array.from(pairs.values()), max);
 }
 
 const inside = (r: Rect, x: number, y: number): boolean => x >= r.x && x <= r.x + r.w && y >= r.y && y <= r.y + r.h;
 
 /** File-level imports with at least one end in `view` (at most `max`), as x1,y1,x2,y2 quadruples. */
 export function fileEdgesInView(model: MapModel, view: Rect, max = MAX_FILE_EDGES): Float32Array {
-  const out = new Float32Array(4 * Math.min(model.edges.size, max));
+  const out = new Float32Array(4 * Math.min(model.edgeCount, max));
   let n = 0;
+  const snapshot = model.snapshot();
+  if (snapshot) {
+    const { edges, positions } = snapshot;
+    const pairs = snapshot.edgeCount.length;
+    for (let i = 0; i < pairs && n < max; i += 1) {
+      const a = 2 * (edges[2 * i] ?? 0);
+      const b = 2 * (edges[2 * i + 1] ?? 0);
+      const ax = positions[a] ?? 0;
+      const ay = positions[a + 1] ?? 0;
+      const bx = positions[b] ?? 0;
+      const by = positions[b + 1] ?? 0;
+      if (!inside(view, ax, ay) && !inside(view, bx, by)) continue;
+      out[4 * n] = ax;
+      out[4 * n + 1] = ay;
+      out[4 * n + 2] = bx;
+      out[4 * n + 3] = by;
+      n += 1;
+    }
+    return out.subarray(0, 4 * n);
+  }
   for (const edge of model.edges.values()) {
     if (n >= max) break;
     const a = edge.from;

@@ -71,8 +71,6 @@ const HISTORY = 64;
 
 export class MapModel {
   hash: string;
-  readonly nodes = new Map<string, MapNode>();
-  readonly edges = new Map<number, MapEdge>();
   readonly folders = new Map<string, MapFolderRegion>();
   /** Removed nodes still fading out. */
   fading: Fading[] = [];
@@ -81,42 +79,115 @@ export class MapModel {
   private readonly history: string[] = [];
   private nodeList: MapNode[] | null = null;
   private nextId = 0;
+  private nodeMap: Map<string, MapNode> | null = null;
+  private edgeMap: Map<number, MapEdge> | null = null;
+  /**
+   * The snapshot this model was made from, while nothing changed it: its
+   * typed arrays are what the renderer uploads and bundles for the first
+   * frame, with no object per file or import. The nodes and edges are
+   * made from it when first asked for ({@link materialize}).
+   */
+  private pristine: MapSnapshot | null = null;
 
   constructor(hash: string) {
     this.hash = hash;
     this.history.push(hash);
+    this.nodeMap = new Map();
+    this.edgeMap = new Map();
   }
 
+  /**
+   * The model of a snapshot. Only its folders are made now; its nodes and
+   * edges (an object each) when first needed, so that the first frame,
+   * drawn from the snapshot's arrays, does not wait for them.
+   */
   static fromSnapshot(snapshot: MapSnapshot): MapModel {
     const model = new MapModel(snapshot.hash);
-    const folderPaths = snapshot.folders.map((f) => f.path);
-    snapshot.folders.forEach((f) => {
+    model.nodeMap = null;
+    model.edgeMap = null;
+    model.pristine = snapshot;
+    for (const f of snapshot.folders) {
       const rect = { x: f.x, y: f.y, w: f.w, h: f.h };
       // An annex repeats its folder's path: another rectangle of the same folder.
       const held = model.folders.get(f.path);
       if (held) held.rects.push(rect);
-      else model.folders.set(f.path, { path: f.path, parent: f.parent === null ? null : (folderPaths[f.parent] ?? ''), rects: [rect] });
-    });
-    const nodes: MapNode[] = snapshot.paths.map((path, i) => ({
+      else model.folders.set(f.path, { path: f.path, parent: f.parent === null ? null : (snapshot.folders[f.parent]?.path ?? ''), rects: [rect] });
+    }
+    model.nextId = snapshot.paths.length;
+    return model;
+  }
+
+  /** The files on the map, by path. */
+  get nodes(): Map<string, MapNode> {
+    return this.nodeMap ?? this.materialize().nodes;
+  }
+
+  /** The import pairs, by their ends' ids. */
+  get edges(): Map<number, MapEdge> {
+    return this.edgeMap ?? this.materialize().edges;
+  }
+
+  /** How many files (without making their objects). */
+  get nodeCount(): number {
+    return this.nodeMap?.size ?? this.pristine?.paths.length ?? 0;
+  }
+
+  /** How many import pairs (without making their objects). */
+  get edgeCount(): number {
+    return this.edgeMap?.size ?? this.pristine?.edgeCount.length ?? 0;
+  }
+
+  /** The snapshot's arrays while the model is exactly that snapshot (no delta applied yet); else null. */
+  snapshot(): MapSnapshot | null {
+    return this.pristine;
+  }
+
+  /** Whether the nodes and edges are objects yet. */
+  materialized(): boolean {
+    return this.nodeMap !== null;
+  }
+
+  /** Files per language (index into LANGUAGES). */
+  languageCounts(): number[] {
+    const counts = new Array<number>(LANGUAGES.length).fill(0);
+    if (this.pristine && !this.nodeMap) {
+      for (const lang of this.pristine.language) counts[lang] = (counts[lang] ?? 0) + 1;
+    } else {
+      for (const node of this.list()) counts[node.lang] = (counts[node.lang] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  /** Makes the snapshot's nodes and edges (once). */
+  materialize(): { nodes: Map<string, MapNode>; edges: Map<number, MapEdge> } {
+    if (this.nodeMap && this.edgeMap) return { nodes: this.nodeMap, edges: this.edgeMap };
+    const snapshot = this.pristine;
+    const nodes = new Map<string, MapNode>();
+    const edges = new Map<number, MapEdge>();
+    this.nodeMap = nodes;
+    this.edgeMap = edges;
+    if (!snapshot) return { nodes, edges };
+    const folders = snapshot.folders;
+    const list: MapNode[] = snapshot.paths.map((path, i) => ({
       id: i,
       path,
       x: snapshot.positions[2 * i] ?? 0,
       y: snapshot.positions[2 * i + 1] ?? 0,
       lang: snapshot.language[i] ?? LANGUAGES.length - 1,
-      folder: folderPaths[snapshot.nodeFolder[i] ?? 0] ?? '',
+      folder: folders[snapshot.nodeFolder[i] ?? 0]?.path ?? '',
       out: 0,
       in: 0,
       bornAt: -Infinity,
     }));
-    for (const node of nodes) model.nodes.set(node.path, node);
-    model.nextId = nodes.length;
+    for (const node of list) nodes.set(node.path, node);
     for (let i = 0; i < snapshot.edgeCount.length; i += 1) {
-      const from = nodes[snapshot.edges[2 * i] ?? 0];
-      const to = nodes[snapshot.edges[2 * i + 1] ?? 0];
+      const from = list[snapshot.edges[2 * i] ?? 0];
+      const to = list[snapshot.edges[2 * i + 1] ?? 0];
       if (!from || !to) continue;
-      model.link(from, to, snapshot.edgeCount[i] ?? 1);
+      this.link(from, to, snapshot.edgeCount[i] ?? 1);
     }
-    return model;
+    this.nodeList = list;
+    return { nodes, edges };
   }
 
   /** The nodes, in insertion order (cached until the next change). */
@@ -163,6 +234,8 @@ export class MapModel {
 
   /** Applies a delta that chains (`previousHash` is this model's hash). */
   apply(delta: MapDeltaMessage, now: number): void {
+    this.materialize();
+    this.pristine = null;
     for (const path of delta.edgesRemoved.map((e) => [e.from, e.to] as const)) this.removeEdge(path[0], path[1]);
     const removed = new Set(delta.removed);
     if (removed.size > 0) {

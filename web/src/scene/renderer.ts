@@ -179,7 +179,7 @@ export class Renderer {
   private warmUp(): void {
     const gl = this.gl;
     const far = new Float32Array([-1e6, -1e6, -1e6, -1e6, -1e6, -1e6]);
-    const points = this.layer(null, [{ data: far.subarray(0, 2), size: 2 }, { data: new Float32Array(1), size: 1 }, { data: new Float32Array(1), size: 1 }], 1);
+    const points = this.layer(null, [{ data: far.subarray(0, 2), size: 2 }, { data: new Uint8Array(4), size: 1 }, { data: new Float32Array(1), size: 1 }], 1);
     const lines = this.layer(null, [{ data: far, size: 2 }, { data: new Float32Array(3), size: 1 }, { data: new Float32Array(6), size: 2 }], 3);
     gl.useProgram(this.lines);
     gl.bindVertexArray(lines.vao);
@@ -202,7 +202,7 @@ export class Renderer {
     return this.uniforms.get(key) ?? null;
   }
 
-  private layer(old: Layer | null, arrays: { data: Float32Array; size: number }[], count: number): Layer {
+  private layer(old: Layer | null, arrays: { data: Float32Array | Uint8Array; size: number }[], count: number): Layer {
     const gl = this.gl;
     if (old) {
       for (const b of old.buffers) gl.deleteBuffer(b);
@@ -215,7 +215,8 @@ export class Renderer {
       gl.bindBuffer(gl.ARRAY_BUFFER, buffer);
       gl.bufferData(gl.ARRAY_BUFFER, data, gl.STATIC_DRAW);
       gl.enableVertexAttribArray(location);
-      gl.vertexAttribPointer(location, size, gl.FLOAT, false, 0, 0);
+      // Bytes (a snapshot's languages, as they came) are read as whole numbers.
+      gl.vertexAttribPointer(location, size, data instanceof Uint8Array ? gl.UNSIGNED_BYTE : gl.FLOAT, false, 0, 0);
       return buffer;
     });
     gl.bindVertexArray(null);
@@ -228,10 +229,24 @@ export class Renderer {
   }
 
   private buildModel(model: MapModel): void {
+    const snapshot = model.snapshot();
+    if (snapshot) {
+      // A fetched map, as it came: its arrays go to the GPU as they are.
+      const n = snapshot.paths.length;
+      this.pointLayer = this.layer(this.pointLayer, [{ data: snapshot.positions, size: 2 }, { data: snapshot.language, size: 1 }, { data: new Float32Array(n), size: 1 }], n);
+    } else {
+      this.buildPoints(model);
+    }
+    this.buildOutlines(model);
+    this.builtVersion = model.version;
+    this.edgeKey = '';
+  }
+
+  private buildPoints(model: MapModel): void {
     const nodes = model.list();
     const total = nodes.length + model.fading.length;
     const pos = new Float32Array(2 * total);
-    const lang = new Float32Array(total);
+    const lang = new Uint8Array(total);
     const fade = new Float32Array(total);
     let i = 0;
     for (const node of nodes) {
@@ -249,6 +264,9 @@ export class Renderer {
       i += 1;
     }
     this.pointLayer = this.layer(this.pointLayer, [{ data: pos, size: 2 }, { data: lang, size: 1 }, { data: fade, size: 1 }], total);
+  }
+
+  private buildOutlines(model: MapModel): void {
     // Folder outlines: four segments per rectangle, fainter the deeper;
     // largest first, so that a draw can leave out those too small to see.
     const all: { r: Rect; alpha: number }[] = [];
@@ -269,12 +287,10 @@ export class Renderer {
       this.outlineSizes[k] = Math.max(r.w, r.h);
     });
     this.outlineLayer = this.layer(this.outlineLayer, [{ data: opos, size: 2 }, { data: oalpha, size: 1 }], rects * 8);
-    this.builtVersion = model.version;
-    this.edgeKey = '';
   }
 
   private buildEdges(model: MapModel, cam: Camera, width: number, height: number, fitZoom: number): DrawStats {
-    if (fileLevel(cam.zoom, fitZoom, model.edges.size)) {
+    if (fileLevel(cam.zoom, fitZoom, model.edgeCount)) {
       const view = viewRect(cam, width, height);
       const key = `f:${model.version}:${view.x}:${view.y}:${view.w}:${view.h}`;
       if (key !== this.edgeKey || !this.edgeLayer) {

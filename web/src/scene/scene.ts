@@ -57,6 +57,8 @@ export interface SceneOptions {
   /** A read's comet landed on `path` (conversation `key`): its bubble lights cyan. */
   onRead?: (key: string, path: string) => void;
   fetch?: typeof fetch;
+  /** Where the map's snapshot comes from instead of `GET /w/<id>/map` (a VS Code webview: through the editor). */
+  fetchMap?: () => Promise<ArrayBuffer>;
 }
 
 export interface SceneInspection {
@@ -77,7 +79,7 @@ export interface SceneInspection {
   error: string | null;
   lod: { bundled: boolean; depth: number; lines: number; labels: number };
   /** What keeps the loop awake: a frame requested, the settle timer, a flight; removed files still fading. */
-  wakers: { frame: boolean; settle: boolean; fly: boolean; fading: number; effects: boolean };
+  wakers: { frame: boolean; settle: boolean; fly: boolean; fading: number; effects: boolean; idle: boolean };
   /** Files lit by Claude now (a read once its comet landed; glows fading out at a turn's end are not). */
   lit: LitInfo[];
   /** Each conversation's star and its subagents' (path null at home). */
@@ -209,13 +211,15 @@ export function createScene(options: SceneOptions): Scene {
   /** Whether the channel has been whole once (its later fresh snapshots fetch the map again). */
   let seenReady = false;
   let legendKey = '';
+  /** The work a new map's first frame leaves for after it (labels, the nodes' objects), waiting for an idle moment. */
+  let idleWork: { cancel: () => void } | null = null;
 
   const sync = new MapSync({
-    fetchMap: async () => {
+    fetchMap: options.fetchMap ?? (async () => {
       const response = await fetchFn(`${base}/map`, { credentials: 'same-origin' });
       if (!response.ok) throw new Error(`the server answered ${response.status} ${response.statusText}`.trim());
       return response.arrayBuffer();
-    },
+    }),
     onChange: (m, fresh) => {
       model = m;
       if (fresh && (cam === null || refitNext || !userMoved)) {
@@ -348,9 +352,11 @@ export function createScene(options: SceneOptions): Scene {
     needFull = false;
     if (!model || !cam || width === 0 || height === 0) return;
     if (model.fading.length > 0) model.prune(t);
+    let first = false;
     if (renderer && !contextLost) {
       lastStats = renderer.draw(model, cam, width, height, dpr, fitZoom, t);
       if (firstFrameOf !== model) {
+        first = true;
         firstFrameOf = model;
         // Marked when the GPU has drawn it. (A fence polled from timers
         // frees the page meanwhile, but its mark then waits behind whatever
@@ -362,11 +368,38 @@ export function createScene(options: SceneOptions): Scene {
     }
     drawnCam = { ...cam };
     layer.style.transform = '';
-    drawLabels(model, cam);
+    idleWork?.cancel();
+    idleWork = null;
+    if (first) {
+      // A new map's labels, and its nodes' objects (hover, search, effects),
+      // come at the next idle moment: the first frame does not wait for them.
+      const m = model;
+      const c = drawnCam;
+      idleWork = whenIdle(() => {
+        idleWork = null;
+        drawLabels(m, c);
+        idleWork = whenIdle(() => {
+          idleWork = null;
+          m.materialize();
+        });
+      });
+    } else {
+      drawLabels(model, cam);
+    }
     placeRings();
     overlay.redraw();
     draws += 1;
-    caption.textContent = `${model.nodes.size} files · ${model.edges.size} imports`;
+    caption.textContent = `${model.nodeCount} files · ${model.edgeCount} imports`;
+  }
+
+  /** Runs `work` when the page is idle (at most 200 ms from now). */
+  function whenIdle(work: () => void): { cancel: () => void } {
+    if (typeof window.requestIdleCallback === 'function') {
+      const handle = window.requestIdleCallback(work, { timeout: 200 });
+      return { cancel: () => { window.cancelIdleCallback(handle); } };
+    }
+    const handle = setTimeout(work, 0);
+    return { cancel: () => { clearTimeout(handle); } };
   }
 
   function drawLabels(m: MapModel, c: Camera): void {
@@ -760,8 +793,7 @@ export function createScene(options: SceneOptions): Scene {
 
   // --- Legend.
   function renderLegend(): void {
-    const counts = new Array<number>(LANGUAGES.length).fill(0);
-    for (const node of model?.list() ?? []) counts[node.lang] = (counts[node.lang] ?? 0) + 1;
+    const counts = model?.languageCounts() ?? new Array<number>(LANGUAGES.length).fill(0);
     const key = counts.join(',');
     if (key === legendKey) return;
     legendKey = key;
@@ -795,7 +827,7 @@ export function createScene(options: SceneOptions): Scene {
 
   // --- The scene's face.
   function loopState(): 'awake' | 'asleep' {
-    return raf !== 0 || settleTimer !== null || fly !== null || overlay.awake() ? 'awake' : 'asleep';
+    return raf !== 0 || settleTimer !== null || fly !== null || idleWork !== null || overlay.awake() ? 'awake' : 'asleep';
   }
 
   return {
@@ -816,8 +848,8 @@ export function createScene(options: SceneOptions): Scene {
     inspect() {
       return {
         graphHash: model?.hash ?? null,
-        nodes: model?.nodes.size ?? 0,
-        edges: model?.edges.size ?? 0,
+        nodes: model?.nodeCount ?? 0,
+        edges: model?.edgeCount ?? 0,
         loop: loopState(),
         camera: cam ? { x: cam.x, y: cam.y, zoom: cam.zoom } : null,
         firstFrame,
@@ -828,7 +860,7 @@ export function createScene(options: SceneOptions): Scene {
         fetches: sync.fetches,
         error: [glError, loadError].filter((t) => t !== null).join(' ') || null,
         lod: { bundled: lastStats.bundled, depth: lastStats.depth, lines: lastStats.lines, labels: labelCount },
-        wakers: { frame: raf !== 0, settle: settleTimer !== null, fly: fly !== null, fading: model?.fading.length ?? 0, effects: overlay.awake() },
+        wakers: { frame: raf !== 0, settle: settleTimer !== null, fly: fly !== null, fading: model?.fading.length ?? 0, effects: overlay.awake(), idle: idleWork !== null },
         ...overlay.inspect(),
         heldActivity: overlay.gate.heldCount(),
       };
