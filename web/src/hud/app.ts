@@ -121,7 +121,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     takeMapMessages: (): MapMessage[] => store.takeMapMessages(),
     takeActivity: () => store.takeActivity(),
     onRead: (key) => { bubbles.lightRead(key); },
-    ...(options.host?.fetchMap ? { fetchMap: options.host.fetchMap } : {}),
+    ...(options.host?.fetchMap ? { fetchMap: () => options.host?.fetchMap?.() ?? Promise.reject(new Error('the editor gives no map')) } : {}),
   });
 
   const connection = h('p', { class: 'connection', role: 'status' });
