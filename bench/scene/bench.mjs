@@ -7,6 +7,8 @@
 //   node bench/scene/bench.mjs --orbit BIN --workspaces FILE.json [--quick]
 //        [--sizes 1000,10000] [--targets orbit,sigma,minimal] [--loads N]
 //        [--redraws N] [--idle-seconds S] [--pan-seconds S] [--out DIR]
+//        [--before BIN]   another orbit (an earlier build) measured in the same
+//                         run, on the same workspace, as the "before" column
 //
 // The table goes to stdout, progress to stderr, everything to
 // OUT/results.json (and results-<time>.json).
@@ -34,6 +36,7 @@ const opt = (name, fallback) => {
 const quick = argv.includes('--quick');
 const options = {
   orbit: opt('orbit', process.env.ORBIT_BIN),
+  before: opt('before', process.env.ORBIT_BEFORE_BIN),
   workspaces: opt('workspaces'),
   out: resolve(opt('out', join(HERE, 'out'))),
   sizes: opt('sizes', quick ? '1000,10000' : '1000,10000,50000,100000').split(',').map(Number),
@@ -100,7 +103,7 @@ async function freePort() {
 
 // ------------------------------------------------------------------ orbit open
 /** A real `orbit open DIR --no-browser --port P` with a private 0700 config folder; its login address. */
-async function startOrbit(dir, logFile, keepLogs) {
+async function startOrbit(dir, logFile, keepLogs, binary = options.orbit) {
   const config = mkdtempSync(join(tmpdir(), 'orbit-scene-config-'));
   chmodSync(config, 0o700);
   const home = mkdtempSync(join(tmpdir(), 'orbit-scene-home-'));
@@ -109,7 +112,7 @@ async function startOrbit(dir, logFile, keepLogs) {
   delete env.ORBIT_LOG;
   delete env.XDG_RUNTIME_DIR;
   delete env.XDG_STATE_HOME;
-  const child = spawn(options.orbit, ['open', dir, '--no-browser', '--port', String(port)], {
+  const child = spawn(binary, ['open', dir, '--no-browser', '--port', String(port)], {
     cwd: dir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -429,6 +432,24 @@ async function measureSize(size) {
   }
   say(`${size}: map ${row.map.nodes} nodes, ${row.map.edges} edges, ${(row.map.bytes / 1024).toFixed(0)} KiB (${row.map.source})`);
 
+  // The earlier build (`--before`), on the same workspace, measured the same way.
+  if (options.before && options.targets.includes('orbit')) {
+    const before = await startOrbit(ws.dir, join(options.out, 'logs', `before-${size}.stderr`), join(options.out, 'logs', `before-${size}`), options.before);
+    try {
+      const { context, page, problems } = await newPage();
+      const result = await measure(`before-${size}`, page, async () => {
+        await page.goto(before.url, { waitUntil: 'commit' });
+        await firstFrame(page);
+      }, browserPid, (p) => p.evaluate(() => window.orbitInspect?.scene?.().loop ?? null));
+      result.loginAddressMs = before.startMs;
+      result.problems = problems;
+      row.targets.before = result;
+      await context.close();
+    } finally {
+      await before.stop();
+    }
+  }
+
   for (const target of ['sigma', 'minimal']) {
     if (!options.targets.includes(target)) continue;
     if (target === 'sigma' && !options.sigmaSizes.includes(size)) continue;
@@ -493,15 +514,17 @@ for (const [size, row] of Object.entries(results.sizes)) {
     lines.push('', `${size} files: FAILED: ${row.error}`);
   }
   if (!row.map) continue;
-  const { orbit, sigma, minimal } = row.targets;
+  const { orbit, sigma, minimal, before } = row.targets;
   lines.push('');
   lines.push(`${size} files (map: ${row.map.nodes} nodes, ${row.map.edges} edges, ${(row.map.bytes / 1048576).toFixed(2)} MiB from ${row.map.source}, GET /map ${fmt(row.map.getMs)} ms; map canvas ${row.canvas ? `${row.canvas.width}x${row.canvas.height}` : 'the window'})`);
-  lines.push(`${'metric'.padEnd(28)}${'Orbit'.padStart(10)}${'sigma'.padStart(10)}${'minimal'.padStart(10)}${'O/sigma'.padStart(10)}${'O/min'.padStart(10)}`);
+  const beforeHead = before ? `${'before'.padStart(10)}${'B/min'.padStart(10)}` : '';
+  lines.push(`${'metric'.padEnd(28)}${'Orbit'.padStart(10)}${'sigma'.padStart(10)}${'minimal'.padStart(10)}${'O/sigma'.padStart(10)}${'O/min'.padStart(10)}${beforeHead}`);
   for (const [name, get, digits] of METRICS) {
     const o = get(orbit);
     const s = get(sigma);
     const m = get(minimal);
-    lines.push(`${name.padEnd(28)}${fmt(o, digits).padStart(10)}${fmt(s, digits).padStart(10)}${fmt(m, digits).padStart(10)}${fmt(ratio(o, s), 3).padStart(10)}${fmt(ratio(o, m), 3).padStart(10)}`);
+    const b = before ? `${fmt(get(before), digits).padStart(10)}${fmt(ratio(get(before), m), 3).padStart(10)}` : '';
+    lines.push(`${name.padEnd(28)}${fmt(o, digits).padStart(10)}${fmt(s, digits).padStart(10)}${fmt(m, digits).padStart(10)}${fmt(ratio(o, s), 3).padStart(10)}${fmt(ratio(o, m), 3).padStart(10)}${b}`);
   }
   const n = Number(size);
   if (sigma) {

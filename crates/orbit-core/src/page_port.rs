@@ -4,6 +4,7 @@
 //! moves frames.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use orbit_types::{ActionAck, HostFrame, PageFrame, SearchAnswer};
 use tokio::sync::{broadcast, oneshot};
@@ -51,9 +52,11 @@ pub trait PagePort: Send + Sync + 'static {
 
     /// The map's binary snapshot (`docs/page-protocol.md`, "The map") at
     /// the map's hash of the moment, consistent with the log: every
-    /// `mapDelta` after it in the log starts at its hash. The channel is
-    /// closed when the workspace has been let go.
-    fn map(&self) -> oneshot::Receiver<Vec<u8>>;
+    /// `mapDelta` after it in the log starts at its hash. The bytes are
+    /// encoded once per change of the map and shared (a reload, another
+    /// page, the relay get the same ones). The channel is closed when the
+    /// workspace has been let go.
+    fn map(&self) -> oneshot::Receiver<Arc<[u8]>>;
 
     /// The graph paths matching `query`, best first, at most `limit`
     /// (one matcher, `orbit_core::search`). The caller checked the query's

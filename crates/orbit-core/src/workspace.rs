@@ -155,7 +155,7 @@ enum Command {
         reply: ActReply,
     },
     Map {
-        reply: oneshot::Sender<Vec<u8>>,
+        reply: oneshot::Sender<Arc<[u8]>>,
     },
     HostSettings {
         settings: HostSettings,
@@ -625,7 +625,7 @@ impl PagePort for WorkspaceHandle {
         rx
     }
 
-    fn map(&self) -> oneshot::Receiver<Vec<u8>> {
+    fn map(&self) -> oneshot::Receiver<Arc<[u8]>> {
         let (reply, rx) = oneshot::channel();
         let _ = self.commands.try_send(Command::Map { reply });
         rx
@@ -1516,7 +1516,8 @@ impl Actor {
                 self.publish_panels();
             }
             Command::Map { reply } => {
-                let _ = reply.send(self.map.snapshot().encode());
+                // Encoded once per change of the map, then the same bytes.
+                let _ = reply.send(self.map.snapshot_bytes());
             }
             Command::HostSettings { settings, reply } => {
                 let applied = self.host_settings(settings).await;

@@ -11,6 +11,7 @@
 )]
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use orbit_types::{
     GraphDelta, Language, MapDelta, MapEdge, MapEdgeRemoved, MapFolder, MapNode, MapReset,
@@ -51,6 +52,9 @@ pub struct MapModel {
     /// (from, to) file ids → how many graph edges.
     edges: FxHashMap<(u32, u32), u32>,
     hash: String,
+    /// The snapshot's bytes, encoded at most once per change of the map
+    /// ([`MapModel::snapshot_bytes`]).
+    encoded: Option<Arc<[u8]>>,
 }
 
 impl MapModel {
@@ -65,6 +69,7 @@ impl MapModel {
             layout: Layout::arrange(nodes),
             edges: FxHashMap::default(),
             hash: hash.to_owned(),
+            encoded: None,
         };
         model.count_edges(edges);
         model
@@ -93,6 +98,7 @@ impl MapModel {
             layout,
             edges: FxHashMap::default(),
             hash: hash.to_owned(),
+            encoded: None,
         };
         model.count_edges(edges);
         model
@@ -127,6 +133,7 @@ impl MapModel {
     /// Lays the same files out afresh (`Re-arrange`): the pages get a
     /// `mapReset`.
     pub fn rearrange(&mut self) -> MapMessage {
+        self.encoded = None;
         let files: Vec<(String, Language)> = self
             .layout
             .file_ids
@@ -172,6 +179,9 @@ impl MapModel {
                 map: self.hash.clone(),
             });
         }
+        // Whatever the delta changes (even the hash alone), the bytes are
+        // encoded again when next asked for.
+        self.encoded = None;
         let mut touched: BTreeSet<(String, String)> = BTreeSet::new();
         // Edges first, while the removed files still have their ids.
         for edge in &delta.edges_removed {
@@ -246,6 +256,18 @@ impl MapModel {
             edges_added,
             edges_removed,
         ))))
+    }
+
+    /// The snapshot's bytes ([`Snapshot::encode`] of [`MapModel::snapshot`]):
+    /// encoded once per change of the map and kept, so that serving it
+    /// again (a reload, another page) is no work.
+    pub fn snapshot_bytes(&mut self) -> Arc<[u8]> {
+        if let Some(bytes) = &self.encoded {
+            return Arc::clone(bytes);
+        }
+        let bytes: Arc<[u8]> = self.snapshot().encode().into();
+        self.encoded = Some(Arc::clone(&bytes));
+        bytes
     }
 
     /// The snapshot of the map now.

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
@@ -32,7 +33,8 @@ pub(crate) async fn snapshot(
                 ),
                 (CACHE_CONTROL, HeaderValue::from_static("no-store")),
             ],
-            bytes,
+            // The workspace's own bytes (kept per map version), not a copy.
+            Body::from(Bytes::from_owner(bytes)),
         )
             .into_response(),
         Err(_) => respond::no_workspace(),

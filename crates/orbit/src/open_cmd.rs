@@ -291,6 +291,7 @@ impl ControlMethods for OrbitMethods {
                 .relay
                 .act(params, self.orbit.is_claude_descendant(caller)),
             "orbit.page.trust" => self.orbit.relay.set_trust(params),
+            "orbit.page.map" => self.orbit.relay.map(params),
             "orbit.page.picked" => self
                 .orbit
                 .relay

@@ -22,6 +22,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64_STANDARD;
 use orbit_agent::HostSettings;
 use orbit_control::ControlFailure;
 use orbit_core::page_port::PagePort;
@@ -93,6 +95,10 @@ impl Polled {
     }
 }
 
+/// At most this many bytes of the map a `orbit.page.map` answer (base64
+/// makes 4/3 of it: the answer stays under the socket's 1 MiB line).
+pub(crate) const MAP_CHUNK: usize = 512 * 1024;
+
 /// Frames held for a connection that has not polled them; past it, the
 /// connection is closed as lagged (the page reconnects and resumes).
 const MAX_QUEUED: usize = 8192;
@@ -137,6 +143,9 @@ struct RelayConn {
     /// The absolute files the editor's own dialog returned
     /// (`orbit.page.picked`), newest last: this page's prompts may name them.
     picked: Mutex<Vec<String>>,
+    /// The map's snapshot `orbit.page.map` last took at offset 0, read on
+    /// in chunks.
+    map: Mutex<Option<Arc<[u8]>>>,
 }
 
 impl RelayConn {
@@ -310,6 +319,7 @@ impl PageRelay {
             ready: Notify::new(),
             polled: Polled::new(),
             picked: Mutex::new(Vec::new()),
+            map: Mutex::new(None),
         });
         let first: Vec<HostFrame> = connection
             .first
@@ -528,6 +538,44 @@ impl PageRelay {
         Ok(json!({"picked": picked.len()}))
     }
 
+    /// `orbit.page.map {conn, offset}`: the map's binary snapshot (what
+    /// `GET /w/<id>/map` answers a browser) for a relayed page, at most
+    /// [`MAP_CHUNK`] bytes of it from `offset`, base64:
+    /// `{total, offset, data}`. Offset 0 takes the workspace's snapshot of
+    /// the moment and keeps it for the connection (until the next offset 0
+    /// or the connection's end); a later offset reads on from that one.
+    pub(crate) fn map(&self, params: &Value) -> Result<Value, ControlFailure> {
+        let conn = self.get(params)?;
+        let offset = params
+            .get("offset")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| invalid("`offset` must be a whole number"))?;
+        conn.touch();
+        let bytes = if offset == 0 {
+            let reply = conn.workspace.map();
+            let bytes = tokio::task::block_in_place(|| {
+                self.runtime
+                    .block_on(async { tokio::time::timeout(Duration::from_secs(30), reply).await })
+            })
+            .map_err(|_| ControlFailure::new("unavailable", "the workspace did not answer"))?
+            .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
+            *conn.map.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&bytes));
+            bytes
+        } else {
+            conn.map
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+                .ok_or_else(|| {
+                    ControlFailure::new(
+                        "not_found",
+                        "no map is being read on this connection: start at offset 0",
+                    )
+                })?
+        };
+        Ok(map_chunk(&bytes, offset, MAP_CHUNK)?.0)
+    }
+
     /// `orbit.page.close {conn}`.
     pub(crate) fn close(&self, params: &Value) -> Result<Value, ControlFailure> {
         conn_param(params)?;
@@ -569,6 +617,26 @@ impl PageRelay {
             conn.stop();
         }
     }
+}
+
+/// `orbit.page.map`'s answer: at most `chunk` bytes of `bytes` from
+/// `offset` (`{total, offset, data}`, base64), and whether it reaches the
+/// end.
+fn map_chunk(bytes: &[u8], offset: u64, chunk: usize) -> Result<(Value, bool), ControlFailure> {
+    let total = bytes.len();
+    let start = usize::try_from(offset)
+        .ok()
+        .filter(|start| *start <= total)
+        .ok_or_else(|| invalid(format!("`offset` {offset} is past the map's {total} bytes")))?;
+    let end = total.min(start.saturating_add(chunk));
+    Ok((
+        json!({
+            "total": total,
+            "offset": start,
+            "data": BASE64_STANDARD.encode(&bytes[start..end]),
+        }),
+        end == total,
+    ))
 }
 
 /// Moves the live log into the connection's queue until it lags or ends.
@@ -692,6 +760,43 @@ mod tests {
     #[expect(clippy::needless_pass_by_value, reason = "called with json! literals")]
     fn action(request: Value) -> PageFrame {
         serde_json::from_value(json!({"type": "action", "id": "a", "request": request})).unwrap()
+    }
+
+    #[test]
+    fn the_map_is_read_in_chunks_that_rebuild_it_and_an_offset_past_it_is_refused() {
+        let map: Vec<u8> = (0..=250).collect();
+        let mut read = Vec::new();
+        let mut offset = 0;
+        let mut answers = 0;
+        loop {
+            let (answer, last) = map_chunk(&map, offset, 100).unwrap();
+            answers += 1;
+            assert_eq!(answer["total"], 251);
+            assert_eq!(answer["offset"], offset);
+            let data = BASE64_STANDARD
+                .decode(answer["data"].as_str().unwrap())
+                .unwrap();
+            assert!(data.len() <= 100);
+            read.extend_from_slice(&data);
+            offset += data.len() as u64;
+            if last {
+                break;
+            }
+        }
+        assert_eq!((read, answers), (map.clone(), 3));
+        // The end itself is an empty last chunk; past it, `offset` is named.
+        let (at_end, last) = map_chunk(&map, 251, 100).unwrap();
+        assert_eq!((at_end["data"].as_str(), last), (Some(""), true));
+        let past = map_chunk(&map, 252, 100).unwrap_err();
+        assert_eq!(past.code, "invalid_params");
+        assert!(past.message.contains("`offset`"), "{}", past.message);
+        // An empty map is one empty chunk.
+        assert!(map_chunk(&[], 0, 100).unwrap().1);
+        // The real chunk stays under the socket's line once in base64 and JSON.
+        let big = vec![0xff_u8; MAP_CHUNK * 2];
+        let (answer, _) = map_chunk(&big, 0, MAP_CHUNK).unwrap();
+        let line = serde_json::to_string(&json!({"id": 1, "result": answer})).unwrap();
+        assert!(line.len() < orbit_control::MAX_LINE, "{}", line.len());
     }
 
     #[test]

@@ -120,6 +120,17 @@ async function ask() {
     return text.includes(expected) ? text : null;
   }, 'the reply in the webview');
   seen.trustButtons = await frame.getByRole('button', { name: 'Trust this folder' }).count();
+  // The map, its snapshot relayed by the extension (orbit.page.map): drawn
+  // once, at the graph's hash, with as many files as the graph.
+  const map = await until(async () => {
+    const scene = await frame.evaluate(() => window.orbitInspect.scene());
+    const graph = await frame.evaluate(() => window.orbitInspect.state().workspace?.graph ?? null);
+    return scene.firstFrame && graph && scene.graphHash === graph.hash ? { scene, graph } : null;
+  }, 'the map drawn in the webview at the graph\'s hash');
+  seen.mapNodes = map.scene.nodes;
+  seen.graphFiles = map.graph.files;
+  seen.mapError = map.scene.error;
+  await shot('map');
   seen.errors = await frame.evaluate(() => window.orbitInspect.errors());
   seen.status = await page.locator('.statusbar-item', { hasText: 'Claude:' }).first().innerText();
   await shot('reply');

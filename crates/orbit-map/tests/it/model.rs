@@ -325,3 +325,53 @@ fn the_snapshot_decoder_refuses_with_specific_errors() {
     folder[16..20].copy_from_slice(&(f + 1000).to_le_bytes());
     assert!(Snapshot::decode(&folder).is_err());
 }
+
+#[test]
+fn the_snapshot_bytes_are_kept_until_the_map_changes() {
+    let mut model = model();
+    let first = model.snapshot_bytes();
+    assert_eq!(&*first, model.snapshot().encode().as_slice());
+    // Asked again with nothing changed: the same bytes, not encoded again.
+    assert!(std::sync::Arc::ptr_eq(&first, &model.snapshot_bytes()));
+    // A refused delta changes nothing.
+    let wrong = GraphDelta {
+        previous_hash: "other".into(),
+        hash: "h9".into(),
+        ..GraphDelta::default()
+    };
+    assert!(model.apply(&wrong).is_err());
+    assert!(std::sync::Arc::ptr_eq(&first, &model.snapshot_bytes()));
+    // Files added (past their folder's room: an annex): the new snapshot's bytes.
+    model
+        .apply(&GraphDelta {
+            previous_hash: "h0".into(),
+            hash: "h1".into(),
+            nodes_added: (0..200)
+                .map(|i| node(&format!("src/lib/more{i:03}.ts")))
+                .collect(),
+            ..GraphDelta::default()
+        })
+        .unwrap();
+    let added = model.snapshot_bytes();
+    assert_eq!(&*added, model.snapshot().encode().as_slice());
+    assert_eq!(
+        Snapshot::decode(&added).unwrap().nodes.len(),
+        Snapshot::decode(&first).unwrap().nodes.len() + 200
+    );
+    // Contents only (no message for the pages), but a new hash: the bytes carry it.
+    let quiet = model
+        .apply(&GraphDelta {
+            previous_hash: "h1".into(),
+            hash: "h2".into(),
+            nodes_changed: vec![node("README.md")],
+            ..GraphDelta::default()
+        })
+        .unwrap();
+    let hashed = model.snapshot_bytes();
+    assert_eq!(Snapshot::decode(&hashed).unwrap().hash, "h2", "{quiet:?}");
+    // Re-arranged (the annex folded back): the new places.
+    model.rearrange();
+    let arranged = model.snapshot_bytes();
+    assert_ne!(arranged, hashed);
+    assert_eq!(&*arranged, model.snapshot().encode().as_slice());
+}

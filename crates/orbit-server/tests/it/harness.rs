@@ -171,10 +171,10 @@ impl PagePort for FakePort {
         self.graph_files.lock().unwrap().get(graph_path).cloned()
     }
 
-    fn map(&self) -> oneshot::Receiver<Vec<u8>> {
+    fn map(&self) -> oneshot::Receiver<Arc<[u8]>> {
         self.calls.lock().unwrap().push(Call::Map);
         let (sender, receiver) = oneshot::channel();
-        let _ = sender.send(b"ORBM-fake".to_vec());
+        let _ = sender.send(Arc::from(&b"ORBM-fake"[..]));
         receiver
     }
 

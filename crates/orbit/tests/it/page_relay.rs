@@ -309,6 +309,128 @@ fn bad_relay_calls_get_specific_errors() {
     assert!(started.elapsed() >= Duration::from_millis(250));
 }
 
+/// Reads the map over the relay as the extension does: offset 0, then on
+/// from where each chunk ended; the bytes and how many calls it took.
+fn read_map(orbit: &Relayed, conn: &str) -> (Vec<u8>, usize) {
+    let mut bytes = Vec::new();
+    let mut calls = 0;
+    loop {
+        let answer = orbit.env.call(
+            "orbit.page.map",
+            json!({"conn": conn, "offset": bytes.len()}),
+        );
+        calls += 1;
+        let result = &answer["result"];
+        assert_eq!(result["offset"], bytes.len(), "{answer}");
+        let data = base64::Engine::decode(
+            &base64::engine::general_purpose::STANDARD,
+            result["data"].as_str().unwrap(),
+        )
+        .unwrap();
+        bytes.extend_from_slice(&data);
+        if Some(bytes.len() as u64) == result["total"].as_u64() {
+            return (bytes, calls);
+        }
+        assert!(!data.is_empty(), "an empty chunk before the end: {answer}");
+    }
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+}
+
+#[test]
+fn a_relayed_page_reads_the_map_s_snapshot_in_chunks() {
+    let orbit = Relayed::start(json!({}), true);
+    for (path, text) in [
+        ("pkg/__init__.py", "from . import util\n"),
+        ("pkg/util.py", "import os\n"),
+        ("pkg/deep/mod.py", "from pkg import util\n"),
+    ] {
+        let file = orbit.env.ws.path().join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    }
+    let first = orbit.connect(true);
+    let conn = first["conn"].as_str().unwrap().to_owned();
+    // The workspace's graph once it has all four files.
+    let mut frames = first["first"].as_array().unwrap().clone();
+    let graph = loop {
+        let graph = frames
+            .iter()
+            .rev()
+            .find(|f| f["body"]["type"] == "workspace")
+            .map(|f| f["body"]["graph"].clone());
+        if let Some(graph) = graph.filter(|g| g["files"] == 4) {
+            break graph;
+        }
+        frames = orbit.until(&conn, |f| {
+            f["body"]["type"] == "workspace" && f["body"]["graph"]["files"] == 4
+        });
+    };
+    // Read again until the map has caught up with that graph.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (map, calls) = loop {
+        let (map, calls) = read_map(&orbit, &conn);
+        let hash_len = u32_at(&map, 24) as usize;
+        if map[32..32 + hash_len] == *graph["hash"].as_str().unwrap().as_bytes() {
+            break (map, calls);
+        }
+        assert!(Instant::now() < deadline, "the map never reached {graph}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!((&map[..4], u32_at(&map, 4)), (&b"ORBM"[..], 1));
+    // As many nodes as the graph has files, each path in the string area.
+    assert_eq!(u64::from(u32_at(&map, 8)), graph["files"].as_u64().unwrap());
+    assert!(u32_at(&map, 12) >= 2, "the imports are pairs of the map");
+    let text = String::from_utf8_lossy(&map);
+    for path in [
+        "main.py",
+        "pkg/__init__.py",
+        "pkg/util.py",
+        "pkg/deep/mod.py",
+    ] {
+        assert!(text.contains(path), "{path} is not in the map");
+    }
+    assert_eq!(calls, 1, "a small map is one chunk");
+    // A later offset reads on from the snapshot taken at offset 0.
+    let on = orbit
+        .env
+        .call("orbit.page.map", json!({"conn": conn, "offset": 8}));
+    let tail = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        on["result"]["data"].as_str().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(tail, map[8..], "{on}");
+    // The same bytes again (nothing changed), and an offset past them named.
+    assert_eq!(read_map(&orbit, &conn).0, map);
+    let past = orbit.env.call(
+        "orbit.page.map",
+        json!({"conn": conn, "offset": map.len() + 1}),
+    );
+    assert_eq!(past["error"]["code"], "invalid_params", "{past}");
+    assert!(
+        past["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`offset`"),
+        "{past}"
+    );
+    let missing = orbit.env.call("orbit.page.map", json!({"conn": conn}));
+    assert_eq!(missing["error"]["code"], "invalid_params", "{missing}");
+    let closed = orbit
+        .env
+        .call("orbit.page.map", json!({"conn": "r999", "offset": 0}));
+    assert_eq!(closed["error"]["code"], "not_found", "{closed}");
+    // A new connection reads on from nothing: it starts at offset 0.
+    let other = orbit.connect(true)["conn"].as_str().unwrap().to_owned();
+    let early = orbit
+        .env
+        .call("orbit.page.map", json!({"conn": other, "offset": 8}));
+    assert_eq!(early["error"]["code"], "not_found", "{early}");
+}
+
 #[test]
 fn claude_s_own_shell_cannot_relay_a_page() {
     let orbit = Relayed::start(

@@ -33,6 +33,19 @@ fn code_server() -> PathBuf {
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
+/// The workspace: four Rust files and their imports (for the map).
+fn write_workspace(dir: &Path) {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    for (path, text) in [
+        ("src/main.rs", "fn main() {}\n"),
+        ("src/lib.rs", "mod util;\nmod shapes;\n"),
+        ("src/util.rs", "pub fn one() {}\n"),
+        ("src/shapes.rs", "use crate::util;\n"),
+    ] {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+}
+
 struct Workbench {
     env: OrbitEnv,
     orbit: Child,
@@ -53,8 +66,7 @@ impl Workbench {
         );
         let code_server = code_server();
         let env = OrbitEnv::new(json!({}));
-        std::fs::create_dir_all(env.ws.path().join("src")).unwrap();
-        std::fs::write(env.ws.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+        write_workspace(env.ws.path());
         if trusted {
             env.trust();
         }
@@ -217,6 +229,11 @@ fn ask_claude_in_the_workbench_replies_in_the_webview_with_the_model_setting_and
         ],
     );
     assert_eq!(seen["trustButtons"], 0, "{seen}");
+    // The map draws in the webview, its snapshot relayed by the extension
+    // (`orbit.page.map`): as many files as the graph (the four written).
+    assert_eq!(seen["mapNodes"], seen["graphFiles"], "{seen}");
+    assert!(seen["mapNodes"].as_u64().is_some_and(|n| n >= 4), "{seen}");
+    assert_eq!(seen["mapError"], Value::Null, "{seen}");
     assert_eq!(seen["errors"], json!([]), "{seen}");
     assert_eq!(seen["errorsAfterEdit"], json!([]), "{seen}");
     assert!(
