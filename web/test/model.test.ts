@@ -62,6 +62,8 @@ describe('the map model', () => {
     expect([counts[0], counts[9], counts.reduce((a, b) => a + b, 0)]).toEqual([3, 2, 5]);
     expect(model.snapshot()).toBe(snapshot);
     expect(model.folders.size).toBe(4);
+    // Nothing of a snapshot fades in.
+    expect(model.animating(0)).toBe(false);
     expect(model.materialized()).toBe(false);
     // Asked for, the nodes are made once, in the snapshot's order, and the counts agree.
     expect(model.list().map((n) => n.path)).toEqual(snapshot.paths);

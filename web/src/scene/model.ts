@@ -292,6 +292,8 @@ export class MapModel {
   /** Whether an effect (a fade) is running at `now`. */
   animating(now: number): boolean {
     if (this.fading.some((f) => now - f.diedAt < FADE_MS)) return true;
+    // A snapshot's files are all there from the start (no delta yet: none fades in).
+    if (this.pristine) return false;
     for (const node of this.list()) if (now - node.bornAt < FADE_MS) return true;
     return false;
   }
