@@ -211,8 +211,9 @@ export function createScene(options: SceneOptions): Scene {
   /** Whether the channel has been whole once (its later fresh snapshots fetch the map again). */
   let seenReady = false;
   let legendKey = '';
-  /** The work a new map's first frame leaves for after it (labels, the nodes' objects), waiting for an idle moment. */
-  let idleWork: { cancel: () => void } | null = null;
+  /** What a new map's first frame leaves for the next idle moments: its labels, then its files' objects. */
+  let labelWork: { cancel: () => void } | null = null;
+  let modelWork: { cancel: () => void } | null = null;
 
   const sync = new MapSync({
     fetchMap: options.fetchMap ?? (async () => {
@@ -368,23 +369,34 @@ export function createScene(options: SceneOptions): Scene {
     }
     drawnCam = { ...cam };
     layer.style.transform = '';
-    idleWork?.cancel();
-    idleWork = null;
+    const labelsWaited = labelWork !== null;
+    labelWork?.cancel();
+    labelWork = null;
     if (first) {
-      // A new map's labels, and its nodes' objects (hover, search, effects),
-      // come at the next idle moment: the first frame does not wait for them.
+      // A new map's labels, then its files' objects (hover, search,
+      // effects), come at the next idle moments: the first frame does not
+      // wait for them.
       const m = model;
       const c = drawnCam;
-      idleWork = whenIdle(() => {
-        idleWork = null;
+      modelWork?.cancel();
+      labelWork = whenIdle(() => {
+        labelWork = null;
         drawLabels(m, c);
-        idleWork = whenIdle(() => {
-          idleWork = null;
+        modelWork = whenIdle(() => {
+          modelWork = null;
           m.materialize();
         });
       });
     } else {
       drawLabels(model, cam);
+      if (labelsWaited && modelWork === null) {
+        // Drawn now instead: the files' objects still come at an idle moment.
+        const m = model;
+        modelWork = whenIdle(() => {
+          modelWork = null;
+          m.materialize();
+        });
+      }
     }
     placeRings();
     overlay.redraw();
@@ -827,7 +839,7 @@ export function createScene(options: SceneOptions): Scene {
 
   // --- The scene's face.
   function loopState(): 'awake' | 'asleep' {
-    return raf !== 0 || settleTimer !== null || fly !== null || idleWork !== null || overlay.awake() ? 'awake' : 'asleep';
+    return raf !== 0 || settleTimer !== null || fly !== null || labelWork !== null || modelWork !== null || overlay.awake() ? 'awake' : 'asleep';
   }
 
   return {
@@ -860,7 +872,7 @@ export function createScene(options: SceneOptions): Scene {
         fetches: sync.fetches,
         error: [glError, loadError].filter((t) => t !== null).join(' ') || null,
         lod: { bundled: lastStats.bundled, depth: lastStats.depth, lines: lastStats.lines, labels: labelCount },
-        wakers: { frame: raf !== 0, settle: settleTimer !== null, fly: fly !== null, fading: model?.fading.length ?? 0, effects: overlay.awake(), idle: idleWork !== null },
+        wakers: { frame: raf !== 0, settle: settleTimer !== null, fly: fly !== null, fading: model?.fading.length ?? 0, effects: overlay.awake(), idle: labelWork !== null || modelWork !== null },
         ...overlay.inspect(),
         heldActivity: overlay.gate.heldCount(),
       };
