@@ -20,6 +20,8 @@ import { nonce, pageHtml } from './webview';
 export const VIEW_TYPE = 'orbit.page';
 
 /** How long a started Orbit may take to answer on its socket. */
+/** How long the webview's request for the map waits for the panel's connection. */
+const MAP_WAIT_MS = 15000;
 const START_PATIENCE_MS = 20000;
 
 function actionId(): string {
@@ -338,8 +340,13 @@ export class OrbitCode implements vscode.Disposable {
         post({ orbit: 'picked', paths: await this.pickFiles(relay) });
       } else if (m.orbit === 'map' && typeof m.id === 'number') {
         // The map's snapshot, relayed (the webview has no `/map` route).
+        // The page asks at once, while its connection may still be on its
+        // way: the answer waits for it (a while).
         try {
+          const deadline = Date.now() + MAP_WAIT_MS;
+          while (!relay && !disposed && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
           if (!relay) throw new Error('Orbit is not connected yet');
+          await relay.whenConnected(Math.max(0, deadline - Date.now()));
           post({ orbit: 'map', id: m.id, bytes: await relay.map() });
         } catch (error) {
           post({ orbit: 'map', id: m.id, error: String((error as Error).message) });

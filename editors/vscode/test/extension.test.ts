@@ -276,15 +276,13 @@ describe('the extension', () => {
     start();
     await recorded.commands.get('orbit.open')?.();
     const panel = recorded.panels[0];
-    // Before the panel's connection: the webview is told why.
-    await panel?.receive({ orbit: 'map', id: 1 });
-    expect(panel?.posted.at(-1)).toMatchObject({ orbit: 'map', id: 1, error: expect.stringMatching(/not connected/) as unknown });
+    orbit.map = Uint8Array.from({ length: 10 }, (_, i) => 200 + i);
+    // Asked before the panel's connection (the page asks at once): answered once it is up.
+    const early = panel?.receive({ orbit: 'map', id: 2 });
     await panel?.receive({ orbit: 'ready' });
     await panel?.receive({ orbit: 'frame', frame: { type: 'resume', instanceId: null, lastSeq: null } });
-    await orbit.until(() => orbit.method('orbit.page.connect').length === 2);
-    orbit.map = Uint8Array.from({ length: 10 }, (_, i) => 200 + i);
-    await panel?.receive({ orbit: 'map', id: 2 });
-    const answer = panel?.posted.at(-1) as { orbit: string; id: number; bytes: Uint8Array };
+    await early;
+    const answer = panel?.posted.find((p) => (p as { orbit?: string }).orbit === 'map') as { orbit: string; id: number; bytes: Uint8Array };
     expect([answer.orbit, answer.id]).toEqual(['map', 2]);
     expect(Array.from(answer.bytes)).toEqual(Array.from(orbit.map));
     // Three chunks of at most 4 bytes, on the panel's own connection.

@@ -846,8 +846,9 @@ export function createScene(options: SceneOptions): Scene {
     el,
     render(state) {
       for (const m of options.takeMapMessages()) {
-        // The channel's first snapshot is the page's own start: the fetch runs already.
-        if (m.type === 'snapshot' && !seenReady) continue;
+        // The channel's first snapshot is the page's own start: the fetch
+        // runs already (unless it failed: then it is made again).
+        if (m.type === 'snapshot' && !seenReady && loadError === null) continue;
         if (m.type === 'mapReset' && m.reason === 'rearranged') refitNext = true;
         sync.receive(m);
       }
