@@ -49,11 +49,11 @@ import type { MapModel } from './model';
 /** At most one overlay frame per this many ms (30 per second). */
 export const FRAME_MS = 33;
 /** On a software GPU: at most one frame per this many ms while something moves (10 per second). */
-export const SOFTWARE_FRAME_MS = 100;
+export const SOFTWARE_FRAME_MS = 200;
 /** While only the turn's flow moves, its dashes step every this many ms. */
 export const FLOW_FRAME_MS = 83;
 /** On a software GPU: the flow's dashes step every this many ms. */
-export const SOFTWARE_FLOW_FRAME_MS = 250;
+export const SOFTWARE_FLOW_FRAME_MS = 400;
 /** Import lines that carry the turn's flow (the strongest in view). */
 export const FLOW_LINES = 300;
 /** Import lines fired violet by a thinking block, at most. */
