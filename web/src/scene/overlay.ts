@@ -108,7 +108,8 @@ class Sprite {
       this.transform = transform;
       this.el.style.transform = transform;
     }
-    const o = opacity >= 1 ? '' : opacity.toFixed(2);
+    // Always written out: the flow and flash canvases are hidden (0) by the style sheet.
+    const o = opacity >= 1 ? '1' : opacity.toFixed(2);
     if (o !== this.opacity) {
       this.opacity = o;
       this.el.style.opacity = o;
