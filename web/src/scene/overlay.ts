@@ -283,6 +283,8 @@ export class Overlay {
       else for (const r of this.gate.offer(m, this.gateMap(), now)) this.effects.apply(r.key, r.record, now);
     }
     if (this.popupFor) this.showPopup(this.popupFor.key, this.popupFor.id);
+    // The status says the blast radius as soon as the effects have it (a frame may be 200 ms away).
+    this.updateBlast();
     this.wake();
   }
 
