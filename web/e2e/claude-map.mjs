@@ -64,6 +64,7 @@ async function startRecording(page) {
         cometElements: document.querySelectorAll('.map-comet').length,
         star: r ? [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)] : null,
         starPath: s.stars.find((x) => x.subagent === null)?.path ?? null,
+        camera: s.camera ? `${s.camera.x}:${s.camera.y}:${s.camera.zoom}` : null,
         reads: s.lit.filter((l) => l.effect === 'read').map((l) => l.path),
       });
       if (window.__orbitEffectsRecording && log.length < 6000) setTimeout(tick, 16);
@@ -220,17 +221,24 @@ async function claudeReduced(kit, page) {
   await kit.shot(page, 'reduced-motion');
   const after = await endAndSleep(kit, page);
   const log = await stopRecording(page);
-  // Where the star was seen: at home, or over a file; each place held, none between.
+  // Where the star was seen: at home, or over a file; each place held, none
+  // between. A move of the camera (the map refitted) moves every place: the
+  // places are counted within each camera.
   const places = [];
+  let moves = 0;
+  let last = null;
   for (const e of log) {
     if (!e.star) continue;
-    const last = places[places.length - 1];
-    if (!last || last[0] !== e.star[0] || last[1] !== e.star[1]) places.push(e.star);
+    const at = { camera: e.camera, star: e.star };
+    if (last && last.camera === at.camera && (last.star[0] !== at.star[0] || last.star[1] !== at.star[1])) moves += 1;
+    if (!last || last.star[0] !== at.star[0] || last.star[1] !== at.star[1]) places.push(e.star);
+    last = at;
   }
   return {
     reads: litOf(s, 'read'),
     starPaths: [...new Set(log.map((e) => e.starPath))],
     places,
+    moves,
     cometsSeen: Math.max(0, ...log.map((e) => Math.max(e.comets, e.cometElements))),
     flowShown: Math.max(0, ...log.map((e) => e.flowShown)),
     samples: log.length,
