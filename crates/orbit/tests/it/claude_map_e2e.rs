@@ -125,13 +125,16 @@ fn reduced_motion_keeps_the_lights_and_drops_the_travel() {
     assert_eq!(result["flowShown"], 0, "the flow ran: {result}");
     // The star jumped: home, main.rs, README.md, home again (three moves
     // under one camera); travelling, each move passes places between.
-    assert!(
-        !result["places"].as_array().unwrap().is_empty(),
-        "{result}"
-    );
+    assert!(!result["places"].as_array().unwrap().is_empty(), "{result}");
     assert!(
         result["moves"].as_u64().unwrap() <= 3,
         "the star travelled: {result}"
+    );
+    // ... and it did go over both files.
+    let paths = result["starPaths"].as_array().unwrap();
+    assert!(
+        paths.contains(&json!("src/main.rs")) && paths.contains(&json!("README.md")),
+        "{result}"
     );
     assert!(result["samples"].as_u64().unwrap() > 20, "{result}");
     asleep_soon(&result);
