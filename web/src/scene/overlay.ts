@@ -48,7 +48,7 @@ import type { MapModel } from './model';
 
 /** At most one overlay frame per this many ms (30 per second). */
 export const FRAME_MS = 33;
-/** On a software GPU: at most one frame per this many ms while something moves (10 per second). */
+/** On a software GPU: at most one frame per this many ms while something moves (5 per second: there each frame costs Chromium ~30 ms of CPU). */
 export const SOFTWARE_FRAME_MS = 200;
 /** While only the turn's flow moves, its dashes step every this many ms. */
 export const FLOW_FRAME_MS = 83;
@@ -300,7 +300,7 @@ export class Overlay {
     this.wake();
   }
 
-  /** The frame cap now: 30 a second, 10 on a software GPU. */
+  /** The frame cap now: 30 a second, 5 on a software GPU. */
   frameMs(): number {
     return this.software() ? SOFTWARE_FRAME_MS : FRAME_MS;
   }

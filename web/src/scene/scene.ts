@@ -90,7 +90,7 @@ export interface SceneInspection {
   flash: boolean;
   /** Comets in flight (none with reduced motion). */
   comets: number;
-  /** The effects' frame cap now: ms between frames while something moves (33; 100 on a software GPU). */
+  /** The effects' frame cap now: ms between frames while something moves (33; 200 on a software GPU). */
   effectFrameMs: number;
 }
 
