@@ -277,7 +277,7 @@ async function idle(page, browserPid, inspectLoop) {
 async function turn(page, browserPid) {
   await settle(page);
   const result = await turnPhase(page, browserPid, { seconds: options.turnSeconds });
-  say(`turn: ${result.percent.toFixed(1)}% CPU, ${result.frames} effect frames (${result.fps.toFixed(1)}/s), draw p50 ${result.drawP50Ms?.toFixed(1)} p95 ${result.drawP95Ms?.toFixed(1)} ms, asleep ${result.asleepAfterMs} ms after`);
+  say(`turn: ${result.percent.toFixed(1)}% CPU (${Object.entries(result.byType ?? {}).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}), ${result.frames} effect frames (${result.fps.toFixed(1)}/s), draw p50 ${result.drawP50Ms?.toFixed(1)} p95 ${result.drawP95Ms?.toFixed(1)} ms, asleep ${result.asleepAfterMs} ms after`);
   return result;
 }
 

@@ -30,6 +30,17 @@ function processes() {
   return out;
 }
 
+/** A Chromium process's kind from its command line (`--type=gpu-process`, `renderer`, ...; `browser` without one; `gone` once it ended). */
+export function processType(pid) {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
+    const type = args.find((a) => a.startsWith('--type='));
+    return type ? type.slice('--type='.length) : 'browser';
+  } catch {
+    return 'gone';
+  }
+}
+
 /** Pids of `root` and all its descendants, with their CPU ticks. */
 export function treeTicks(root) {
   const all = processes();
@@ -73,9 +84,15 @@ export function startCpu(root, { now = () => performance.now(), everyMs = 250 } 
       sample();
       const seconds = (now() - t0) / 1000;
       let ticks = 0;
-      for (const [pid, t] of latest) ticks += t - (first.get(pid) ?? 0);
+      const byType = {};
+      for (const [pid, t] of latest) {
+        const used = t - (first.get(pid) ?? 0);
+        ticks += used;
+        const type = processType(pid);
+        byType[type] = (byType[type] ?? 0) + (100 * used) / ticksPerSecond / seconds;
+      }
       const cpuSeconds = ticks / ticksPerSecond;
-      return { percent: (100 * cpuSeconds) / seconds, cpuSeconds, seconds, processes: latest.size };
+      return { percent: (100 * cpuSeconds) / seconds, cpuSeconds, seconds, processes: latest.size, byType };
     },
   };
 }

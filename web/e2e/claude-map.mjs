@@ -40,6 +40,46 @@ async function untilLit(kit, page, what, predicate, timeout = 60000) {
   }
 }
 
+/**
+ * Records in the page, every ~16 ms until `stopRecording`, what the
+ * effects show: `scene()`'s flash and comets, the flash canvas's and the
+ * flow canvases' opacity as the browser computes it, and where the first
+ * conversation's star button is on screen.
+ */
+async function startRecording(page) {
+  await page.evaluate(() => {
+    const log = [];
+    window.__orbitEffectsLog = log;
+    window.__orbitEffectsRecording = true;
+    const opacities = (selector) => Array.from(document.querySelectorAll(selector), (e) => Number(getComputedStyle(e).opacity));
+    const tick = () => {
+      const s = window.orbitInspect.scene();
+      const star = document.querySelector('.map-star:not(.map-star-sub)');
+      const r = star && !star.hidden ? star.getBoundingClientRect() : null;
+      log.push({
+        flash: s.flash,
+        flashOpacity: opacities('.map-flash')[0] ?? 0,
+        flowShown: opacities('.map-flow').filter((o) => o > 0).length,
+        comets: s.comets,
+        cometElements: document.querySelectorAll('.map-comet').length,
+        star: r ? [Math.round(r.x + r.width / 2), Math.round(r.y + r.height / 2)] : null,
+        starPath: s.stars.find((x) => x.subagent === null)?.path ?? null,
+        camera: s.camera ? `${s.camera.x}:${s.camera.y}:${s.camera.zoom}` : null,
+        reads: s.lit.filter((l) => l.effect === 'read').map((l) => l.path),
+      });
+      if (window.__orbitEffectsRecording && log.length < 6000) setTimeout(tick, 16);
+    };
+    tick();
+  });
+}
+
+async function stopRecording(page) {
+  return page.evaluate(() => {
+    window.__orbitEffectsRecording = false;
+    return window.__orbitEffectsLog ?? [];
+  });
+}
+
 /** Waits for every conversation's turn to end; then how long until the loop slept, and what stays lit. */
 async function endAndSleep(kit, page) {
   await kit.until(page, 'the turns to end', (s) => Object.values(s.sessions).every((x) => x.turns > 0 && (x.phase === 'idle' || x.phase === 'failed')));
@@ -51,7 +91,11 @@ async function endAndSleep(kit, page) {
 /** A Read of an absolute and of a relative path lights exactly those files (after the comet); Bash, Grep and a path outside the graph light nothing. */
 async function claudeRead(kit, page) {
   await kit.mapReady(page);
+  await startRecording(page);
   await kit.ask(page, 'Read the files');
+  // The reply's thinking block fires the violet flash over the import lines.
+  await untilLit(kit, page, 'the thinking flash', (sc) => sc.flash, 30000);
+  await kit.shot(page, 'thinking');
   const s = await untilLit(kit, page, 'both reads to light', (sc) => litOf(sc, 'read').length >= 2);
   const key = (await kit.inspect(page)).shown;
   const reads = litOf(s, 'read');
@@ -63,7 +107,17 @@ async function claudeRead(kit, page) {
   const during = await kit.sceneOf(page);
   const after = await endAndSleep(kit, page);
   await kit.shot(page, 'read-ended');
-  return { key, reads, others: others.length, star, loopDuring: during.loop, bubbleLit, ...after };
+  const log = await stopRecording(page);
+  const flashing = log.filter((e) => e.flash);
+  return {
+    key, reads, others: others.length, star, loopDuring: during.loop, bubbleLit, ...after,
+    // The flash as drawn: its canvas's opacity while `flash` held, and after.
+    flashSamples: flashing.length,
+    flashOpacityMax: Math.max(0, ...flashing.map((e) => e.flashOpacity)),
+    flashOpacityAfter: log.length ? log[log.length - 1].flashOpacity : null,
+    flowShownDuring: Math.max(0, ...log.map((e) => e.flowShown)),
+    cometsSeen: Math.max(0, ...log.map((e) => e.comets)),
+  };
 }
 
 /** An Edit pulses the file, its neighbours at half strength, rings its importers (the blast radius, with a toggle); a new file lights nothing until the (delayed) live update adds it. */
@@ -153,10 +207,82 @@ async function claudeMcp(kit, page) {
   return { back: back.stations, failed: failed.stations, lit: failed.lit.length, stationsAfter, ...after };
 }
 
+/**
+ * `prefers-reduced-motion: reduce` (the page's media emulated): the reads
+ * light at once and stay, the star jumps from place to place (no position
+ * between), no comet flies and the flow does not run.
+ */
+async function claudeReduced(kit, page) {
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await kit.mapReady(page);
+  await startRecording(page);
+  await kit.ask(page, 'Read the files, calmly');
+  const s = await untilLit(kit, page, 'both reads to light', (sc) => litOf(sc, 'read').length >= 2);
+  await kit.shot(page, 'reduced-motion');
+  const after = await endAndSleep(kit, page);
+  const log = await stopRecording(page);
+  // Where the star was seen: at home, or over a file; each place held, none
+  // between. A move of the camera (the map refitted) moves every place: the
+  // places are counted within each camera.
+  const places = [];
+  let moves = 0;
+  let last = null;
+  for (const e of log) {
+    if (!e.star) continue;
+    const at = { camera: e.camera, star: e.star };
+    if (last && last.camera === at.camera && (last.star[0] !== at.star[0] || last.star[1] !== at.star[1])) moves += 1;
+    if (!last || last.star[0] !== at.star[0] || last.star[1] !== at.star[1]) places.push(e.star);
+    last = at;
+  }
+  return {
+    reads: litOf(s, 'read'),
+    starPaths: [...new Set(log.map((e) => e.starPath))],
+    places,
+    moves,
+    cometsSeen: Math.max(0, ...log.map((e) => Math.max(e.comets, e.cometElements))),
+    flowShown: Math.max(0, ...log.map((e) => e.flowShown)),
+    samples: log.length,
+    ...after,
+  };
+}
+
+/**
+ * The hash rule's "passed through" case: the Read's activity (resolved
+ * against the graph before the Write) is held by the server's test switch
+ * (`ORBIT_TEST_DELAY_ACTIVITY_MS`) while the Write's live update moves the
+ * map to a newer graph; arriving then, it still lights the file it named.
+ */
+async function claudePassed(kit, page) {
+  const { scene: scene0 } = await kit.mapReady(page);
+  const before = scene0.graphHash;
+  await kit.ask(page, 'Read the readme, then write a file');
+  const createdPath = process.env.ORBIT_NEW_FILE ?? 'src/extra.rs';
+  // The Write's live update reaches the map first: a new hash, and still nothing lit.
+  const moved = await untilLit(kit, page, 'the map to move on', (sc) => sc.graphHash !== before && sc.nodes > scene0.nodes, 30000);
+  const onMapFirst = (await kit.nodeAt(page, createdPath)) !== null;
+  const litBefore = moved.lit.length;
+  await kit.shot(page, 'passed-before');
+  const s = await untilLit(kit, page, 'the late read to light', (sc) => litOf(sc, 'read').length > 0, 30000);
+  await kit.shot(page, 'passed-lit');
+  const after = await endAndSleep(kit, page);
+  return {
+    hashBefore: before,
+    hashMoved: moved.graphHash,
+    hashWhenLit: s.graphHash,
+    onMapFirst,
+    litBefore,
+    reads: litOf(s, 'read'),
+    heldWhenLit: s.heldActivity,
+    ...after,
+  };
+}
+
 export const CLAUDE_MAP_SCENARIOS = {
   'claude-mcp': claudeMcp,
   'claude-read': claudeRead,
   'claude-edit': claudeEdit,
   'claude-subagent': claudeSubagent,
   'claude-two': claudeTwo,
+  'claude-reduced': claudeReduced,
+  'claude-passed': claudePassed,
 };

@@ -122,6 +122,11 @@ pub struct WorkspaceConfig {
     /// graph it has not reached yet (`ORBIT_TEST_DELAY_MAP_DELTAS_MS` on
     /// `orbit open`). `None`: sent at once.
     pub map_delta_delay: Option<Duration>,
+    /// Test-only: each tick's `activity` batches are held this long before
+    /// they are sent (map messages are not), so a page sees activity
+    /// resolved against a graph it has already passed through
+    /// (`ORBIT_TEST_DELAY_ACTIVITY_MS` on `orbit open`). `None`: sent at once.
+    pub activity_delay: Option<Duration>,
     /// Opens an address in the system browser (an MCP sign-in); `None`:
     /// the address is only logged as waiting.
     pub url_opener: Option<UrlOpener>,
@@ -447,6 +452,8 @@ impl WorkspaceHandle {
             map_saves: MapSaves::soon(),
             map_delay: config.map_delta_delay,
             delayed_maps: VecDeque::new(),
+            activity_delay: config.activity_delay,
+            delayed_activity: VecDeque::new(),
             taps: HashMap::new(),
             signin_to: SigninTo::Browser,
         };
@@ -733,6 +740,10 @@ struct Actor {
     map_delay: Option<Duration>,
     /// Map messages held by that delay, with when each is due, in order.
     delayed_maps: VecDeque<(Instant, MapMessage)>,
+    /// The test-only delay of activity ([`WorkspaceConfig::activity_delay`]).
+    activity_delay: Option<Duration>,
+    /// Activity batches held by that delay, with when each tick's are due, in order.
+    delayed_activity: VecDeque<(Instant, Vec<PageMessage>)>,
     /// The conversations of handed-over turns (`orbit ask`), and where
     /// their reports go.
     taps: HashMap<String, mpsc::UnboundedSender<TurnTap>>,
@@ -881,7 +892,20 @@ impl Actor {
                 Some(event) = self.events.recv() => self.service_event(&event),
                 _ = ticks.tick() => {
                     let messages = self.projector.tick();
-                    self.push_all(messages);
+                    match self.activity_delay {
+                        Some(delay) if !messages.is_empty() => {
+                            self.delayed_activity.push_back((Instant::now() + delay, messages));
+                        }
+                        _ => self.push_all(messages),
+                    }
+                }
+                () = sleep_until(self.delayed_activity.front().map(|(at, _)| *at)) => {
+                    let now = Instant::now();
+                    while self.delayed_activity.front().is_some_and(|(at, _)| *at <= now) {
+                        if let Some((_, messages)) = self.delayed_activity.pop_front() {
+                            self.push_all(messages);
+                        }
+                    }
                 }
                 Some(update) = deltas.recv() => self.graph_changed(&update.delta),
                 () = sleep_until(self.map_saves.at) => {

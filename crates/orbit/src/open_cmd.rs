@@ -193,6 +193,7 @@ impl Orbit {
             serve_socket: true,
             claude_config_dir: orbit_agent::claude_config_dir(),
             map_delta_delay: map_delta_delay(),
+            activity_delay: test_delay_ms(DELAY_ACTIVITY_ENV),
             url_opener: Some(orbit_core::workspace::UrlOpener(std::sync::Arc::new(
                 crate::keypad_cmd::open_url,
             ))),
@@ -828,12 +829,22 @@ fn sweep_redirects(locations: &Locations, older_than: Duration) {
 /// test reaches activity for a graph the page has not reached yet.
 const DELAY_MAP_DELTAS_ENV: &str = "ORBIT_TEST_DELAY_MAP_DELTAS_MS";
 
+/// Test-only: `ORBIT_TEST_DELAY_ACTIVITY_MS` holds every tick's `activity`
+/// batches that long before they are sent (map messages are not held), so
+/// a test reaches activity for a graph the page has already passed through.
+const DELAY_ACTIVITY_ENV: &str = "ORBIT_TEST_DELAY_ACTIVITY_MS";
+
 fn map_delta_delay() -> Option<std::time::Duration> {
-    let value = std::env::var(DELAY_MAP_DELTAS_ENV).ok()?;
+    test_delay_ms(DELAY_MAP_DELTAS_ENV)
+}
+
+/// A test-only delay from the environment variable `name` (milliseconds).
+fn test_delay_ms(name: &str) -> Option<std::time::Duration> {
+    let value = std::env::var(name).ok()?;
     if let Ok(ms) = value.trim().parse::<u64>() {
         Some(std::time::Duration::from_millis(ms))
     } else {
-        tracing::warn!(value = %value, "{DELAY_MAP_DELTAS_ENV} is not a number of milliseconds; ignored");
+        tracing::warn!(value = %value, "{name} is not a number of milliseconds; ignored");
         None
     }
 }

@@ -1,16 +1,26 @@
 /**
- * The effects' layer: a light 2D canvas over the map's WebGL canvas, drawn
- * from {@link Effects} with the camera the map was last drawn with (the
- * scene's CSS transform moves both while the user drags). A running effect
- * redraws only this canvas (a few dozen shapes), never the map's points.
- * Its own loop runs at most {@link FRAME_MS} apart while something moves or
- * a turn runs, and sleeps otherwise.
+ * The effects' layer, over the map's WebGL canvas, drawn from {@link Effects}
+ * with the camera the map was last drawn with (the scene's CSS transform
+ * moves it with the map while the user drags). A running effect never
+ * redraws the map's points, and, since on a software GPU (SwiftShader)
+ * every frame Chromium presents costs about the same whatever changed in
+ * it, an effect frame changes as little as it can: the moving parts
+ * (stars, comets, edit pulses, MCP stations and their pulses) and the lit
+ * files are small DOM elements placed with CSS transforms; the thinking
+ * flash is stroked once per view into a canvas of its own whose opacity
+ * fades; the turn's flow is stroked once per view into three canvases, its
+ * dashes a third of a period apart, and shown one after the other. No
+ * canvas is repainted while an effect runs in one view.
+ *
+ * Its own loop runs at most every {@link FRAME_MS} ms while something
+ * moves (every {@link SOFTWARE_FRAME_MS} ms on a software GPU, where a
+ * frame costs ~25 ms of CPU), steps the flow every {@link FLOW_FRAME_MS}
+ * ms ({@link SOFTWARE_FLOW_FRAME_MS}) while only the turn's flow moves, and
+ * sleeps otherwise.
  *
  * "Flow" is the turn's motion along the imports: idle, the lines do not
  * move (nothing is drawn, no frame runs); during a turn the strongest
- * {@link FLOW_LINES} import lines in view carry dashes that move, redrawn
- * on this canvas 12 times a second ({@link FLOW_FRAME_MS}) while nothing
- * else moves. The canvas is rastered on the CPU (`willReadFrequently`).
+ * {@link FLOW_LINES} import lines in view carry dashes that march.
  *
  * Around it: a button per star (its accessible name says whose; a subagent's
  * opens its popup with what it returned), the blast radius line and its
@@ -38,12 +48,21 @@ import type { MapModel } from './model';
 
 /** At most one overlay frame per this many ms (30 per second). */
 export const FRAME_MS = 33;
-/** While only the turn's flow moves, a frame per this many ms (the dashes read as flowing at 12 a second). */
+/** On a software GPU: at most one frame per this many ms while something moves (5 per second: there each frame costs Chromium ~30 ms of CPU). */
+export const SOFTWARE_FRAME_MS = 200;
+/** While only the turn's flow moves, its dashes step every this many ms. */
 export const FLOW_FRAME_MS = 83;
+/** On a software GPU: the flow's dashes step every this many ms. */
+export const SOFTWARE_FLOW_FRAME_MS = 400;
 /** Import lines that carry the turn's flow (the strongest in view). */
 export const FLOW_LINES = 300;
 /** Import lines fired violet by a thinking block, at most. */
 export const FLASH_LINES = 20000;
+/** Lit files drawn at most (the strongest effects first); `lit` in the inspection lists them all. */
+export const MAX_LIT_DRAWN = 600;
+/** The flow's dash pattern (px), and how many canvases step through it. */
+const DASH = [3, 9];
+const FLOW_PHASES = 3;
 
 export interface OverlayView {
   model: () => MapModel | null;
@@ -52,7 +71,9 @@ export interface OverlayView {
   size: () => { width: number; height: number; dpr: number; fitZoom: number };
   now?: () => number;
   reducedMotion?: () => boolean;
-  /** Called when the loop goes awake or asleep (the scene's inspection reads {@link Overlay.awake}). */
+  /** Whether the map is drawn by a software GPU (every presented frame then costs the CPU ~25 ms). */
+  software?: () => boolean;
+  /** A read's comet landed (the HUD lights the conversation's bubble). */
   onRead?: (key: string, path: string) => void;
 }
 
@@ -63,6 +84,12 @@ export interface OverlayInspection {
   lit: LitInfo[];
   stars: StarInfo[];
   stations: StationInfo[];
+  /** Whether a thinking block's violet flash shows now. */
+  flash: boolean;
+  /** Comets in flight. */
+  comets: number;
+  /** The effects' frame cap now (ms between frames while something moves). */
+  effectFrameMs: number;
 }
 
 const IN_TURN = new Set(['thinking', 'writing', 'reading', 'editing', 'asking', 'tool', 'waiting', 'compacting', 'stopping']);
@@ -70,9 +97,65 @@ const IN_TURN = new Set(['thinking', 'writing', 'reading', 'editing', 'asking', 
 const reducedFromPage = (): boolean =>
   typeof window.matchMedia === 'function' && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
 
+/** A positioned element of the layer, written only when what it shows changed. */
+class Sprite {
+  private transform = '';
+  private opacity = '';
+  private cls = '';
+  constructor(readonly el: HTMLElement) {}
+  place(transform: string, opacity = 1, cls = ''): void {
+    if (transform !== this.transform) {
+      this.transform = transform;
+      this.el.style.transform = transform;
+    }
+    // Always written out: the flow and flash canvases are hidden (0) by the style sheet.
+    const o = opacity >= 1 ? '1' : opacity.toFixed(2);
+    if (o !== this.opacity) {
+      this.opacity = o;
+      this.el.style.opacity = o;
+    }
+    if (cls !== this.cls) {
+      this.cls = cls;
+      this.el.className = cls;
+    }
+  }
+}
+
+/** Keyed sprites: those not placed in a frame are removed at its end. */
+class SpritePool {
+  private readonly sprites = new Map<string, Sprite>();
+  private seen = new Set<string>();
+  constructor(private readonly parent: HTMLElement, private readonly make: () => HTMLElement) {}
+  get(id: string): Sprite {
+    this.seen.add(id);
+    let sprite = this.sprites.get(id);
+    if (!sprite) {
+      sprite = new Sprite(this.make());
+      this.sprites.set(id, sprite);
+      this.parent.append(sprite.el);
+    }
+    return sprite;
+  }
+  /** Removes the sprites not asked for since the last sweep. */
+  sweep(): void {
+    for (const [id, sprite] of this.sprites) {
+      if (this.seen.has(id)) continue;
+      sprite.el.remove();
+      this.sprites.delete(id);
+    }
+    this.seen = new Set();
+  }
+  get size(): number {
+    return this.sprites.size;
+  }
+}
+
+const px = (n: number): string => `${Math.round(n * 10) / 10}px`;
+
 export class Overlay {
+  /** The thinking flash: every import line in view stroked violet once per view; its opacity fades. */
   readonly canvas: HTMLCanvasElement;
-  /** Star buttons, positioned over the canvas. */
+  /** The effects' elements and the star buttons, positioned over the map. */
   readonly starLayer: HTMLElement;
   /** The blast radius line and toggle (for the map's tools). */
   readonly blastEl: HTMLElement;
@@ -84,14 +167,28 @@ export class Overlay {
   private readonly blastToggle: HTMLInputElement;
   private readonly now: () => number;
   private readonly reduced: () => boolean;
+  private readonly software: () => boolean;
+  /** The flow's canvases, a third of a dash period apart. */
+  private readonly flowCanvases: HTMLCanvasElement[];
+  private readonly flowSprites: Sprite[];
+  private readonly flashSprite: Sprite;
+  private readonly litPool: SpritePool;
+  private readonly pulsePool: SpritePool;
+  private readonly cometPool: SpritePool;
+  private readonly stationPool: SpritePool;
+  private readonly beamPool: SpritePool;
+  private readonly beamPulsePool: SpritePool;
+  private readonly starGroup: HTMLElement;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private raf = 0;
   private lastFrame = -Infinity;
   /** Frames the overlay drew (not the map's). */
   frames = 0;
   private lines: { key: string; flow: Float32Array; flash: Float32Array } | null = null;
-  private buttons = new Map<string, HTMLButtonElement>();
-  private flashCache: { key: string; canvas: HTMLCanvasElement } | null = null;
+  private buttons = new Map<string, { button: HTMLButtonElement; sprite: Sprite }>();
+  /** For which view the flash and flow canvases were stroked. */
+  private flashKey: string | null = null;
+  private flowKey: string | null = null;
   private subagents: Record<string, Record<string, SubagentInfo>> = {};
   private popupFor: { key: string; id: string } | null = null;
   private litReads = new Set<string>();
@@ -102,9 +199,27 @@ export class Overlay {
   constructor(private readonly view: OverlayView) {
     this.now = view.now ?? (() => performance.now());
     this.reduced = view.reducedMotion ?? reducedFromPage;
+    this.software = view.software ?? (() => false);
     this.effects = new Effects({ reducedMotion: this.reduced });
-    this.canvas = h('canvas', { class: 'map-canvas map-effects', 'aria-hidden': 'true' });
-    this.starLayer = h('div', { class: 'map-stars' });
+    this.canvas = h('canvas', { class: 'map-canvas map-effects map-flash', 'aria-hidden': 'true' });
+    this.flashSprite = new Sprite(this.canvas);
+    this.flashSprite.place('', 0, 'map-canvas map-effects map-flash');
+    this.flowCanvases = Array.from({ length: FLOW_PHASES }, () => h('canvas', { class: 'map-canvas map-effects map-flow', 'aria-hidden': 'true' }));
+    this.flowSprites = this.flowCanvases.map((c) => {
+      const sprite = new Sprite(c);
+      sprite.place('', 0, 'map-canvas map-effects map-flow');
+      return sprite;
+    });
+    const fx = h('div', { class: 'map-fx', 'aria-hidden': 'true' });
+    const div = (): HTMLElement => h('div', null);
+    this.litPool = new SpritePool(fx, div);
+    this.pulsePool = new SpritePool(fx, div);
+    this.beamPool = new SpritePool(fx, div);
+    this.beamPulsePool = new SpritePool(fx, div);
+    this.cometPool = new SpritePool(fx, div);
+    this.stationPool = new SpritePool(fx, () => h('div', null, h('span', { class: 'map-station-box' }), h('span', { class: 'map-station-name' })));
+    this.starGroup = h('div', { class: 'map-star-group' });
+    this.starLayer = h('div', { class: 'map-stars' }, ...this.flowCanvases, fx, this.starGroup);
     this.blastText = h('span', { class: 'map-blast-text', role: 'status' });
     this.blastToggle = h('input', { type: 'checkbox', checked: true, 'aria-label': 'Blast radius' });
     this.blastToggle.addEventListener('change', () => {
@@ -168,6 +283,8 @@ export class Overlay {
       else for (const r of this.gate.offer(m, this.gateMap(), now)) this.effects.apply(r.key, r.record, now);
     }
     if (this.popupFor) this.showPopup(this.popupFor.key, this.popupFor.id);
+    // The status says the blast radius as soon as the effects have it (a frame may be 200 ms away).
+    this.updateBlast();
     this.wake();
   }
 
@@ -183,8 +300,17 @@ export class Overlay {
     this.wake();
   }
 
+  /** The frame cap now: 30 a second, 5 on a software GPU. */
+  frameMs(): number {
+    return this.software() ? SOFTWARE_FRAME_MS : FRAME_MS;
+  }
+
+  private flowMs(): number {
+    return this.software() ? SOFTWARE_FLOW_FRAME_MS : FLOW_FRAME_MS;
+  }
+
   /** Draws a frame soon (no sooner than `every` ms after the last). */
-  wake(every = FRAME_MS): void {
+  wake(every = this.frameMs()): void {
     if (this.timer !== null || this.raf !== 0) return;
     const wait = Math.max(0, every - (this.now() - this.lastFrame));
     this.timer = setTimeout(() => {
@@ -199,10 +325,9 @@ export class Overlay {
   private frame(): void {
     this.draw();
     const now = this.now();
-    if (this.effects.animating(now)) this.wake(FRAME_MS);
-    else if (this.effects.anyTurn() && !this.reduced()) this.wake(FLOW_FRAME_MS);
+    if (this.effects.animating(now)) this.wake(this.frameMs());
+    else if (this.effects.anyTurn() && !this.reduced()) this.wake(this.flowMs());
   }
-
 
   /** How long the last overlay frames took to draw (ms, at most 2000 kept), for benchmarks; taking them empties the list. */
   takeFrameTimes(): number[] {
@@ -226,112 +351,78 @@ export class Overlay {
     const { width, height, dpr, fitZoom } = this.view.size();
     const cam = this.view.camera();
     const model = this.view.model();
-    // A canvas rastered on the CPU: a few hundred strokes a frame cost less
-    // there than through a software GPU (SwiftShader) on a machine without one.
-    const ctx = this.canvas.getContext('2d', { willReadFrequently: true });
     this.updateBlast();
     this.placeButtons(cam, width, height, now);
     this.noteReads();
-    if (!ctx) return;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
-    if (!cam || !model || width === 0) return;
-    const at = (x: number, y: number): [number, number] => worldToScreen(cam, width, height, x, y);
+    const ready = cam !== null && model !== null && width > 0;
     const reduced = this.reduced();
-    const flowing = this.effects.anyTurn() && !reduced;
-    const flash = this.effects.flashAt;
+    const flowing = ready && this.effects.anyTurn() && !reduced;
+    const flash = ready ? this.effects.flashAt : null;
     // The lines in view are found only while they are drawn (a turn, a thinking flash).
-    const lines = flowing || flash !== null ? this.visibleLines(model, cam, width, height, fitZoom) : null;
+    const lines = ready && (flowing || flash !== null) ? this.visibleLines(model, cam, width, height, fitZoom) : null;
+    const at = (x: number, y: number): [number, number] => (cam ? worldToScreen(cam, width, height, x, y) : [0, 0]);
 
-    // The turn's flow along the strongest lines.
-    if (flowing && lines && lines.flow.length > 0) {
-      ctx.save();
-      ctx.strokeStyle = 'rgba(140, 190, 255, 0.55)';
-      ctx.lineWidth = 1.5;
-      ctx.setLineDash([3, 9]);
-      ctx.lineDashOffset = -((now / 40) % 12);
-      ctx.beginPath();
-      for (let i = 0; i + 3 < lines.flow.length; i += 4) {
-        const [ax, ay] = at(lines.flow[i] ?? 0, lines.flow[i + 1] ?? 0);
-        const [bx, by] = at(lines.flow[i + 2] ?? 0, lines.flow[i + 3] ?? 0);
-        ctx.moveTo(ax, ay);
-        ctx.lineTo(bx, by);
-      }
-      ctx.stroke();
-      ctx.restore();
+    // The turn's flow: the canvas of the phase due now shows, the others hide.
+    const phase = flowing && lines && lines.flow.length > 0 ? this.flowPhase(lines, at, width, height, dpr, now) : -1;
+    this.flowSprites.forEach((sprite, i) => { sprite.place('', i === phase ? 1 : 0, 'map-canvas map-effects map-flow'); });
+
+    // Thinking: every import line in view fires violet, fading (its canvas stroked once per view).
+    let flashAlpha = 0;
+    if (flash !== null && lines && lines.flash.length > 0 && this.strokeFlash(lines, at, width, height, dpr)) {
+      // Stepped in fifths: a frame that changes nothing else costs nothing.
+      flashAlpha = Math.ceil(5 * 0.8 * (1 - Math.min(1, (now - flash) / FLASH_MS))) / 5;
     }
+    this.flashSprite.place('', flashAlpha, 'map-canvas map-effects map-flash');
 
-    // Thinking: every import line in view fires violet, fading: the lines
-    // are stroked once per view into a canvas of their own, then blended.
-    if (flash !== null && lines && lines.flash.length > 0) {
-      const alpha = 0.8 * (1 - Math.min(1, (now - flash) / FLASH_MS));
-      const image = this.flashImage(lines, at, width, height, dpr);
-      if (image) {
-        ctx.save();
-        ctx.setTransform(1, 0, 0, 1, 0, 0);
-        ctx.globalAlpha = alpha;
-        ctx.drawImage(image, 0, 0);
-        ctx.restore();
-      }
+    if (!ready) {
+      for (const pool of [this.litPool, this.pulsePool, this.cometPool, this.stationPool, this.beamPool, this.beamPulsePool]) pool.sweep();
+      return;
     }
-
     const cell = Math.min(28, Math.max(2, cam.zoom * 0.7));
-    // Lit files: blast rings, neighbours, reads, edits.
+    const onScreen = (sx: number, sy: number): boolean => sx >= -40 && sy >= -40 && sx <= width + 40 && sy <= height + 40;
+
+    // Lit files: blast rings, neighbours, reads, edits (the strongest drawn last, on top; at most MAX_LIT_DRAWN).
     const order: Record<string, number> = { blast: 0, neighbour: 1, read: 2, create: 3, edit: 3 };
-    const lit = Array.from(this.effects.lit.values()).sort((a, b) => (order[a.effect] ?? 0) - (order[b.effect] ?? 0));
+    const lit = Array.from(this.effects.lit.values())
+      .filter((l) => l.effect !== 'blast' || this.effects.blastOn)
+      .sort((a, b) => (order[b.effect] ?? 0) - (order[a.effect] ?? 0))
+      .slice(0, MAX_LIT_DRAWN)
+      .reverse();
     for (const l of lit) {
-      if (l.effect === 'blast' && !this.effects.blastOn) continue;
       const node = model.nodes.get(l.path);
       if (!node) continue;
-      const fade = l.fadeAt === null ? 1 : Math.max(0, 1 - (now - l.fadeAt) / FADE_OUT_MS);
       const [sx, sy] = at(node.x, node.y);
-      if (sx < -40 || sy < -40 || sx > width + 40 || sy > height + 40) continue;
-      ctx.beginPath();
-      if (l.effect === 'blast') {
-        ctx.strokeStyle = `rgba(255, 120, 90, ${(0.45 * fade).toFixed(3)})`;
-        ctx.lineWidth = 1;
-        ctx.arc(sx, sy, cell / 2 + 5, 0, Math.PI * 2);
-        ctx.stroke();
-        continue;
-      }
-      let radius = cell / 2 + 3;
-      let alpha = fade;
-      let colour = '255, 176, 46';
-      if (l.effect === 'read') colour = '64, 224, 255';
-      if (l.effect === 'neighbour') alpha *= 0.5;
-      if ((l.effect === 'edit' || l.effect === 'create') && !reduced) {
+      if (!onScreen(sx, sy)) continue;
+      // Fading out in thirds (the end of a turn): few frames.
+      const fade = l.fadeAt === null ? 1 : Math.ceil(3 * Math.max(0, 1 - (now - l.fadeAt) / FADE_OUT_MS)) / 3;
+      const radius = l.effect === 'blast' ? cell / 2 + 5 : cell / 2 + 3;
+      const id = `${l.key}\u0000${l.subagent ?? ''}\u0000${l.effect}\u0000${l.path}`;
+      const size = 2 * radius;
+      this.litPool.get(id).place(`translate(${px(sx - radius)}, ${px(sy - radius)}) scale(${(size / 16).toFixed(3)})`, fade, `map-lit map-lit-${l.effect}`);
+      // An edit's pulse: a ring that swells three times over PULSE_MS.
+      if ((l.effect === 'edit' || l.effect === 'create') && !reduced && l.fadeAt === null) {
         const p = (now - l.at) / PULSE_MS;
-        if (p < 1) radius += 6 * Math.sin(p * Math.PI * 3) ** 2 * (1 - p);
+        if (p < 1) {
+          const r = radius + 6 * Math.sin(p * Math.PI * 3) ** 2 * (1 - p);
+          this.pulsePool.get(id).place(`translate(${px(sx - r)}, ${px(sy - r)}) scale(${((2 * r) / 16).toFixed(3)})`, 1, 'map-pulse');
+        }
       }
-      ctx.fillStyle = `rgba(${colour}, ${(0.35 * alpha).toFixed(3)})`;
-      ctx.strokeStyle = `rgba(${colour}, ${(0.95 * alpha).toFixed(3)})`;
-      ctx.lineWidth = 2;
-      ctx.arc(sx, sy, radius, 0, Math.PI * 2);
-      ctx.fill();
-      ctx.stroke();
     }
 
-    // Comets from the star to the file read.
+    // Comets from the star to the file read: a head and its tail, turned along the way.
     for (const c of this.effects.comets) {
       const p = Math.min(1, (now - c.start) / COMET_MS);
-      const x = c.from[0] + (c.to[0] - c.from[0]) * p;
-      const y = c.from[1] + (c.to[1] - c.from[1]) * p;
-      const tail = Math.max(0, p - 0.25);
-      const [hx, hy] = at(x, y);
-      const [tx, ty] = at(c.from[0] + (c.to[0] - c.from[0]) * tail, c.from[1] + (c.to[1] - c.from[1]) * tail);
-      const gradient = ctx.createLinearGradient(tx, ty, hx, hy);
-      gradient.addColorStop(0, 'rgba(64, 224, 255, 0)');
-      gradient.addColorStop(1, 'rgba(64, 224, 255, 0.95)');
-      ctx.strokeStyle = gradient;
-      ctx.lineWidth = 3;
-      ctx.beginPath();
-      ctx.moveTo(tx, ty);
-      ctx.lineTo(hx, hy);
-      ctx.stroke();
-      ctx.fillStyle = '#e8fcff';
-      ctx.beginPath();
-      ctx.arc(hx, hy, 3, 0, Math.PI * 2);
-      ctx.fill();
+      const [fx, fy] = at(...c.from);
+      const [tx, ty] = at(...c.to);
+      const hx = fx + (tx - fx) * p;
+      const hy = fy + (ty - fy) * p;
+      const length = Math.max(4, Math.hypot(tx - fx, ty - fy) * Math.min(0.25, p));
+      const angle = Math.atan2(ty - fy, tx - fx);
+      // The tail's end, from which the bar (transform-origin: its left middle) turns toward the head.
+      const ex = hx - Math.cos(angle) * length;
+      const ey = hy - Math.sin(angle) * length;
+      this.cometPool.get(`${c.key}\u0000${c.subagent ?? ''}\u0000${c.path}\u0000${c.start}`)
+        .place(`translate(${px(ex)}, ${px(ey - 1.5)}) rotate(${angle.toFixed(3)}rad) scale(${(length / 32).toFixed(3)}, 1)`, 1, 'map-comet');
     }
 
     // Stations beside their conversation's star, with the beam and its pulse.
@@ -339,76 +430,68 @@ export class Overlay {
     for (const s of this.effects.stations.values()) {
       const star = this.effects.stars.get(s.key);
       if (!star) continue;
-      const [px, py] = at(...this.effects.position(star, now));
+      const [sx0, sy0] = at(...this.effects.position(star, now));
       const n = perKey.get(s.key) ?? 0;
       perKey.set(s.key, n + 1);
-      const sx = px + 46;
-      const sy = py - 30 + 26 * n;
-      const fade = s.fadeAt === null ? 1 : Math.max(0, 1 - (now - s.fadeAt) / FADE_OUT_MS);
-      const colour = s.state === 'error' ? '255, 82, 82' : '120, 200, 255';
-      ctx.strokeStyle = `rgba(${colour}, ${(0.6 * fade).toFixed(3)})`;
-      ctx.lineWidth = 1.5;
-      ctx.beginPath();
-      ctx.moveTo(px, py);
-      ctx.lineTo(sx, sy);
-      ctx.stroke();
-      ctx.fillStyle = `rgba(${colour}, ${(0.9 * fade).toFixed(3)})`;
-      ctx.fillRect(sx - 6, sy - 6, 12, 12);
-      ctx.font = '11px system-ui, sans-serif';
-      ctx.textBaseline = 'middle';
-      ctx.fillText(s.server, sx + 10, sy);
+      const sx = sx0 + 46;
+      const sy = sy0 - 30 + 26 * n;
+      const fade = s.fadeAt === null ? 1 : Math.ceil(3 * Math.max(0, 1 - (now - s.fadeAt) / FADE_OUT_MS)) / 3;
+      const id = `${s.key}\u0000${s.server}`;
+      const colour = s.state === 'error' ? ' map-error' : '';
+      const station = this.stationPool.get(id);
+      const name = station.el.lastElementChild;
+      if (name && name.textContent !== s.server) name.textContent = s.server;
+      station.place(`translate(${px(sx - 6)}, ${px(sy - 6)})`, fade, `map-station${colour}`);
+      const beam = Math.hypot(sx - sx0, sy - sy0);
+      this.beamPool.get(id).place(`translate(${px(sx0)}, ${px(sy0 - 0.75)}) rotate(${Math.atan2(sy - sy0, sx - sx0).toFixed(3)}rad) scale(${(beam / 32).toFixed(3)}, 1)`, 0.6 * fade, `map-beam${colour}`);
       const p = (now - s.pulseAt) / BEAM_MS;
       if (p < 1 && !reduced) {
         const q = s.state === 'out' ? p : 1 - p;
-        ctx.beginPath();
-        ctx.arc(px + (sx - px) * q, py + (sy - py) * q, 3.5, 0, Math.PI * 2);
-        ctx.fill();
+        this.beamPulsePool.get(id).place(`translate(${px(sx0 + (sx - sx0) * q - 3.5)}, ${px(sy0 + (sy - sy0) * q - 3.5)})`, fade, `map-beam-pulse${colour}`);
       }
     }
+    for (const pool of [this.litPool, this.pulsePool, this.cometPool, this.stationPool, this.beamPool, this.beamPulsePool]) pool.sweep();
+  }
 
-    // The stars, subagents' smaller.
-    for (const star of this.effects.stars.values()) {
-      const [sx, sy] = at(...this.effects.position(star, now));
-      const r = star.subagent === null ? 7 : 4.5;
-      // The glow: a translucent disc (a shadow blur costs a pass of its own).
-      ctx.globalAlpha = 0.25;
-      ctx.fillStyle = star.colour;
-      ctx.beginPath();
-      ctx.arc(sx, sy, r * 1.9, 0, Math.PI * 2);
-      ctx.fill();
-      ctx.globalAlpha = 1;
-      drawStar(ctx, sx, sy, r);
+  /** The flow's canvas for `now`, its three canvases stroked once per view. */
+  private flowPhase(
+    lines: { key: string; flow: Float32Array },
+    at: (x: number, y: number) => [number, number],
+    width: number,
+    height: number,
+    dpr: number,
+    now: number,
+  ): number {
+    if (this.flowKey !== lines.key) {
+      this.flowKey = lines.key;
+      const period = (DASH[0] ?? 3) + (DASH[1] ?? 9);
+      this.flowCanvases.forEach((canvas, i) => {
+        strokeLines(canvas, lines.flow, at, width, height, dpr, (ctx) => {
+          ctx.strokeStyle = 'rgba(140, 190, 255, 0.55)';
+          ctx.lineWidth = 1.5;
+          ctx.setLineDash(DASH);
+          ctx.lineDashOffset = -(period / FLOW_PHASES) * i;
+        });
+      });
     }
+    return Math.floor(now / this.flowMs()) % FLOW_PHASES;
   }
 
   /** The violet lines of a thinking flash, stroked once for the view `lines` was made for. */
-  private flashImage(
+  private strokeFlash(
     lines: { key: string; flash: Float32Array },
     at: (x: number, y: number) => [number, number],
     width: number,
     height: number,
     dpr: number,
-  ): HTMLCanvasElement | null {
-    if (this.flashCache?.key === lines.key) return this.flashCache.canvas;
-    const canvas = this.flashCache?.canvas ?? document.createElement('canvas');
-    canvas.width = Math.max(1, Math.round(width * dpr));
-    canvas.height = Math.max(1, Math.round(height * dpr));
-    const ctx = canvas.getContext('2d', { willReadFrequently: true });
-    if (!ctx) return null;
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, width, height);
-    ctx.strokeStyle = 'rgb(178, 120, 255)';
-    ctx.lineWidth = 1.2;
-    ctx.beginPath();
-    for (let i = 0; i + 3 < lines.flash.length; i += 4) {
-      const [ax, ay] = at(lines.flash[i] ?? 0, lines.flash[i + 1] ?? 0);
-      const [bx, by] = at(lines.flash[i + 2] ?? 0, lines.flash[i + 3] ?? 0);
-      ctx.moveTo(ax, ay);
-      ctx.lineTo(bx, by);
-    }
-    ctx.stroke();
-    this.flashCache = { key: lines.key, canvas };
-    return canvas;
+  ): boolean {
+    if (this.flashKey === lines.key) return true;
+    const ok = strokeLines(this.canvas, lines.flash, at, width, height, dpr, (ctx) => {
+      ctx.strokeStyle = 'rgb(178, 120, 255)';
+      ctx.lineWidth = 1.2;
+    });
+    this.flashKey = ok ? lines.key : null;
+    return ok;
   }
 
   /** The import lines in view, as world segments: the strongest for the flow, all (capped) for a thinking flash. */
@@ -437,15 +520,16 @@ export class Overlay {
     for (const star of this.effects.stars.values()) {
       const id = star.subagent === null ? star.key : `${star.key}/${star.subagent}`;
       seen.add(id);
-      let button = this.buttons.get(id);
-      if (!button) {
+      let entry = this.buttons.get(id);
+      const cls = `map-star${star.subagent === null ? '' : ' map-star-sub'}`;
+      if (!entry) {
         const name = star.subagent === null
           ? `Claude's star (${star.key})`
           : `Subagent ${star.description ?? star.subagent} (${star.key})`;
         const sub = star.subagent;
-        button = h('button', {
+        const button = h('button', {
           type: 'button',
-          class: `map-star${sub === null ? '' : ' map-star-sub'}`,
+          class: cls,
           'aria-label': name,
           'data-key': star.key,
           ...(sub === null ? {} : { 'data-subagent': sub }),
@@ -453,22 +537,26 @@ export class Overlay {
             if (sub !== null) this.showPopup(star.key, sub);
           },
         });
+        // Its colour, through the CSSOM (the page's CSP allows no inline style attribute).
+        button.style.setProperty('--star', star.colour);
         // The map's own drag and click do not see a press on a star.
         button.addEventListener('pointerdown', (e) => { e.stopPropagation(); });
-        this.buttons.set(id, button);
-        this.starLayer.append(button);
+        entry = { button, sprite: new Sprite(button) };
+        this.buttons.set(id, entry);
+        this.starGroup.append(button);
       }
-      if (!cam) {
-        button.hidden = true;
+      if (!cam || width === 0) {
+        entry.button.hidden = true;
         continue;
       }
       const [sx, sy] = worldToScreen(cam, width, height, ...this.effects.position(star, now));
-      button.hidden = false;
-      button.style.transform = `translate(${Math.round(sx - 9)}px, ${Math.round(sy - 9)}px)`;
+      entry.button.hidden = false;
+      const half = star.subagent === null ? 9 : 7;
+      entry.sprite.place(`translate(${px(sx - half)}, ${px(sy - half)})`, 1, cls);
     }
-    for (const [id, button] of this.buttons) {
+    for (const [id, entry] of this.buttons) {
       if (seen.has(id)) continue;
-      button.remove();
+      entry.button.remove();
       this.buttons.delete(id);
     }
   }
@@ -523,27 +611,55 @@ export class Overlay {
 
   inspect(): OverlayInspection {
     this.effects.step(this.now());
-    return { lit: this.effects.litInfo(), stars: this.effects.starInfo(), stations: this.effects.stationInfo() };
+    return {
+      lit: this.effects.litInfo(),
+      stars: this.effects.starInfo(),
+      stations: this.effects.stationInfo(),
+      flash: this.effects.flashAt !== null,
+      comets: this.effects.comets.length,
+      effectFrameMs: this.frameMs(),
+    };
   }
 
   resize(width: number, height: number, dpr: number): void {
-    this.canvas.width = Math.max(1, Math.round(width * dpr));
-    this.canvas.height = Math.max(1, Math.round(height * dpr));
+    for (const canvas of [this.canvas, ...this.flowCanvases]) {
+      canvas.width = Math.max(1, Math.round(width * dpr));
+      canvas.height = Math.max(1, Math.round(height * dpr));
+    }
     this.lines = null;
+    this.flashKey = null;
+    this.flowKey = null;
     this.wake();
   }
 }
 
-function drawStar(ctx: CanvasRenderingContext2D, x: number, y: number, r: number): void {
+/** Strokes world segments `lines` (x0, y0, x1, y1, ...) into `canvas` as one path, cleared first; false without a 2D context. */
+function strokeLines(
+  canvas: HTMLCanvasElement,
+  lines: Float32Array,
+  at: (x: number, y: number) => [number, number],
+  width: number,
+  height: number,
+  dpr: number,
+  style: (ctx: CanvasRenderingContext2D) => void,
+): boolean {
+  const w = Math.max(1, Math.round(width * dpr));
+  const hh = Math.max(1, Math.round(height * dpr));
+  if (canvas.width !== w) canvas.width = w;
+  if (canvas.height !== hh) canvas.height = hh;
+  // Rastered on the CPU: stroked once per view, then only shown or faded.
+  const ctx = canvas.getContext('2d', { willReadFrequently: true });
+  if (!ctx) return false;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  style(ctx);
   ctx.beginPath();
-  for (let i = 0; i < 10; i += 1) {
-    const a = (Math.PI / 5) * i - Math.PI / 2;
-    const rr = i % 2 === 0 ? r : r * 0.45;
-    const px = x + Math.cos(a) * rr;
-    const py = y + Math.sin(a) * rr;
-    if (i === 0) ctx.moveTo(px, py);
-    else ctx.lineTo(px, py);
+  for (let i = 0; i + 3 < lines.length; i += 4) {
+    const [ax, ay] = at(lines[i] ?? 0, lines[i + 1] ?? 0);
+    const [bx, by] = at(lines[i + 2] ?? 0, lines[i + 3] ?? 0);
+    ctx.moveTo(ax, ay);
+    ctx.lineTo(bx, by);
   }
-  ctx.closePath();
-  ctx.fill();
+  ctx.stroke();
+  return true;
 }

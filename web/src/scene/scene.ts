@@ -88,6 +88,19 @@ export interface SceneInspection {
   stations: StationInfo[];
   /** Activity batches held until the map reaches their graph hash. */
   heldActivity: number;
+  /** Whether a thinking block's violet flash shows now. */
+  flash: boolean;
+  /** Comets in flight (none with reduced motion). */
+  comets: number;
+  /** The effects' frame cap now: ms between frames while something moves (33; 200 on a software GPU). */
+  effectFrameMs: number;
+}
+
+/** Whether `gl` is drawn by a software rasterizer (every presented frame then costs the CPU). */
+export function isSoftwareGpu(gl: WebGL2RenderingContext): boolean {
+  const info = gl.getExtension('WEBGL_debug_renderer_info');
+  const name: unknown = gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER);
+  return typeof name === 'string' && /swiftshader|llvmpipe|softpipe|software/i.test(name);
 }
 
 export interface NodeAt {
@@ -170,7 +183,10 @@ export function createScene(options: SceneOptions): Scene {
   const legend = h('ul', { class: 'map-legend', 'aria-label': 'Languages' });
   const tools = h('div', { class: 'map-tools' }, h('div', { class: 'map-search' }, searchBox, results), rearrangeButton);
 
+  // Whether a software GPU (SwiftShader, llvmpipe) draws the map: the effects then run at fewer frames a second.
+  let softwareGpu = false;
   const overlay = new Overlay({
+    software: () => softwareGpu,
     model: () => model,
     camera: () => drawnCam,
     size: () => ({ width, height, dpr, fitZoom }),
@@ -278,6 +294,7 @@ export function createScene(options: SceneOptions): Scene {
 
   // --- WebGL.
   const gl = glCanvas.getContext('webgl2', { antialias: false, alpha: false, depth: false, stencil: false, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
+  if (gl) softwareGpu = isSoftwareGpu(gl);
   if (!gl) {
     glError = 'The map cannot be drawn: this browser has no WebGL2 (try another browser, or enable hardware acceleration).';
   } else {

@@ -88,6 +88,7 @@ pub(crate) async fn start_handle(env: &Env, config_dir: &Path) -> Arc<WorkspaceH
         serve_socket: false,
         claude_config_dir: Some(env.home.path().join(".claude")),
         map_delta_delay: None,
+        activity_delay: None,
         url_opener: None,
     })
     .await
@@ -382,6 +383,7 @@ async fn a_workspace_without_page_or_turn_is_let_go_after_thirty_minutes() {
         serve_socket: false,
         claude_config_dir: None,
         map_delta_delay: None,
+        activity_delay: None,
         url_opener: None,
     })
     .await

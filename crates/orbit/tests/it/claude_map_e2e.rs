@@ -89,6 +89,83 @@ fn a_read_lights_exactly_the_file_it_named_and_other_tools_light_nothing() {
     );
     assert_eq!(result["loopDuring"], "awake", "{result}");
     assert!(result["bubbleLit"].as_u64().unwrap() >= 1, "{result}");
+    // The reply's thinking block fired the violet flash: `scene().flash`,
+    // its canvas shown while it lasted and hidden again after.
+    assert!(result["flashSamples"].as_u64().unwrap() >= 1, "{result}");
+    assert!(
+        result["flashOpacityMax"].as_f64().unwrap() > 0.1,
+        "the flash's canvas never showed: {result}"
+    );
+    assert_eq!(result["flashOpacityAfter"].as_f64(), Some(0.0), "{result}");
+    // Motion as usual: the comets flew and the turn's flow ran.
+    assert!(result["cometsSeen"].as_u64().unwrap() >= 1, "{result}");
+    assert!(result["flowShownDuring"].as_u64().unwrap() >= 1, "{result}");
+    asleep_soon(&result);
+    scene.end();
+}
+
+#[test]
+fn reduced_motion_keeps_the_lights_and_drops_the_travel() {
+    let _one = lock();
+    let mut scene = scene();
+    let main_rs = scene.env.ws.path().join("src/main.rs");
+    scene.env.api.script([
+        tool("Read", json!({"file_path": main_rs})),
+        tool("Read", json!({"file_path": "README.md"})),
+        slow("Both read, calmly. ", 100),
+    ]);
+    scene.open();
+    let result = scene.run_in("claude-reduced", "scene", &[]);
+    assert_eq!(
+        lit(&result, "reads"),
+        ["README.md", "src/main.rs"],
+        "{result}"
+    );
+    assert_eq!(result["cometsSeen"], 0, "a comet flew: {result}");
+    assert_eq!(result["flowShown"], 0, "the flow ran: {result}");
+    // The star jumped: home, main.rs, README.md, home again (three moves
+    // under one camera); travelling, each move passes places between.
+    assert!(!result["places"].as_array().unwrap().is_empty(), "{result}");
+    assert!(
+        result["moves"].as_u64().unwrap() <= 3,
+        "the star travelled: {result}"
+    );
+    // ... and it did go over both files.
+    let paths = result["starPaths"].as_array().unwrap();
+    assert!(
+        paths.contains(&json!("src/main.rs")) && paths.contains(&json!("README.md")),
+        "{result}"
+    );
+    assert!(result["samples"].as_u64().unwrap() > 20, "{result}");
+    asleep_soon(&result);
+    scene.end();
+}
+
+#[test]
+fn activity_for_a_hash_the_map_passed_through_still_lights_its_file() {
+    let _one = lock();
+    let mut scene = scene();
+    let readme = scene.env.ws.path().join("README.md");
+    let extra = scene.env.ws.path().join("src/extra.rs");
+    scene.env.api.script([
+        tool("Read", json!({"file_path": readme})),
+        tool(
+            "Write",
+            json!({"file_path": extra, "content": "pub fn extra() {}\n"}),
+        ),
+        slow("Wrote extra. ", 300),
+    ]);
+    // The Read's activity (resolved before the Write) comes late: the map has moved on by then.
+    scene.set_env("ORBIT_TEST_DELAY_ACTIVITY_MS", "4000");
+    scene.open();
+    let result = scene.run_in("claude-passed", "scene", &[]);
+    assert_ne!(result["hashMoved"], result["hashBefore"], "{result}");
+    assert_eq!(result["onMapFirst"], true, "{result}");
+    assert_eq!(result["litBefore"], 0, "{result}");
+    assert_eq!(lit(&result, "reads"), ["README.md"], "{result}");
+    // Drawn on the newer map: the hash it was resolved against was passed through.
+    assert_ne!(result["hashWhenLit"], result["hashBefore"], "{result}");
+    assert_eq!(result["heldWhenLit"], 0, "{result}");
     asleep_soon(&result);
     scene.end();
 }
