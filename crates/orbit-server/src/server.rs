@@ -165,7 +165,7 @@ impl PageServer {
             .with_state(Arc::clone(&shared));
         let mut until = stopping;
         let task = tokio::spawn(async move {
-            let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
+            let serve = axum::serve(no_delay(listener), router).with_graceful_shutdown(async move {
                 let _ = until.wait_for(|stopping| *stopping).await;
             });
             if let Err(error) = serve.await {
@@ -304,6 +304,21 @@ impl PageServer {
 }
 
 /// A conversation key or request id as it may appear in a card's address.
+/// The listener with `TCP_NODELAY` on every accepted connection: the
+/// channel writes small frames one after another (a text, then its tool
+/// call), and with Nagle's algorithm each waits for the page's (delayed)
+/// acknowledgement of the one before, up to 40 ms on Linux.
+pub(crate) fn no_delay(
+    listener: tokio::net::TcpListener,
+) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = SocketAddr> {
+    use axum::serve::ListenerExt as _;
+    listener.tap_io(|stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "TCP_NODELAY could not be set on a page's connection");
+        }
+    })
+}
+
 fn card_id_ok(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 128
@@ -498,4 +513,23 @@ async fn asset(State(shared): State<Arc<Shared>>, Path(path): Path<String>) -> R
         bytes.into_owned(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::serve::Listener as _;
+
+    /// Every connection the page server accepts has Nagle's algorithm off.
+    #[tokio::test]
+    async fn accepted_connections_have_no_delay() {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
+        let address = listener.local_addr().unwrap();
+        let mut listener = super::no_delay(listener);
+        let client = tokio::net::TcpStream::connect(address);
+        let ((accepted, _), client) = tokio::join!(listener.accept(), client);
+        let _client = client.unwrap();
+        assert!(accepted.nodelay().unwrap(), "TCP_NODELAY is off on an accepted connection");
+    }
 }
