@@ -44,8 +44,8 @@ class HeldChecker implements FrameChecker {
 }
 
 const HEAD = 41;
-/** The snapshot a fresh connection gets, as the page's HTML carries it (one transcript over the worker's size). */
-function snapshot(entries = 3): string[] {
+/** The snapshot a fresh connection gets, as the page's HTML carries it (one transcript over the worker's size for a preload). */
+function snapshot(entries = 15): string[] {
   const text = 'x'.repeat(20000);
   const bodies = [
     { type: 'hello', protocol: 1, instanceId: 'i1', workspaceId: workspace.id, head: HEAD, resumed: false },
@@ -67,7 +67,7 @@ describe('the snapshot in the page', () => {
     channel.preload(snapshot());
     expect(store.state.ready).toBe(true);
     expect(store.state.connection).toBe('connecting');
-    expect(store.state.transcripts.c1).toHaveLength(3);
+    expect(store.state.transcripts.c1).toHaveLength(15);
     expect(store.state.lastSeq).toBe(HEAD);
     // An action made now waits for the socket's own hello (the preloaded one greets no connection).
     const item = channel.act({ type: 'stopAll' });
@@ -75,7 +75,17 @@ describe('the snapshot in the page', () => {
     expect(transport.sent).toEqual([{ type: 'resume', instanceId: 'i1', lastSeq: HEAD }]);
     transport.deliver({ seq: null, body: { type: 'hello', protocol: 1, instanceId: 'i1', workspaceId: workspace.id, head: HEAD, resumed: true } });
     expect(transport.sent.at(-1)).toEqual({ type: 'action', id: item.id, request: { type: 'stopAll' } });
-    expect(store.state.transcripts.c1).toHaveLength(3);
+    expect(store.state.transcripts.c1).toHaveLength(15);
+  });
+
+  it('a preloaded transcript under 256 KiB is checked at once, not in the (still starting) worker', () => {
+    const store = new Store();
+    const checker = new HeldChecker();
+    const channel = new Channel(new FakeTransport(), store, { checker });
+    channel.preload(snapshot(5));
+    expect(checker.held).toHaveLength(0);
+    expect(store.state.ready).toBe(true);
+    expect(store.state.transcripts.c1).toHaveLength(5);
   });
 
   it('the resume waits for the preloaded frames still being checked, then asks only for what followed', async () => {

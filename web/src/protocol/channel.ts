@@ -40,6 +40,14 @@ export interface ChannelOptions {
 /** Frames longer than this (characters) are checked in the worker: their validation would block the page. */
 const WORKER_FRAME_BYTES = 32 * 1024;
 
+/**
+ * The same for the snapshot preloaded with the page: the worker is still
+ * starting then (its script, the schema; 150-250 ms on a busy 2-core
+ * machine), while checking a 400-entry transcript (~115 KB) here takes
+ * ~30 ms, so only a bigger frame waits for the worker.
+ */
+const PRELOAD_WORKER_FRAME_BYTES = 256 * 1024;
+
 /** How often unacknowledged actions are checked for their minute. */
 const EXPIRY_CHECK_MS = 5000;
 
@@ -110,7 +118,8 @@ export class Channel {
     const checker = this.checker;
     // A big frame is checked in the worker; a small one here, unless frames wait in the worker
     // (frames are applied in arrival order).
-    if (checker && typeof data === 'string' && (this.inWorker > 0 || data.length > WORKER_FRAME_BYTES)) {
+    const limit = fromSocket ? WORKER_FRAME_BYTES : PRELOAD_WORKER_FRAME_BYTES;
+    if (checker && typeof data === 'string' && (this.inWorker > 0 || data.length > limit)) {
       this.inWorker += 1;
       this.queue = this.queue.then(async () => {
         const result = await checker.check(data);
