@@ -89,6 +89,13 @@ page.on('websocket', (ws) => {
     frames.push({ at: performance.now(), text: typeof event.payload === 'string' ? event.payload : event.payload.toString('utf8') });
   });
 });
+// The page's HTML carries the opening snapshot (docs/page-protocol.md, "The snapshot in the page").
+let html = '';
+page.on('response', (response) => {
+  if (response.request().resourceType() === 'document' && response.status() === 200) {
+    response.text().then((text) => { html = text; }, () => {});
+  }
+});
 await page.goto(login);
 await page.waitForFunction(() => window.orbitInspect?.state().ready === true);
 const state = () => page.evaluate(() => {
@@ -132,10 +139,14 @@ for (const [marker, t] of Object.entries(liveSeen)) {
 // The first frames (hello, the snapshot, up to snapshotEnd) at once, then the
 // turns' frames at the pace they came; each post time noted for the frames
 // that first carry a marker.
-const snapshotEnd = frames.findIndex((f) => f.text.includes('"snapshotEnd"'));
-if (snapshotEnd < 0) throw new Error('the live page got no snapshotEnd');
-const opening = frames.slice(0, snapshotEnd + 1).map((f) => f.text);
-const rest = frames.slice(snapshotEnd + 1);
+// With a snapshot in the HTML, the socket's opening is its `hello` (resumed) and what it missed.
+const block = /<script type="application\/json" id="orbit-snapshot">([\s\S]*?)<\/script>/.exec(html)?.[1];
+const preloaded = block ? JSON.parse(block).map((frame) => JSON.stringify(frame)) : [];
+let openingEnd = frames.findIndex((f) => f.text.includes('"snapshotEnd"'));
+if (openingEnd < 0 && preloaded.length > 0) openingEnd = frames.findIndex((f) => f.text.includes('"hello"'));
+if (openingEnd < 0) throw new Error('the live page got no snapshot, neither in its HTML nor over its socket');
+const opening = [...preloaded, ...frames.slice(0, openingEnd + 1).map((f) => f.text)];
+const rest = frames.slice(openingEnd + 1);
 const base = rest[0]?.at ?? 0;
 const paced = rest.map((f) => ({ dt: f.at - base, text: f.text }));
 

@@ -322,6 +322,35 @@ function apply(request) {
   }
 }
 
+/** What a fresh connection gets: hello, the state, snapshotEnd (also put in the page's HTML). */
+function snapshotBodies() {
+  const bodies = [
+    { type: 'hello', protocol: 1, instanceId: INSTANCE_ID, workspaceId: WORKSPACE_ID, head: seq, resumed: false },
+    { type: 'workspace', ...workspace },
+    { type: 'sessions', current, conversations: [...conversations.values()].map((c) => ({ key: c.key, phase: c.session.phase, title: c.title, sessionId: null, warm: true })) },
+  ];
+  for (const c of conversations.values()) {
+    bodies.push({ type: 'session', ...c.session });
+    bodies.push({ type: 'transcript', key: c.key, subagents: false, reset: true, entries: c.transcript });
+    bodies.push({ type: 'transcript', key: c.key, subagents: true, reset: true, entries: [] });
+  }
+  bodies.push({ type: 'snapshotEnd' });
+  return bodies;
+}
+
+/** The page with the snapshot in a JSON data block, as Orbit serves it (`<` escaped: the block cannot end early). */
+async function pageHtml() {
+  const html = await readFile(join(dist, 'index.html'), 'utf8');
+  if (process.env.MOCK_NO_PRELOAD) return html;
+  const frames = snapshotBodies().map((body) => {
+    const frame = { seq: null, body };
+    check(frame);
+    return frame;
+  });
+  const block = `<script type="application/json" id="orbit-snapshot">${JSON.stringify(frames).replaceAll('<', '\\u003c')}</script>`;
+  return html.replace('</body>', `${block}</body>`);
+}
+
 function handleFrame(ws, frame) {
   const checked = pageFrameValidator.validate(frame);
   if (!checked.valid) {
@@ -330,18 +359,11 @@ function handleFrame(ws, frame) {
   }
   if (frame.type === 'resume') {
     const resumable = frame.instanceId === INSTANCE_ID && frame.lastSeq !== null && (log.length === 0 ? frame.lastSeq === seq : frame.lastSeq >= log[0].seq - 1);
-    direct(ws, { type: 'hello', protocol: 1, instanceId: INSTANCE_ID, workspaceId: WORKSPACE_ID, head: seq, resumed: resumable });
     if (resumable) {
+      direct(ws, { type: 'hello', protocol: 1, instanceId: INSTANCE_ID, workspaceId: WORKSPACE_ID, head: seq, resumed: true });
       for (const f of log) if (f.seq > frame.lastSeq) ws.send(JSON.stringify(f));
     } else {
-      direct(ws, { type: 'workspace', ...workspace });
-      direct(ws, { type: 'sessions', current, conversations: [...conversations.values()].map((c) => ({ key: c.key, phase: c.session.phase, title: c.title, sessionId: null, warm: true })) });
-      for (const c of conversations.values()) {
-        direct(ws, { type: 'session', ...c.session });
-        direct(ws, { type: 'transcript', key: c.key, subagents: false, reset: true, entries: c.transcript });
-        direct(ws, { type: 'transcript', key: c.key, subagents: true, reset: true, entries: [] });
-      }
-      direct(ws, { type: 'snapshotEnd' });
+      for (const body of snapshotBodies()) direct(ws, body);
     }
     ws.ready = true;
     return;
@@ -472,9 +494,12 @@ const server = http.createServer(async (req, res) => {
     res.writeHead(200, { ...headers, 'Content-Type': 'application/json' }).end(JSON.stringify({ hash: mockMap().hash, matches }));
     return;
   }
+  if (url.pathname === `/w/${WORKSPACE_ID}/` || url.pathname === `/w/${WORKSPACE_ID}`) {
+    res.writeHead(200, { ...headers, 'Content-Type': TYPES['.html'], 'Cache-Control': 'no-store' }).end(await pageHtml());
+    return;
+  }
   let file;
-  if (url.pathname === `/w/${WORKSPACE_ID}/` || url.pathname === `/w/${WORKSPACE_ID}`) file = join(dist, 'index.html');
-  else if (url.pathname.startsWith('/assets/')) file = join(dist, normalize(url.pathname).replace(/^(\.\.[/\\])+/, ''));
+  if (url.pathname.startsWith('/assets/')) file = join(dist, normalize(url.pathname).replace(/^(\.\.[/\\])+/, ''));
   if (!file || !file.startsWith(dist) || !existsSync(file)) {
     res.writeHead(404, headers).end('Not found');
     return;

@@ -309,15 +309,39 @@ async function reloadPending(page) {
   const { card } = await promptAndCard(page, 'Please make the edit (permission)');
   await cardGroup(page, card).waitFor();
   await shot(page, 'card');
+  // The reload's socket is held by the test and answers nothing: what the page shows then
+  // came with its HTML (the snapshot in the page).
+  let holding = true;
+  const held = [];
+  const resumes = [];
+  await page.routeWebSocket(/\/ws\?/, (ws) => {
+    if (!holding) {
+      ws.connectToServer();
+      return;
+    }
+    held.push(ws);
+    ws.onMessage((message) => { resumes.push(JSON.parse(String(message))); });
+  });
   await page.reload();
-  const s = await until(page, 'the card after the reload', (st) => st.connection === 'open' && st.ready && pendingCards(st).some((c) => c.requestId === card.requestId));
+  const preloaded = await until(page, 'the card from the page itself', (st) => st.ready && pendingCards(st).some((c) => c.requestId === card.requestId));
+  await cardGroup(page, card).waitFor();
+  await shot(page, 'card-from-the-html');
+  await until(page, 'the held socket to get its resume', () => resumes.length > 0);
+  const resume = resumes[0];
+  if (resume.type !== 'resume' || resume.instanceId !== preloaded.instanceId || resume.lastSeq !== preloaded.lastSeq || resume.lastSeq === null) {
+    throw new Error(`the socket did not resume from the page's snapshot: ${JSON.stringify(resume)} after ${JSON.stringify(summary(preloaded))}`);
+  }
+  // Let the socket through: the page reconnects to Orbit and resumes.
+  holding = false;
+  for (const ws of held) await ws.close();
+  const s = await until(page, 'the card after the reload', (st) => st.connection === 'open' && st.connects >= 2 && st.ready && pendingCards(st).some((c) => c.requestId === card.requestId));
   const group = cardGroup(page, card);
   await group.waitFor();
   await shot(page, 'card-after-reload');
   await group.getByRole('button', { name: 'Allow', exact: true }).click();
   const done = await until(page, 'the turn to end', turnEnded);
   await shot(page, 'answered');
-  return { requestId: card.requestId, reloadedInstance: s.instanceId, kinds: shownKinds(done) };
+  return { requestId: card.requestId, reloadedInstance: s.instanceId, preloaded: { instanceId: preloaded.instanceId, head: preloaded.lastSeq, cards: pendingCards(preloaded).length }, resume, kinds: shownKinds(done) };
 }
 
 async function drop(page) {

@@ -3,7 +3,8 @@ import { Channel } from './protocol/channel';
 import { workerChecker } from './protocol/checker';
 import { WebSocketTransport } from './protocol/websocket';
 import { WebviewTransport, type VsCodeApi } from './protocol/webview';
-import { Store, inspect } from './state/store';
+import { readPreloaded } from './protocol/preload';
+import { Store, addError, inspect } from './state/store';
 import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
 import { mountKeypad } from './hud/keypad';
@@ -36,6 +37,11 @@ const channel = new Channel(
 // The socket opens first: its handshake runs while the page mounts (no frame
 // is delivered before this script's task ends, so the HUD sees every one).
 channel.start();
+// The snapshot the HTML carried is shown without waiting for the socket,
+// which then resumes from it.
+const preloaded = readPreloaded(document);
+if (preloaded.ok) channel.preload(preloaded.frames);
+else store.update((state) => { addError(state, preloaded.error); });
 const root = document.getElementById('app');
 if (!root) throw new Error('the page has no #app element');
 const notifier = webview ? undefined : new Notifier(id, browserNotifyEnv(id));

@@ -17,7 +17,10 @@
 //! - `GET /login?token=T`: spends a one-time token, sets the session
 //!   cookie `orbit-<instance id>` (`HttpOnly`, `SameSite=Strict`, `Path=/`) and
 //!   answers 303 to `/w/<id>/`; a spent, expired or unknown token: 403.
-//! - `GET /w/<id>/`: the page (`index.html`), `Cache-Control: no-store`.
+//! - `GET /w/<id>/`: the page (`index.html`), `Cache-Control: no-store`,
+//!   with the snapshot a fresh socket would get in a JSON data block
+//!   (`<script type="application/json" id="orbit-snapshot">`), so the page
+//!   shows its state before its socket opens.
 //! - `GET /assets/<path>`: the build's hashed files, cached for a year.
 //! - `GET /ws?w=<id>`: the channel (see [`ws`]'s close codes).
 //! - `GET /w/<id>/file?path=<graph path>`: the file panel.
@@ -45,4 +48,4 @@ pub use error::{Error, Result};
 pub use keypad::{KeypadPort, PAGE_METHODS};
 pub use options::{Assets, Clock, Limits, ManualClock, ServerOptions, SystemClock};
 pub use respond::CONTENT_SECURITY_POLICY_VALUE;
-pub use server::PageServer;
+pub use server::{PageServer, SNAPSHOT_ELEMENT_ID};

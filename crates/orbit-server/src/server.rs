@@ -165,9 +165,10 @@ impl PageServer {
             .with_state(Arc::clone(&shared));
         let mut until = stopping;
         let task = tokio::spawn(async move {
-            let serve = axum::serve(listener, router).with_graceful_shutdown(async move {
-                let _ = until.wait_for(|stopping| *stopping).await;
-            });
+            let serve =
+                axum::serve(no_delay(listener), router).with_graceful_shutdown(async move {
+                    let _ = until.wait_for(|stopping| *stopping).await;
+                });
             if let Err(error) = serve.await {
                 tracing::warn!(%error, "the page server stopped");
             }
@@ -304,6 +305,21 @@ impl PageServer {
 }
 
 /// A conversation key or request id as it may appear in a card's address.
+/// The listener with `TCP_NODELAY` on every accepted connection: the
+/// channel writes small frames one after another (a text, then its tool
+/// call), and with Nagle's algorithm each waits for the page's (delayed)
+/// acknowledgement of the one before, up to 40 ms on Linux.
+pub(crate) fn no_delay(
+    listener: tokio::net::TcpListener,
+) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = SocketAddr> {
+    use axum::serve::ListenerExt as _;
+    listener.tap_io(|stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "TCP_NODELAY could not be set on a page's connection");
+        }
+    })
+}
+
 fn card_id_ok(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 128
@@ -415,21 +431,26 @@ async fn page_without_slash(State(shared): State<Arc<Shared>>, Path(id): Path<St
 
 /// `GET /w/<id>/`: the page.
 async fn page(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Response {
-    if shared.workspace(&id).is_none() {
+    let Some((port, _open)) = shared.workspace(&id) else {
         return respond::no_workspace();
-    }
+    };
     let Some(html) = shared.assets.get("index.html") else {
         return respond::plain(
             StatusCode::INTERNAL_SERVER_ERROR,
             "Orbit: the page's index.html is missing from this build.",
         );
     };
+    let html = String::from_utf8_lossy(&html).into_owned();
+    let html = match snapshot_block(port.as_ref()).await {
+        Some(block) => with_snapshot(html, &block),
+        None => html,
+    };
     let mut response = (
         [(
             axum::http::header::CONTENT_TYPE,
             HeaderValue::from_static("text/html; charset=utf-8"),
         )],
-        html.into_owned(),
+        html,
     )
         .into_response();
     // The browser starts fetching the map with the page itself, before the
@@ -443,6 +464,44 @@ async fn page(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Resp
             .insert(axum::http::header::LINK, link);
     }
     response
+}
+
+/// How long the page waits for its workspace's snapshot before it is
+/// served without one (the page then waits for its socket's).
+const SNAPSHOT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The id of the page's snapshot data block (`web/src/protocol/preload.ts`).
+pub const SNAPSHOT_ELEMENT_ID: &str = "orbit-snapshot";
+
+/// The frames a fresh connection's `resume` would get (hello, the state,
+/// `snapshotEnd`), as the page's data block: a JSON array with every `<`
+/// written `\u003c`, so that nothing in it can end the element or open a
+/// comment. `None` when the workspace did not answer in time.
+async fn snapshot_block(port: &dyn PagePort) -> Option<String> {
+    let connection = tokio::time::timeout(SNAPSHOT_PATIENCE, port.connect(None, None))
+        .await
+        .ok()?
+        .ok()?;
+    let json = match serde_json::to_string(&connection.first) {
+        Ok(json) => json,
+        Err(error) => {
+            tracing::error!(%error, "the page's snapshot could not be encoded");
+            return None;
+        }
+    };
+    Some(format!(
+        "<script type=\"application/json\" id=\"{SNAPSHOT_ELEMENT_ID}\">{}</script>",
+        json.replace('<', "\\u003c")
+    ))
+}
+
+/// `html` with `block` at the end of its body.
+fn with_snapshot(mut html: String, block: &str) -> String {
+    match html.rfind("</body>") {
+        Some(at) => html.insert_str(at, block),
+        None => html.push_str(block),
+    }
+    html
 }
 
 /// `GET /w/<id>/sw.js`: the page's service worker (its scope is the
@@ -498,4 +557,39 @@ async fn asset(State(shared): State<Arc<Shared>>, Path(path): Path<String>) -> R
         bytes.into_owned(),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::serve::Listener as _;
+
+    /// Every connection the page server accepts has Nagle's algorithm off.
+    #[tokio::test]
+    async fn accepted_connections_have_no_delay() {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
+        let address = listener.local_addr().unwrap();
+        let mut listener = super::no_delay(listener);
+        let client = tokio::net::TcpStream::connect(address);
+        let ((accepted, _), client) = tokio::join!(listener.accept(), client);
+        let _client = client.unwrap();
+        assert!(
+            accepted.nodelay().unwrap(),
+            "TCP_NODELAY is off on an accepted connection"
+        );
+    }
+
+    #[test]
+    fn the_snapshot_goes_at_the_end_of_the_body() {
+        let block = "<script type=\"application/json\" id=\"orbit-snapshot\">[]</script>";
+        assert_eq!(
+            super::with_snapshot("<body><div id=app></div></body></html>".to_owned(), block),
+            format!("<body><div id=app></div>{block}</body></html>")
+        );
+        assert_eq!(
+            super::with_snapshot("<title>t</title>".to_owned(), block),
+            format!("<title>t</title>{block}")
+        );
+    }
 }

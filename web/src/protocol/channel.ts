@@ -40,6 +40,14 @@ export interface ChannelOptions {
 /** Frames longer than this (characters) are checked in the worker: their validation would block the page. */
 const WORKER_FRAME_BYTES = 32 * 1024;
 
+/**
+ * The same for the snapshot preloaded with the page: the worker is still
+ * starting then (its script, the schema; 150-250 ms on a busy 2-core
+ * machine), while checking a 400-entry transcript (~115 KB) here takes
+ * ~30 ms, so only a bigger frame waits for the worker.
+ */
+const PRELOAD_WORKER_FRAME_BYTES = 256 * 1024;
+
 /** How often unacknowledged actions are checked for their minute. */
 const EXPIRY_CHECK_MS = 5000;
 
@@ -54,6 +62,8 @@ export class Channel {
   private queue: Promise<void> = Promise.resolve();
   /** How many frames wait in the worker. */
   private inWorker = 0;
+  /** How many times the transport's state changed (a resume waiting for the queue goes only on its own connection). */
+  private opened = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -71,27 +81,54 @@ export class Channel {
     }
     transport.onState((connection) => {
       this.greeted = false;
+      this.opened += 1;
       store.update((state) => {
         state.connection = connection;
         if (connection === 'open') state.connects += 1;
       });
-      if (connection === 'open') this.sendFrame(resumeFrame(store.state));
+      if (connection !== 'open') return;
+      if (this.inWorker === 0) {
+        this.sendFrame(resumeFrame(store.state));
+        return;
+      }
+      // Frames still being checked (the page's preloaded snapshot) are applied first: the resume
+      // then asks only for what came after them.
+      const opened = this.opened;
+      void this.queue.then(() => {
+        if (opened === this.opened) this.sendFrame(resumeFrame(store.state));
+      });
     });
     transport.onFrame((data) => {
-      const checker = this.checker;
-      // A big frame is checked in the worker; a small one here, unless frames wait in the worker
-      // (frames are applied in arrival order).
-      if (checker && typeof data === 'string' && (this.inWorker > 0 || data.length > WORKER_FRAME_BYTES)) {
-        this.inWorker += 1;
-        this.queue = this.queue.then(async () => {
-          const result = await checker.check(data);
-          this.inWorker -= 1;
-          this.receiveChecked(data, result);
-        });
-      } else {
-        this.receive(data);
-      }
+      this.incoming(data, true);
     });
+  }
+
+  /**
+   * Applies the snapshot the page's HTML carried (`<script type="application/json"
+   * id="orbit-snapshot">`: the frames a fresh connection's `resume` gets), checked as the
+   * socket's frames are, so the page shows its state before the socket has opened. The
+   * socket then resumes from the snapshot's `head`.
+   */
+  preload(frames: readonly string[]): void {
+    for (const frame of frames) this.incoming(frame, false);
+  }
+
+  /** One frame, from the socket or preloaded: a big one is checked in the worker. */
+  private incoming(data: unknown, fromSocket: boolean): void {
+    const checker = this.checker;
+    // A big frame is checked in the worker; a small one here, unless frames wait in the worker
+    // (frames are applied in arrival order).
+    const limit = fromSocket ? WORKER_FRAME_BYTES : PRELOAD_WORKER_FRAME_BYTES;
+    if (checker && typeof data === 'string' && (this.inWorker > 0 || data.length > limit)) {
+      this.inWorker += 1;
+      this.queue = this.queue.then(async () => {
+        const result = await checker.check(data);
+        this.inWorker -= 1;
+        this.receiveChecked(data, result, fromSocket);
+      });
+    } else {
+      this.receive(data, fromSocket);
+    }
   }
 
   start(): void {
@@ -117,23 +154,23 @@ export class Channel {
     this.storage.save(this.store.state.outbox);
   }
 
-  /** Handles one frame as the transport got it. */
-  receive(data: unknown): void {
+  /** Handles one frame as the transport got it (`fromSocket` false: preloaded with the page). */
+  receive(data: unknown, fromSocket = true): void {
     const checked = validateHostFrame(data);
     if (!checked.ok) {
       this.refuse(checked.error);
       return;
     }
-    this.apply(checked.value);
+    this.apply(checked.value, fromSocket);
   }
 
   /** Handles a text frame the worker checked. */
-  private receiveChecked(text: string, result: { ok: true } | { ok: false; error: string }): void {
+  private receiveChecked(text: string, result: { ok: true } | { ok: false; error: string }, fromSocket: boolean): void {
     if (!result.ok) {
       this.refuse(result.error);
       return;
     }
-    this.apply(JSON.parse(text) as HostFrame);
+    this.apply(JSON.parse(text) as HostFrame, fromSocket);
   }
 
   private refuse(error: string): void {
@@ -143,7 +180,7 @@ export class Channel {
     });
   }
 
-  private apply(frame: HostFrame): void {
+  private apply(frame: HostFrame, fromSocket: boolean): void {
     const body = frame.body;
     this.store.update((state) => {
       applyFrame(state, frame);
@@ -156,7 +193,8 @@ export class Channel {
       }
     });
     if (body.type === 'hello' || body.type === 'ack') this.save();
-    if (body.type === 'hello') {
+    // A preloaded `hello` greets no connection: actions wait for the socket's own.
+    if (body.type === 'hello' && fromSocket) {
       this.greeted = true;
       // Everything not yet acknowledged goes again, with the same ids.
       for (const item of this.store.state.outbox) this.sendFrame(item.frame);

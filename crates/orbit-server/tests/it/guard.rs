@@ -1,9 +1,10 @@
 //! Host, Origin, cookie, the headers on every response, the assets and
 //! `/a/...`.
 
-use orbit_server::CONTENT_SECURITY_POLICY_VALUE;
+use orbit_server::{CONTENT_SECURITY_POLICY_VALUE, SNAPSHOT_ELEMENT_ID};
+use orbit_types::{HostBody, HostFrame, PageMessage, Refusal};
 
-use crate::harness::{Harness, PAGE_MARKER, Reply, WORKSPACE, http};
+use crate::harness::{Call, Harness, PAGE_MARKER, Reply, WORKSPACE, http};
 
 fn page() -> String {
     format!("/w/{WORKSPACE}/")
@@ -328,6 +329,45 @@ async fn every_response_carries_the_security_headers() {
         assert_secure(reply, what);
     }
     assert_eq!(cases[0].1.header("cache-control"), Some("no-store"));
+}
+
+#[tokio::test]
+async fn the_page_carries_the_snapshot_a_fresh_socket_gets_in_a_data_block() {
+    let harness = Harness::start().await;
+    // A frame whose text would end the element and start a script if written as it is.
+    let tricky = HostFrame {
+        seq: None,
+        body: HostBody::Page(PageMessage::Refused(Refusal {
+            request: "frame".to_owned(),
+            code: "x".to_owned(),
+            message: "</script><script>alert(1)</script><!-- </SCRIPT".to_owned(),
+        })),
+    };
+    harness.port.snapshot.lock().unwrap().push(tricky.clone());
+    let cookie = harness.login().await;
+    let reply = harness.get_signed_in(&cookie, &page(), &[]).await;
+    assert_eq!(reply.status, 200);
+    let body = String::from_utf8(reply.body.clone()).unwrap();
+    let open = format!(r#"<script type="application/json" id="{SNAPSHOT_ELEMENT_ID}">"#);
+    assert_eq!(body.matches(&open).count(), 1, "{body}");
+    let start = body.find(&open).unwrap() + open.len();
+    let end = start + body[start..].find("</script>").unwrap();
+    let json = &body[start..end];
+    assert!(!json.contains('<'), "a `<` in the data block: {json}");
+    let frames: Vec<HostFrame> = serde_json::from_str(json).unwrap();
+    assert_eq!(frames, vec![crate::harness::hello("fake-instance"), tricky]);
+    // What a fresh socket's `resume` gets: the port was asked for a snapshot, not attached.
+    let calls = harness.port.calls();
+    assert!(calls.contains(&Call::Connect(None, None)), "{calls:?}");
+    assert!(
+        !calls
+            .iter()
+            .any(|call| matches!(call, Call::Attached(true))),
+        "{calls:?}"
+    );
+    // The page is otherwise as built (the test page has no `</body>`: the block ends it).
+    assert!(body.contains(PAGE_MARKER), "{body}");
+    assert_eq!(&body[end..], "</script>", "{body}");
 }
 
 #[tokio::test]

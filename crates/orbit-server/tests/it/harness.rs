@@ -46,6 +46,8 @@ pub(crate) struct FakePort {
     /// Frames pushed into `live` after subscribing and before answering
     /// `connect` (to make the receiver lag).
     pub(crate) flood_on_connect: Mutex<usize>,
+    /// Frames `connect` answers after its `hello`.
+    pub(crate) snapshot: Mutex<Vec<HostFrame>>,
 }
 
 impl FakePort {
@@ -58,6 +60,7 @@ impl FakePort {
             live,
             graph_files: Mutex::new(HashMap::new()),
             flood_on_connect: Mutex::new(0),
+            snapshot: Mutex::new(Vec::new()),
         })
     }
 
@@ -140,10 +143,9 @@ impl PagePort for FakePort {
             });
         }
         let (sender, receiver) = oneshot::channel();
-        let _ = sender.send(PageConnection {
-            first: vec![hello("fake-instance")],
-            live,
-        });
+        let mut first = vec![hello("fake-instance")];
+        first.extend(self.snapshot.lock().unwrap().iter().cloned());
+        let _ = sender.send(PageConnection { first, live });
         receiver
     }
 

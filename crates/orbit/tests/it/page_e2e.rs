@@ -396,7 +396,17 @@ fn a_reload_during_a_pending_card_shows_it_again() {
     let edit = readme_edit(&scene);
     scene.env.api.script([edit, text("Edited.")]);
     scene.open();
-    scene.run("reload-pending", None);
+    let result = scene.run("reload-pending", None);
+    // The reloaded page showed the card from its HTML alone (its socket held), then resumed from there.
+    assert_eq!(result["preloaded"]["cards"], 1, "{result}");
+    assert_eq!(
+        result["resume"]["lastSeq"], result["preloaded"]["head"],
+        "{result}"
+    );
+    assert_eq!(
+        result["resume"]["instanceId"], result["reloadedInstance"],
+        "{result}"
+    );
     let readme = std::fs::read_to_string(scene.env.ws.path().join("README.md")).unwrap();
     assert!(readme.contains("A workspace Claude edited."), "{readme}");
     scene.end();

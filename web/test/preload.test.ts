@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { Channel } from '../src/protocol/channel';
+import type { CheckResult, FrameChecker } from '../src/protocol/checker';
+import { PRELOAD_ID, readPreloaded } from '../src/protocol/preload';
+import type { ConnectionState, Transport } from '../src/protocol/transport';
+import { Store } from '../src/state/store';
+import { entry, session, workspace } from './fixtures';
+
+class FakeTransport implements Transport {
+  sent: unknown[] = [];
+  private frame: ((d: unknown) => void)[] = [];
+  private state: ((s: ConnectionState) => void)[] = [];
+  open = false;
+  send(frame: unknown): boolean {
+    if (!this.open) return false;
+    this.sent.push(frame);
+    return true;
+  }
+  onFrame(l: (d: unknown) => void): void { this.frame.push(l); }
+  onState(l: (s: ConnectionState) => void): void { this.state.push(l); }
+  start(): void { this.setState('connecting'); }
+  close(): void { this.setState('closed'); }
+  setState(s: ConnectionState): void {
+    this.open = s === 'open';
+    for (const l of this.state) l(s);
+  }
+  deliver(frame: unknown): void { for (const l of this.frame) l(JSON.stringify(frame)); }
+}
+
+/** A checker whose answers the test releases. */
+class HeldChecker implements FrameChecker {
+  held: (() => void)[] = [];
+  check(): Promise<CheckResult> {
+    return new Promise((resolve) => this.held.push(() => { resolve({ ok: true }); }));
+  }
+  /** Answers every check, including those asked for meanwhile (they are chained). */
+  async releaseAll(): Promise<void> {
+    await new Promise((r) => setTimeout(r, 0));
+    while (this.held.length > 0) {
+      this.held.shift()?.();
+      await new Promise((r) => setTimeout(r, 0));
+    }
+  }
+}
+
+const HEAD = 41;
+/** The snapshot a fresh connection gets, as the page's HTML carries it (one transcript over the worker's size for a preload). */
+function snapshot(entries = 15): string[] {
+  const text = 'x'.repeat(20000);
+  const bodies = [
+    { type: 'hello', protocol: 1, instanceId: 'i1', workspaceId: workspace.id, head: HEAD, resumed: false },
+    { type: 'workspace', ...workspace },
+    { type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'idle', title: null, sessionId: null, warm: true }] },
+    { type: 'session', ...session('c1') },
+    { type: 'transcript', key: 'c1', subagents: false, reset: true, entries: Array.from({ length: entries }, (_, i) => entry(i + 1, { kind: 'prompt', text, skills: [], files: [] })) },
+    { type: 'snapshotEnd' },
+  ];
+  return bodies.map((body) => JSON.stringify({ seq: null, body }));
+}
+
+describe('the snapshot in the page', () => {
+  it('is shown before the socket opens, and the socket resumes from its head', () => {
+    const transport = new FakeTransport();
+    const store = new Store();
+    const channel = new Channel(transport, store);
+    channel.start();
+    channel.preload(snapshot());
+    expect(store.state.ready).toBe(true);
+    expect(store.state.connection).toBe('connecting');
+    expect(store.state.transcripts.c1).toHaveLength(15);
+    expect(store.state.lastSeq).toBe(HEAD);
+    // An action made now waits for the socket's own hello (the preloaded one greets no connection).
+    const item = channel.act({ type: 'stopAll' });
+    transport.setState('open');
+    expect(transport.sent).toEqual([{ type: 'resume', instanceId: 'i1', lastSeq: HEAD }]);
+    transport.deliver({ seq: null, body: { type: 'hello', protocol: 1, instanceId: 'i1', workspaceId: workspace.id, head: HEAD, resumed: true } });
+    expect(transport.sent.at(-1)).toEqual({ type: 'action', id: item.id, request: { type: 'stopAll' } });
+    expect(store.state.transcripts.c1).toHaveLength(15);
+  });
+
+  it('a preloaded transcript under 256 KiB is checked at once, not in the (still starting) worker', () => {
+    const store = new Store();
+    const checker = new HeldChecker();
+    const channel = new Channel(new FakeTransport(), store, { checker });
+    channel.preload(snapshot(5));
+    expect(checker.held).toHaveLength(0);
+    expect(store.state.ready).toBe(true);
+    expect(store.state.transcripts.c1).toHaveLength(5);
+  });
+
+  it('the resume waits for the preloaded frames still being checked, then asks only for what followed', async () => {
+    const transport = new FakeTransport();
+    const store = new Store();
+    const checker = new HeldChecker();
+    const channel = new Channel(transport, store, { checker });
+    channel.start();
+    channel.preload(snapshot());
+    // The big transcript is in the worker; the frames after it wait behind it.
+    expect(store.state.ready).toBe(false);
+    transport.setState('open');
+    expect(transport.sent).toEqual([]);
+    await checker.releaseAll();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(store.state.ready).toBe(true);
+    expect(transport.sent).toEqual([{ type: 'resume', instanceId: 'i1', lastSeq: HEAD }]);
+  });
+
+  it('a resume held for a connection that dropped meanwhile is not sent on the next one', async () => {
+    const transport = new FakeTransport();
+    const store = new Store();
+    const checker = new HeldChecker();
+    const channel = new Channel(transport, store, { checker });
+    channel.start();
+    channel.preload(snapshot());
+    transport.setState('open');
+    transport.setState('reconnecting');
+    await checker.releaseAll();
+    await new Promise((r) => setTimeout(r, 0));
+    transport.setState('open');
+    expect(transport.sent).toEqual([{ type: 'resume', instanceId: 'i1', lastSeq: HEAD }]);
+  });
+
+  it('a preloaded frame that does not match the protocol is refused visibly, as a socket frame is', () => {
+    const store = new Store();
+    const channel = new Channel(new FakeTransport(), store);
+    channel.preload([JSON.stringify({ seq: 3, body: { type: 'session', key: 'c1' } })]);
+    expect(store.state.errors[0]).toContain('"session" frame');
+    expect(store.state.sessions).toEqual({});
+  });
+});
+
+describe('readPreloaded', () => {
+  function pageWith(text: string | null): Document {
+    const doc = document.implementation.createHTMLDocument('t');
+    if (text !== null) {
+      const block = doc.createElement('script');
+      block.type = 'application/json';
+      block.id = PRELOAD_ID;
+      block.textContent = text;
+      doc.body.append(block);
+    }
+    return doc;
+  }
+
+  it('reads the frames as text and removes the block', () => {
+    const doc = pageWith('[{"seq":null,"body":{"type":"snapshotEnd","note":"\\u003c/script>"}}]');
+    expect(readPreloaded(doc)).toEqual({ ok: true, frames: ['{"seq":null,"body":{"type":"snapshotEnd","note":"</script>"}}'] });
+    expect(doc.getElementById(PRELOAD_ID)).toBeNull();
+  });
+
+  it('a page without the block has no frames', () => {
+    expect(readPreloaded(pageWith(null))).toEqual({ ok: true, frames: [] });
+  });
+
+  it('a block that is not a JSON list is a clear error', () => {
+    expect(readPreloaded(pageWith('[{'))).toEqual({ ok: false, error: expect.stringContaining('not JSON') as unknown });
+    expect(readPreloaded(pageWith('{"seq":null}'))).toEqual({ ok: false, error: expect.stringContaining('not a list of frames') as unknown });
+  });
+});
