@@ -146,9 +146,10 @@ impl AgentRow {
     /// The key this row shows as.
     pub fn session(&self) -> (BuiltinSession, BuiltinExtras) {
         let (activity, status_detail) = self.activity();
-        let title = self.name.clone().unwrap_or_else(|| {
-            format!("Claude Code in {}", folder_name(self.cwd.as_deref()))
-        });
+        let title = self
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("Claude Code in {}", folder_name(self.cwd.as_deref())));
         let session = BuiltinSession {
             title,
             activity: activity.to_owned(),
@@ -300,7 +301,10 @@ mod tests {
 
     #[test]
     fn the_captured_output_of_the_pinned_cli() {
-        let rows = parse(include_bytes!("../tests/fixtures/claude-agents-2.1.328.json")).unwrap();
+        let rows = parse(include_bytes!(
+            "../tests/fixtures/claude-agents-2.1.328.json"
+        ))
+        .unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].session_id, "6b8fd850-c959-4df7-b86a-eea4bd0340b8");
         assert!(!rows[0].background);
@@ -334,7 +338,10 @@ mod tests {
             a(row(Some("waiting"), None, Some("dialog open"))),
             ("waitingPermission".into(), Some("dialog open".into()))
         );
-        assert_eq!(a(row(Some("waiting"), None, Some("input needed"))).0, "waitingQuestion");
+        assert_eq!(
+            a(row(Some("waiting"), None, Some("input needed"))).0,
+            "waitingQuestion"
+        );
         assert_eq!(a(row(None, Some("done"), None)).0, "done");
         assert_eq!(a(row(None, Some("failed"), None)).0, "error");
         assert_eq!(
@@ -344,15 +351,22 @@ mod tests {
         assert_eq!(a(row(None, Some("working"), None)).0, "thinking");
         assert_eq!(a(row(Some("idle"), Some("working"), None)).0, "idle");
         assert_eq!(a(row(None, Some("blocked"), None)).0, "waitingPermission");
-        assert_eq!(row(None, None, None).session().0.title, "Claude Code in proj");
+        assert_eq!(
+            row(None, None, None).session().0.title,
+            "Claude Code in proj"
+        );
     }
 
     #[test]
     fn bad_output_is_a_clear_error_and_bad_rows_are_left_out() {
-        assert!(matches!(parse(b"Usage: claude"), Err(AgentsError::NotJson(_))));
+        assert!(matches!(
+            parse(b"Usage: claude"),
+            Err(AgentsError::NotJson(_))
+        ));
         assert_eq!(parse(b"{}"), Err(AgentsError::NotAnArray));
-        let rows = parse(br#"[1, {"cwd": "/x"}, {"pid": 0}, {"pid": 12, "sessionId": "a\u0007b"}]"#)
-            .unwrap();
+        let rows =
+            parse(br#"[1, {"cwd": "/x"}, {"pid": 0}, {"pid": 12, "sessionId": "a\u0007b"}]"#)
+                .unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].session_id, "a b");
         assert_eq!(rows[0].pid, Some(12));

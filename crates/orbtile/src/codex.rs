@@ -165,12 +165,15 @@ fn tool(name: &str, arguments: Option<&Value>) -> (String, &'static str) {
         _ => name.to_owned(),
     };
     match name {
-        "shell" | "container.exec" | "local_shell" | "shell_command" => (
-            with(field("command").and_then(command_text)),
-            "shell",
-        ),
+        "shell" | "container.exec" | "local_shell" | "shell_command" => {
+            (with(field("command").and_then(command_text)), "shell")
+        }
         "exec_command" | "unified_exec" => (
-            with(field("cmd").or_else(|| field("command")).and_then(command_text)),
+            with(
+                field("cmd")
+                    .or_else(|| field("command"))
+                    .and_then(command_text),
+            ),
             "shell",
         ),
         "apply_patch" => {
@@ -181,12 +184,20 @@ fn tool(name: &str, arguments: Option<&Value>) -> (String, &'static str) {
             (with(patch.and_then(patch_file)), "edit")
         }
         "view_image" => (
-            with(field("path").and_then(Value::as_str).map(|p| first_line(p, 200))),
+            with(
+                field("path")
+                    .and_then(Value::as_str)
+                    .map(|p| first_line(p, 200)),
+            ),
             "read",
         ),
         "update_plan" => (name.to_owned(), "plan"),
         "web_search" => (
-            with(field("query").and_then(Value::as_str).map(|q| first_line(q, 200))),
+            with(
+                field("query")
+                    .and_then(Value::as_str)
+                    .map(|q| first_line(q, 200)),
+            ),
             "web",
         ),
         n if n.starts_with("spawn_agent") || n.contains("agent") => (name.to_owned(), "delegate"),
@@ -504,14 +515,12 @@ impl CodexSession {
 
 /// Whether `path` is a session file (`rollout-*.jsonl`).
 pub fn is_session_file(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| {
-            n.starts_with("rollout-")
-                && Path::new(n)
-                    .extension()
-                    .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
-        })
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        n.starts_with("rollout-")
+            && Path::new(n)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
+    })
 }
 
 #[derive(Debug, Default)]
@@ -550,7 +559,9 @@ impl Follower {
             };
             for entry in entries.flatten() {
                 let path = entry.path();
-                let Ok(kind) = entry.file_type() else { continue };
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
                 if kind.is_dir() {
                     stack.push(path);
                 } else if kind.is_file() && is_session_file(&path) {
@@ -642,10 +653,7 @@ fn show(shared: &Shared, id: &str, session: &BuiltinSession, quiet_for: Duration
         ttl_seconds: Some(TTL),
         quiet_for,
     };
-    if let Err(error) = shared
-        .hub()
-        .set_builtin_with(ADAPTER, id, session, extras)
-    {
+    if let Err(error) = shared.hub().set_builtin_with(ADAPTER, id, session, extras) {
         tracing::warn!(%error, "a Codex session is not on the keypad");
     }
 }
@@ -754,36 +762,48 @@ mod tests {
     #[test]
     fn records_in_codex_s_format() {
         assert_eq!(
-            rec(r#"{"timestamp":"t","type":"session_meta","payload":{"id":"0199","timestamp":"t","cwd":"/w/app","originator":"codex_cli_rs","cli_version":"0.40.0","instructions":null}}"#),
+            rec(
+                r#"{"timestamp":"t","type":"session_meta","payload":{"id":"0199","timestamp":"t","cwd":"/w/app","originator":"codex_cli_rs","cli_version":"0.40.0","instructions":null}}"#
+            ),
             Some(Record::SessionMeta {
                 id: "0199".into(),
                 cwd: Some("/w/app".into())
             })
         );
         assert_eq!(
-            rec(r#"{"timestamp":"t","type":"event_msg","payload":{"type":"task_started","model_context_window":1000}}"#),
+            rec(
+                r#"{"timestamp":"t","type":"event_msg","payload":{"type":"task_started","model_context_window":1000}}"#
+            ),
             Some(Record::TaskStarted)
         );
         assert_eq!(
-            rec(r#"{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"cargo test\"]}","call_id":"c1"}}"#),
+            rec(
+                r#"{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"cargo test\"]}","call_id":"c1"}}"#
+            ),
             Some(Record::Tool {
                 label: "shell  cargo test".into(),
                 kind: "shell"
             })
         );
         assert_eq!(
-            rec(r#"{"timestamp":"t","type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** End Patch","call_id":"c2"}}"#),
+            rec(
+                r#"{"timestamp":"t","type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** End Patch","call_id":"c2"}}"#
+            ),
             Some(Record::Tool {
                 label: "apply_patch  src/a.rs".into(),
                 kind: "edit"
             })
         );
         assert_eq!(
-            rec(r#"{"timestamp":"t","type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}"#),
+            rec(
+                r#"{"timestamp":"t","type":"event_msg","payload":{"type":"turn_aborted","reason":"interrupted"}}"#
+            ),
             Some(Record::TurnAborted("interrupted".into()))
         );
         assert_eq!(
-            rec(r#"{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":null}}"#),
+            rec(
+                r#"{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":null}}"#
+            ),
             None
         );
         assert_eq!(parse_line(b"[1]"), Err(CodexError::NotAnObject));
