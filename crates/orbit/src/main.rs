@@ -7,6 +7,7 @@ mod ask_join;
 mod ask_relay;
 mod catalog_cmd;
 mod desktop_notify;
+mod foreign;
 mod graph_cmd;
 mod history_cmd;
 mod hooks_cmd;
