@@ -278,7 +278,9 @@ pub async fn scan_loop(shared: Arc<Shared>, program: PathBuf, every: Duration) {
                     tracing::info!("`claude agents --json` works again");
                     failing = false;
                 }
-                let keys = keys(&rows);
+                let ended = shared.ended_hooked();
+                let mut keys = keys(&rows);
+                keys.retain(|(id, _, _)| !ended.contains(id));
                 let shown = shared.hub().replace_scanned(ADAPTER, &keys);
                 tracing::debug!(rows = rows.len(), shown, "claude agents scanned");
             }

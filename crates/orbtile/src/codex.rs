@@ -707,13 +707,14 @@ async fn follow(shared: Arc<Shared>, home: PathBuf) {
     let reach = Duration::from_secs(u64::from(TTL)) + crate::hub::limits::REMOVE_AFTER;
     loop {
         if !watching && follower.sessions_dir.is_dir() {
-            watching = match watcher.as_mut() {
-                Some(w) => w
-                    .watch(&follower.sessions_dir, notify::RecursiveMode::Recursive)
-                    .inspect_err(|error| tracing::warn!(%error, "cannot watch Codex's sessions"))
-                    .is_ok(),
-                None => true,
-            };
+            watching = true;
+            if let Some(w) = watcher.as_mut()
+                && let Err(error) =
+                    w.watch(&follower.sessions_dir, notify::RecursiveMode::Recursive)
+            {
+                tracing::warn!(%error, "cannot watch Codex's sessions; looking every 2 s");
+                watcher = None;
+            }
             // Older files show once they change (read from the start then:
             // their `session_meta` names them).
             for (path, age) in follower.walk() {
