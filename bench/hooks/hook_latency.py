@@ -8,7 +8,8 @@ all alike), N times each:
   none     sh -c 'orbit hook PreToolUse'       no Orbit running
   running  sh -c 'orbit hook PreToolUse'       `orbit hub serve` running
 
-with a 1.2 KB PreToolUse payload, and prints p50 and p99 of each and the
+with a 1.2 KB PreToolUse payload, and prints p50 and p99 of each (and the
+mean CPU time of its processes) and the
 time added over `true` (the difference at the same percentile) with the
 goals: under 5 ms added at p99 with Orbit running, under 50 ms in all
 (p99) without.
@@ -17,6 +18,7 @@ goals: under 5 ms added at p99 with Orbit running, under 50 ms in all
 import argparse
 import json
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -49,11 +51,19 @@ def percentile(values, p):
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def once(command, body, env):
+def child_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def once(command, body, env, cpu=None):
+    before = child_cpu()
     started = time.perf_counter_ns()
     done = subprocess.run(["sh", "-c", command], input=body, env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     elapsed = (time.perf_counter_ns() - started) / 1e6
+    if cpu is not None:
+        cpu.append((child_cpu() - before) * 1000)
     if done.returncode != 0:
         sys.exit(f"{command!r} exited {done.returncode}")
     return elapsed
@@ -95,12 +105,13 @@ def main():
                 "running": (hook, env_running),
             }
             times = {name: [] for name in variants}
+            cpu = {name: [] for name in variants}
             for name, (command, env) in variants.items():  # warm the caches
                 for _ in range(10):
                     once(command, body, env)
             for _ in range(args.runs):
                 for name, (command, env) in variants.items():
-                    times[name].append(once(command, body, env))
+                    times[name].append(once(command, body, env, cpu[name]))
             # The running hub saw the calls (a key for the session).
             status = subprocess.run([orbit, "hub", "status", "--json"], env=env_running,
                                     capture_output=True, check=True)
@@ -113,11 +124,15 @@ def main():
     p = {name: (percentile(v, 50), percentile(v, 99)) for name, v in times.items()}
     print(f"hook latency per call, {args.runs} runs each, interleaved (ms); "
           f"baseline `sh -c true` in the same run")
-    print(f"{'variant':<10}{'p50':>9}{'p99':>9}{'mean':>9}{'added p50':>12}{'added p99':>12}{'x true p99':>12}")
+    print(f"{'variant':<10}{'p50':>9}{'p99':>9}{'mean':>9}{'added p50':>12}{'added p99':>12}"
+          f"{'x true p99':>12}{'cpu mean':>10}")
     for name, v in times.items():
         p50, p99 = p[name]
         print(f"{name:<10}{p50:9.2f}{p99:9.2f}{statistics.mean(v):9.2f}"
-              f"{p50 - p['true'][0]:12.2f}{p99 - p['true'][1]:12.2f}{p99 / p['true'][1]:12.2f}")
+              f"{p50 - p['true'][0]:12.2f}{p99 - p['true'][1]:12.2f}{p99 / p['true'][1]:12.2f}"
+              f"{statistics.mean(cpu[name]):10.2f}")
+    print(f"(cpu: user+sys of the hook's processes, sh included; load average now "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
     added_running = p["running"][1] - p["true"][1]
     total_none = p["none"][1]
     ok_running = added_running < 5.0
