@@ -56,6 +56,10 @@ pub struct Settings {
     /// session's permission request waits for an answer from Orbit before
     /// Claude Code's own prompt asks (0, the default: watch only).
     pub hooks_permission_wait_seconds: u64,
+    /// `hub.claudeAgentsScanSeconds`: how often the running Orbit lists
+    /// Claude Code's active sessions (`claude agents --json`) for the keypad
+    /// (`None`: not set, every [`DEFAULT_AGENTS_SCAN_SECONDS`]; 0: never).
+    pub hub_claude_agents_scan_seconds: Option<u64>,
     /// One line per ignored value (wrong type), naming the key.
     pub warnings: Vec<String>,
 }
@@ -125,9 +129,23 @@ impl Settings {
                 0
             }
         };
+        s.hub_claude_agents_scan_seconds = match lookup(&value, "hub.claudeAgentsScanSeconds") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n <= 3600) => n.as_u64(),
+            Some(_) => {
+                s.warnings.push(
+                    "settings: `hub.claudeAgentsScanSeconds` must be a whole number of seconds from 0 (never) to 3600; ignored"
+                        .to_owned(),
+                );
+                None
+            }
+        };
         Ok(s)
     }
 }
+
+/// `hub.claudeAgentsScanSeconds` when not set.
+pub const DEFAULT_AGENTS_SCAN_SECONDS: u64 = 5;
 
 /// Every key Orbit reads.
 pub(crate) const KNOWN_KEYS: &[&str] = &[
@@ -138,6 +156,7 @@ pub(crate) const KNOWN_KEYS: &[&str] = &[
     "claude.extraArgs",
     "hub.adapterApi",
     "hooks.permissionWaitSeconds",
+    "hub.claudeAgentsScanSeconds",
 ];
 
 /// A warning for each key that is no known key, flat or nested (a nested
@@ -279,7 +298,7 @@ mod tests {
                 "settings: unknown key `claude.modle` ignored; did you mean `claude.model`?",
                 "settings: unknown key `editor.fontSize` ignored (known: claude.path, \
                  claude.model, claude.effort, claude.permissionMode, claude.extraArgs, \
-                 hub.adapterApi, hooks.permissionWaitSeconds)",
+                 hub.adapterApi, hooks.permissionWaitSeconds, hub.claudeAgentsScanSeconds)",
                 "settings: unknown key `hub.adapterAPI` ignored; did you mean `hub.adapterApi`?",
             ],
         );
@@ -312,6 +331,22 @@ mod tests {
             Settings::parse("[1]", "s"),
             Err(SettingsError::NotAnObject { .. })
         ));
+    }
+
+    #[test]
+    fn the_agents_scan_interval() {
+        let scan = |text: &str| {
+            let s = Settings::parse(text, "s").unwrap();
+            (s.hub_claude_agents_scan_seconds, s.warnings.len())
+        };
+        assert_eq!(scan("{}"), (None, 0));
+        assert_eq!(scan(r#"{"hub.claudeAgentsScanSeconds": 0}"#), (Some(0), 0));
+        assert_eq!(
+            scan(r#"{"hub": {"claudeAgentsScanSeconds": 30}}"#),
+            (Some(30), 0)
+        );
+        assert_eq!(scan(r#"{"hub.claudeAgentsScanSeconds": 3601}"#), (None, 1));
+        assert_eq!(scan(r#"{"hub.claudeAgentsScanSeconds": "5"}"#), (None, 1));
     }
 
     #[test]

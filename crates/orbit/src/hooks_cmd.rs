@@ -334,6 +334,12 @@ fn status(locations: &Locations, as_json: bool) -> anyhow::Result<ExitCode> {
 
 /// `orbit hook EVENT`: always exit 0, quickly.
 pub(crate) fn hook(args: &HookArgs) -> ExitCode {
+    hook_event(&args.event)
+}
+
+/// `orbit hook EVENT` for `event` (`main` calls it before parsing the
+/// rest of the command line: it runs on every tool call of Claude Code).
+pub(crate) fn hook_event(event: &str) -> ExitCode {
     let mut body = Vec::new();
     let limit = u64::try_from(hooks::payload::MAX_BODY).unwrap_or(u64::MAX) + 1;
     let mut stdin = std::io::stdin().lock();
@@ -353,11 +359,16 @@ pub(crate) fn hook(args: &HookArgs) -> ExitCode {
     let Some(locations) = Locations::from_env() else {
         return ExitCode::SUCCESS;
     };
-    let wait = Duration::from_secs(permission_wait(&locations));
-    let Some(answer) = hooks::send(locations.runtime_dir(), &args.event, &body, wait) else {
+    // Only a permission waits; no other hook reads the settings.
+    let wait = if event == "PermissionRequest" {
+        Duration::from_secs(permission_wait(&locations))
+    } else {
+        Duration::ZERO
+    };
+    let Some(answer) = hooks::send(locations.runtime_dir(), event, &body, wait) else {
         return ExitCode::SUCCESS;
     };
-    if let Some(output) = hooks::hook_output(&args.event, &answer) {
+    if let Some(output) = hooks::hook_output(event, &answer) {
         let _ = writeln!(std::io::stdout().lock(), "{output}");
     }
     ExitCode::SUCCESS

@@ -200,6 +200,8 @@ fn serve(locations: &Locations, print_requests: bool) -> anyhow::Result<ExitCode
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         let running = orbtile::Running::start(options).await?;
+        let settings = orbit_common::Settings::load(&locations.settings_file()).unwrap_or_default();
+        let _foreign = crate::foreign::start(&settings, running.shared());
         if print_requests {
             running
                 .shared()

@@ -7,6 +7,7 @@ mod ask_join;
 mod ask_relay;
 mod catalog_cmd;
 mod desktop_notify;
+mod foreign;
 mod graph_cmd;
 mod history_cmd;
 mod hooks_cmd;
@@ -70,6 +71,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `orbit hook EVENT` runs on every tool call of Claude Code: straight
+    // to it, without building the whole command line's parser.
+    if let Some(event) = hook_event_arg(std::env::args_os()) {
+        return hooks_cmd::hook_event(&event);
+    }
     let cli = Cli::parse();
     // The long-running Orbit logs to a file (`orbit open` decides).
     if let Some(Command::Hook(args)) = &cli.command {
@@ -91,6 +97,17 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `EVENT` when the command line is exactly `orbit hook EVENT` (an event
+/// name, not an option such as `--help`).
+fn hook_event_arg(mut args: impl Iterator<Item = std::ffi::OsString>) -> Option<String> {
+    let (_, sub, event) = (args.next()?, args.next()?, args.next()?);
+    if sub != "hook" || args.next().is_some() {
+        return None;
+    }
+    let event = event.into_string().ok()?;
+    (!event.is_empty() && !event.starts_with('-')).then_some(event)
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -122,4 +139,23 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
             .downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hook_event_arg;
+
+    #[test]
+    fn only_orbit_hook_event_takes_the_quick_path() {
+        let args = |a: &[&str]| hook_event_arg(a.iter().map(std::ffi::OsString::from));
+        assert_eq!(
+            args(&["orbit", "hook", "PreToolUse"]).as_deref(),
+            Some("PreToolUse")
+        );
+        assert_eq!(args(&["orbit", "hook", "--help"]), None);
+        assert_eq!(args(&["orbit", "hook"]), None);
+        assert_eq!(args(&["orbit", "hook", "Stop", "extra"]), None);
+        assert_eq!(args(&["orbit", "hooks", "status"]), None);
+        assert_eq!(args(&["orbit", "hook", ""]), None);
+    }
 }

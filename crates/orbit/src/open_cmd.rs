@@ -666,6 +666,7 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
     ))
     .await
     .context("cannot start the keypad hub")?;
+    let foreign = crate::foreign::start(&settings, hub.shared());
     let orbit = Arc::new(Orbit {
         locations: locations.clone(),
         server,
@@ -692,6 +693,7 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
         }
     };
     let outcome = run_until_stopped(&orbit, &locations, &dir, args).await;
+    drop(foreign);
     sweep_redirects(&locations, Duration::ZERO);
     orbit.close().await;
     control.shutdown().await;

@@ -300,6 +300,17 @@ impl Shared {
         }
     }
 
+    /// The hooked sessions that ended lately (`SessionEnd`): a scan of
+    /// `claude agents --json` that still lists one while its `claude` exits
+    /// does not bring its key back.
+    pub(crate) fn ended_hooked(&self) -> Vec<String> {
+        lock(&self.hooks().watch)
+            .ended
+            .iter()
+            .map(|(id, _, _)| id.clone())
+            .collect()
+    }
+
     /// Whether the key `uid` is a watched (hooked) session; its `claude`.
     pub fn hooked_session(&self, uid: &str) -> Option<(String, Option<u32>)> {
         let (adapter, session_id) = self.hub().builtin_of(uid)?;

@@ -413,6 +413,7 @@ impl Hub {
                 keep
             });
         }
+        self.sweep_builtin(now);
         if self.buckets.len() > 64 {
             self.buckets.retain(|_, b| !b.is_full(now));
         }

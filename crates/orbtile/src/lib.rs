@@ -10,8 +10,10 @@
 //! or logs. Main types: [`Hub`], [`Running`], [`HubMethods`].
 #![warn(missing_docs)]
 
+pub mod agents;
 mod clean;
 mod client;
+pub mod codex;
 mod color;
 mod control;
 mod error;
@@ -32,7 +34,7 @@ pub use client::{
 pub use control::HubMethods;
 pub use error::{ApiError, Error, Result};
 pub use http::{Head, MAX_HEAD, check_head, parse_head, response_bytes};
-pub use hub::builtin::{BUILTIN_ADAPTERS, BuiltinSession};
+pub use hub::builtin::{BUILTIN_ADAPTERS, BuiltinExtras, BuiltinSession};
 pub use hub::view::NotFound;
 pub use hub::{ApiRequest, ApiResponse, Hub, HubOptions, limits, process_of_user, proof};
 pub use orbit_common::{Clock, ManualClock, SystemClock};

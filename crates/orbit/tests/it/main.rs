@@ -27,6 +27,7 @@ mod desktop_bus;
     reason = "shared with orbit-agent's tests; not every helper is used here"
 )]
 mod fake_api;
+mod foreign_sessions;
 mod graph_live;
 #[path = "../../../orbit-agent/tests/it/harness.rs"]
 #[allow(

@@ -4,8 +4,17 @@
 //! removes them when their conversation is let go), share the hub's slots
 //! with the external adapters, and never wait behind the API's queue: they
 //! take the hub's lock directly.
+//!
+//! Sessions Orbit reads from another program's state (`claude agents
+//! --json`, Codex's session files) are built-in sessions too, with
+//! [`BuiltinExtras`]: `liveText:false`, `background`, and a TTL (offline at
+//! the TTL, gone 600 s later, as the spec's TTL rules say). The rows a
+//! `claude agents --json` scan made are replaced by the next scan
+//! ([`Hub::replace_scanned`]); any other setter of a session (Orbit's own
+//! conversation, a hook) takes it over, and a scan never touches it again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use orbit_types::KeypadRequest;
 
@@ -18,7 +27,22 @@ use orbit_common::keep_tail;
 
 /// The built-in adapters' ids (no dot: an external adapter can never use
 /// one, §3).
-pub const BUILTIN_ADAPTERS: [&str; 1] = ["claude-code"];
+pub const BUILTIN_ADAPTERS: [&str; 2] = ["claude-code", "codex"];
+
+/// What a session read from another program's state has beside
+/// [`BuiltinSession`]'s fields (the default: Orbit's own, live text, no TTL).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BuiltinExtras {
+    /// `liveText:false`: the source holds state only, no text to type out.
+    pub state_only: bool,
+    /// `background:true`: drawn after the others.
+    pub background: bool,
+    /// `ttlSeconds`: offline at the TTL after the last change, removed 600 s
+    /// later; `None`: never (Orbit removes it).
+    pub ttl_seconds: Option<u32>,
+    /// How long ago the source last changed (a file's age at start).
+    pub quiet_for: Duration,
+}
 
 /// A built-in session's fields, as Orbit's projector gives them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -61,6 +85,10 @@ pub(super) struct BuiltinAdapter {
     pub(super) sessions: BTreeMap<String, Session>,
     /// The waiting card of each session, by session id.
     pub(super) requests: BTreeMap<String, KeypadRequest>,
+    /// Sessions with a TTL (read from another program's state).
+    pub(super) expiring: BTreeSet<String>,
+    /// Sessions the last `claude agents --json` scan made.
+    pub(super) scanned: BTreeSet<String>,
 }
 
 impl BuiltinAdapter {
@@ -68,13 +96,15 @@ impl BuiltinAdapter {
         let (name, short_name, monogram, base_hue) = match id {
             // Claude's own terracotta: Orbit's reserved arc is Orbit's own.
             "claude-code" => ("Claude Code", "Claude", "CC", 40.0),
+            // Codex: a cool teal, far from Claude's and Orbit's arcs.
+            "codex" => ("Codex", "Codex", "CX", 185.0),
             _ => return None,
         };
         let base = PaletteRequest {
             base_hue,
             chroma: None,
             lightness: None,
-            attention_hue: Some(330.0),
+            attention_hue: Some(if id == "codex" { 300.0 } else { 330.0 }),
         };
         let palette = color::resolve_builtin(&base, None);
         Some(Self {
@@ -86,6 +116,8 @@ impl BuiltinAdapter {
             user_hue: None,
             sessions: BTreeMap::new(),
             requests: BTreeMap::new(),
+            expiring: BTreeSet::new(),
+            scanned: BTreeSet::new(),
         })
     }
 
@@ -111,6 +143,82 @@ impl Hub {
         adapter: &str,
         session_id: &str,
         session: &BuiltinSession,
+    ) -> Result<String, NotFound> {
+        self.set_builtin_with(adapter, session_id, session, BuiltinExtras::default())
+    }
+
+    /// [`Hub::set_builtin`] with the extras of a session read from another
+    /// program's state. A session a scan made is taken over: later scans
+    /// leave it alone.
+    ///
+    /// # Errors
+    /// An unknown built-in adapter or activity.
+    pub fn set_builtin_with(
+        &mut self,
+        adapter: &str,
+        session_id: &str,
+        session: &BuiltinSession,
+        extras: BuiltinExtras,
+    ) -> Result<String, NotFound> {
+        let uid = self.put_builtin(adapter, session_id, session, extras)?;
+        if let Some(b) = self.builtin.get_mut(adapter) {
+            b.scanned.remove(session_id);
+        }
+        Ok(uid)
+    }
+
+    /// Replaces the rows the last `claude agents --json` scan of `adapter`
+    /// made with `rows`: a row whose session is held otherwise (Orbit's own
+    /// conversation, a hooked session) is skipped, a scanned row missing
+    /// from `rows` goes. Returns how many rows are shown.
+    pub fn replace_scanned(
+        &mut self,
+        adapter: &str,
+        rows: &[(String, BuiltinSession, BuiltinExtras)],
+    ) -> usize {
+        if !self.builtin.contains_key(adapter) {
+            let Some(fresh) = BuiltinAdapter::new(adapter) else {
+                return 0;
+            };
+            self.builtin.insert(adapter.to_owned(), fresh);
+        }
+        let wanted: BTreeSet<&str> = rows.iter().map(|(id, _, _)| id.as_str()).collect();
+        let gone: Vec<String> = self.builtin.get(adapter).map_or_else(Vec::new, |b| {
+            b.scanned
+                .iter()
+                .filter(|id| !wanted.contains(id.as_str()))
+                .cloned()
+                .collect()
+        });
+        for id in gone {
+            self.remove_builtin(adapter, &id);
+        }
+        let mut shown = 0;
+        for (id, session, extras) in rows.iter().take(super::limits::SESSIONS_PER_ADAPTER) {
+            let held_otherwise = self
+                .builtin
+                .get(adapter)
+                .is_some_and(|b| b.sessions.contains_key(id) && !b.scanned.contains(id));
+            if held_otherwise {
+                continue;
+            }
+            if self.put_builtin(adapter, id, session, *extras).is_ok() {
+                if let Some(b) = self.builtin.get_mut(adapter) {
+                    b.scanned.insert(id.clone());
+                }
+                shown += 1;
+            }
+        }
+        shown
+    }
+
+    /// Sets a built-in session without changing who owns it.
+    fn put_builtin(
+        &mut self,
+        adapter: &str,
+        session_id: &str,
+        session: &BuiltinSession,
+        extras: BuiltinExtras,
     ) -> Result<String, NotFound> {
         let activity = ACTIVITIES
             .iter()
@@ -163,7 +271,18 @@ impl Hub {
         s.subagent_count = session.subagent_count;
         s.open_url.clone_from(&session.open_url);
         s.pid = session.pid;
-        s.last_update = now;
+        s.live_text = !extras.state_only;
+        s.background = extras.background;
+        s.last_update = now.saturating_sub(extras.quiet_for);
+        match extras.ttl_seconds {
+            Some(ttl) => {
+                s.ttl = ttl;
+                builtin.expiring.insert(session_id.to_owned());
+            }
+            None => {
+                builtin.expiring.remove(session_id);
+            }
+        }
         if previous.is_none() {
             tracing::info!(adapter, uid = %uid, activity, "built-in session added");
         }
@@ -188,6 +307,8 @@ impl Hub {
             return false;
         };
         builtin.requests.remove(session_id);
+        builtin.expiring.remove(session_id);
+        builtin.scanned.remove(session_id);
         match builtin.sessions.remove(session_id) {
             Some(s) => {
                 tracing::info!(adapter, uid = %s.uid, "built-in session removed");
@@ -195,6 +316,44 @@ impl Hub {
             }
             None => false,
         }
+    }
+
+    /// Applies the TTL rules to the built-in sessions that have a TTL: gone
+    /// `ttl + 600 s` after their last change.
+    pub(super) fn sweep_builtin(&mut self, now: Duration) {
+        for (id, b) in &mut self.builtin {
+            let gone: Vec<String> = b
+                .expiring
+                .iter()
+                .filter(|sid| {
+                    b.sessions.get(*sid).is_none_or(|s| {
+                        now.saturating_sub(s.last_update)
+                            >= Duration::from_secs(u64::from(s.ttl)) + super::limits::REMOVE_AFTER
+                    })
+                })
+                .cloned()
+                .collect();
+            for sid in gone {
+                b.expiring.remove(&sid);
+                b.scanned.remove(&sid);
+                b.requests.remove(&sid);
+                if let Some(s) = b.sessions.remove(&sid) {
+                    tracing::info!(adapter = %id, uid = %s.uid, "built-in session offline for 600 s; removed");
+                }
+            }
+        }
+    }
+
+    /// What a built-in session's key shows now: `offline` at its TTL.
+    pub(super) fn builtin_shown(
+        b: &BuiltinAdapter,
+        session_id: &str,
+        s: &Session,
+        now: Duration,
+    ) -> &'static str {
+        let expired = b.expiring.contains(session_id)
+            && now.saturating_sub(s.last_update) >= Duration::from_secs(u64::from(s.ttl));
+        if expired { "offline" } else { s.activity }
     }
 
     /// The built-in adapter and session id of the key `uid`, when it is one.

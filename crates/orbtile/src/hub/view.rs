@@ -64,7 +64,7 @@ impl Hub {
                     adapter_id: id.clone(),
                     host: "local".to_owned(),
                     session_id: sid.clone(),
-                    activity: s.activity.to_owned(),
+                    activity: Self::builtin_shown(b, sid, s, now).to_owned(),
                     visible: true,
                     title: s.title.clone(),
                     message_text: s.message.as_ref().map(|m| m.text.clone()),
@@ -106,7 +106,7 @@ impl Hub {
                 palette: &b.palette,
             };
             for (sid, s) in &b.sessions {
-                let mut k = key(id, &look, "local", s, s.activity);
+                let mut k = key(id, &look, "local", s, Self::builtin_shown(b, sid, s, now));
                 k.request = b.requests.get(sid).cloned();
                 keys.push(k);
             }
@@ -212,9 +212,12 @@ impl Hub {
             }
         }
         for (id, b) in &mut self.builtin {
-            if let Some(s) = b.sessions.values_mut().find(|s| s.uid == uid) {
+            if let Some((sid, s)) = b.sessions.iter_mut().find(|(_, s)| s.uid == uid) {
                 tracing::info!(adapter = %id, uid, "key tapped");
-                if s.activity == "done" {
+                let offline = b.expiring.contains(sid)
+                    && now.saturating_sub(s.last_update)
+                        >= std::time::Duration::from_secs(u64::from(s.ttl));
+                if s.activity == "done" && !offline {
                     s.activity = "idle";
                     return Ok(KeypadTapResult {
                         action: "markedIdle".to_owned(),

@@ -68,7 +68,7 @@ async fn orbit_s_own_sessions_need_no_allow_and_share_the_slots() {
     assert!(
         shared
             .hub()
-            .set_builtin("codex", "x", &claude("t", "idle"))
+            .set_builtin("zcode", "x", &claude("t", "idle"))
             .is_err()
     );
 

@@ -11,6 +11,7 @@ mod builtin;
 mod client;
 mod control;
 mod errors;
+mod foreign;
 mod load;
 mod protocol;
 mod python;

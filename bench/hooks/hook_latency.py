@@ -1,0 +1,146 @@
+"""A Claude Code hook's added latency per tool call.
+
+Claude Code runs each hook as `sh -c COMMAND` with the hook's JSON on stdin
+and waits for it. This runs, interleaved (so the machine's noise falls on
+all alike), N times each:
+
+  true     sh -c true                          (the baseline: any hook)
+  none     sh -c 'orbit hook PreToolUse'       no Orbit running
+  running  sh -c 'orbit hook PreToolUse'       `orbit hub serve` running
+
+with a 1.2 KB PreToolUse payload, and prints p50 and p99 of each (and the
+mean CPU time of its processes) and the
+time added over `true` (the difference at the same percentile) with the
+goals: under 5 ms added at p99 with Orbit running, under 50 ms in all
+(p99) without.
+"""
+
+import argparse
+import json
+import os
+import resource
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def payload(cwd):
+    return json.dumps({
+        "session_id": "0b6c4a8e-5d0f-4a57-9a8e-6f1f2f9c0d11",
+        "transcript_path": os.path.join(cwd, ".claude-transcript.jsonl"),
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {
+            "command": "cargo test -p orbtile --test it -- foreign " + "x" * 900,
+            "description": "Run the tests",
+        },
+        "tool_use_id": "toolu_01ABCDEFGHIJKLMNOPQRSTUV",
+    }).encode()
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * p / 100
+    lo = int(k)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def child_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def once(command, body, env, cpu=None):
+    before = child_cpu()
+    started = time.perf_counter_ns()
+    done = subprocess.run(["sh", "-c", command], input=body, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    elapsed = (time.perf_counter_ns() - started) / 1e6
+    if cpu is not None:
+        cpu.append((child_cpu() - before) * 1000)
+    if done.returncode != 0:
+        sys.exit(f"{command!r} exited {done.returncode}")
+    return elapsed
+
+
+def wait_for(path, seconds):
+    deadline = time.monotonic() + seconds
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            sys.exit(f"{path} did not appear")
+        time.sleep(0.05)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--orbit", required=True)
+    ap.add_argument("--runs", type=int, default=400)
+    args = ap.parse_args()
+    orbit = os.path.abspath(args.orbit)
+    hook = f"{shlex.quote(orbit)} hook PreToolUse"
+    with tempfile.TemporaryDirectory(prefix="orbit-hook-bench-") as tmp:
+        running_cfg = os.path.join(tmp, "running")
+        idle_cfg = os.path.join(tmp, "idle")
+        for d in (running_cfg, idle_cfg):
+            os.makedirs(d, mode=0o700)
+        base = {k: v for k, v in os.environ.items()
+                if k not in ("ORBIT_OWN_CLAUDE", "XDG_RUNTIME_DIR", "ORBIT_LOG")}
+        base["HOME"] = tmp
+        env_running = dict(base, ORBIT_CONFIG_DIR=running_cfg)
+        env_idle = dict(base, ORBIT_CONFIG_DIR=idle_cfg)
+        body = payload(tmp)
+        server = subprocess.Popen([orbit, "hub", "serve"], env=env_running,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for(os.path.join(running_cfg, "run", "hook.json"), 20)
+            variants = {
+                "true": ("true", env_idle),
+                "none": (hook, env_idle),
+                "running": (hook, env_running),
+            }
+            times = {name: [] for name in variants}
+            cpu = {name: [] for name in variants}
+            for name, (command, env) in variants.items():  # warm the caches
+                for _ in range(10):
+                    once(command, body, env)
+            for _ in range(args.runs):
+                for name, (command, env) in variants.items():
+                    times[name].append(once(command, body, env, cpu[name]))
+            # The running hub saw the calls (a key for the session).
+            status = subprocess.run([orbit, "hub", "status", "--json"], env=env_running,
+                                    capture_output=True, check=True)
+            sessions = json.loads(status.stdout)["sessions"]
+            if not any(s["adapterId"] == "claude-code" for s in sessions):
+                sys.exit("the running hub shows no session: the hook did not reach it")
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+    p = {name: (percentile(v, 50), percentile(v, 99)) for name, v in times.items()}
+    print(f"hook latency per call, {args.runs} runs each, interleaved (ms); "
+          f"baseline `sh -c true` in the same run")
+    print(f"{'variant':<10}{'p50':>9}{'p99':>9}{'mean':>9}{'added p50':>12}{'added p99':>12}"
+          f"{'x true p99':>12}{'cpu mean':>10}")
+    for name, v in times.items():
+        p50, p99 = p[name]
+        print(f"{name:<10}{p50:9.2f}{p99:9.2f}{statistics.mean(v):9.2f}"
+              f"{p50 - p['true'][0]:12.2f}{p99 - p['true'][1]:12.2f}{p99 / p['true'][1]:12.2f}"
+              f"{statistics.mean(cpu[name]):10.2f}")
+    print(f"(cpu: user+sys of the hook's processes, sh included; load average now "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
+    added_running = p["running"][1] - p["true"][1]
+    total_none = p["none"][1]
+    ok_running = added_running < 5.0
+    ok_none = total_none < 50.0
+    print(f"goal: running, added at p99 {added_running:.2f} ms < 5 ms: {'met' if ok_running else 'MISSED'}")
+    print(f"goal: no Orbit, p99 in all {total_none:.2f} ms < 50 ms: {'met' if ok_none else 'MISSED'}")
+    return 0 if ok_running and ok_none else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
