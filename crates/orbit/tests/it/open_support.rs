@@ -67,9 +67,11 @@ impl OrbitEnv {
     }
 
     /// Rewrites `settings.json` (`claude.path` is the pinned CLI unless
-    /// `settings` names another).
+    /// `settings` names another; the `claude agents --json` scan is off
+    /// unless `settings` turns it on, so that the tests that do not look at
+    /// it do not pay for a `claude` every few seconds).
     pub(crate) fn write_settings(&self, settings: Value) {
-        let mut all = json!({"claude.path": real_claude()});
+        let mut all = json!({"claude.path": real_claude(), "hub.claudeAgentsScanSeconds": 0});
         if let (Some(all), Value::Object(given)) = (all.as_object_mut(), settings) {
             all.extend(given);
         }
