@@ -90,24 +90,7 @@ impl Orbit {
     /// Claude config (Orbit's hooks in it) and the fake API, as a terminal
     /// session outside Orbit.
     fn claude(&self, prompt: &str) -> Child {
-        let mut command = Command::new(real_claude());
-        command
-            .args(["-p", prompt, "--output-format", "json"])
-            .env("ORBIT_CONFIG_DIR", self.env.config.path())
-            .env("HOME", self.env.home.path())
-            .env("CLAUDE_CONFIG_DIR", self.env.home.path().join(".claude"))
-            .env("ANTHROPIC_BASE_URL", self.env.api.url())
-            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_MAX_RETRIES", "1")
-            .env_remove("ORBIT_OWN_CLAUDE")
-            .env_remove("XDG_RUNTIME_DIR")
-            .current_dir(self.env.ws.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command.spawn().unwrap()
+        terminal_claude(&self.env, prompt).spawn().unwrap()
     }
 
     fn hooked(&self) -> Value {
@@ -141,6 +124,52 @@ impl Orbit {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// The environment of a `claude` started in a terminal, outside Orbit:
+/// the temporary Claude config (with Orbit's hooks once installed), the
+/// fake API, Orbit's config (so `orbit hook` finds the running Orbit).
+pub(crate) const TERMINAL_ENV: &[&str] = &[
+    "ORBIT_CONFIG_DIR",
+    "HOME",
+    "CLAUDE_CONFIG_DIR",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+    "DISABLE_AUTOUPDATER",
+    "CLAUDE_CODE_MAX_RETRIES",
+];
+
+/// [`TERMINAL_ENV`]'s values for `env`.
+pub(crate) fn terminal_env(env: &OrbitEnv) -> Vec<(&'static str, String)> {
+    let home = env.home.path();
+    let values = [
+        env.config.path().display().to_string(),
+        home.display().to_string(),
+        home.join(".claude").display().to_string(),
+        env.api.url(),
+        "sk-ant-test-dummy".to_owned(),
+        "1".to_owned(),
+        "1".to_owned(),
+        "1".to_owned(),
+    ];
+    TERMINAL_ENV.iter().copied().zip(values).collect()
+}
+
+/// The real `claude -p PROMPT` in `env`'s workspace as a terminal session
+/// outside Orbit (see [`terminal_env`]), its output piped.
+pub(crate) fn terminal_claude(env: &OrbitEnv, prompt: &str) -> Command {
+    let mut command = Command::new(real_claude());
+    command
+        .args(["-p", prompt, "--output-format", "json"])
+        .envs(terminal_env(env))
+        .env_remove("ORBIT_OWN_CLAUDE")
+        .env_remove("XDG_RUNTIME_DIR")
+        .current_dir(env.ws.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {

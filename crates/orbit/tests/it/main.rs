@@ -35,6 +35,7 @@ mod graph_live;
 )]
 mod harness;
 mod history_cli;
+mod hooks_e2e;
 mod hooks_real;
 mod hub;
 mod keypad_builtin;
