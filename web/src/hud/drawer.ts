@@ -125,7 +125,7 @@ export class Drawer {
     const session = shown ? state.sessions[shown] : undefined;
     const busy = session !== undefined && session.phase !== 'idle' && session.phase !== 'failed';
     this.stop.disabled = !busy || !online || watched;
-    this.stopAll.disabled = !online || !Object.values(state.sessions).some((s) => s.phase !== 'idle' && s.phase !== 'failed');
+    this.stopAll.disabled = !online || !Object.entries(state.sessions).some(([k, s]) => !isWatchedKey(k) && s.phase !== 'idle' && s.phase !== 'failed');
     this.cost.textContent = session
       ? `Turn ${formatCost(session.turnCostUsd)} · Session ${formatCost(session.totalCostUsd)}`
       : '';

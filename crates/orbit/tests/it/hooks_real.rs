@@ -18,8 +18,8 @@ use crate::fake_api::{text, text_and_tool, tool};
 use crate::harness::real_claude;
 use crate::open_support::{OrbitEnv, login_address};
 
-struct Orbit {
-    env: OrbitEnv,
+pub(crate) struct Orbit {
+    pub(crate) env: OrbitEnv,
     child: Option<Child>,
 }
 
@@ -30,14 +30,14 @@ impl Drop for Orbit {
 }
 
 impl Orbit {
-    fn new(settings: Value) -> Self {
+    pub(crate) fn new(settings: Value) -> Self {
         Self {
             env: OrbitEnv::new(settings),
             child: None,
         }
     }
 
-    fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         let mut child = self
             .env
             .command(&["open", "--no-browser"])
@@ -93,12 +93,12 @@ impl Orbit {
         terminal_claude(&self.env, prompt).spawn().unwrap()
     }
 
-    fn hooked(&self) -> Value {
+    pub(crate) fn hooked(&self) -> Value {
         self.env.call("hooks.sessions", json!({}))["result"].clone()
     }
 
     /// `orbit hub status --json`'s `claude-code` sessions.
-    fn claude_keys(&self) -> Vec<Value> {
+    pub(crate) fn claude_keys(&self) -> Vec<Value> {
         let out = self.orbit(&["hub", "status", "--json"]);
         assert!(
             out.status.success(),
@@ -116,7 +116,7 @@ impl Orbit {
     }
 
     /// Installs the hooks (user scope), asserting success.
-    fn install(&self) {
+    pub(crate) fn install(&self) {
         let out = self.orbit(&["hooks", "install"]);
         assert!(
             out.status.success(),
@@ -172,7 +172,7 @@ pub(crate) fn terminal_claude(env: &OrbitEnv, prompt: &str) -> Command {
     command
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_mins(1);
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");

@@ -37,6 +37,7 @@ mod harness;
 mod history_cli;
 mod hooks_e2e;
 mod hooks_real;
+mod hooks_tmux;
 mod hub;
 mod keypad_builtin;
 mod mcp;
