@@ -318,7 +318,9 @@ mod tests {
         let events = line_events(
             br#"{"type":"assistant","message":{"id":"m","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"Hi"}]}}"#,
         );
-        assert!(matches!(&events[..], [AgentEvent::Thinking { .. }, AgentEvent::Text { text, message_id, .. }] if text == "Hi" && message_id == "m"));
+        assert!(
+            matches!(&events[..], [AgentEvent::Thinking { .. }, AgentEvent::Text { text, message_id, .. }] if text == "Hi" && message_id == "m")
+        );
     }
 
     #[test]
@@ -343,7 +345,11 @@ mod tests {
             }
             events.extend(more);
         }
-        assert!(events.len() < 5000, "started near the end: {}", events.len());
+        assert!(
+            events.len() < 5000,
+            "started near the end: {}",
+            events.len()
+        );
         assert!(
             matches!(events.last(), Some(AgentEvent::TurnStarted { prompt }) if prompt == "newest")
         );

@@ -122,9 +122,11 @@ impl WatchedSessions {
         {
             session.tail = Some(TranscriptTail::new(path));
         }
-        applied
-            .events
-            .extend(read(&note.key, session).into_iter().map(|e| (note.key.clone(), e)));
+        applied.events.extend(
+            read(&note.key, session)
+                .into_iter()
+                .map(|e| (note.key.clone(), e)),
+        );
         let outcome = match note.event.as_str() {
             "Stop" => Some(TurnOutcome::Completed),
             "StopFailure" => Some(TurnOutcome::Failed),
@@ -246,7 +248,9 @@ mod tests {
         assert!(!away.listed && away.events.is_empty() && watched.is_empty());
         let here = watched.note(&note("w2", &inside, &transcript, "SessionStart"));
         assert!(here.listed);
-        assert!(matches!(&here.events[..], [(_, AgentEvent::SessionInit { session_id, .. }), (k, AgentEvent::TurnStarted { prompt })] if session_id == "s-w2" && k == "w2" && prompt == "hi"));
+        assert!(
+            matches!(&here.events[..], [(_, AgentEvent::SessionInit { session_id, .. }), (k, AgentEvent::TurnStarted { prompt })] if session_id == "s-w2" && k == "w2" && prompt == "hi")
+        );
         let snapshot = watched.with(&SessionsSnapshot {
             current: None,
             conversations: Vec::new(),
@@ -254,7 +258,9 @@ mod tests {
         assert_eq!(snapshot.conversations[0].key, "w2");
         assert_eq!(snapshot.conversations[0].phase, ConversationPhase::Busy);
         let stop = watched.note(&note("w2", &inside, &transcript, "Stop"));
-        assert!(matches!(&stop.events[..], [(_, AgentEvent::TurnEnded(end))] if end.outcome == TurnOutcome::Completed));
+        assert!(
+            matches!(&stop.events[..], [(_, AgentEvent::TurnEnded(end))] if end.outcome == TurnOutcome::Completed)
+        );
         let mut end = note("w2", &inside, &transcript, "SessionEnd");
         end.ended = true;
         assert!(watched.note(&end).listed);

@@ -45,7 +45,9 @@ fn a_terminal_session_is_listed_read_only_and_its_read_lights_the_map() {
         // page sees its Read happen.
         let starter = s.spawn(|| -> Child {
             wait_for_file(&ready, "the page's ready mark");
-            terminal_claude(&scene.env, "read the readme").spawn().unwrap()
+            terminal_claude(&scene.env, "read the readme")
+                .spawn()
+                .unwrap()
         });
         let result = scene.run_in("watched-session", "watched", &[]);
         (result, starter.join().unwrap())

@@ -59,7 +59,17 @@ impl Tmux {
         let out = Command::new("tmux")
             .arg("-S")
             .arg(tmux.socket())
-            .args(["new-session", "-d", "-s", "t", "-x", "160", "-y", "48", "-c"])
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                "t",
+                "-x",
+                "160",
+                "-y",
+                "48",
+                "-c",
+            ])
             .arg(env.ws.path())
             .arg(claude)
             .envs(terminal_env(env))
@@ -117,9 +127,17 @@ impl Tmux {
 
     /// Types `line` and Enter.
     fn type_line(&self, line: &str) {
-        assert!(self.tmux(&["send-keys", "-t", "t", "-l", line]).status.success());
+        assert!(
+            self.tmux(&["send-keys", "-t", "t", "-l", line])
+                .status
+                .success()
+        );
         std::thread::sleep(Duration::from_millis(300));
-        assert!(self.tmux(&["send-keys", "-t", "t", "Enter"]).status.success());
+        assert!(
+            self.tmux(&["send-keys", "-t", "t", "Enter"])
+                .status
+                .success()
+        );
     }
 
     fn keys(&self, keys: &[&str]) {
@@ -183,7 +201,10 @@ fn bash(file: &Path, word: &str) -> Value {
 }
 
 #[test]
-#[expect(clippy::too_many_lines, reason = "one interactive session, step by step")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one interactive session, step by step"
+)]
 fn an_interactive_claude_waits_for_the_keypad_and_unanswered_its_own_prompt_asks() {
     let mut orbit = Orbit::new(json!({"hooks.permissionWaitSeconds": 30}));
     orbit.install();
@@ -198,7 +219,9 @@ fn an_interactive_claude_waits_for_the_keypad_and_unanswered_its_own_prompt_asks
         text("Done."),
     ]);
     let tui = Tmux::start(&orbit.env);
-    wait_for("the session on the keypad", || activity_of(&orbit).is_some());
+    wait_for("the session on the keypad", || {
+        activity_of(&orbit).is_some()
+    });
     let pane = tui.until_shows("❯");
     keep_pane("started", &pane);
 

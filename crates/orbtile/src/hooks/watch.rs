@@ -533,7 +533,10 @@ mod tests {
         assert_eq!(s.message.map(|m| m.1).as_deref(), Some("Hello\nworld"));
         // After a Stop the TUI displays the last message: the key stays done.
         let done = activity(w.apply(
-            &hook("Stop", &serde_json::json!({"last_assistant_message": "Hello\nworld"})),
+            &hook(
+                "Stop",
+                &serde_json::json!({"last_assistant_message": "Hello\nworld"}),
+            ),
             None,
         ));
         assert_eq!(done.activity, "done");
