@@ -243,6 +243,11 @@ fn an_interactive_claude_waits_for_the_keypad_and_unanswered_its_own_prompt_asks
         "{key}"
     );
     assert!(!made.exists(), "the tool ran before the Allow");
+    let pane = tui.pane();
+    assert!(
+        !pane.contains("Do you want to proceed?"),
+        "the TUI asked while the keypad waited:\n{pane}"
+    );
     let answer = orbit.env.call(
         "keypad.answer",
         json!({"uid": key["uid"], "requestId": key["request"]["requestId"], "choice": "allow"}),
