@@ -97,12 +97,11 @@ impl TranscriptTail {
         let mut rest: &[u8] = &chunk;
         if skip_first {
             // Started mid-file: the first line is cut.
-            match memchr::memchr(b'\n', rest) {
-                Some(at) => rest = &rest[at + 1..],
-                None => {
-                    self.skipping = true;
-                    rest = &[];
-                }
+            if let Some(at) = memchr::memchr(b'\n', rest) {
+                rest = &rest[at + 1..];
+            } else {
+                self.skipping = true;
+                rest = &[];
             }
         }
         while let Some(at) = memchr::memchr(b'\n', rest) {
