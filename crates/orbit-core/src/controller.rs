@@ -470,6 +470,12 @@ pub enum OptionChange {
 ///
 /// The rule it breaks, as a [`Refused`] (see the module's rules).
 pub fn decide(request: &PageRequest, facts: &Facts<'_>) -> Result<Decision, Refused> {
+    read_only(request)?;
+    decide_writable(request, facts)
+}
+
+/// A prompt, answer or stop naming a watched key is `read_only`.
+fn read_only(request: &PageRequest) -> Result<(), Refused> {
     let keyed = match request {
         PageRequest::Prompt { key, .. } => key.as_deref(),
         PageRequest::AnswerPermission { key, .. }
@@ -483,6 +489,10 @@ pub fn decide(request: &PageRequest, facts: &Facts<'_>) -> Result<Decision, Refu
     {
         return Err(Refused::ReadOnly { key: shown(key) });
     }
+    Ok(())
+}
+
+fn decide_writable(request: &PageRequest, facts: &Facts<'_>) -> Result<Decision, Refused> {
     match request {
         PageRequest::Prompt {
             key,

@@ -41,7 +41,7 @@ pub struct WatchedNote {
 }
 
 struct Session {
-    session_id: String,
+    id: String,
     tail: Option<TranscriptTail>,
     in_turn: bool,
 }
@@ -97,7 +97,7 @@ impl WatchedSessions {
             self.sessions.insert(
                 note.key.clone(),
                 Session {
-                    session_id: note.session_id.clone(),
+                    id: note.session_id.clone(),
                     tail: None,
                     in_turn: false,
                 },
@@ -141,7 +141,7 @@ impl WatchedSessions {
                 note.key.clone(),
                 AgentEvent::TurnEnded(TurnEnd {
                     outcome,
-                    session_id: Some(session.session_id.clone()),
+                    session_id: Some(session.id.clone()),
                     cost_usd: 0.0,
                     total_cost_usd: None,
                     duration_ms: None,
@@ -178,7 +178,7 @@ impl WatchedSessions {
                 } else {
                     ConversationPhase::Idle
                 },
-                session_id: Some(s.session_id.clone()),
+                session_id: Some(s.id.clone()),
                 warm: false,
             }));
         out
