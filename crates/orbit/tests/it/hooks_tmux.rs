@@ -201,10 +201,6 @@ fn bash(file: &Path, word: &str) -> Value {
 }
 
 #[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one interactive session, step by step"
-)]
 fn an_interactive_claude_waits_for_the_keypad_and_unanswered_its_own_prompt_asks() {
     let mut orbit = Orbit::new(json!({"hooks.permissionWaitSeconds": 30}));
     orbit.install();
