@@ -20,6 +20,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CLAUDE_MAP_SCENARIOS } from './claude-map.mjs';
 import { PANEL_SCENARIOS, panelScenarios } from './panels.mjs';
+import { WATCHED_SCENARIOS } from './watched.mjs';
 
 const SCENARIOS = {
   prompt,
@@ -47,6 +48,8 @@ const SCENARIOS = {
   'scene-context': sceneContext,
   // Claude on the map (e2e/claude-map.mjs), given this file's helpers.
   ...Object.fromEntries(Object.entries(CLAUDE_MAP_SCENARIOS).map(([n, f]) => [n, (page, context) => f(kit(), page, context)])),
+  // Terminal sessions watched through Orbit's hooks (e2e/watched.mjs).
+  ...Object.fromEntries(Object.entries(WATCHED_SCENARIOS).map(([n, f]) => [n, (page, context) => f(kit(), page, context)])),
   // The panels (issue 20), in panels.mjs.
   ...Object.fromEntries(PANEL_SCENARIOS.map((scenario) => [
     scenario,

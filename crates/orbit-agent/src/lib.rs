@@ -40,6 +40,7 @@ mod prompt;
 mod service;
 pub mod settings;
 mod skills;
+pub mod transcript;
 mod trust;
 pub mod wire;
 
@@ -66,4 +67,5 @@ pub use prompt::{EncodedPrompt, MAX_PROMPT_FILES, MAX_PROMPT_SKILLS, encode_prom
 pub use service::{EVENT_QUEUE, MAX_CONVERSATIONS, ServiceEvent, SessionService};
 pub use settings::HostSettings;
 pub use skills::skills_on_disk;
+pub use transcript::TranscriptTail;
 pub use trust::TrustStore;

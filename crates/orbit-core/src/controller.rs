@@ -48,6 +48,10 @@
 //! - **Reset settings** (`resetSettings`) is always allowed.
 //! - **Stop**, **stop all** and **new conversation** are always allowed (a
 //!   stop of a key the host does not know is `unknown_conversation`).
+//! - **Watched sessions** (keys `w1`, `w2`, ...: Claude Code sessions
+//!   started in a terminal, see [`crate::watched`]) are read-only: a
+//!   prompt, an answer or a stop naming one is `read_only`, before any
+//!   other rule.
 
 mod prompt;
 mod refused;
@@ -466,6 +470,29 @@ pub enum OptionChange {
 ///
 /// The rule it breaks, as a [`Refused`] (see the module's rules).
 pub fn decide(request: &PageRequest, facts: &Facts<'_>) -> Result<Decision, Refused> {
+    read_only(request)?;
+    decide_writable(request, facts)
+}
+
+/// A prompt, answer or stop naming a watched key is `read_only`.
+fn read_only(request: &PageRequest) -> Result<(), Refused> {
+    let keyed = match request {
+        PageRequest::Prompt { key, .. } => key.as_deref(),
+        PageRequest::AnswerPermission { key, .. }
+        | PageRequest::AnswerQuestions { key, .. }
+        | PageRequest::SkipQuestions { key, .. }
+        | PageRequest::Stop { key } => Some(key.as_str()),
+        _ => None,
+    };
+    if let Some(key) = keyed
+        && crate::watched::is_watched_key(key)
+    {
+        return Err(Refused::ReadOnly { key: shown(key) });
+    }
+    Ok(())
+}
+
+fn decide_writable(request: &PageRequest, facts: &Facts<'_>) -> Result<Decision, Refused> {
     match request {
         PageRequest::Prompt {
             key,

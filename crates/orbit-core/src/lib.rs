@@ -28,5 +28,6 @@ pub mod mcp_host;
 pub mod page_port;
 pub mod projector;
 pub mod search;
+pub mod watched;
 pub mod workspace;
 pub mod workspace_socket;

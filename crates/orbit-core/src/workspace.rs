@@ -43,6 +43,7 @@ use crate::controller::{self, Decision, Facts, GraphFiles, OptionChange, Origin,
 use crate::live::{LiveGraph, LiveUpdate};
 use crate::page_port::{PageConnection, PagePort};
 use crate::projector::{PromptNote, SessionProjector, TICK};
+use crate::watched::{WatchedNote, WatchedSessions};
 use crate::workspace_socket::WorkspaceSocket;
 
 /// A workspace with no page, no client and no running turn for this long is
@@ -173,6 +174,7 @@ enum Command {
         turn: Box<AskTurn>,
         reply: oneshot::Sender<Result<AskStarted, AskRefused>>,
     },
+    Watched(WatchedNote),
 }
 
 /// A turn a joining `orbit ask` hands to the running Orbit: what its own
@@ -417,6 +419,7 @@ impl WorkspaceHandle {
             host,
             events,
             projector: SessionProjector::new(),
+            watched: WatchedSessions::new(&root),
             live: Arc::clone(&live),
             trusted: trust.is_trusted(&root).unwrap_or(false),
             trust,
@@ -574,6 +577,13 @@ impl WorkspaceHandle {
         rx
     }
 
+    /// A Claude Code session started in a terminal changed (Orbit's hooks):
+    /// one whose folder is in this workspace is shown read-only on its
+    /// page (see [`crate::watched`]).
+    pub fn watched(&self, note: WatchedNote) {
+        let _ = self.commands.try_send(Command::Watched(note));
+    }
+
     /// Ends the workspace: every running turn is stopped (the interrupt
     /// escalation), every `claude` is ended, the socket is removed.
     pub async fn shutdown(&self) {
@@ -688,6 +698,8 @@ struct Actor {
     host: AgentHost,
     events: mpsc::UnboundedReceiver<orbit_agent::ServiceEvent>,
     projector: SessionProjector,
+    /// Claude Code sessions started in a terminal, watched read-only.
+    watched: WatchedSessions,
     live: Arc<LiveGraph>,
     trust: TrustStore,
     trusted: bool,
@@ -891,6 +903,10 @@ impl Actor {
                 _ = self.host.service().step() => self.track(),
                 Some(event) = self.events.recv() => self.service_event(&event),
                 _ = ticks.tick() => {
+                    if !self.watched.is_empty() {
+                        let applied = self.watched.poll();
+                        self.watched_applied(applied);
+                    }
                     let messages = self.projector.tick();
                     match self.activity_delay {
                         Some(delay) if !messages.is_empty() => {
@@ -1221,7 +1237,13 @@ impl Actor {
     fn service_event(&mut self, event: &orbit_agent::ServiceEvent) {
         let messages = {
             let graph = self.live.read();
-            self.projector.apply(event, &*graph)
+            match event {
+                // The watched sessions are listed after Orbit's own.
+                orbit_agent::ServiceEvent::Sessions(snapshot) => {
+                    self.projector.sessions(&self.watched.with(snapshot))
+                }
+                _ => self.projector.apply(event, &*graph),
+            }
         };
         self.push_all(messages);
         self.tap(event);
@@ -1556,7 +1578,28 @@ impl Actor {
                 let _ = reply.send(started);
                 self.track();
             }
+            Command::Watched(note) => {
+                let applied = self.watched.note(&note);
+                self.watched_applied(applied);
+            }
         }
+    }
+
+    /// Shows what a watched session did: its transcript's events through
+    /// the projector, and the list again when it changed.
+    fn watched_applied(&mut self, applied: crate::watched::Applied) {
+        let mut messages = Vec::new();
+        {
+            let graph = self.live.read();
+            for (key, event) in applied.events {
+                messages.extend(self.projector.agent_event(&key, &event, &*graph));
+            }
+        }
+        if applied.listed {
+            let snapshot = self.host.service().snapshot();
+            messages.extend(self.projector.sessions(&self.watched.with(&snapshot)));
+        }
+        self.push_all(messages);
     }
 
     fn connect(&mut self, instance_id: Option<&str>, last_seq: Option<u64>) -> PageConnection {

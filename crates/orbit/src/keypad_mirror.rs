@@ -139,10 +139,16 @@ impl Mirror {
         let HostBody::Page(message) = frame.body else {
             return None;
         };
+        // A watched session (a terminal's) is on the keypad through its
+        // hooks already.
+        let watched = orbit_core::watched::is_watched_key;
         match message {
             PageMessage::Sessions(all) => {
                 let listed: Vec<String> = all.conversations.iter().map(|c| c.key.clone()).collect();
                 for entry in all.conversations {
+                    if watched(&entry.key) {
+                        continue;
+                    }
                     let conv = self.conversations.entry(entry.key.clone()).or_default();
                     if entry.session_id.is_some() {
                         conv.session_id = entry.session_id;
@@ -160,7 +166,7 @@ impl Mirror {
                 }
                 None
             }
-            PageMessage::Session(state) => {
+            PageMessage::Session(state) if !watched(&state.key) => {
                 let conv = self.conversations.entry(state.key.clone()).or_default();
                 if state.session_id.is_some() {
                     conv.session_id = state.session_id;
@@ -169,7 +175,7 @@ impl Mirror {
                 self.sync(&state.key);
                 Some(state.key)
             }
-            PageMessage::Keypad(keypad) => {
+            PageMessage::Keypad(keypad) if !watched(&keypad.key) => {
                 let key = keypad.key.clone();
                 self.conversations.entry(key.clone()).or_default().keypad = Some(keypad);
                 self.sync(&key);

@@ -20,6 +20,7 @@ mod open_cmd;
 mod page_events;
 mod page_relay;
 mod signals;
+mod watched_route;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

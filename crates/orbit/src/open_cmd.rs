@@ -209,6 +209,8 @@ impl Orbit {
                 Arc::clone(&self.targets),
                 self.server.port(),
             ));
+            // Terminal sessions in this folder show on its page.
+            crate::watched_route::catch_up(&self.hub, &handle);
             // A card that waits with no page open reaches the desktop.
             tokio::spawn(crate::desktop_notify::watch(
                 Arc::clone(&handle),
@@ -692,8 +694,18 @@ async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::R
             return Err(anyhow::Error::new(error).context("cannot serve the control socket"));
         }
     };
+    let watched = tokio::spawn(crate::watched_route::run(Arc::clone(hub.shared()), {
+        let orbit = Arc::downgrade(&orbit);
+        move || {
+            orbit
+                .upgrade()
+                .map(|orbit| orbit.workspaces.all())
+                .unwrap_or_default()
+        }
+    }));
     let outcome = run_until_stopped(&orbit, &locations, &dir, args).await;
     drop(foreign);
+    watched.abort();
     sweep_redirects(&locations, Duration::ZERO);
     orbit.close().await;
     control.shutdown().await;

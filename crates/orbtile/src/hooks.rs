@@ -44,6 +44,28 @@ const HOOKS_AT_ONCE: usize = 64;
 /// The longest a permission may wait for the keypad.
 pub const MAX_PERMISSION_WAIT: u64 = 3600;
 
+/// A watched session's change, for the pages of the running Orbit that
+/// show it ([`Shared::hook_notes`]): its key, folder and transcript after
+/// each hook, or that it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookNote {
+    /// Claude's session id.
+    pub session_id: String,
+    /// The key on the page (`w1`, `w2`, ...).
+    pub key: String,
+    /// The hook that changed it (`SessionEnd` also for a session whose
+    /// `claude` ended without one).
+    pub event: String,
+    /// The session's folder.
+    pub cwd: Option<String>,
+    /// Claude Code's transcript of the session.
+    pub transcript_path: Option<String>,
+    /// The key's title.
+    pub title: String,
+    /// The session is over: its key goes.
+    pub ended: bool,
+}
+
 /// A permission request waiting for the keypad.
 struct Wait {
     request_id: String,
@@ -59,6 +81,8 @@ pub(crate) struct Hooks {
     next_request: AtomicU64,
     /// `hooks.permissionWaitSeconds` when no settings file is read.
     permission_wait: AtomicU64,
+    /// Who follows the watched sessions ([`Shared::hook_notes`]).
+    notes: Mutex<Vec<tokio::sync::mpsc::UnboundedSender<HookNote>>>,
 }
 
 impl std::fmt::Debug for Hooks {
@@ -80,6 +104,7 @@ impl Hooks {
             at_once: Arc::new(Semaphore::new(HOOKS_AT_ONCE)),
             next_request: AtomicU64::new(1),
             permission_wait: AtomicU64::new(0),
+            notes: Mutex::new(Vec::new()),
         }
     }
 
@@ -191,7 +216,12 @@ impl Shared {
         let pid = peer_pid.and_then(claude_of);
         self.sweep_hooked();
         let change = lock(&self.hooks().watch).apply(&input, pid);
+        let ended = matches!(change, Change::Remove);
+        let changed = !matches!(change, Change::None);
         self.show(&input.session_id, change);
+        if changed {
+            self.note(&input.session_id, &input.event, ended);
+        }
         if input.event != "PermissionRequest" {
             return ApiResponse::json(200, &json!({}));
         }
@@ -295,8 +325,19 @@ impl Shared {
             .map(|(id, _)| id.clone())
             .collect();
         for id in dead {
-            lock(&self.hooks().watch).sessions.remove(&id);
+            let gone = lock(&self.hooks().watch).sessions.remove(&id);
             self.show(&id, Change::Remove);
+            if let Some(gone) = gone {
+                self.send_note(&HookNote {
+                    session_id: id.clone(),
+                    key: gone.key.clone(),
+                    event: "SessionEnd".to_owned(),
+                    cwd: gone.cwd.clone(),
+                    transcript_path: gone.transcript_path.clone(),
+                    title: gone.session().title,
+                    ended: true,
+                });
+            }
         }
     }
 
@@ -309,6 +350,72 @@ impl Shared {
             .iter()
             .map(|(id, _, _)| id.clone())
             .collect()
+    }
+
+    /// Follows the watched sessions: a note after each hook that changed
+    /// one, and when one ends. The notes of the sessions held now come
+    /// first, so a follower that starts late misses none.
+    pub fn hook_notes(&self) -> tokio::sync::mpsc::UnboundedReceiver<HookNote> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        for note in self.hook_notes_now() {
+            let _ = tx.send(note);
+        }
+        lock(&self.hooks().notes).push(tx);
+        rx
+    }
+
+    /// A note for each watched session held now.
+    pub fn hook_notes_now(&self) -> Vec<HookNote> {
+        let watch = lock(&self.hooks().watch);
+        watch
+            .sessions
+            .iter()
+            .map(|(id, s)| HookNote {
+                session_id: id.clone(),
+                key: s.key.clone(),
+                event: s.log.back().cloned().unwrap_or_default(),
+                cwd: s.cwd.clone(),
+                transcript_path: s.transcript_path.clone(),
+                title: s.session().title,
+                ended: false,
+            })
+            .collect()
+    }
+
+    fn note(&self, session_id: &str, event: &str, ended: bool) {
+        let note = {
+            let watch = lock(&self.hooks().watch);
+            if let Some(s) = watch.sessions.get(session_id) {
+                HookNote {
+                    session_id: session_id.to_owned(),
+                    key: s.key.clone(),
+                    event: event.to_owned(),
+                    cwd: s.cwd.clone(),
+                    transcript_path: s.transcript_path.clone(),
+                    title: s.session().title,
+                    ended,
+                }
+            } else if let Some((_, key, _)) =
+                watch.ended.iter().rev().find(|(id, _, _)| id == session_id)
+            {
+                HookNote {
+                    session_id: session_id.to_owned(),
+                    key: key.clone(),
+                    event: event.to_owned(),
+                    cwd: None,
+                    transcript_path: None,
+                    title: String::new(),
+                    ended: true,
+                }
+            } else {
+                return;
+            }
+        };
+        self.send_note(&note);
+    }
+
+    fn send_note(&self, note: &HookNote) {
+        lock(&self.hooks().notes).retain(|tx| tx.send(note.clone()).is_ok());
     }
 
     /// Whether the key `uid` is a watched (hooked) session; its `claude`.

@@ -6,6 +6,7 @@
 import type { HudPhase, PageRequest } from '../protocol/types';
 import type { PageState } from '../state/store';
 import { clear, formatCost, h } from './dom';
+import { isWatchedKey, READ_ONLY_HINT, untitledName } from './watched';
 
 const PHASE_TEXT: Record<HudPhase, string> = {
   idle: 'Idle',
@@ -107,11 +108,15 @@ export class Drawer {
     const available = state.workspace?.trusted === true && state.workspace.agent.available;
     // While disconnected the box keeps its text, and nothing that sends is enabled.
     const online = state.connection === 'open';
-    this.box.disabled = !available;
-    this.sendButton.disabled = !available || !online;
+    // A terminal's session (watched) is read-only.
+    const watched = isWatchedKey(shown);
+    this.box.disabled = !available || watched;
+    this.sendButton.disabled = !available || !online || watched;
     this.newConversation.disabled = !online;
     this.hint.textContent = !state.workspace
       ? ''
+      : watched
+        ? READ_ONLY_HINT
       : !state.workspace.trusted
         ? 'Conversations are unavailable until this folder is trusted.'
         : !state.workspace.agent.available
@@ -119,8 +124,8 @@ export class Drawer {
           : '';
     const session = shown ? state.sessions[shown] : undefined;
     const busy = session !== undefined && session.phase !== 'idle' && session.phase !== 'failed';
-    this.stop.disabled = !busy || !online;
-    this.stopAll.disabled = !online || !Object.values(state.sessions).some((s) => s.phase !== 'idle' && s.phase !== 'failed');
+    this.stop.disabled = !busy || !online || watched;
+    this.stopAll.disabled = !online || !Object.entries(state.sessions).some(([k, s]) => !isWatchedKey(k) && s.phase !== 'idle' && s.phase !== 'failed');
     this.cost.textContent = session
       ? `Turn ${formatCost(session.turnCostUsd)} · Session ${formatCost(session.totalCostUsd)}`
       : '';
@@ -144,7 +149,8 @@ export class Drawer {
             onclick: () => { this.host.show(conversation.key); },
             onkeydown: (event: Event) => { this.tabKeys(event as KeyboardEvent); },
           },
-          h('span', { class: 'tab-title' }, conversation.title ?? `Conversation ${conversation.key.replace(/^c/, '')}`),
+          h('span', { class: 'tab-title' }, conversation.title ?? untitledName(conversation.key)),
+          isWatchedKey(conversation.key) ? h('span', { class: 'tab-badge' }, 'Terminal') : null,
           h('span', { class: 'tab-phase' }, PHASE_TEXT[conversation.phase]),
         );
         this.tabs.appendChild(tab);

@@ -20,6 +20,15 @@ pub enum Refused {
         /// The conversation.
         key: String,
     },
+    /// A prompt, answer or stop sent to a watched session (a Claude Code
+    /// session started in a terminal): the page only shows it.
+    #[error(
+        "conversation `{key}` is a Claude Code session running in a terminal: Orbit only watches it; answer it there"
+    )]
+    ReadOnly {
+        /// The key as sent.
+        key: String,
+    },
     /// A conversation key the host does not know.
     #[error("there is no conversation `{key}`")]
     UnknownConversation {
@@ -101,7 +110,7 @@ impl Refused {
     /// `unknown_conversation`, `not_pending`, `wrong_card`, `no_always`,
     /// `bad_answer`, `bypass_from_page`, `bad_mode`, `unknown_model`,
     /// `bad_effort`, `unknown_history_id`, `unknown_server`,
-    /// `unknown_action`, `bad_url`.
+    /// `unknown_action`, `bad_url`, `read_only`.
     #[must_use]
     pub fn code(&self) -> &'static str {
         match self {
@@ -121,6 +130,7 @@ impl Refused {
             Refused::UnknownServer { .. } => "unknown_server",
             Refused::UnknownAction { .. } => "unknown_action",
             Refused::BadUrl(_) => "bad_url",
+            Refused::ReadOnly { .. } => "read_only",
         }
     }
 

@@ -1769,3 +1769,39 @@ fn answers_are_checked_against_the_agents_own_request() {
         Err(Refused::BadAnswer(_))
     ));
 }
+
+#[test]
+fn a_watched_terminal_session_is_read_only_before_any_other_rule() {
+    // Even a watched key the facts list, idle, with a card pending, from
+    // the host too.
+    let mut w = World::new();
+    w.keys.push("w1".to_owned());
+    w.cards.insert("w1".to_owned(), permission("req-w", true));
+    w.cards.insert("w2".to_owned(), questions("req-wq"));
+    let read_only = Err(Refused::ReadOnly {
+        key: "w1".to_owned(),
+    });
+    for request in [
+        prompt(Some("w1"), "take over", &[], &[]),
+        answer_permission("w1", "req-w", PermissionChoice::Allow, None),
+        PageRequest::Stop {
+            key: "w1".to_owned(),
+        },
+    ] {
+        assert_eq!(w.page(&request), read_only, "{request:?}");
+        assert_eq!(w.host(&request), read_only, "{request:?}");
+    }
+    for request in [
+        answer_questions("w2", "req-wq", vec![opts(&["A"])]),
+        PageRequest::SkipQuestions {
+            key: "w2".to_owned(),
+            request_id: "req-wq".to_owned(),
+        },
+    ] {
+        assert_eq!(code(w.page(&request)), "read_only", "{request:?}");
+    }
+    // Requests naming no key, and Orbit's own conversations, are not touched.
+    assert!(w.page(&PageRequest::StopAll {}).is_ok());
+    assert!(w.page(&prompt(Some("c4"), "go on", &[], &[])).is_ok());
+    assert!(w.page(&prompt(None, "new", &[], &[])).is_ok());
+}

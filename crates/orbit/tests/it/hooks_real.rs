@@ -18,8 +18,8 @@ use crate::fake_api::{text, text_and_tool, tool};
 use crate::harness::real_claude;
 use crate::open_support::{OrbitEnv, login_address};
 
-struct Orbit {
-    env: OrbitEnv,
+pub(crate) struct Orbit {
+    pub(crate) env: OrbitEnv,
     child: Option<Child>,
 }
 
@@ -30,14 +30,14 @@ impl Drop for Orbit {
 }
 
 impl Orbit {
-    fn new(settings: Value) -> Self {
+    pub(crate) fn new(settings: Value) -> Self {
         Self {
             env: OrbitEnv::new(settings),
             child: None,
         }
     }
 
-    fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         let mut child = self
             .env
             .command(&["open", "--no-browser"])
@@ -90,32 +90,15 @@ impl Orbit {
     /// Claude config (Orbit's hooks in it) and the fake API, as a terminal
     /// session outside Orbit.
     fn claude(&self, prompt: &str) -> Child {
-        let mut command = Command::new(real_claude());
-        command
-            .args(["-p", prompt, "--output-format", "json"])
-            .env("ORBIT_CONFIG_DIR", self.env.config.path())
-            .env("HOME", self.env.home.path())
-            .env("CLAUDE_CONFIG_DIR", self.env.home.path().join(".claude"))
-            .env("ANTHROPIC_BASE_URL", self.env.api.url())
-            .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_MAX_RETRIES", "1")
-            .env_remove("ORBIT_OWN_CLAUDE")
-            .env_remove("XDG_RUNTIME_DIR")
-            .current_dir(self.env.ws.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        command.spawn().unwrap()
+        terminal_claude(&self.env, prompt).spawn().unwrap()
     }
 
-    fn hooked(&self) -> Value {
+    pub(crate) fn hooked(&self) -> Value {
         self.env.call("hooks.sessions", json!({}))["result"].clone()
     }
 
     /// `orbit hub status --json`'s `claude-code` sessions.
-    fn claude_keys(&self) -> Vec<Value> {
+    pub(crate) fn claude_keys(&self) -> Vec<Value> {
         let out = self.orbit(&["hub", "status", "--json"]);
         assert!(
             out.status.success(),
@@ -133,7 +116,7 @@ impl Orbit {
     }
 
     /// Installs the hooks (user scope), asserting success.
-    fn install(&self) {
+    pub(crate) fn install(&self) {
         let out = self.orbit(&["hooks", "install"]);
         assert!(
             out.status.success(),
@@ -143,7 +126,53 @@ impl Orbit {
     }
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+/// The environment of a `claude` started in a terminal, outside Orbit:
+/// the temporary Claude config (with Orbit's hooks once installed), the
+/// fake API, Orbit's config (so `orbit hook` finds the running Orbit).
+pub(crate) const TERMINAL_ENV: &[&str] = &[
+    "ORBIT_CONFIG_DIR",
+    "HOME",
+    "CLAUDE_CONFIG_DIR",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+    "DISABLE_AUTOUPDATER",
+    "CLAUDE_CODE_MAX_RETRIES",
+];
+
+/// [`TERMINAL_ENV`]'s values for `env`.
+pub(crate) fn terminal_env(env: &OrbitEnv) -> Vec<(&'static str, String)> {
+    let home = env.home.path();
+    let values = [
+        env.config.path().display().to_string(),
+        home.display().to_string(),
+        home.join(".claude").display().to_string(),
+        env.api.url(),
+        "sk-ant-test-dummy".to_owned(),
+        "1".to_owned(),
+        "1".to_owned(),
+        "1".to_owned(),
+    ];
+    TERMINAL_ENV.iter().copied().zip(values).collect()
+}
+
+/// The real `claude -p PROMPT` in `env`'s workspace as a terminal session
+/// outside Orbit (see [`terminal_env`]), its output piped.
+pub(crate) fn terminal_claude(env: &OrbitEnv, prompt: &str) -> Command {
+    let mut command = Command::new(real_claude());
+    command
+        .args(["-p", prompt, "--output-format", "json"])
+        .envs(terminal_env(env))
+        .env_remove("ORBIT_OWN_CLAUDE")
+        .env_remove("XDG_RUNTIME_DIR")
+        .current_dir(env.ws.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+pub(crate) fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_mins(1);
     while !done() {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");

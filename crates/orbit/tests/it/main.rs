@@ -36,7 +36,9 @@ mod graph_live;
 )]
 mod harness;
 mod history_cli;
+mod hooks_e2e;
 mod hooks_real;
+mod hooks_tmux;
 mod hub;
 mod keypad_builtin;
 mod mcp;

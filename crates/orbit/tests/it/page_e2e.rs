@@ -207,7 +207,7 @@ fn terminate(mut child: Child) {
 }
 
 /// Waits for a file a scenario writes (and removes it).
-fn wait_for_file(path: &Path, what: &str) {
+pub(crate) fn wait_for_file(path: &Path, what: &str) {
     let deadline = Instant::now() + Duration::from_mins(2);
     while !path.exists() {
         assert!(Instant::now() < deadline, "{what} never came");

@@ -330,6 +330,11 @@ impl Watch {
                 s.tool_kind = Some(tool_kind(name).to_owned());
                 s.set_activity("waitingPermission");
             }
+            // The TUI shows a turn's last message after its `Stop`: the key
+            // stays done (with `last_assistant_message`), or failed.
+            "MessageDisplay" if matches!(s.activity.as_str(), "done" | "error") => {
+                return Change::None;
+            }
             "MessageDisplay" if !in_subagent => {
                 let id = input.message_id.clone().unwrap_or_default();
                 let delta = input.delta.as_deref().unwrap_or_default();
@@ -526,6 +531,20 @@ mod tests {
         );
         let s = activity(w.apply(&hook("MessageDisplay", &serde_json::json!({"message_id": "m1", "delta": "world", "index": 1, "final": true})), None));
         assert_eq!(s.message.map(|m| m.1).as_deref(), Some("Hello\nworld"));
+        // After a Stop the TUI displays the last message: the key stays done.
+        let done = activity(w.apply(
+            &hook(
+                "Stop",
+                &serde_json::json!({"last_assistant_message": "Hello\nworld"}),
+            ),
+            None,
+        ));
+        assert_eq!(done.activity, "done");
+        assert!(matches!(
+            w.apply(&hook("MessageDisplay", &serde_json::json!({"message_id": "m2", "delta": "Hello\nworld", "index": 0, "final": true})), None),
+            Change::None
+        ));
+        assert_eq!(w.sessions["s1"].activity, "done");
         let s = activity(w.apply(&hook("PreToolUse", &serde_json::json!({"tool_name": "AskUserQuestion", "tool_input": {"questions": [{"question": "Which one?"}]}})), None));
         assert_eq!(
             (s.activity.as_str(), s.status_detail.as_deref()),
