@@ -17,7 +17,7 @@
 //! join the page's prompts (`orbit.page.picked`), and an MCP sign-in's
 //! address comes back to it (`openUrl`), never to the page.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -30,68 +30,12 @@ use orbit_types::{
     ActionAck, HostBody, HostFrame, PageFrame, PageRequest, WorkspaceMessage, WorkspaceState,
 };
 use serde_json::{Value, json};
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::broadcast;
+
+use crate::long_poll::{PollQueue, Polled, long_poll, poll_wait};
 
 /// At most this many relayed connections at once (a panel each).
 pub(crate) const MAX_CONNECTIONS: usize = 64;
-
-/// The longest `orbit.page.next` waits for a frame.
-pub(crate) const MAX_POLL: Duration = Duration::from_secs(25);
-
-/// A connection nobody polled for this long is closed (its extension host
-/// went away without `orbit.page.close`).
-pub(crate) const ABANDONED: Duration = Duration::from_mins(1);
-
-/// A relayed connection's (or a joined `orbit ask` turn's) long-poll
-/// bookkeeping: when it was last polled, and the task forwarding its
-/// frames.
-pub(crate) struct Polled {
-    last_poll: Mutex<Instant>,
-    forward: Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-impl Polled {
-    pub(crate) fn new() -> Self {
-        Self {
-            last_poll: Mutex::new(Instant::now()),
-            forward: Mutex::new(None),
-        }
-    }
-
-    /// Polled now.
-    pub(crate) fn touch(&self) {
-        *self
-            .last_poll
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
-    }
-
-    /// Nobody polled for [`ABANDONED`].
-    pub(crate) fn abandoned(&self, now: Instant) -> bool {
-        let last = *self
-            .last_poll
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        now.saturating_duration_since(last) >= ABANDONED
-    }
-
-    /// `task` forwards the frames from now on.
-    pub(crate) fn forwarding(&self, task: tokio::task::JoinHandle<()>) {
-        *self.forward.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
-    }
-
-    /// The forwarding stops.
-    pub(crate) fn stop_forwarding(&self) {
-        if let Some(task) = self
-            .forward
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            task.abort();
-        }
-    }
-}
 
 /// Frames held for a connection that has not polled them; past it, the
 /// connection is closed as lagged (the page reconnects and resumes).
@@ -118,11 +62,6 @@ impl Ended {
     }
 }
 
-struct Queue {
-    frames: VecDeque<HostFrame>,
-    ended: Option<Ended>,
-}
-
 /// One relayed page connection.
 struct RelayConn {
     workspace: Arc<WorkspaceHandle>,
@@ -131,8 +70,7 @@ struct RelayConn {
     /// The last `workspace` state Orbit sent (before the window's trust is
     /// applied), to send again when the window's trust changes.
     last_state: Mutex<Option<WorkspaceState>>,
-    queue: Mutex<Queue>,
-    ready: Notify,
+    queue: PollQueue<HostFrame, Ended>,
     polled: Polled,
     /// The absolute files the editor's own dialog returned
     /// (`orbit.page.picked`), newest last: this page's prompts may name them.
@@ -140,10 +78,6 @@ struct RelayConn {
 }
 
 impl RelayConn {
-    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// A frame as this connection's page sees it: the workspace's `trusted`
     /// is Orbit's and the window's.
     fn shown(&self, mut frame: HostFrame) -> HostFrame {
@@ -158,28 +92,11 @@ impl RelayConn {
     }
 
     fn push(&self, frame: HostFrame) {
-        let frame = self.shown(frame);
-        let mut queue = self.lock_queue();
-        if queue.ended.is_some() {
-            return;
-        }
-        if queue.frames.len() >= MAX_QUEUED {
-            queue.frames.clear();
-            queue.ended = Some(Ended::Lagged);
-        } else {
-            queue.frames.push_back(frame);
-        }
-        drop(queue);
-        self.ready.notify_one();
+        self.queue.push(self.shown(frame));
     }
 
     fn end(&self, why: Ended) {
-        let mut queue = self.lock_queue();
-        if queue.ended.is_none() {
-            queue.ended = Some(why);
-        }
-        drop(queue);
-        self.ready.notify_one();
+        self.queue.end(why);
     }
 
     fn touch(&self) {
@@ -214,6 +131,21 @@ fn conn_param(params: &Value) -> Result<&str, ControlFailure> {
         .ok_or_else(|| invalid("`conn` is missing"))
 }
 
+/// No self-approval: `forbidden` to a caller descending from a `claude` this
+/// Orbit started (`claude_started`), naming what it `cannot` do.
+pub(crate) fn refuse_claude_started(
+    claude_started: bool,
+    cannot: &str,
+) -> Result<(), ControlFailure> {
+    if claude_started {
+        return Err(ControlFailure::new(
+            "forbidden",
+            format!("a process started by Claude in Orbit cannot {cannot}"),
+        ));
+    }
+    Ok(())
+}
+
 fn internal(error: &serde_json::Error) -> ControlFailure {
     ControlFailure::new("internal", error.to_string())
 }
@@ -238,7 +170,8 @@ impl PageRelay {
         })
     }
 
-    /// Closes the connections nobody polled for [`ABANDONED`].
+    /// Closes the connections nobody polled for
+    /// [`crate::long_poll::ABANDONED`].
     fn sweep(&self, now: Instant) {
         let gone: Vec<Arc<RelayConn>> = {
             let mut conns = self.conns();
@@ -303,11 +236,7 @@ impl PageRelay {
             workspace: Arc::clone(workspace),
             window_trusted: AtomicBool::new(trusted),
             last_state: Mutex::new(None),
-            queue: Mutex::new(Queue {
-                frames: VecDeque::new(),
-                ended: None,
-            }),
-            ready: Notify::new(),
+            queue: PollQueue::bounded(MAX_QUEUED, Ended::Lagged, MAX_BATCH),
             polled: Polled::new(),
             picked: Mutex::new(Vec::new()),
         });
@@ -330,45 +259,16 @@ impl PageRelay {
     }
 
     /// `orbit.page.next {conn, timeoutMs}`: the frames queued since the last
-    /// call, waiting up to `timeoutMs` (at most [`MAX_POLL`]) for the first.
+    /// call, waiting up to `timeoutMs` (at most
+    /// [`crate::long_poll::MAX_POLL`]) for the first.
     /// `{frames: [...]}`, plus `ended` (`lagged`, `gone`) once the
     /// connection ended, which then is closed.
     pub(crate) fn next(&self, params: &Value) -> Result<Value, ControlFailure> {
         let conn = self.get(params)?;
-        let wait = match params.get("timeoutMs") {
-            None | Some(Value::Null) => Duration::ZERO,
-            Some(ms) => Duration::from_millis(
-                ms.as_u64()
-                    .ok_or_else(|| invalid("`timeoutMs` must be a whole number"))?,
-            ),
-        }
-        .min(MAX_POLL);
+        let wait = poll_wait(params)?;
         conn.touch();
-        let deadline = tokio::time::Instant::now() + wait;
-        let (frames, ended) = tokio::task::block_in_place(|| {
-            self.runtime.block_on(async {
-                loop {
-                    // Registered before looking: a push in between is not lost.
-                    let ready = conn.ready.notified();
-                    {
-                        let mut queue = conn.lock_queue();
-                        if !queue.frames.is_empty() || queue.ended.is_some() {
-                            let take = queue.frames.len().min(MAX_BATCH);
-                            let frames: Vec<HostFrame> = queue.frames.drain(..take).collect();
-                            let ended = if queue.frames.is_empty() {
-                                queue.ended
-                            } else {
-                                None
-                            };
-                            return (frames, ended);
-                        }
-                    }
-                    if tokio::time::timeout_at(deadline, ready).await.is_err() {
-                        return (Vec::new(), None);
-                    }
-                }
-            })
-        });
+        let (frames, ended) =
+            tokio::task::block_in_place(|| self.runtime.block_on(long_poll(&conn.queue, wait)));
         conn.touch();
         if let Some(why) = ended {
             self.remove(params);
@@ -394,11 +294,8 @@ impl PageRelay {
         let frame: PageFrame =
             serde_json::from_value(params.get("frame").cloned().unwrap_or(Value::Null))
                 .map_err(|error| invalid(format!("`frame`: {error}")))?;
-        if answers_forbidden && answers_for_user(&frame) {
-            return Err(ControlFailure::new(
-                "forbidden",
-                "a process started by Claude in Orbit cannot answer Claude's questions",
-            ));
+        if answers_for_user(&frame) {
+            refuse_claude_started(answers_forbidden, "answer Claude's questions")?;
         }
         if !conn.window_trusted.load(Ordering::SeqCst)
             && let Some(id) = needs_window_trust(&frame)
@@ -467,12 +364,7 @@ impl PageRelay {
         params: &Value,
         answers_forbidden: bool,
     ) -> Result<Value, ControlFailure> {
-        if answers_forbidden {
-            return Err(ControlFailure::new(
-                "forbidden",
-                "a process started by Claude in Orbit cannot change Claude's settings",
-            ));
-        }
+        refuse_claude_started(answers_forbidden, "change Claude's settings")?;
         let conn = self.get(params)?;
         let settings = host_settings(params.get("settings"))?;
         conn.touch();
@@ -496,12 +388,7 @@ impl PageRelay {
         params: &Value,
         answers_forbidden: bool,
     ) -> Result<Value, ControlFailure> {
-        if answers_forbidden {
-            return Err(ControlFailure::new(
-                "forbidden",
-                "a process started by Claude in Orbit cannot pick files for the page",
-            ));
-        }
+        refuse_claude_started(answers_forbidden, "pick files for the page")?;
         let conn = self.get(params)?;
         let Some(Value::Array(items)) = params.get("paths") else {
             return Err(invalid("`paths` must be an array of absolute paths"));
@@ -749,6 +636,17 @@ mod tests {
             assert_eq!(error.code, "invalid_params", "{bad}");
             assert!(error.message.contains(field), "{bad}: {}", error.message);
         }
+    }
+
+    #[test]
+    fn a_process_claude_started_is_refused_naming_what_it_cannot_do() {
+        assert!(refuse_claude_started(false, "pick files for the page").is_ok());
+        let refused = refuse_claude_started(true, "pick files for the page").unwrap_err();
+        assert_eq!(refused.code, "forbidden");
+        assert_eq!(
+            refused.message,
+            "a process started by Claude in Orbit cannot pick files for the page"
+        );
     }
 
     #[test]
