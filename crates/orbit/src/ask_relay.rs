@@ -160,20 +160,6 @@ struct JoinedTurn {
     polled: Polled,
 }
 
-impl JoinedTurn {
-    fn touch(&self) {
-        self.polled.touch();
-    }
-
-    fn abandoned(&self, now: Instant) -> bool {
-        self.polled.abandoned(now)
-    }
-
-    fn stop_forwarding(&self) {
-        self.polled.stop_forwarding();
-    }
-}
-
 /// The joined turns of the running Orbit.
 pub(crate) struct AskRelay {
     asks: Mutex<HashMap<String, Arc<JoinedTurn>>>,
@@ -245,18 +231,14 @@ impl AskRelay {
     }
 
     fn sweep(&self, now: Instant) {
-        let gone: Vec<Arc<JoinedTurn>> = {
-            let mut asks = self.asks();
-            let ids: Vec<String> = asks
-                .iter()
-                .filter(|(_, turn)| turn.abandoned(now))
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.iter().filter_map(|id| asks.remove(id)).collect()
-        };
+        let gone: Vec<Arc<JoinedTurn>> = self
+            .asks()
+            .extract_if(|_, turn| turn.polled.abandoned(now))
+            .map(|(_, turn)| turn)
+            .collect();
         for turn in gone {
             tracing::info!("a joined `orbit ask` went away: its conversation stays");
-            turn.stop_forwarding();
+            turn.polled.stop_forwarding();
         }
     }
 
@@ -305,11 +287,11 @@ impl AskRelay {
     pub(crate) fn next(&self, params: &Value) -> Result<Value, ControlFailure> {
         let (id, turn) = self.get(params)?;
         let wait = poll_wait(params)?;
-        turn.touch();
+        turn.polled.touch();
         let (reports, ended) =
             tokio::task::block_in_place(|| self.runtime.block_on(long_poll(&turn.queue, wait)));
         let ended = ended.is_some();
-        turn.touch();
+        turn.polled.touch();
         if ended {
             self.asks().remove(&id);
         }
@@ -320,7 +302,7 @@ impl AskRelay {
     /// conversation.
     pub(crate) fn stop(&self, params: &Value) -> Result<Value, ControlFailure> {
         let (id, turn) = self.get(params)?;
-        turn.touch();
+        turn.polled.touch();
         let frame = PageFrame::Action {
             id: format!(
                 "ask-stop-{id}-{}",
@@ -341,7 +323,7 @@ impl AskRelay {
     pub(crate) fn close(&self, params: &Value) -> Result<Value, ControlFailure> {
         let (id, turn) = self.get(params)?;
         self.asks().remove(&id);
-        turn.stop_forwarding();
+        turn.polled.stop_forwarding();
         Ok(json!({}))
     }
 
@@ -349,7 +331,7 @@ impl AskRelay {
     pub(crate) fn close_all(&self) {
         let all: Vec<Arc<JoinedTurn>> = self.asks().drain().map(|(_, turn)| turn).collect();
         for turn in all {
-            turn.stop_forwarding();
+            turn.polled.stop_forwarding();
         }
     }
 }

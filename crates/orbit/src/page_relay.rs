@@ -99,14 +99,6 @@ impl RelayConn {
         self.queue.end(why);
     }
 
-    fn touch(&self) {
-        self.polled.touch();
-    }
-
-    fn abandoned(&self, now: Instant) -> bool {
-        self.polled.abandoned(now)
-    }
-
     fn stop(&self) {
         self.polled.stop_forwarding();
         self.workspace.page_attached(false);
@@ -173,15 +165,11 @@ impl PageRelay {
     /// Closes the connections nobody polled for
     /// [`crate::long_poll::ABANDONED`].
     fn sweep(&self, now: Instant) {
-        let gone: Vec<Arc<RelayConn>> = {
-            let mut conns = self.conns();
-            let ids: Vec<String> = conns
-                .iter()
-                .filter(|(_, conn)| conn.abandoned(now))
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.iter().filter_map(|id| conns.remove(id)).collect()
-        };
+        let gone: Vec<Arc<RelayConn>> = self
+            .conns()
+            .extract_if(|_, conn| conn.polled.abandoned(now))
+            .map(|(_, conn)| conn)
+            .collect();
         for conn in gone {
             tracing::info!("a relayed page connection was abandoned: closed");
             conn.stop();
@@ -266,10 +254,10 @@ impl PageRelay {
     pub(crate) fn next(&self, params: &Value) -> Result<Value, ControlFailure> {
         let conn = self.get(params)?;
         let wait = poll_wait(params)?;
-        conn.touch();
+        conn.polled.touch();
         let (frames, ended) =
             tokio::task::block_in_place(|| self.runtime.block_on(long_poll(&conn.queue, wait)));
-        conn.touch();
+        conn.polled.touch();
         if let Some(why) = ended {
             self.remove(params);
             return Ok(
@@ -290,7 +278,7 @@ impl PageRelay {
         answers_forbidden: bool,
     ) -> Result<Value, ControlFailure> {
         let conn = self.get(params)?;
-        conn.touch();
+        conn.polled.touch();
         let frame: PageFrame =
             serde_json::from_value(params.get("frame").cloned().unwrap_or(Value::Null))
                 .map_err(|error| invalid(format!("`frame`: {error}")))?;
@@ -336,7 +324,7 @@ impl PageRelay {
             .get("trusted")
             .and_then(Value::as_bool)
             .ok_or_else(|| invalid("`trusted` must be true or false"))?;
-        conn.touch();
+        conn.polled.touch();
         conn.window_trusted.store(trusted, Ordering::SeqCst);
         let last = conn
             .last_state
@@ -367,7 +355,7 @@ impl PageRelay {
         refuse_claude_started(answers_forbidden, "change Claude's settings")?;
         let conn = self.get(params)?;
         let settings = host_settings(params.get("settings"))?;
-        conn.touch();
+        conn.polled.touch();
         let reply = conn.workspace.set_host_settings(settings);
         let applied = tokio::task::block_in_place(|| self.runtime.block_on(reply))
             .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
@@ -406,7 +394,7 @@ impl PageRelay {
                 _ => return Err(invalid("`paths` must be an array of absolute paths")),
             }
         }
-        conn.touch();
+        conn.polled.touch();
         let mut picked = conn.picked.lock().unwrap_or_else(PoisonError::into_inner);
         picked.retain(|p| !paths.contains(p));
         picked.extend(paths);
