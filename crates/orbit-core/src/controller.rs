@@ -541,7 +541,7 @@ fn decide_writable(request: &PageRequest, facts: &Facts<'_>) -> Result<Decision,
             .map(|()| Decision::SetOption(OptionChange::PermissionMode(mode.clone()))),
         PageRequest::SetModel { model } => {
             if let Some(model) = model {
-                let known = facts.catalog.map(model_names);
+                let known = facts.catalog.map(orbit_agent::catalog_model_names);
                 check_model(model, known.as_deref()).map_err(|_| Refused::UnknownModel {
                     model: shown(model),
                 })?;
@@ -779,17 +779,4 @@ fn check_mode(mode: &str, origin: Origin) -> Result<(), Refused> {
     }
     check_permission_mode(mode, origin == Origin::Host)
         .map_err(|_| Refused::BadMode { mode: shown(mode) })
-}
-
-/// The names `--model` takes from the catalog: each model's value and the
-/// id it resolves to.
-fn model_names(catalog: &Catalog) -> Vec<String> {
-    let mut names: Vec<String> = catalog
-        .models
-        .iter()
-        .flat_map(|m| std::iter::once(m.value.clone()).chain(m.resolved_model.clone()))
-        .collect();
-    names.sort();
-    names.dedup();
-    names
 }

@@ -33,7 +33,7 @@ use crate::workspace_socket;
 pub use args::validate as validate_arguments;
 pub use audit::{AUDIT_ROTATE_BYTES, AuditEntry, AuditSink, FileAudit, MemoryAudit};
 pub use error::ToolFailure;
-pub use glob::{FilePattern, glob_match};
+pub use glob::{FilePattern, PatternError, glob_match};
 pub use hub::{ControlSocketHub, HubError, HubStatusSource};
 
 /// One call as orbit-core sees it.

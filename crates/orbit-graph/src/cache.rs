@@ -244,14 +244,7 @@ pub(crate) fn encode_text(
 ) -> Vec<u8> {
     let mut out = header(size, mtime_ns);
     out.push(if invalid_utf8 { 2 } else { 1 });
-    put_optional(&mut out, extracted.package.as_deref());
-    put_u32(&mut out, extracted.imports.len());
-    for import in &extracted.imports {
-        out.push(kind_code(import.kind));
-        out.extend_from_slice(&import.line.to_le_bytes());
-        put_str(&mut out, &import.specifier);
-        put_optional(&mut out, import.detail.as_deref());
-    }
+    put_extracted(&mut out, extracted);
     match resolution {
         None => out.push(0),
         Some(resolution) => {
@@ -283,22 +276,7 @@ pub(crate) fn decode_if_fresh(bytes: &[u8], size: u64, mtime_ns: i64) -> Option<
     let content = match reader.u8()? {
         0 => CachedContent::Binary,
         tag @ (1 | 2) => {
-            let package = reader.optional().ok()?;
-            let count = reader.u32()?;
-            // A corrupt count must not reserve memory it does not describe.
-            let mut imports = Vec::with_capacity((count as usize).min(reader.bytes.len() / 10));
-            for _ in 0..count {
-                let kind = kind_from_code(reader.u8()?)?;
-                let line = reader.u32()?;
-                let specifier = reader.string()?;
-                let detail = reader.optional().ok()?;
-                imports.push(RawImport {
-                    kind,
-                    line,
-                    specifier,
-                    detail,
-                });
-            }
+            let extracted = reader.extracted()?;
             let resolution = match reader.u8()? {
                 0 => None,
                 1 => {
@@ -324,7 +302,7 @@ pub(crate) fn decode_if_fresh(bytes: &[u8], size: u64, mtime_ns: i64) -> Option<
             };
             CachedContent::Text {
                 invalid_utf8: tag == 2,
-                extracted: Extracted { imports, package },
+                extracted,
                 resolution,
             }
         }
@@ -335,6 +313,19 @@ pub(crate) fn decode_if_fresh(bytes: &[u8], size: u64, mtime_ns: i64) -> Option<
         mtime_ns,
         content,
     })
+}
+
+/// A file's package and imports, as the cache and the snapshot hold them
+/// (read back by [`Reader::extracted`]).
+pub(crate) fn put_extracted(out: &mut Vec<u8>, extracted: &Extracted) {
+    put_optional(out, extracted.package.as_deref());
+    put_u32(out, extracted.imports.len());
+    for import in &extracted.imports {
+        out.push(kind_code(import.kind));
+        out.extend_from_slice(&import.line.to_le_bytes());
+        put_str(out, &import.specifier);
+        put_optional(out, import.detail.as_deref());
+    }
 }
 
 pub(crate) fn put_u32(out: &mut Vec<u8>, value: usize) {
@@ -388,6 +379,28 @@ impl<'a> Reader<'a> {
     pub(crate) fn string(&mut self) -> Option<String> {
         let length = self.u32()? as usize;
         String::from_utf8(self.take(length)?.to_vec()).ok()
+    }
+
+    /// What [`put_extracted`] wrote.
+    pub(crate) fn extracted(&mut self) -> Option<Extracted> {
+        let package = self.optional().ok()?;
+        let count = self.u32()?;
+        // A corrupt count must not reserve memory it does not describe
+        // (an import takes at least 10 bytes).
+        let mut imports = Vec::with_capacity((count as usize).min(self.bytes.len() / 10));
+        for _ in 0..count {
+            let kind = kind_from_code(self.u8()?)?;
+            let line = self.u32()?;
+            let specifier = self.string()?;
+            let detail = self.optional().ok()?;
+            imports.push(RawImport {
+                kind,
+                line,
+                specifier,
+                detail,
+            });
+        }
+        Some(Extracted { imports, package })
     }
 
     /// An optional string; a corrupt tag or string fails the whole record.

@@ -26,9 +26,9 @@ use orbit_types::{EdgeKind, SkipReason};
 use rayon::prelude::*;
 
 use crate::cache::{
-    EXTRACT_VERSION, Reader, kind_code, kind_from_code, put_optional, put_str, put_u32,
+    EXTRACT_VERSION, Reader, kind_code, kind_from_code, put_extracted, put_str, put_u32,
 };
-use crate::import::{Extracted, RawImport};
+use crate::import::Extracted;
 use crate::scan::Stamp;
 
 /// Bump whenever the layout changes.
@@ -418,14 +418,7 @@ pub(crate) fn encode(snapshot: &Snapshot, nodes: &[NodeOut<'_>]) -> Vec<u8> {
         out.push(u8::from(node.reusable) | (u8::from(node.invalid_utf8) << 1));
         out.extend_from_slice(&node.unresolved.to_le_bytes());
         out.extend_from_slice(&node.external.to_le_bytes());
-        put_optional(&mut out, node.extracted.package.as_deref());
-        put_u32(&mut out, node.extracted.imports.len());
-        for import in &node.extracted.imports {
-            out.push(kind_code(import.kind));
-            out.extend_from_slice(&import.line.to_le_bytes());
-            put_str(&mut out, &import.specifier);
-            put_optional(&mut out, import.detail.as_deref());
-        }
+        put_extracted(&mut out, node.extracted);
         put_u32(&mut out, node.edges.len());
         for (target, kind, line) in &node.edges {
             out.extend_from_slice(&target.to_le_bytes());
@@ -585,21 +578,7 @@ pub(crate) fn decode_bodies(bytes: &[u8], start: usize, count: usize) -> Option<
         let flags = reader.u8()?;
         let unresolved = reader.u32()?;
         let external = reader.u32()?;
-        let package = reader.optional().ok()?;
-        let imports_count = reader.u32()?;
-        let mut imports = Vec::with_capacity(capacity(imports_count, &reader, 10));
-        for _ in 0..imports_count {
-            let kind = kind_from_code(reader.u8()?)?;
-            let line = reader.u32()?;
-            let specifier = reader.string()?;
-            let detail = reader.optional().ok()?;
-            imports.push(RawImport {
-                kind,
-                line,
-                specifier,
-                detail,
-            });
-        }
+        let extracted = reader.extracted()?;
         let edges_count = reader.u32()?;
         let mut edges = Vec::with_capacity(capacity(edges_count, &reader, 9));
         for _ in 0..edges_count {
@@ -613,7 +592,7 @@ pub(crate) fn decode_bodies(bytes: &[u8], start: usize, count: usize) -> Option<
         bodies.push(Body {
             reusable: flags & 1 != 0,
             invalid_utf8: flags & 2 != 0,
-            extracted: Extracted { imports, package },
+            extracted,
             unresolved,
             external,
             edges,
@@ -659,6 +638,7 @@ fn stamp_now(path: &Path) -> Option<Stamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::RawImport;
 
     fn sample() -> Snapshot {
         let stamp = Stamp {

@@ -177,8 +177,8 @@ pub fn catalog() -> Vec<ToolSpec> {
             name: names::GRAPH_FILES,
             title: "Files by pattern",
             description: "Files of a workspace whose path matches a glob (`*` within a folder, \
-                          `**` across folders, `?` one character); a pattern without a wildcard \
-                          matches paths that contain it.",
+                          `**` across folders, `?` one character; not ending in `/`); a pattern \
+                          without a wildcard matches paths that contain it.",
             input_schema: object(
                 &json!({
                     "workspace": workspace_arg(),

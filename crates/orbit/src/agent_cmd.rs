@@ -1376,16 +1376,7 @@ fn terminal_permission(
     choice: PermissionChoice,
 ) -> anyhow::Result<Decided> {
     let message = (choice == PermissionChoice::Deny).then(|| "The user denied this.".to_owned());
-    let answer = decide_answer(
-        &PageRequest::AnswerPermission {
-            key: KEY.to_owned(),
-            request_id: request.request_id.clone(),
-            choice,
-            message,
-        },
-        request,
-    )
-    .map_err(|r| refused(&r))?;
+    let answer = decide_permission(request, choice, message).map_err(|r| refused(&r))?;
     let said = match (&answer.answer, always_of(card)) {
         (Answer::AllowAlways, Some(always)) => format!("allowed ({always})"),
         (Answer::Deny { .. }, _) => "denied".to_owned(),
@@ -1521,25 +1512,14 @@ fn show(event: &AgentEvent, streamed: &mut bool) -> anyhow::Result<()> {
 /// request's own suggestions).
 fn permission_answer(mode: Permissions, request: &PermissionRequest) -> anyhow::Result<Decided> {
     let (choice, message) = permission_choice(mode, request)?;
-    let decide = |choice: PermissionChoice, message: Option<String>| {
-        decide_answer(
-            &PageRequest::AnswerPermission {
-                key: KEY.to_owned(),
-                request_id: request.request_id.clone(),
-                choice,
-                message,
-            },
-            request,
-        )
-    };
-    match decide(choice, message) {
+    match decide_permission(request, choice, message) {
         Err(Refused::NoAlways) => {
             writeln!(
                 io::stderr().lock(),
                 "orbit: Claude Code offers no \"always\" for {}; allowed once",
                 request.tool_name
             )?;
-            decide(PermissionChoice::Allow, None).map_err(|r| refused(&r))
+            decide_permission(request, PermissionChoice::Allow, None).map_err(|r| refused(&r))
         }
         other => other.map_err(|r| refused(&r)),
     }
@@ -1639,6 +1619,24 @@ fn decide_answer<'a>(
         request: request.clone(),
         answer,
     })
+}
+
+/// `choice` (with `message`) for a permission request, as the controller
+/// decides it.
+fn decide_permission(
+    request: &PermissionRequest,
+    choice: PermissionChoice,
+    message: Option<String>,
+) -> Result<Decided, Refused> {
+    decide_answer(
+        &PageRequest::AnswerPermission {
+            key: KEY.to_owned(),
+            request_id: request.request_id.clone(),
+            choice,
+            message,
+        },
+        request,
+    )
 }
 
 /// No graph: `orbit ask` without `--events` links no card to a file.

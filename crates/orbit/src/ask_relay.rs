@@ -18,22 +18,20 @@
 //! `claude` it found and `claude.extraArgs`; the running Orbit compares
 //! them with its own and answers `joined: false` with what differs.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use orbit_agent::Answer;
 use orbit_control::ControlFailure;
 use orbit_core::workspace::{AskStarted, TurnTap, WorkspaceHandle};
 use orbit_types::{PageFrame, PageRequest};
 use serde_json::{Value, json};
-use tokio::sync::Notify;
 
-/// The longest `orbit.ask.next` waits for a report.
-pub(crate) const MAX_POLL: Duration = Duration::from_secs(25);
+use crate::long_poll::{PollQueue, Polled, long_poll, poll_wait};
 
-// A joined turn nobody polled for `page_relay::ABANDONED` (a minute) is
+// A joined turn nobody polled for `long_poll::ABANDONED` (a minute) is
 // dropped (its `orbit ask` went away); its conversation stays, as one of the
 // page's.
 
@@ -152,37 +150,14 @@ fn report_json(report: &TurnTap) -> Value {
     }
 }
 
-struct Queue {
-    reports: VecDeque<Value>,
-    /// The conversation's last report came (or its tap closed).
-    ended: bool,
-}
-
 /// One joined turn.
 struct JoinedTurn {
     workspace: Arc<WorkspaceHandle>,
     key: String,
-    queue: Mutex<Queue>,
-    ready: Notify,
-    polled: crate::page_relay::Polled,
-}
-
-impl JoinedTurn {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn touch(&self) {
-        self.polled.touch();
-    }
-
-    fn abandoned(&self, now: Instant) -> bool {
-        self.polled.abandoned(now)
-    }
-
-    fn stop_forwarding(&self) {
-        self.polled.stop_forwarding();
-    }
+    /// Its reports; it ends once the conversation's last report came (or
+    /// its tap closed).
+    queue: PollQueue<Value, ()>,
+    polled: Polled,
 }
 
 /// The joined turns of the running Orbit.
@@ -256,18 +231,14 @@ impl AskRelay {
     }
 
     fn sweep(&self, now: Instant) {
-        let gone: Vec<Arc<JoinedTurn>> = {
-            let mut asks = self.asks();
-            let ids: Vec<String> = asks
-                .iter()
-                .filter(|(_, turn)| turn.abandoned(now))
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.iter().filter_map(|id| asks.remove(id)).collect()
-        };
+        let gone: Vec<Arc<JoinedTurn>> = self
+            .asks()
+            .extract_if(|_, turn| turn.polled.abandoned(now))
+            .map(|(_, turn)| turn)
+            .collect();
         for turn in gone {
             tracing::info!("a joined `orbit ask` went away: its conversation stays");
-            turn.stop_forwarding();
+            turn.polled.stop_forwarding();
         }
     }
 
@@ -291,25 +262,19 @@ impl AskRelay {
         let joined = Arc::new(JoinedTurn {
             workspace: Arc::clone(workspace),
             key: key.clone(),
-            queue: Mutex::new(Queue {
-                reports: VecDeque::new(),
-                ended: false,
-            }),
-            ready: Notify::new(),
-            polled: crate::page_relay::Polled::new(),
+            queue: PollQueue::unbounded(),
+            polled: Polled::new(),
         });
         let forwarding = Arc::clone(&joined);
         let task = self.runtime.spawn(async move {
             while let Some(report) = events.recv().await {
                 let last = matches!(report, TurnTap::Exited(_) | TurnTap::Ended);
-                forwarding.lock().reports.push_back(report_json(&report));
-                forwarding.ready.notify_one();
+                forwarding.queue.push(report_json(&report));
                 if last {
                     break;
                 }
             }
-            forwarding.lock().ended = true;
-            forwarding.ready.notify_one();
+            forwarding.queue.end(());
         });
         joined.polled.forwarding(task);
         let id = format!("a{}", self.next_id.fetch_add(1, Ordering::SeqCst));
@@ -321,34 +286,12 @@ impl AskRelay {
     /// the turn is forgotten.
     pub(crate) fn next(&self, params: &Value) -> Result<Value, ControlFailure> {
         let (id, turn) = self.get(params)?;
-        let wait = match params.get("timeoutMs") {
-            None | Some(Value::Null) => Duration::ZERO,
-            Some(ms) => Duration::from_millis(
-                ms.as_u64()
-                    .ok_or_else(|| invalid("`timeoutMs` must be a whole number"))?,
-            ),
-        }
-        .min(MAX_POLL);
-        turn.touch();
-        let deadline = tokio::time::Instant::now() + wait;
-        let (reports, ended) = tokio::task::block_in_place(|| {
-            self.runtime.block_on(async {
-                loop {
-                    let ready = turn.ready.notified();
-                    {
-                        let mut queue = turn.lock();
-                        if !queue.reports.is_empty() || queue.ended {
-                            let reports: Vec<Value> = queue.reports.drain(..).collect();
-                            return (reports, queue.ended);
-                        }
-                    }
-                    if tokio::time::timeout_at(deadline, ready).await.is_err() {
-                        return (Vec::new(), false);
-                    }
-                }
-            })
-        });
-        turn.touch();
+        let wait = poll_wait(params)?;
+        turn.polled.touch();
+        let (reports, ended) =
+            tokio::task::block_in_place(|| self.runtime.block_on(long_poll(&turn.queue, wait)));
+        let ended = ended.is_some();
+        turn.polled.touch();
         if ended {
             self.asks().remove(&id);
         }
@@ -359,7 +302,7 @@ impl AskRelay {
     /// conversation.
     pub(crate) fn stop(&self, params: &Value) -> Result<Value, ControlFailure> {
         let (id, turn) = self.get(params)?;
-        turn.touch();
+        turn.polled.touch();
         let frame = PageFrame::Action {
             id: format!(
                 "ask-stop-{id}-{}",
@@ -380,7 +323,7 @@ impl AskRelay {
     pub(crate) fn close(&self, params: &Value) -> Result<Value, ControlFailure> {
         let (id, turn) = self.get(params)?;
         self.asks().remove(&id);
-        turn.stop_forwarding();
+        turn.polled.stop_forwarding();
         Ok(json!({}))
     }
 
@@ -388,7 +331,7 @@ impl AskRelay {
     pub(crate) fn close_all(&self) {
         let all: Vec<Arc<JoinedTurn>> = self.asks().drain().map(|(_, turn)| turn).collect();
         for turn in all {
-            turn.stop_forwarding();
+            turn.polled.stop_forwarding();
         }
     }
 }

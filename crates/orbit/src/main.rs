@@ -15,6 +15,7 @@ mod hub_cmd;
 mod keypad_cmd;
 mod keypad_mirror;
 mod logging;
+mod long_poll;
 mod mcp_cmd;
 mod open_cmd;
 mod page_events;

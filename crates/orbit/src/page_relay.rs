@@ -17,7 +17,7 @@
 //! join the page's prompts (`orbit.page.picked`), and an MCP sign-in's
 //! address comes back to it (`openUrl`), never to the page.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -32,68 +32,12 @@ use orbit_types::{
     ActionAck, HostBody, HostFrame, PageFrame, PageRequest, WorkspaceMessage, WorkspaceState,
 };
 use serde_json::{Value, json};
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::broadcast;
+
+use crate::long_poll::{PollQueue, Polled, long_poll, poll_wait};
 
 /// At most this many relayed connections at once (a panel each).
 pub(crate) const MAX_CONNECTIONS: usize = 64;
-
-/// The longest `orbit.page.next` waits for a frame.
-pub(crate) const MAX_POLL: Duration = Duration::from_secs(25);
-
-/// A connection nobody polled for this long is closed (its extension host
-/// went away without `orbit.page.close`).
-pub(crate) const ABANDONED: Duration = Duration::from_mins(1);
-
-/// A relayed connection's (or a joined `orbit ask` turn's) long-poll
-/// bookkeeping: when it was last polled, and the task forwarding its
-/// frames.
-pub(crate) struct Polled {
-    last_poll: Mutex<Instant>,
-    forward: Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-impl Polled {
-    pub(crate) fn new() -> Self {
-        Self {
-            last_poll: Mutex::new(Instant::now()),
-            forward: Mutex::new(None),
-        }
-    }
-
-    /// Polled now.
-    pub(crate) fn touch(&self) {
-        *self
-            .last_poll
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
-    }
-
-    /// Nobody polled for [`ABANDONED`].
-    pub(crate) fn abandoned(&self, now: Instant) -> bool {
-        let last = *self
-            .last_poll
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        now.saturating_duration_since(last) >= ABANDONED
-    }
-
-    /// `task` forwards the frames from now on.
-    pub(crate) fn forwarding(&self, task: tokio::task::JoinHandle<()>) {
-        *self.forward.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
-    }
-
-    /// The forwarding stops.
-    pub(crate) fn stop_forwarding(&self) {
-        if let Some(task) = self
-            .forward
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            task.abort();
-        }
-    }
-}
 
 /// At most this many bytes of the map a `orbit.page.map` answer (base64
 /// makes 4/3 of it: the answer stays under the socket's 1 MiB line).
@@ -124,11 +68,6 @@ impl Ended {
     }
 }
 
-struct Queue {
-    frames: VecDeque<HostFrame>,
-    ended: Option<Ended>,
-}
-
 /// One relayed page connection.
 struct RelayConn {
     workspace: Arc<WorkspaceHandle>,
@@ -137,8 +76,7 @@ struct RelayConn {
     /// The last `workspace` state Orbit sent (before the window's trust is
     /// applied), to send again when the window's trust changes.
     last_state: Mutex<Option<WorkspaceState>>,
-    queue: Mutex<Queue>,
-    ready: Notify,
+    queue: PollQueue<HostFrame, Ended>,
     polled: Polled,
     /// The absolute files the editor's own dialog returned
     /// (`orbit.page.picked`), newest last: this page's prompts may name them.
@@ -149,10 +87,6 @@ struct RelayConn {
 }
 
 impl RelayConn {
-    fn lock_queue(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// A frame as this connection's page sees it: the workspace's `trusted`
     /// is Orbit's and the window's.
     fn shown(&self, mut frame: HostFrame) -> HostFrame {
@@ -167,36 +101,11 @@ impl RelayConn {
     }
 
     fn push(&self, frame: HostFrame) {
-        let frame = self.shown(frame);
-        let mut queue = self.lock_queue();
-        if queue.ended.is_some() {
-            return;
-        }
-        if queue.frames.len() >= MAX_QUEUED {
-            queue.frames.clear();
-            queue.ended = Some(Ended::Lagged);
-        } else {
-            queue.frames.push_back(frame);
-        }
-        drop(queue);
-        self.ready.notify_one();
+        self.queue.push(self.shown(frame));
     }
 
     fn end(&self, why: Ended) {
-        let mut queue = self.lock_queue();
-        if queue.ended.is_none() {
-            queue.ended = Some(why);
-        }
-        drop(queue);
-        self.ready.notify_one();
-    }
-
-    fn touch(&self) {
-        self.polled.touch();
-    }
-
-    fn abandoned(&self, now: Instant) -> bool {
-        self.polled.abandoned(now)
+        self.queue.end(why);
     }
 
     fn stop(&self) {
@@ -223,6 +132,21 @@ fn conn_param(params: &Value) -> Result<&str, ControlFailure> {
         .ok_or_else(|| invalid("`conn` is missing"))
 }
 
+/// No self-approval: `forbidden` to a caller descending from a `claude` this
+/// Orbit started (`claude_started`), naming what it `cannot` do.
+pub(crate) fn refuse_claude_started(
+    claude_started: bool,
+    cannot: &str,
+) -> Result<(), ControlFailure> {
+    if claude_started {
+        return Err(ControlFailure::new(
+            "forbidden",
+            format!("a process started by Claude in Orbit cannot {cannot}"),
+        ));
+    }
+    Ok(())
+}
+
 fn internal(error: &serde_json::Error) -> ControlFailure {
     ControlFailure::new("internal", error.to_string())
 }
@@ -247,17 +171,14 @@ impl PageRelay {
         })
     }
 
-    /// Closes the connections nobody polled for [`ABANDONED`].
+    /// Closes the connections nobody polled for
+    /// [`crate::long_poll::ABANDONED`].
     fn sweep(&self, now: Instant) {
-        let gone: Vec<Arc<RelayConn>> = {
-            let mut conns = self.conns();
-            let ids: Vec<String> = conns
-                .iter()
-                .filter(|(_, conn)| conn.abandoned(now))
-                .map(|(id, _)| id.clone())
-                .collect();
-            ids.iter().filter_map(|id| conns.remove(id)).collect()
-        };
+        let gone: Vec<Arc<RelayConn>> = self
+            .conns()
+            .extract_if(|_, conn| conn.polled.abandoned(now))
+            .map(|(_, conn)| conn)
+            .collect();
         for conn in gone {
             tracing::info!("a relayed page connection was abandoned: closed");
             conn.stop();
@@ -312,11 +233,7 @@ impl PageRelay {
             workspace: Arc::clone(workspace),
             window_trusted: AtomicBool::new(trusted),
             last_state: Mutex::new(None),
-            queue: Mutex::new(Queue {
-                frames: VecDeque::new(),
-                ended: None,
-            }),
-            ready: Notify::new(),
+            queue: PollQueue::bounded(MAX_QUEUED, Ended::Lagged, MAX_BATCH),
             polled: Polled::new(),
             picked: Mutex::new(Vec::new()),
             map: Mutex::new(None),
@@ -340,46 +257,17 @@ impl PageRelay {
     }
 
     /// `orbit.page.next {conn, timeoutMs}`: the frames queued since the last
-    /// call, waiting up to `timeoutMs` (at most [`MAX_POLL`]) for the first.
+    /// call, waiting up to `timeoutMs` (at most
+    /// [`crate::long_poll::MAX_POLL`]) for the first.
     /// `{frames: [...]}`, plus `ended` (`lagged`, `gone`) once the
     /// connection ended, which then is closed.
     pub(crate) fn next(&self, params: &Value) -> Result<Value, ControlFailure> {
         let conn = self.get(params)?;
-        let wait = match params.get("timeoutMs") {
-            None | Some(Value::Null) => Duration::ZERO,
-            Some(ms) => Duration::from_millis(
-                ms.as_u64()
-                    .ok_or_else(|| invalid("`timeoutMs` must be a whole number"))?,
-            ),
-        }
-        .min(MAX_POLL);
-        conn.touch();
-        let deadline = tokio::time::Instant::now() + wait;
-        let (frames, ended) = tokio::task::block_in_place(|| {
-            self.runtime.block_on(async {
-                loop {
-                    // Registered before looking: a push in between is not lost.
-                    let ready = conn.ready.notified();
-                    {
-                        let mut queue = conn.lock_queue();
-                        if !queue.frames.is_empty() || queue.ended.is_some() {
-                            let take = queue.frames.len().min(MAX_BATCH);
-                            let frames: Vec<HostFrame> = queue.frames.drain(..take).collect();
-                            let ended = if queue.frames.is_empty() {
-                                queue.ended
-                            } else {
-                                None
-                            };
-                            return (frames, ended);
-                        }
-                    }
-                    if tokio::time::timeout_at(deadline, ready).await.is_err() {
-                        return (Vec::new(), None);
-                    }
-                }
-            })
-        });
-        conn.touch();
+        let wait = poll_wait(params)?;
+        conn.polled.touch();
+        let (frames, ended) =
+            tokio::task::block_in_place(|| self.runtime.block_on(long_poll(&conn.queue, wait)));
+        conn.polled.touch();
         if let Some(why) = ended {
             self.remove(params);
             return Ok(
@@ -400,15 +288,12 @@ impl PageRelay {
         answers_forbidden: bool,
     ) -> Result<Value, ControlFailure> {
         let conn = self.get(params)?;
-        conn.touch();
+        conn.polled.touch();
         let frame: PageFrame =
             serde_json::from_value(params.get("frame").cloned().unwrap_or(Value::Null))
                 .map_err(|error| invalid(format!("`frame`: {error}")))?;
-        if answers_forbidden && answers_for_user(&frame) {
-            return Err(ControlFailure::new(
-                "forbidden",
-                "a process started by Claude in Orbit cannot answer Claude's questions",
-            ));
+        if answers_for_user(&frame) {
+            refuse_claude_started(answers_forbidden, "answer Claude's questions")?;
         }
         if !conn.window_trusted.load(Ordering::SeqCst)
             && let Some(id) = needs_window_trust(&frame)
@@ -449,7 +334,7 @@ impl PageRelay {
             .get("trusted")
             .and_then(Value::as_bool)
             .ok_or_else(|| invalid("`trusted` must be true or false"))?;
-        conn.touch();
+        conn.polled.touch();
         conn.window_trusted.store(trusted, Ordering::SeqCst);
         let last = conn
             .last_state
@@ -477,15 +362,10 @@ impl PageRelay {
         params: &Value,
         answers_forbidden: bool,
     ) -> Result<Value, ControlFailure> {
-        if answers_forbidden {
-            return Err(ControlFailure::new(
-                "forbidden",
-                "a process started by Claude in Orbit cannot change Claude's settings",
-            ));
-        }
+        refuse_claude_started(answers_forbidden, "change Claude's settings")?;
         let conn = self.get(params)?;
         let settings = host_settings(params.get("settings"))?;
-        conn.touch();
+        conn.polled.touch();
         let reply = conn.workspace.set_host_settings(settings);
         let applied = tokio::task::block_in_place(|| self.runtime.block_on(reply))
             .map_err(|_| ControlFailure::new("unavailable", "the workspace is closing"))?;
@@ -506,12 +386,7 @@ impl PageRelay {
         params: &Value,
         answers_forbidden: bool,
     ) -> Result<Value, ControlFailure> {
-        if answers_forbidden {
-            return Err(ControlFailure::new(
-                "forbidden",
-                "a process started by Claude in Orbit cannot pick files for the page",
-            ));
-        }
+        refuse_claude_started(answers_forbidden, "pick files for the page")?;
         let conn = self.get(params)?;
         let Some(Value::Array(items)) = params.get("paths") else {
             return Err(invalid("`paths` must be an array of absolute paths"));
@@ -529,7 +404,7 @@ impl PageRelay {
                 _ => return Err(invalid("`paths` must be an array of absolute paths")),
             }
         }
-        conn.touch();
+        conn.polled.touch();
         let mut picked = conn.picked.lock().unwrap_or_else(PoisonError::into_inner);
         picked.retain(|p| !paths.contains(p));
         picked.extend(paths);
@@ -854,6 +729,17 @@ mod tests {
             assert_eq!(error.code, "invalid_params", "{bad}");
             assert!(error.message.contains(field), "{bad}: {}", error.message);
         }
+    }
+
+    #[test]
+    fn a_process_claude_started_is_refused_naming_what_it_cannot_do() {
+        assert!(refuse_claude_started(false, "pick files for the page").is_ok());
+        let refused = refuse_claude_started(true, "pick files for the page").unwrap_err();
+        assert_eq!(refused.code, "forbidden");
+        assert_eq!(
+            refused.message,
+            "a process started by Claude in Orbit cannot pick files for the page"
+        );
     }
 
     #[test]

@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, oneshot};
 
-pub use watch::tool_kind;
 use watch::{Change, Watch};
 
 use crate::error::ApiError;

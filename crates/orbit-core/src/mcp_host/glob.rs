@@ -3,9 +3,21 @@
 //! folders, `**/` also matching no folder; elsewhere `**` is `*`), `?` (one
 //! character but `/`); every other character stands for itself (`[`, `{`
 //! and `\\` included). A pattern without a wildcard matches paths that
-//! contain it.
+//! contain it. A pattern with a wildcard that ends in `/` is refused: it
+//! names folders, and the graph's paths are files (globset would read
+//! `**/` as `**`, everything, but `src/**/` as nothing).
 
 use globset::{GlobBuilder, GlobMatcher};
+
+/// Why an `orbit.graph.files` pattern is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    /// A pattern with a wildcard ends in `/`.
+    #[error(
+        "`pattern` ends in `/`, which names folders; the graph lists files (`src/**` matches every file under `src`)"
+    )]
+    EndsInSeparator,
+}
 
 /// A compiled `orbit.graph.files` pattern.
 #[derive(Debug, Clone)]
@@ -22,9 +34,17 @@ enum Kind {
 
 impl FilePattern {
     /// Compiles `pattern`.
-    pub fn new(pattern: &str) -> FilePattern {
+    ///
+    /// # Errors
+    ///
+    /// [`PatternError::EndsInSeparator`]: `pattern` has a wildcard and
+    /// ends in `/`.
+    pub fn new(pattern: &str) -> Result<FilePattern, PatternError> {
         if !pattern.contains(['*', '?']) {
-            return FilePattern(Kind::Contains(pattern.to_owned()));
+            return Ok(FilePattern(Kind::Contains(pattern.to_owned())));
+        }
+        if pattern.ends_with('/') {
+            return Err(PatternError::EndsInSeparator);
         }
         let mut escaped = String::with_capacity(pattern.len() + 8);
         for c in pattern.chars() {
@@ -39,13 +59,13 @@ impl FilePattern {
             .backslash_escape(false)
             .empty_alternates(false)
             .build();
-        match glob {
+        Ok(match glob {
             Ok(glob) => FilePattern(Kind::Glob(glob.compile_matcher())),
             Err(error) => {
                 tracing::debug!(%error, "file pattern refused by globset");
                 FilePattern(Kind::Nothing)
             }
-        }
+        })
     }
 
     /// Whether `path` (workspace-relative, `/`-separated) matches.
@@ -60,6 +80,10 @@ impl FilePattern {
 
 /// Whether `path` matches `pattern` (compiles it: for one path only; a
 /// caller with many paths keeps a [`FilePattern`]).
-pub fn glob_match(pattern: &str, path: &str) -> bool {
-    FilePattern::new(pattern).matches(path)
+///
+/// # Errors
+///
+/// The pattern is refused, as by [`FilePattern::new`].
+pub fn glob_match(pattern: &str, path: &str) -> Result<bool, PatternError> {
+    Ok(FilePattern::new(pattern)?.matches(path))
 }

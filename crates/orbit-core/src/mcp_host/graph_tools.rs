@@ -131,7 +131,7 @@ pub(crate) fn answer_from(
     let mut out = Map::new();
     match tool {
         names::GRAPH_STATS => stats(graph, &mut out),
-        names::GRAPH_FILES => files(graph, arguments, &mut out),
+        names::GRAPH_FILES => files(graph, arguments, &mut out)?,
         names::GRAPH_IMPORTS => imports(graph, arguments, &mut out)?,
         names::GRAPH_DEPENDENTS => dependents(graph, arguments, &mut out)?,
         names::GRAPH_PATH => import_path(graph, arguments, &mut out)?,
@@ -159,11 +159,16 @@ fn stats(graph: &Graph, out: &mut Map<String, Value>) {
     }
 }
 
-fn files(graph: &Graph, arguments: &Map<String, Value>, out: &mut Map<String, Value>) {
+fn files(
+    graph: &Graph,
+    arguments: &Map<String, Value>,
+    out: &mut Map<String, Value>,
+) -> Result<(), ToolFailure> {
     let pattern = str_arg(arguments, "pattern");
     let limit =
         usize::try_from(int_arg(arguments, "limit", DEFAULT_FILES_LIMIT)).unwrap_or(usize::MAX);
-    let pattern = FilePattern::new(pattern);
+    let pattern = FilePattern::new(pattern)
+        .map_err(|error| ToolFailure::new("invalid_arguments", error.to_string()))?;
     let mut matched: Vec<_> = graph
         .nodes()
         .filter(|node| pattern.matches(node.path()))
@@ -178,6 +183,7 @@ fn files(graph: &Graph, arguments: &Map<String, Value>, out: &mut Map<String, Va
     out.insert("files".to_owned(), Value::Array(list));
     out.insert("total".to_owned(), Value::from(total));
     out.insert("truncated".to_owned(), Value::from(total > limit));
+    Ok(())
 }
 
 fn imports(

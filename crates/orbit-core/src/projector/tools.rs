@@ -136,11 +136,6 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
-/// The keypad's tool kind for a tool (§3 of the adapter protocol).
-pub(crate) fn keypad_kind(name: &str) -> &'static str {
-    orbit_types::claude_tool_kind(name)
-}
-
 /// The card's middle choice: Claude Code's own "don't ask again"
 /// suggestions, in words. `None` when there are none.
 pub(crate) fn always_wording(suggestions: &[Value]) -> Option<String> {

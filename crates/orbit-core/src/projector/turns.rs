@@ -76,7 +76,7 @@ pub(super) fn block_started(conv: &mut Conv, kind: &str, tool_name: Option<&str>
                 None => (HudPhase::Tool, one_line(name, 120)),
             };
             if !waiting {
-                conv.keypad_tool(&label, tools::keypad_kind(name));
+                conv.keypad_tool(&label, orbit_types::claude_tool_kind(name));
             }
             conv.set_phase(phase, Some(label), None);
         }
@@ -263,7 +263,7 @@ pub(super) fn tool_use(
     };
     if subagent.is_none() {
         if conv.keypad_live() {
-            conv.keypad_tool(&label, tools::keypad_kind(name));
+            conv.keypad_tool(&label, orbit_types::claude_tool_kind(name));
         }
         conv.set_phase(phase, Some(label), file);
     }

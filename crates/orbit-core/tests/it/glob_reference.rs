@@ -35,8 +35,15 @@ fn tokens(p: &[char]) -> Vec<Token> {
 }
 
 /// The matcher's rules, backtracking without memo (exponential: short
-/// inputs only): `**` as a whole component crosses folders (`**/` may
-/// match no folder), any other `*` stays within one.
+/// inputs only), which are globset's documented ones with
+/// `literal_separator`: `**` as a whole component crosses folders (a
+/// leading `**/` matches any folders or none, `/**/` one separator or any
+/// folders between, a trailing `/**` anything below, not the folder
+/// itself), any other `*` (and `?`) stays within one; every other
+/// character, `/` included, stands for itself, so an empty folder name
+/// (`a//b`, `**//b`) needs one in the path. Patterns ending in `/` are
+/// refused by the matcher and left undefined here (globset reads `**/`,
+/// a lone recursive prefix, as `**`).
 pub(crate) fn reference(p: &[char], s: &[char]) -> bool {
     matches_tokens(&tokens(p), s)
 }

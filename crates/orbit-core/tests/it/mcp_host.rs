@@ -5,7 +5,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use orbit_common::Locations;
-use orbit_core::mcp_host::{CoreMcpHost, MemoryAudit, ToolCall, ToolFailure, glob_match};
+use orbit_core::mcp_host::{
+    CoreMcpHost, MemoryAudit, PatternError, ToolCall, ToolFailure, glob_match,
+};
 use serde_json::{Map, Value, json};
 
 struct Fixture {
@@ -370,16 +372,45 @@ async fn the_file_audit_is_private_json_lines() {
 
 #[test]
 fn glob_patterns() {
-    assert!(glob_match("src/**/*.rs", "src/a.rs"));
-    assert!(glob_match("src/**/*.rs", "src/x/y/a.rs"));
-    assert!(!glob_match("src/*.rs", "src/x/a.rs"));
-    assert!(glob_match("**", "a/b/c"));
-    assert!(glob_match("?.md", "a.md"));
-    assert!(!glob_match("?.md", "/.md"));
-    assert!(glob_match("config", "src/config/x.ts"));
-    assert!(!glob_match("*.ts", "a.tsx"));
+    let matches = |pattern: &str, path: &str| glob_match(pattern, path).unwrap();
+    assert!(matches("src/**/*.rs", "src/a.rs"));
+    assert!(matches("src/**/*.rs", "src/x/y/a.rs"));
+    assert!(!matches("src/*.rs", "src/x/a.rs"));
+    assert!(matches("**", "a/b/c"));
+    assert!(matches("?.md", "a.md"));
+    assert!(!matches("?.md", "/.md"));
+    assert!(matches("config", "src/config/x.ts"));
+    assert!(matches("config/", "src/config/x.ts"));
+    assert!(!matches("*.ts", "a.tsx"));
     let long = "*".repeat(200) + "x";
-    assert!(!glob_match(&long, &"a".repeat(300)));
+    assert!(!matches(&long, &"a".repeat(300)));
+    // A wildcard pattern ending in `/` names folders: refused, however
+    // globset would read it (`**/` as everything, `src/**/` as nothing).
+    for folders in ["**/", "**/**/", "src/**/", "src/*/", "?/"] {
+        assert_eq!(
+            glob_match(folders, "src/a/b.rs"),
+            Err(PatternError::EndsInSeparator),
+            "{folders}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_wildcard_pattern_ending_in_a_separator_is_refused_naming_the_field() {
+    let f = fixture();
+    let refused = call(&f.host, "orbit.graph.files", json!({"pattern": "src/**/"}))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, "invalid_arguments");
+    assert!(
+        refused.message.contains("`pattern` ends in `/`") && !refused.message.contains("src/**/"),
+        "{}",
+        refused.message
+    );
+    let under = call(&f.host, "orbit.graph.files", json!({"pattern": "src/**"}))
+        .await
+        .unwrap();
+    assert_eq!(under["total"], 3, "{under:?}");
 }
 
 #[tokio::test]

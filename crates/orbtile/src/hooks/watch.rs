@@ -92,11 +92,6 @@ fn field<'a>(input: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
     input.get(name).and_then(Value::as_str)
 }
 
-/// The tool's kind on the keypad (§3).
-pub fn tool_kind(name: &str) -> &'static str {
-    orbit_types::claude_tool_kind(name)
-}
-
 /// A path as the user reads it: relative to the session's folder when
 /// inside it.
 fn shown_path(path: &str, cwd: Option<&str>) -> String {
@@ -301,7 +296,7 @@ impl Watch {
                         input.tool_input.as_ref(),
                         s.cwd.as_deref(),
                     ));
-                    s.tool_kind = Some(tool_kind(name).to_owned());
+                    s.tool_kind = Some(orbit_types::claude_tool_kind(name).to_owned());
                     s.set_activity("tool");
                 }
             }
@@ -327,7 +322,7 @@ impl Watch {
                 let label = tool_label(name, input.tool_input.as_ref(), s.cwd.as_deref());
                 s.status_detail = Some(format!("Allow {}?", first_line(&label, 100)));
                 s.tool_label = Some(label);
-                s.tool_kind = Some(tool_kind(name).to_owned());
+                s.tool_kind = Some(orbit_types::claude_tool_kind(name).to_owned());
                 s.set_activity("waitingPermission");
             }
             // The TUI shows a turn's last message after its `Stop`: the key
