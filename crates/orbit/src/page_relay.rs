@@ -425,7 +425,7 @@ impl PageRelay {
             .get("offset")
             .and_then(Value::as_u64)
             .ok_or_else(|| invalid("`offset` must be a whole number"))?;
-        conn.touch();
+        conn.polled.touch();
         let bytes = if offset == 0 {
             let reply = conn.workspace.map();
             let bytes = tokio::task::block_in_place(|| {
