@@ -192,23 +192,35 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     return { skills: attached.skills, files: attached.files, key: s.shown };
   }
 
-  // Changes lists the files an Edit and a Write changed, each opening the
-  // file panel; Usage shows the session's cost.
+  // Changes lists the files an Edit and a Write changed, each with its diff
+  // (made by the server from the calls' inputs) and opening the file panel;
+  // the turn line says how many files changed; Usage shows the tokens and
+  // the cost the CLI reported.
   async function changes(page) {
     await ask(page, 'Edit the readme and write a new file');
     await turnsDone(page, 1);
+    const turnLine = await page.getByRole('log', { name: 'Conversation' }).getByText(/files? changed/).first().textContent();
     const dialog = await openPanel(page, 'Changes');
     const whole = dialog.getByRole('list', { name: 'Whole conversation' });
     await whole.getByRole('button', { name: 'README.md' }).waitFor();
-    const files = await whole.getByRole('button').allTextContents();
+    // The created file is linked once the live graph has it.
+    await whole.getByRole('button', { name: 'src/extra.rs' }).waitFor();
+    const files = await whole.getByRole('button', { name: /\.(md|rs)$/ }).allTextContents();
+    const diffOf = (path) => whole.getByRole('figure', { name: `Diff of ${path}` }).locator('pre').innerText();
+    const readmeDiff = await diffOf('README.md');
+    const extraDiff = await diffOf('src/extra.rs');
+    const headings = await dialog.getByRole('heading').allTextContents();
     await shot(page, 'changes');
     await whole.getByRole('button', { name: 'README.md' }).click();
     await page.getByRole('dialog', { name: 'README.md' }).waitFor();
     await page.getByRole('dialog', { name: 'README.md' }).getByRole('button', { name: 'Close' }).click();
     const usage = await openPanel(page, 'Usage');
     await usage.getByText('Session (list price)').waitFor();
+    const terms = await usage.getByRole('term').allTextContents();
+    const values = await usage.getByRole('definition').allTextContents();
     await shot(page, 'usage');
-    return { files };
+    const usageRows = Object.fromEntries(terms.map((t, i) => [t, values[i]]));
+    return { files, readmeDiff, extraDiff, headings, turnLine, usage: usageRows };
   }
 
   return {

@@ -22,6 +22,7 @@
 //! resolution; its owner feeds it and sends what it returns.
 
 mod cards;
+mod diffs;
 mod events;
 mod markdown;
 mod tools;

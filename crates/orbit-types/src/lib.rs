@@ -51,7 +51,7 @@ pub use page::{
     SubagentMessage, TranscriptEntry, TranscriptUpdate,
 };
 pub use panels::{
-    CatalogState, CatalogStatus, HistoryEntry, HistoryState, McpServerRow, McpState, ModelChoice,
+    CatalogState, CatalogStatus, DiffHunk, DiffLine, DiffOp, FileDiff, HistoryEntry, HistoryState, McpServerRow, McpState, ModelChoice,
     SettingSource, SettingValue, SettingsState, SkillChoice,
 };
 

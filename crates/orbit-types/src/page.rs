@@ -289,6 +289,10 @@ pub enum EntryBody {
         detail: Option<String>,
         /// The graph file it names (a linked entry), if any.
         file: Option<String>,
+        /// What a file-editing call changes, from its own input (`Edit`,
+        /// `MultiEdit`, `Write`, `NotebookEdit`); absent for other tools.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<crate::panels::FileDiff>,
     },
     /// An MCP tool call.
     Mcp {

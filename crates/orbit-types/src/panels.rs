@@ -197,3 +197,66 @@ pub struct HistoryEntry {
     /// A conversation of this Orbit holds it now.
     pub open: Option<String>,
 }
+
+/// What a file-editing tool call changes, as its own input says (`Edit`'s
+/// old and new strings, `MultiEdit`'s edits, `Write`'s content,
+/// `NotebookEdit`'s new cell source), diffed line by line by the server.
+/// Bounded: a diff past the bound is cut, `omittedLines` says how much.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileDiff {
+    /// `edit` (old and new strings), `multiEdit`, `write` (the whole
+    /// content written, shown as added: the input does not carry what the
+    /// file held before) or `notebook` (a cell's new source).
+    pub source: String,
+    /// Every edit of a `replace_all` call (the strings may occur many times).
+    pub replace_all: bool,
+    /// The hunks, in order (a `MultiEdit` gives each edit's own).
+    pub hunks: Vec<DiffHunk>,
+    /// Lines added in all.
+    pub added: u32,
+    /// Lines removed in all.
+    pub removed: u32,
+    /// Diff lines left out past the bound (0: the diff is whole).
+    pub omitted_lines: u32,
+}
+
+/// One hunk of a [`FileDiff`]. Line numbers count from 1 within the text
+/// the call names (an `Edit`'s old and new strings; a `Write`'s content).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffHunk {
+    /// The first old line.
+    pub old_start: u32,
+    /// How many old lines.
+    pub old_lines: u32,
+    /// The first new line.
+    pub new_start: u32,
+    /// How many new lines.
+    pub new_lines: u32,
+    /// Its lines.
+    pub lines: Vec<DiffLine>,
+}
+
+/// One line of a [`DiffHunk`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffLine {
+    /// Kept, added or removed.
+    pub op: DiffOp,
+    /// The line without its newline (at most 400 characters; longer lines
+    /// end with an ellipsis).
+    pub text: String,
+}
+
+/// What a [`DiffLine`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum DiffOp {
+    /// A context line.
+    Keep,
+    /// An added line.
+    Add,
+    /// A removed line.
+    Remove,
+}

@@ -95,6 +95,11 @@ export type EntryBody =
        */
       detail?: string | null;
       /**
+       * What a file-editing call changes, from its own input (`Edit`,
+       * `MultiEdit`, `Write`, `NotebookEdit`); absent for other tools.
+       */
+      diff?: FileDiff | null;
+      /**
        * The graph file it names (a linked entry), if any.
        */
       file?: string | null;
@@ -307,6 +312,10 @@ export type MdNode =
       rows: MdNode[][][];
       t: 'table';
     };
+/**
+ * What a [`DiffLine`] does.
+ */
+export type DiffOp = 'keep' | 'add' | 'remove';
 /**
  * How serious a notice is.
  */
@@ -839,6 +848,77 @@ export interface TranscriptEntry {
    * The turn it belongs to (1-based; 0 before any prompt).
    */
   turn: number;
+}
+/**
+ * What a file-editing tool call changes, as its own input says (`Edit`'s
+ * old and new strings, `MultiEdit`'s edits, `Write`'s content,
+ * `NotebookEdit`'s new cell source), diffed line by line by the server.
+ * Bounded: a diff past the bound is cut, `omittedLines` says how much.
+ */
+export interface FileDiff {
+  /**
+   * Lines added in all.
+   */
+  added: number;
+  /**
+   * The hunks, in order (a `MultiEdit` gives each edit's own).
+   */
+  hunks: DiffHunk[];
+  /**
+   * Diff lines left out past the bound (0: the diff is whole).
+   */
+  omittedLines: number;
+  /**
+   * Lines removed in all.
+   */
+  removed: number;
+  /**
+   * Every edit of a `replace_all` call (the strings may occur many times).
+   */
+  replaceAll: boolean;
+  /**
+   * `edit` (old and new strings), `multiEdit`, `write` (the whole
+   * content written, shown as added: the input does not carry what the
+   * file held before) or `notebook` (a cell's new source).
+   */
+  source: string;
+}
+/**
+ * One hunk of a [`FileDiff`]. Line numbers count from 1 within the text
+ * the call names (an `Edit`'s old and new strings; a `Write`'s content).
+ */
+export interface DiffHunk {
+  /**
+   * Its lines.
+   */
+  lines: DiffLine[];
+  /**
+   * How many new lines.
+   */
+  newLines: number;
+  /**
+   * The first new line.
+   */
+  newStart: number;
+  /**
+   * How many old lines.
+   */
+  oldLines: number;
+  /**
+   * The first old line.
+   */
+  oldStart: number;
+}
+/**
+ * One line of a [`DiffHunk`].
+ */
+export interface DiffLine {
+  op: DiffOp;
+  /**
+   * The line without its newline (at most 400 characters; longer lines
+   * end with an ellipsis).
+   */
+  text: string;
 }
 /**
  * `activity`: one tick's records of one conversation.

@@ -165,8 +165,11 @@ fn a_picked_skill_leads_and_a_file_chip_reaches_the_model() {
     scene.end();
 }
 
+/// An Edit and a Write through the real CLI show in Changes with their
+/// diffs (the server's, from the calls' inputs), each file a link; the turn
+/// line says how many files changed.
 #[test]
-fn changes_list_an_edit_and_a_write() {
+fn an_edit_and_a_write_through_the_real_cli_show_in_changes_with_their_diffs() {
     let _one = lock();
     let mut scene = Scene::new(true);
     scene
@@ -180,19 +183,53 @@ fn changes_list_an_edit_and_a_write() {
         ),
         tool(
             "Write",
-            json!({"file_path": ws.join("src/extra.rs"), "content": "pub fn extra() {}\n"}),
+            json!({"file_path": ws.join("src/extra.rs"), "content": "pub fn extra() {}\npub fn more() {}\n"}),
         ),
         text("Done."),
     ]);
     scene.open();
     let result = scene.run_in("panels-changes", "panels", &[]);
-    let files = result["files"].as_array().unwrap();
-    assert!(files.contains(&json!("README.md")), "{result}");
+    assert_eq!(
+        result["files"],
+        json!(["README.md", "src/extra.rs"]),
+        "{result}"
+    );
     assert!(
         std::fs::read_to_string(ws.join("README.md"))
             .unwrap()
             .contains("An edited workspace."),
         "the edit went through"
+    );
+    let lines = |key: &str| -> Vec<String> {
+        result[key]
+            .as_str()
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        lines("readmeDiff"),
+        ["@@ -1,1 +1,1 @@", "-A demo workspace.", "+An edited workspace."],
+        "{result}"
+    );
+    assert_eq!(
+        lines("extraDiff"),
+        ["@@ -0,0 +1,2 @@", "+pub fn extra() {}", "+pub fn more() {}"],
+        "{result}"
+    );
+    assert!(
+        result["turnLine"]
+            .as_str()
+            .is_some_and(|l| l.contains("2 files changed")),
+        "{result}"
+    );
+    assert!(
+        result["headings"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Turn 1: 2 files changed")),
+        "{result}"
     );
     scene.end();
 }
