@@ -99,6 +99,22 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
   // History lists the conversation had before Orbit restarted, filters as
   // the user types, and Continue resumes it (`--resume`).
   async function history(page) {
+    // A big synthetic history (ORBIT_SCAN_TOTAL transcripts): while the
+    // first scan runs the panel shows "n of m" and a progress bar, and the
+    // page answers meanwhile (another panel opens, its controls read).
+    let scan = null;
+    if (process.env.ORBIT_SCAN_TOTAL) {
+      const total = Number(process.env.ORBIT_SCAN_TOTAL);
+      const seen = await untilPanels(page, 'the first scan in progress', (p) => p.history?.scanning === true && p.history.progress?.total === total && p.history.progress.done < total, Math.max(timeout, 60000));
+      const scanning = await openPanel(page, 'History');
+      const status = await scanning.getByRole('status').textContent();
+      const bar = await scanning.getByRole('progressbar', { name: 'Reading transcripts' }).evaluate((el) => ({ value: el.value, max: el.max }));
+      await shot(page, 'history-scanning');
+      const settings = await openPanel(page, 'Settings');
+      const modes = await settings.getByRole('combobox', { name: 'Permission mode' }).evaluate((el) => el.options.length);
+      const after = await panelsOf(page);
+      scan = { progress: seen.history.progress, status, bar, modes, answeredWhileScanning: after.history?.scanning === true };
+    }
     const dialog = await openPanel(page, 'History');
     const listed = await untilPanels(page, 'the history list', (p) => (p.history?.conversations.length ?? 0) > 0 && !p.history.scanning);
     const entry = listed.history.conversations[0];
@@ -117,7 +133,7 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     const bad = await actRaw(page, { type: 'continue', id: 'not-a-listed-id' });
     if (bad.ok || bad.code !== 'unknown_history_id') throw new Error(`an unlisted id was not refused: ${JSON.stringify(bad)}`);
     await shot(page, 'history-continued');
-    return { id: entry.id, title: entry.title, current: s.current, none, some };
+    return { id: entry.id, title: entry.title, current: s.current, none, some, scan };
   }
 
   // The MCP view against a real stdio server: connected with its tools;

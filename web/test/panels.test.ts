@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CatalogState, FileDiff, HistoryEntry, McpState, PageRequest, SearchMatch, SettingsState } from '../src/protocol/types';
 import { mountPanels } from '../src/hud/panels';
-import { changesOf, filesChangedIn } from '../src/hud/panels/changes';
+import { changesOf, filesChangedIn, usageRows } from '../src/hud/panels/changes';
 import { Composer, MAX_FILES, MAX_SKILLS, pickDropped } from '../src/hud/panels/composer';
 import { matchesFilter } from '../src/hud/panels/history';
 import { Drawer } from '../src/hud/drawer';
@@ -168,6 +168,15 @@ describe('History', () => {
     applyFrame(state, { seq: 9, body: { type: 'history', scanning: true, error: null, conversations: [] } });
     panels.render(state, null);
     expect(d.textContent).toContain('Reading Claude Code’s transcripts');
+    const bar = d.querySelector<HTMLProgressElement>('progress[aria-label="Reading transcripts"]');
+    expect(bar?.hidden).toBe(true);
+    applyFrame(state, { seq: 10, body: { type: 'history', scanning: true, error: null, progress: { done: 120, total: 2000 }, conversations: [] } });
+    panels.render(state, null);
+    expect(d.querySelector('[role="status"]')?.textContent).toBe('Reading Claude Code’s transcripts… 120 of 2,000');
+    expect([bar?.hidden, bar?.value, bar?.max]).toEqual([false, 120, 2000]);
+    applyFrame(state, { seq: 11, body: { type: 'history', scanning: false, error: null, progress: null, conversations: [historyEntry('a', 'Done')] } });
+    panels.render(state, null);
+    expect(bar?.hidden).toBe(true);
   });
 });
 
@@ -289,6 +298,27 @@ describe('Changes and Usage', () => {
     const u = open('Usage');
     panels.render(state, 'c1');
     expect(u.textContent).toContain('$0.50');
+  });
+
+  it('Usage shows the tokens and context the CLI reported, and the rate limit with its reset', () => {
+    const now = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const base = session('c1', { turns: 2, totalCostUsd: 0.5 });
+    const without = new Map(usageRows(base, []));
+    expect(without.get('Tokens')).toBe('Known once a turn ends');
+    expect(without.get('Rate limit')).toContain('None reported');
+    const rows = new Map(usageRows({
+      ...base,
+      usage: { inputTokens: 27084, outputTokens: 368, cacheReadInputTokens: 1200, cacheCreationInputTokens: 30, contextTokens: 3493, contextWindow: 1000000 },
+      rateLimit: { status: 'allowed_warning', rateLimitType: 'five_hour', resetsAt: now / 1000 + 90 * 60, utilization: 0.82 },
+    }, [1000, 500], now));
+    expect(rows.get('Input tokens')).toBe('27,084');
+    expect(rows.get('Output tokens')).toBe('368');
+    expect(rows.get('Cache read tokens')).toBe('1,200');
+    expect(rows.get('Cache creation tokens')).toBe('30');
+    expect(rows.get('Context')).toBe('3,493 of 1,000,000 (0.3%)');
+    expect(rows.get('Rate limit')).toBe('5-hour limit: close, 82% used');
+    expect(rows.get('Resets')).toContain('(in 1 h 30 min)');
+    expect(rows.get('Time in turns')).toBe('1.5 s');
   });
 
   it('every new request is described for the outbox', () => {

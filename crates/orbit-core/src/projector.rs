@@ -172,6 +172,8 @@ impl Conv {
                 last_outcome: None,
                 error: None,
                 subagents: 0,
+                usage: None,
+                rate_limit: None,
             },
             sent_state: None,
             keypad: KeypadSession {

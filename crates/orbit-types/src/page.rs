@@ -136,6 +136,12 @@ pub struct SessionState {
     pub error: Option<String>,
     /// Subagents running now.
     pub subagents: u32,
+    /// The conversation's tokens and context use, once a turn ended.
+    #[serde(default)]
+    pub usage: Option<crate::panels::TokenUsage>,
+    /// The rate limit the session draws on, when the CLI said.
+    #[serde(default)]
+    pub rate_limit: Option<crate::panels::RateLimitInfo>,
 }
 
 /// A card waiting for the user's answer.

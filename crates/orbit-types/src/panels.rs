@@ -162,6 +162,9 @@ pub struct HistoryState {
     pub scanning: bool,
     /// Why the last scan failed.
     pub error: Option<String>,
+    /// How far the running scan got (transcripts read of those found).
+    #[serde(default)]
+    pub progress: Option<ScanProgress>,
     /// The conversations; `continue` takes only their ids.
     pub conversations: Vec<HistoryEntry>,
 }
@@ -259,4 +262,51 @@ pub enum DiffOp {
     Add,
     /// A removed line.
     Remove,
+}
+
+/// Tokens and context use as the CLI reports them: summed over a
+/// conversation's turns from each `result`'s `usage` (the main loop's API
+/// calls), and the context the last call filled (its input, cache read and
+/// cache creation tokens) out of the model's `contextWindow` (`modelUsage`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    /// Input tokens (not read from or written to the cache).
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_input_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_creation_input_tokens: u64,
+    /// The context the last API call filled (tokens), once known.
+    pub context_tokens: Option<u64>,
+    /// The model's context window (tokens), when the CLI said.
+    pub context_window: Option<u64>,
+}
+
+/// A rate limit or quota the session draws on, as the CLI's
+/// `rate_limit_event` says (subscription logins; an API key sends none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitInfo {
+    /// `allowed`, `allowed_warning` or `rejected`.
+    pub status: String,
+    /// Which limit: `five_hour`, `seven_day`, `seven_day_opus`,
+    /// `seven_day_sonnet`, `overage`, ...
+    pub rate_limit_type: Option<String>,
+    /// When it resets (seconds since the epoch).
+    pub resets_at: Option<u64>,
+    /// How much of it is used (0 to 1), when the CLI said.
+    pub utilization: Option<f64>,
+}
+
+/// How far a history scan got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanProgress {
+    /// Transcripts read so far.
+    pub done: u64,
+    /// Transcripts found.
+    pub total: u64,
 }

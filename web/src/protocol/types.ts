@@ -684,6 +684,10 @@ export interface SessionState {
   permissionMode?: string | null;
   phase: HudPhase;
   /**
+   * The rate limit the session draws on, when the CLI said.
+   */
+  rateLimit?: RateLimitInfo | null;
+  /**
    * Claude Code's session id, once known.
    */
   sessionId?: string | null;
@@ -703,6 +707,10 @@ export interface SessionState {
    * Turns started in this conversation.
    */
   turns: number;
+  /**
+   * The conversation's tokens and context use, once a turn ended.
+   */
+  usage?: TokenUsage | null;
 }
 /**
  * A permission card.
@@ -807,6 +815,61 @@ export interface CardOption {
    * The label (what the answer carries).
    */
   label: string;
+}
+/**
+ * A rate limit or quota the session draws on, as the CLI's
+ * `rate_limit_event` says (subscription logins; an API key sends none).
+ */
+export interface RateLimitInfo {
+  /**
+   * Which limit: `five_hour`, `seven_day`, `seven_day_opus`,
+   * `seven_day_sonnet`, `overage`, ...
+   */
+  rateLimitType?: string | null;
+  /**
+   * When it resets (seconds since the epoch).
+   */
+  resetsAt?: number | null;
+  /**
+   * `allowed`, `allowed_warning` or `rejected`.
+   */
+  status: string;
+  /**
+   * How much of it is used (0 to 1), when the CLI said.
+   */
+  utilization?: number | null;
+}
+/**
+ * Tokens and context use as the CLI reports them: summed over a
+ * conversation's turns from each `result`'s `usage` (the main loop's API
+ * calls), and the context the last call filled (its input, cache read and
+ * cache creation tokens) out of the model's `contextWindow` (`modelUsage`).
+ */
+export interface TokenUsage {
+  /**
+   * Input tokens written to the prompt cache.
+   */
+  cacheCreationInputTokens: number;
+  /**
+   * Input tokens read from the prompt cache.
+   */
+  cacheReadInputTokens: number;
+  /**
+   * The context the last API call filled (tokens), once known.
+   */
+  contextTokens?: number | null;
+  /**
+   * The model's context window (tokens), when the CLI said.
+   */
+  contextWindow?: number | null;
+  /**
+   * Input tokens (not read from or written to the cache).
+   */
+  inputTokens: number;
+  /**
+   * Output tokens.
+   */
+  outputTokens: number;
 }
 /**
  * `transcript`: entries appended to a conversation's transcript, or (with
@@ -1471,6 +1534,10 @@ export interface HistoryState {
    */
   error?: string | null;
   /**
+   * How far the running scan got (transcripts read of those found).
+   */
+  progress?: ScanProgress | null;
+  /**
    * A scan runs now (the list is the last one until it ends).
    */
   scanning: boolean;
@@ -1531,6 +1598,19 @@ export interface HistoryEntry {
    * Its title.
    */
   title: string;
+}
+/**
+ * How far a history scan got.
+ */
+export interface ScanProgress {
+  /**
+   * Transcripts read so far.
+   */
+  done: number;
+  /**
+   * Transcripts found.
+   */
+  total: number;
 }
 /**
  * The answer of `GET /w/<id>/keypad`: what the page's keypad panel and

@@ -26,7 +26,10 @@ pub(crate) fn tool_diff(name: &str, input: &Value) -> Option<FileDiff> {
     let (source, replace_all) = match name {
         "Edit" => {
             diff.pair(text("old_string")?, text("new_string")?);
-            ("edit", input.get("replace_all").and_then(Value::as_bool) == Some(true))
+            (
+                "edit",
+                input.get("replace_all").and_then(Value::as_bool) == Some(true),
+            )
         }
         "MultiEdit" => {
             let edits = input.get("edits").and_then(Value::as_array)?;
@@ -180,7 +183,12 @@ mod tests {
         assert_eq!((diff.added, diff.removed, diff.omitted_lines), (1, 1, 0));
         let hunk = &diff.hunks[0];
         assert_eq!(
-            (hunk.old_start, hunk.old_lines, hunk.new_start, hunk.new_lines),
+            (
+                hunk.old_start,
+                hunk.old_lines,
+                hunk.new_start,
+                hunk.new_lines
+            ),
             (1, 3, 1, 3)
         );
     }

@@ -7,7 +7,7 @@
  * failed are left out. Usage: the model, turns, tokens and context use as
  * the CLI reports them, cost, rate limits, the turns' durations.
  */
-import type { FileDiff, TranscriptEntry } from '../../protocol/types';
+import type { FileDiff, SessionState, TranscriptEntry } from '../../protocol/types';
 import type { PageState } from '../../state/store';
 import { clear, formatCost, formatDuration, h } from '../dom';
 import { keyed } from './frame';
@@ -165,6 +165,68 @@ export class ChangesPanel {
   }
 }
 
+/** A token count as the panel shows it (thousands separated). */
+export function tokens(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** When a limit resets, as the panel says it (local time, and how long from now). */
+export function resetsIn(seconds: number, now = Date.now()): string {
+  const at = new Date(seconds * 1000);
+  const minutes = Math.max(0, Math.round((seconds * 1000 - now) / 60000));
+  const span = minutes < 60 ? `${minutes} min` : minutes < 48 * 60 ? `${Math.floor(minutes / 60)} h ${minutes % 60} min` : `${Math.round(minutes / 1440)} days`;
+  return `${at.toLocaleString()} (in ${span})`;
+}
+
+const LIMIT_NAMES: Record<string, string> = {
+  five_hour: '5-hour limit',
+  seven_day: 'weekly limit',
+  seven_day_opus: 'weekly Opus limit',
+  seven_day_sonnet: 'weekly Sonnet limit',
+  seven_day_overage_included: 'weekly limit (overage included)',
+  overage: 'overage',
+};
+
+/** The panel's rows for a session: tokens and context as the CLI reported them, cost, rate limit. */
+export function usageRows(session: SessionState, durations: readonly number[], now = Date.now()): [string, string][] {
+  const rows: [string, string][] = [
+    ['Model', session.model ?? 'Claude Code’s default'],
+    ['Turns', String(session.turns)],
+  ];
+  const usage = session.usage;
+  if (usage) {
+    rows.push(
+      ['Input tokens', tokens(usage.inputTokens)],
+      ['Output tokens', tokens(usage.outputTokens)],
+      ['Cache read tokens', tokens(usage.cacheReadInputTokens)],
+      ['Cache creation tokens', tokens(usage.cacheCreationInputTokens)],
+    );
+    if (typeof usage.contextTokens === 'number') {
+      const window = usage.contextWindow;
+      const share = typeof window === 'number' && window > 0 ? ` of ${tokens(window)} (${((100 * usage.contextTokens) / window).toFixed(1)}%)` : '';
+      rows.push(['Context', `${tokens(usage.contextTokens)}${share}`]);
+    }
+  } else {
+    rows.push(['Tokens', 'Known once a turn ends']);
+  }
+  rows.push(
+    ['This turn', formatCost(session.turnCostUsd)],
+    ['Session (list price)', formatCost(session.totalCostUsd)],
+    ['Time in turns', formatDuration(durations.reduce((a, b) => a + b, 0)) || '—'],
+  );
+  const limit = session.rateLimit;
+  if (limit) {
+    const name = limit.rateLimitType ? (LIMIT_NAMES[limit.rateLimitType] ?? limit.rateLimitType) : 'rate limit';
+    const used = typeof limit.utilization === 'number' ? `, ${Math.round(limit.utilization * 100)}% used` : '';
+    const status = limit.status === 'rejected' ? 'reached' : limit.status === 'allowed_warning' ? 'close' : 'allowed';
+    rows.push(['Rate limit', `${name}: ${status}${used}`]);
+    if (typeof limit.resetsAt === 'number') rows.push(['Resets', resetsIn(limit.resetsAt, now)]);
+  } else {
+    rows.push(['Rate limit', 'None reported (the CLI names one only for a subscription login)']);
+  }
+  return rows;
+}
+
 export class UsagePanel {
   readonly el: HTMLElement;
   private readonly list: HTMLElement;
@@ -178,15 +240,7 @@ export class UsagePanel {
     const session = shown ? state.sessions[shown] : undefined;
     const entries = shown ? (state.transcripts[shown] ?? []) : [];
     const durations = entries.flatMap((e) => (e.body.kind === 'turnEnd' && typeof e.body.durationMs === 'number' ? [e.body.durationMs] : []));
-    const rows: [string, string][] = session
-      ? [
-          ['Model', session.model ?? 'Claude Code’s default'],
-          ['Turns', String(session.turns)],
-          ['This turn', formatCost(session.turnCostUsd)],
-          ['Session (list price)', formatCost(session.totalCostUsd)],
-          ['Time in turns', formatDuration(durations.reduce((a, b) => a + b, 0)) || '—'],
-        ]
-      : [];
+    const rows = session ? usageRows(session, durations) : [];
     if (!keyed(this.list, JSON.stringify(rows))) return;
     clear(this.list);
     if (rows.length === 0) {
