@@ -437,3 +437,65 @@ pub(super) fn rate_limit(info: &Value) -> Option<RateLimitInfo> {
             .filter(|u| u.is_finite()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_results_usage_gives_the_turns_tokens_and_the_models_window() {
+        let result: ResultMessage = serde_json::from_value(json!({
+            "subtype": "success",
+            "usage": {"input_tokens": 27084, "output_tokens": 368, "cache_read_input_tokens": 12, "cache_creation_input_tokens": 3},
+            "modelUsage": {"claude-haiku": {"contextWindow": 200_000}, "claude-opus-5-5": {"contextWindow": 1_000_000}},
+        }))
+        .unwrap();
+        let usage = token_usage(&result, Some(3493)).unwrap();
+        assert_eq!(
+            usage,
+            TokenUsage {
+                input_tokens: 27084,
+                output_tokens: 368,
+                cache_read_input_tokens: 12,
+                cache_creation_input_tokens: 3,
+                context_tokens: Some(3493),
+                context_window: Some(1_000_000),
+            }
+        );
+        let bare: ResultMessage = serde_json::from_value(json!({"subtype": "success"})).unwrap();
+        assert!(token_usage(&bare, None).is_none());
+    }
+
+    #[test]
+    fn a_rate_limit_event_keeps_only_its_declared_fields() {
+        let info = rate_limit(&json!({
+            "status": "allowed_warning", "rateLimitType": "five_hour",
+            "resetsAt": 1_796_240_000_000_u64, "utilization": 0.8, "overageStatus": "x",
+        }))
+        .unwrap();
+        assert_eq!(info.status, "allowed_warning");
+        assert_eq!(info.rate_limit_type.as_deref(), Some("five_hour"));
+        assert_eq!(info.resets_at, Some(1_796_240_000), "milliseconds read as seconds");
+        assert_eq!(info.utilization, Some(0.8));
+        let seconds = rate_limit(&json!({"status": "rejected", "resetsAt": 1_796_240_000.0})).unwrap();
+        assert_eq!(seconds.resets_at, Some(1_796_240_000));
+        assert!(rate_limit(&json!({"rateLimitType": "five_hour"})).is_none());
+    }
+}
+
+#[cfg(test)]
+mod decoding {
+    use crate::codec::decode_line;
+    use crate::wire::Inbound;
+
+    #[test]
+    fn a_rate_limit_event_line_decodes_to_its_info() {
+        let line = br#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","rateLimitType":"seven_day"},"uuid":"u","session_id":"s"}"#;
+        let Some(Inbound::RateLimitEvent { info }) = decode_line(line).unwrap() else {
+            panic!("not a rate limit event");
+        };
+        assert_eq!(info["rateLimitType"], "seven_day");
+    }
+}
