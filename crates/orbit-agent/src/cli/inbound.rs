@@ -477,9 +477,14 @@ mod tests {
         .unwrap();
         assert_eq!(info.status, "allowed_warning");
         assert_eq!(info.rate_limit_type.as_deref(), Some("five_hour"));
-        assert_eq!(info.resets_at, Some(1_796_240_000), "milliseconds read as seconds");
+        assert_eq!(
+            info.resets_at,
+            Some(1_796_240_000),
+            "milliseconds read as seconds"
+        );
         assert_eq!(info.utilization, Some(0.8));
-        let seconds = rate_limit(&json!({"status": "rejected", "resetsAt": 1_796_240_000.0})).unwrap();
+        let seconds =
+            rate_limit(&json!({"status": "rejected", "resetsAt": 1_796_240_000.0})).unwrap();
         assert_eq!(seconds.resets_at, Some(1_796_240_000));
         assert!(rate_limit(&json!({"rateLimitType": "five_hour"})).is_none());
     }
