@@ -99,6 +99,36 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
   // History lists the conversation had before Orbit restarted, filters as
   // the user types, and Continue resumes it (`--resume`).
   async function history(page) {
+    // A big synthetic history (ORBIT_SCAN_TOTAL transcripts): while the
+    // first scan runs the panel shows "n of m" and a progress bar, and the
+    // page answers meanwhile (another panel opens, its controls read).
+    let scan = null;
+    if (process.env.ORBIT_SCAN_TOTAL) {
+      const total = Number(process.env.ORBIT_SCAN_TOTAL);
+      // History opened at once (a click the page answers while the scan runs).
+      const scanning = await openPanel(page, 'History');
+      const status = scanning.getByRole('status');
+      const deadline = Date.now() + Math.max(timeout, 60000);
+      let text = '';
+      let bar = null;
+      for (;;) {
+        text = (await status.textContent()) ?? '';
+        const m = /… ([\d,]+) of ([\d,]+)/.exec(text);
+        if (m && Number(m[1].replace(/,/g, '')) < Number(m[2].replace(/,/g, ''))) {
+          bar = await scanning.getByRole('progressbar', { name: 'Reading transcripts' }).evaluate((el) => ({ value: el.value, max: el.max }));
+          break;
+        }
+        if (Date.now() > deadline || /conversations?$/.test(text)) throw new Error(`no scan in progress was shown: ${text}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const seen = await panelsOf(page);
+      await shot(page, 'history-scanning');
+      const answeredWhileScanning = /^Reading Claude Code’s transcripts… [\d,]+ of [\d,]+/.test(text);
+      // The page goes on answering: another panel opens and its control reads.
+      const settings = await openPanel(page, 'Settings');
+      const modes = await settings.getByRole('combobox', { name: 'Permission mode' }).evaluate((el) => el.options.length);
+      scan = { progress: seen.history.progress ?? { done: 0, total }, status: text, bar, modes, answeredWhileScanning };
+    }
     const dialog = await openPanel(page, 'History');
     const listed = await untilPanels(page, 'the history list', (p) => (p.history?.conversations.length ?? 0) > 0 && !p.history.scanning);
     const entry = listed.history.conversations[0];
@@ -117,7 +147,7 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     const bad = await actRaw(page, { type: 'continue', id: 'not-a-listed-id' });
     if (bad.ok || bad.code !== 'unknown_history_id') throw new Error(`an unlisted id was not refused: ${JSON.stringify(bad)}`);
     await shot(page, 'history-continued');
-    return { id: entry.id, title: entry.title, current: s.current, none, some };
+    return { id: entry.id, title: entry.title, current: s.current, none, some, scan };
   }
 
   // The MCP view against a real stdio server: connected with its tools;
@@ -192,23 +222,35 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     return { skills: attached.skills, files: attached.files, key: s.shown };
   }
 
-  // Changes lists the files an Edit and a Write changed, each opening the
-  // file panel; Usage shows the session's cost.
+  // Changes lists the files an Edit and a Write changed, each with its diff
+  // (made by the server from the calls' inputs) and opening the file panel;
+  // the turn line says how many files changed; Usage shows the tokens and
+  // the cost the CLI reported.
   async function changes(page) {
     await ask(page, 'Edit the readme and write a new file');
     await turnsDone(page, 1);
+    const turnLine = await page.getByRole('log', { name: 'Conversation' }).getByText(/files? changed/).first().textContent();
     const dialog = await openPanel(page, 'Changes');
     const whole = dialog.getByRole('list', { name: 'Whole conversation' });
     await whole.getByRole('button', { name: 'README.md' }).waitFor();
-    const files = await whole.getByRole('button').allTextContents();
+    // The created file is linked once the live graph has it.
+    await whole.getByRole('button', { name: 'src/extra.rs' }).waitFor();
+    const files = await whole.getByRole('button', { name: /\.(md|rs)$/ }).allTextContents();
+    const diffOf = (path) => whole.getByRole('figure', { name: `Diff of ${path}` }).locator('pre').innerText();
+    const readmeDiff = await diffOf('README.md');
+    const extraDiff = await diffOf('src/extra.rs');
+    const headings = await dialog.getByRole('heading').allTextContents();
     await shot(page, 'changes');
     await whole.getByRole('button', { name: 'README.md' }).click();
     await page.getByRole('dialog', { name: 'README.md' }).waitFor();
     await page.getByRole('dialog', { name: 'README.md' }).getByRole('button', { name: 'Close' }).click();
     const usage = await openPanel(page, 'Usage');
     await usage.getByText('Session (list price)').waitFor();
+    const terms = await usage.getByRole('term').allTextContents();
+    const values = await usage.getByRole('definition').allTextContents();
     await shot(page, 'usage');
-    return { files };
+    const usageRows = Object.fromEntries(terms.map((t, i) => [t, values[i]]));
+    return { files, readmeDiff, extraDiff, headings, turnLine, usage: usageRows };
   }
 
   return {

@@ -78,6 +78,10 @@ describe('the conversation view', () => {
     expect(view.el.querySelectorAll('[data-seq]')).toHaveLength(2);
     view.el.querySelector<HTMLAnchorElement>('[data-seq="2"] a')?.click();
     expect(ctx.openFile).toHaveBeenCalledWith('src/new.rs', null);
+    // The turn line says how many files the turn changed.
+    apply([entry(3, { kind: 'tool', toolUseId: 'u', tool: 'Edit', detail: 'README.md', file: 'README.md' }), entry(4, { kind: 'turnEnd', outcome: 'completed', durationMs: 1500, costUsd: 0.01 })], 3);
+    view.render(state, 'c1');
+    expect(view.el.querySelector('[data-seq="4"]')?.textContent).toBe('Done · 2 files changed · 1.5 s · $0.01');
   });
 
   it('shows MCP entries, notices, denied tools and turn lines', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { CatalogState, HistoryEntry, McpState, PageRequest, SearchMatch, SettingsState } from '../src/protocol/types';
+import type { CatalogState, FileDiff, HistoryEntry, McpState, PageRequest, SearchMatch, SettingsState } from '../src/protocol/types';
 import { mountPanels } from '../src/hud/panels';
-import { changesOf } from '../src/hud/panels/changes';
+import { changesOf, filesChangedIn, usageRows } from '../src/hud/panels/changes';
 import { Composer, MAX_FILES, MAX_SKILLS, pickDropped } from '../src/hud/panels/composer';
 import { matchesFilter } from '../src/hud/panels/history';
 import { Drawer } from '../src/hud/drawer';
@@ -168,6 +168,15 @@ describe('History', () => {
     applyFrame(state, { seq: 9, body: { type: 'history', scanning: true, error: null, conversations: [] } });
     panels.render(state, null);
     expect(d.textContent).toContain('Reading Claude Code’s transcripts');
+    const bar = d.querySelector<HTMLProgressElement>('progress[aria-label="Reading transcripts"]');
+    expect(bar?.hidden).toBe(true);
+    applyFrame(state, { seq: 10, body: { type: 'history', scanning: true, error: null, progress: { done: 120, total: 2000 }, conversations: [] } });
+    panels.render(state, null);
+    expect(d.querySelector('[role="status"]')?.textContent).toBe('Reading Claude Code’s transcripts… 120 of 2,000');
+    expect([bar?.hidden, bar?.value, bar?.max]).toEqual([false, 120, 2000]);
+    applyFrame(state, { seq: 11, body: { type: 'history', scanning: false, error: null, progress: null, conversations: [historyEntry('a', 'Done')] } });
+    panels.render(state, null);
+    expect(bar?.hidden).toBe(true);
   });
 });
 
@@ -246,31 +255,70 @@ describe('the prompt’s attachments', () => {
 });
 
 describe('Changes and Usage', () => {
-  it('list the files each turn edited or created, linked to the file panel', () => {
+  it('list the files each turn edited or created with their diffs, linked to the file panel', () => {
+    const edit: FileDiff = {
+      source: 'edit', replaceAll: false, added: 1, removed: 1, omittedLines: 0,
+      hunks: [{ oldStart: 1, oldLines: 2, newStart: 1, newLines: 2, lines: [{ op: 'keep', text: 'a' }, { op: 'remove', text: 'b' }, { op: 'add', text: 'B' }] }],
+    };
+    const write: FileDiff = {
+      source: 'write', replaceAll: false, added: 1, removed: 0, omittedLines: 40,
+      hunks: [{ oldStart: 0, oldLines: 0, newStart: 1, newLines: 1, lines: [{ op: 'add', text: 'fn new() {}' }] }],
+    };
     const entries = [
       entry(1, { kind: 'prompt', text: 'Edit', skills: [], files: [] }, 1),
-      entry(2, { kind: 'tool', toolUseId: 't1', tool: 'Edit', detail: 'README.md', file: 'README.md' }, 1),
+      entry(2, { kind: 'tool', toolUseId: 't1', tool: 'Edit', detail: 'README.md', file: 'README.md', diff: edit }, 1),
       entry(3, { kind: 'tool', toolUseId: 't2', tool: 'Read', detail: 'src/a.rs', file: 'src/a.rs' }, 1),
-      entry(4, { kind: 'tool', toolUseId: 't3', tool: 'Write', detail: 'src/new.rs', file: 'src/new.rs' }, 2),
+      entry(4, { kind: 'tool', toolUseId: 't3', tool: 'Write', detail: 'src/new.rs', file: 'src/new.rs', diff: write }, 2),
       entry(5, { kind: 'tool', toolUseId: 't4', tool: 'Edit', detail: '/etc/hosts', file: null }, 2),
+      entry(6, { kind: 'tool', toolUseId: 't5', tool: 'Edit', detail: 'src/denied.rs', file: 'src/denied.rs', diff: edit }, 2),
+      entry(7, { kind: 'denied', toolUseId: 't5', tool: 'Edit', message: 'no' }, 2),
+      entry(8, { kind: 'tool', toolUseId: 't6', tool: 'Write', detail: 'src/failed.rs', file: 'src/failed.rs', diff: write }, 2),
+      entry(9, { kind: 'notice', level: 'warning', text: 'Write failed', toolUseId: 't6' }, 2),
     ];
-    expect(changesOf(entries)).toEqual({
-      turns: [{ turn: 1, prompt: 'Edit', files: ['README.md'] }, { turn: 2, prompt: null, files: ['src/new.rs'] }],
-      all: ['README.md', 'src/new.rs'],
-    });
+    const { turns, all } = changesOf(entries);
+    expect(turns.map((t) => [t.turn, t.prompt, t.files.map((f) => f.path)])).toEqual([[1, 'Edit', ['README.md']], [2, null, ['src/new.rs', '/etc/hosts']]]);
+    expect(all.map((f) => [f.path, f.file])).toEqual([['README.md', 'README.md'], ['src/new.rs', 'src/new.rs'], ['/etc/hosts', null]]);
+    expect(all[0]?.changes).toEqual([{ turn: 1, tool: 'Edit', diff: edit }]);
+    expect(filesChangedIn(entries, 2)).toBe(2);
     const { open, state, panels, opened } = setup();
     applyFrame(state, { seq: 10, body: { type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'idle', title: 'x', sessionId: null, warm: true }] } });
     applyFrame(state, { seq: 11, body: { type: 'session', ...session('c1', { turns: 2, totalCostUsd: 0.5 }) } });
     applyFrame(state, { seq: 12, body: { type: 'transcript', key: 'c1', subagents: false, reset: true, entries } });
     const d = open('Changes');
     panels.render(state, 'c1');
-    expect(d.textContent).toContain('Whole conversation: 2 files changed');
-    expect(d.textContent).toContain('Turn 2: 1 file changed');
+    expect(d.textContent).toContain('Whole conversation: 3 files changed');
+    expect(d.textContent).toContain('Turn 1: 1 file changed');
+    expect(d.textContent).toContain('Turn 2: 2 files changed');
+    const readme = d.querySelector('figure[aria-label="Diff of README.md"]');
+    expect(Array.from(readme?.querySelectorAll('pre > span') ?? [], (l) => l.textContent)).toEqual(['@@ -1,2 +1,2 @@', ' a', '-b', '+B']);
+    expect(d.querySelector('figure[aria-label="Diff of src/new.rs"]')?.textContent).toContain('Diff cut: 40 more lines not shown.');
+    expect(Array.from(d.querySelectorAll('button')).some((b) => b.textContent === '/etc/hosts')).toBe(false);
     Array.from(d.querySelectorAll('button')).find((b) => b.textContent === 'src/new.rs')?.click();
     expect(opened).toEqual(['src/new.rs']);
     const u = open('Usage');
     panels.render(state, 'c1');
     expect(u.textContent).toContain('$0.50');
+  });
+
+  it('Usage shows the tokens and context the CLI reported, and the rate limit with its reset', () => {
+    const now = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const base = session('c1', { turns: 2, totalCostUsd: 0.5 });
+    const without = new Map(usageRows(base, []));
+    expect(without.get('Tokens')).toBe('Known once a turn ends');
+    expect(without.get('Rate limit')).toContain('None reported');
+    const rows = new Map(usageRows({
+      ...base,
+      usage: { inputTokens: 27084, outputTokens: 368, cacheReadInputTokens: 1200, cacheCreationInputTokens: 30, contextTokens: 3493, contextWindow: 1000000 },
+      rateLimit: { status: 'allowed_warning', rateLimitType: 'five_hour', resetsAt: now / 1000 + 90 * 60, utilization: 0.82 },
+    }, [1000, 500], now));
+    expect(rows.get('Input tokens')).toBe('27,084');
+    expect(rows.get('Output tokens')).toBe('368');
+    expect(rows.get('Cache read tokens')).toBe('1,200');
+    expect(rows.get('Cache creation tokens')).toBe('30');
+    expect(rows.get('Context')).toBe('3,493 of 1,000,000 (0.3%)');
+    expect(rows.get('Rate limit')).toBe('5-hour limit: close, 82% used');
+    expect(rows.get('Resets')).toContain('(in 1 h 30 min)');
+    expect(rows.get('Time in turns')).toBe('1.5 s');
   });
 
   it('every new request is described for the outbox', () => {

@@ -201,6 +201,7 @@ impl CliBackend {
             malformed: 0,
             escalation: None,
             background: Arc::clone(&background),
+            last_context: None,
         };
         tokio::spawn(actor.run(rx, stop_rx, line_rx));
         Ok(CliProcess {
@@ -395,6 +396,8 @@ struct Actor {
     escalation: Option<Escalation>,
     /// Background subagents launched and not ended (read by the handle).
     background: Arc<AtomicUsize>,
+    /// The context the main thread's last API call filled (tokens).
+    last_context: Option<u64>,
 }
 
 impl Actor {

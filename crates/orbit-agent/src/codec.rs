@@ -107,6 +107,9 @@ fn decode_tagged(line: &[u8]) -> Result<Inbound, DecodeError> {
             Inbound::ControlCancelRequest { request_id }
         }
         WireInbound::KeepAlive => Inbound::KeepAlive,
+        WireInbound::RateLimitEvent { rate_limit_info } => Inbound::RateLimitEvent {
+            info: rate_limit_info,
+        },
         WireInbound::Other => {
             let names: Names = serde_json::from_slice(line).map_err(|e| malformed(&e))?;
             Inbound::Unknown {
@@ -445,6 +448,7 @@ fn known_fields(message: &Inbound) -> Option<&'static [&'static str]> {
         Inbound::ControlResponse(_) => &["response"],
         Inbound::ControlCancelRequest { .. } => &["request_id"],
         Inbound::KeepAlive => &[],
+        Inbound::RateLimitEvent { .. } => &["rate_limit_info"],
         Inbound::Unknown { .. } => return None,
     })
 }
@@ -619,6 +623,7 @@ fn names_of(message: &Inbound) -> (&'static str, Option<String>) {
         ),
         Inbound::ControlCancelRequest { .. } => ("control_cancel_request", None),
         Inbound::KeepAlive => ("keep_alive", None),
+        Inbound::RateLimitEvent { .. } => ("rate_limit_event", None),
         Inbound::Unknown { .. } => ("unknown", None),
     }
 }

@@ -16,6 +16,7 @@ pub use summarize::summarize_transcript;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::UNIX_EPOCH;
 
 use orbit_types::ConversationSummary;
@@ -77,6 +78,15 @@ struct CacheFile {
     records: Vec<CacheRecord>,
 }
 
+/// How far a listing got: the transcripts found and those read so far.
+#[derive(Debug, Default)]
+pub struct ListProgress {
+    /// Transcripts read (from the cache or the disk).
+    pub done: AtomicUsize,
+    /// Transcripts found.
+    pub total: AtomicUsize,
+}
+
 /// The workspace's earlier conversations.
 pub struct ConversationHistory {
     projects_dir: PathBuf,
@@ -107,6 +117,15 @@ impl ConversationHistory {
     /// Every earlier conversation of the workspace, newest first. The ids it
     /// returns are the ones [`ConversationHistory::resume_path`] accepts.
     pub fn list(&self) -> Result<Vec<ConversationSummary>, HistoryError> {
+        self.list_with(&ListProgress::default())
+    }
+
+    /// [`ConversationHistory::list`], counting in `progress` the transcripts
+    /// found and those read so far (another thread may watch it).
+    pub fn list_with(
+        &self,
+        progress: &ListProgress,
+    ) -> Result<Vec<ConversationSummary>, HistoryError> {
         let mut files = Vec::new();
         for dir in project::project_dirs(&self.projects_dir, &self.workspace) {
             let entries = fs_err::read_dir(&dir).map_err(|source| HistoryError::List {
@@ -121,9 +140,15 @@ impl ConversationHistory {
             }
         }
         let memo = self.memo.lock().map(|m| m.clone()).unwrap_or_default();
+        progress.done.store(0, Ordering::Relaxed);
+        progress.total.store(files.len(), Ordering::Relaxed);
         let records: Vec<CacheRecord> = files
             .par_iter()
-            .filter_map(|path| record_for(path, memo.get(path)))
+            .filter_map(|path| {
+                let record = record_for(path, memo.get(path));
+                progress.done.fetch_add(1, Ordering::Relaxed);
+                record
+            })
             .collect();
         let changed = records.len() != memo.len()
             || records.iter().any(|r| {

@@ -58,7 +58,9 @@ pub use cli::{
     model_names, parse_questions, permission_result,
 };
 pub use error::{AgentError, Result};
-pub use history::{ConversationHistory, HistoryError, claude_config_dir, summarize_transcript};
+pub use history::{
+    ConversationHistory, HistoryError, ListProgress, claude_config_dir, summarize_transcript,
+};
 pub use host::{AgentHost, SettingsWatch, catalog_model_names};
 pub use mcp_view::{
     Clock, MCP_VIEW_IDLE, MCP_VIEW_PATIENCE, ManualClock, McpView, McpViewOutcome, SystemClock,

@@ -41,6 +41,11 @@ pub enum Inbound {
     },
     /// `keep_alive`: nothing to do.
     KeepAlive,
+    /// `rate_limit_event`: the rate limit the session draws on.
+    RateLimitEvent {
+        /// `rate_limit_info` as the CLI sent it.
+        info: Value,
+    },
     /// A type this Orbit does not know.
     Unknown {
         /// Its `type`.
@@ -65,6 +70,10 @@ pub(crate) enum WireInbound {
         request_id: String,
     },
     KeepAlive,
+    RateLimitEvent {
+        #[serde(default)]
+        rate_limit_info: Value,
+    },
     #[serde(other)]
     Other,
 }
@@ -247,6 +256,9 @@ pub struct AssistantMessage {
     /// The content blocks.
     #[serde(default)]
     pub content: Vec<ContentBlock>,
+    /// The call's tokens (input as sent; output not final).
+    #[serde(default)]
+    pub usage: Option<Value>,
 }
 
 /// A content block of an assistant or user message.
@@ -382,6 +394,12 @@ pub struct ResultMessage {
     /// Denied calls.
     #[serde(default)]
     pub permission_denials: Vec<Value>,
+    /// The turn's tokens (the main loop's calls added up).
+    #[serde(default)]
+    pub usage: Option<Value>,
+    /// Per model, cumulative for the process (`contextWindow`, ...).
+    #[serde(default, rename = "modelUsage")]
+    pub model_usage: Option<Value>,
 }
 
 /// `stream_event`.

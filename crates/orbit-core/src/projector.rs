@@ -22,6 +22,7 @@
 //! resolution; its owner feeds it and sends what it returns.
 
 mod cards;
+mod diffs;
 mod events;
 mod markdown;
 mod tools;
@@ -171,6 +172,8 @@ impl Conv {
                 last_outcome: None,
                 error: None,
                 subagents: 0,
+                usage: None,
+                rate_limit: None,
             },
             sent_state: None,
             keypad: KeypadSession {

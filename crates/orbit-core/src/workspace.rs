@@ -439,9 +439,11 @@ impl WorkspaceHandle {
             history_task: None,
             history_again: false,
             history_ids: Vec::new(),
+            history_progress: std::sync::Arc::default(),
             history_state: HistoryState {
                 scanning: false,
                 error: None,
+                progress: None,
                 conversations: Vec::new(),
             },
             last_catalog: None,
@@ -726,6 +728,8 @@ struct Actor {
     history: Option<Arc<orbit_agent::ConversationHistory>>,
     /// A history scan, off the actor's loop.
     history_task: Option<JoinHandle<Result<Vec<ConversationSummary>, String>>>,
+    /// How far the running history scan got (sent with each tick while it changes).
+    history_progress: std::sync::Arc<orbit_agent::ListProgress>,
     /// Scan again once the running scan ends (a transcript changed meanwhile).
     history_again: bool,
     /// The ids of the last history list sent: `continue` takes only these.
@@ -914,6 +918,7 @@ impl Actor {
                         }
                         _ => self.push_all(messages),
                     }
+                    self.history_progress();
                 }
                 () = sleep_until(self.delayed_activity.front().map(|(at, _)| *at)) => {
                     let now = Instant::now();
@@ -1093,8 +1098,15 @@ impl Actor {
             self.history_again = true;
             return;
         }
+        self.history_progress
+            .done
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+        self.history_progress
+            .total
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+        let progress = std::sync::Arc::clone(&self.history_progress);
         self.history_task = Some(tokio::task::spawn_blocking(move || {
-            history.list().map_err(|e| e.to_string())
+            history.list_with(&progress).map_err(|e| e.to_string())
         }));
         if !self.history_state.scanning {
             self.history_state.scanning = true;
@@ -1104,8 +1116,30 @@ impl Actor {
         }
     }
 
+    /// Sends how far the running history scan got, when that changed.
+    fn history_progress(&mut self) {
+        if self.history_task.is_none() {
+            return;
+        }
+        let load = |n: &std::sync::atomic::AtomicUsize| {
+            u64::try_from(n.load(std::sync::atomic::Ordering::Relaxed)).unwrap_or(u64::MAX)
+        };
+        let progress = orbit_types::ScanProgress {
+            done: load(&self.history_progress.done),
+            total: load(&self.history_progress.total),
+        };
+        if progress.total == 0 || self.history_state.progress == Some(progress) {
+            return;
+        }
+        self.history_state.progress = Some(progress);
+        self.push(HostBody::Workspace(WorkspaceMessage::History(
+            self.history_state.clone(),
+        )));
+    }
+
     fn history_read(&mut self, read: Result<Vec<ConversationSummary>, String>) {
         let again = std::mem::take(&mut self.history_again);
+        self.history_state.progress = None;
         match read {
             Ok(list) => {
                 let snapshot = self.host.service().snapshot();

@@ -126,6 +126,11 @@ pub enum AgentEvent {
         /// The CLI's reason when it failed.
         error: Option<String>,
     },
+    /// The tokens of the turn about to end, as its `result` reports them
+    /// (sent just before `turn_ended`).
+    Usage(crate::panels::TokenUsage),
+    /// The CLI's `rate_limit_event`: which limit the session draws on.
+    RateLimit(crate::panels::RateLimitInfo),
     /// The turn is over.
     TurnEnded(TurnEnd),
     /// Something worth a warning that does not end the session.

@@ -136,6 +136,12 @@ pub struct SessionState {
     pub error: Option<String>,
     /// Subagents running now.
     pub subagents: u32,
+    /// The conversation's tokens and context use, once a turn ended.
+    #[serde(default)]
+    pub usage: Option<crate::panels::TokenUsage>,
+    /// The rate limit the session draws on, when the CLI said.
+    #[serde(default)]
+    pub rate_limit: Option<crate::panels::RateLimitInfo>,
 }
 
 /// A card waiting for the user's answer.
@@ -289,6 +295,10 @@ pub enum EntryBody {
         detail: Option<String>,
         /// The graph file it names (a linked entry), if any.
         file: Option<String>,
+        /// What a file-editing call changes, from its own input (`Edit`,
+        /// `MultiEdit`, `Write`, `NotebookEdit`); absent for other tools.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<crate::panels::FileDiff>,
     },
     /// An MCP tool call.
     Mcp {

@@ -162,6 +162,9 @@ pub struct HistoryState {
     pub scanning: bool,
     /// Why the last scan failed.
     pub error: Option<String>,
+    /// How far the running scan got (transcripts read of those found).
+    #[serde(default)]
+    pub progress: Option<ScanProgress>,
     /// The conversations; `continue` takes only their ids.
     pub conversations: Vec<HistoryEntry>,
 }
@@ -196,4 +199,114 @@ pub struct HistoryEntry {
     pub modified_ms: u64,
     /// A conversation of this Orbit holds it now.
     pub open: Option<String>,
+}
+
+/// What a file-editing tool call changes, as its own input says (`Edit`'s
+/// old and new strings, `MultiEdit`'s edits, `Write`'s content,
+/// `NotebookEdit`'s new cell source), diffed line by line by the server.
+/// Bounded: a diff past the bound is cut, `omittedLines` says how much.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileDiff {
+    /// `edit` (old and new strings), `multiEdit`, `write` (the whole
+    /// content written, shown as added: the input does not carry what the
+    /// file held before) or `notebook` (a cell's new source).
+    pub source: String,
+    /// Every edit of a `replace_all` call (the strings may occur many times).
+    pub replace_all: bool,
+    /// The hunks, in order (a `MultiEdit` gives each edit's own).
+    pub hunks: Vec<DiffHunk>,
+    /// Lines added in all.
+    pub added: u32,
+    /// Lines removed in all.
+    pub removed: u32,
+    /// Diff lines left out past the bound (0: the diff is whole).
+    pub omitted_lines: u32,
+}
+
+/// One hunk of a [`FileDiff`]. Line numbers count from 1 within the text
+/// the call names (an `Edit`'s old and new strings; a `Write`'s content).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffHunk {
+    /// The first old line.
+    pub old_start: u32,
+    /// How many old lines.
+    pub old_lines: u32,
+    /// The first new line.
+    pub new_start: u32,
+    /// How many new lines.
+    pub new_lines: u32,
+    /// Its lines.
+    pub lines: Vec<DiffLine>,
+}
+
+/// One line of a [`DiffHunk`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffLine {
+    /// Kept, added or removed.
+    pub op: DiffOp,
+    /// The line without its newline (at most 400 characters; longer lines
+    /// end with an ellipsis).
+    pub text: String,
+}
+
+/// What a [`DiffLine`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum DiffOp {
+    /// A context line.
+    Keep,
+    /// An added line.
+    Add,
+    /// A removed line.
+    Remove,
+}
+
+/// Tokens and context use as the CLI reports them: summed over a
+/// conversation's turns from each `result`'s `usage` (the main loop's API
+/// calls), and the context the last call filled (its input, cache read and
+/// cache creation tokens) out of the model's `contextWindow` (`modelUsage`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    /// Input tokens (not read from or written to the cache).
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_input_tokens: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_creation_input_tokens: u64,
+    /// The context the last API call filled (tokens), once known.
+    pub context_tokens: Option<u64>,
+    /// The model's context window (tokens), when the CLI said.
+    pub context_window: Option<u64>,
+}
+
+/// A rate limit or quota the session draws on, as the CLI's
+/// `rate_limit_event` says (subscription logins; an API key sends none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitInfo {
+    /// `allowed`, `allowed_warning` or `rejected`.
+    pub status: String,
+    /// Which limit: `five_hour`, `seven_day`, `seven_day_opus`,
+    /// `seven_day_sonnet`, `overage`, ...
+    pub rate_limit_type: Option<String>,
+    /// When it resets (seconds since the epoch).
+    pub resets_at: Option<u64>,
+    /// How much of it is used (0 to 1), when the CLI said.
+    pub utilization: Option<f64>,
+}
+
+/// How far a history scan got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanProgress {
+    /// Transcripts read so far.
+    pub done: u64,
+    /// Transcripts found.
+    pub total: u64,
 }

@@ -8,6 +8,7 @@ import type { MdNode, TranscriptEntry } from '../protocol/types';
 import type { PageState } from '../state/store';
 import { clear, formatCost, formatDuration, h } from './dom';
 import { renderMarkdown, renderNode, type MarkdownContext } from './markdown';
+import { filesChanged, filesChangedIn } from './panels/changes';
 
 /** A reply's blocks rendered at once; the rest follow in tasks of this many (a 1 MB reply never blocks). */
 const REPLY_CHUNK = 12;
@@ -39,6 +40,8 @@ function outcomeText(outcome: string): string {
 export function entryView(
   entry: TranscriptEntry,
   ctx: MarkdownContext & { subagentHistory(toolUseId: string): HTMLElement | null },
+  /** For a turn line: how many files the turn changed (the line says so when some did). */
+  changed = 0,
 ): HTMLElement {
   const body = entry.body;
   const attrs = { 'data-seq': entry.seq, 'data-kind': body.kind };
@@ -115,7 +118,7 @@ export function entryView(
         h('span', { class: 'detail' }, body.message),
       );
     case 'turnEnd': {
-      const parts = [outcomeText(body.outcome), formatDuration(body.durationMs), formatCost(body.costUsd)].filter(Boolean);
+      const parts = [outcomeText(body.outcome), changed > 0 ? filesChanged(changed) : '', formatDuration(body.durationMs), formatCost(body.costUsd)].filter(Boolean);
       return h('div', { ...attrs, class: `entry turn-end outcome-${body.outcome}` }, parts.join(' · '));
     }
     case 'stopped':
@@ -171,6 +174,11 @@ export class TranscriptView {
     this.resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => { this.schedule(); });
   }
 
+  /** How many files a turn line's turn changed. */
+  private changedBy(entry: TranscriptEntry): number {
+    return entry.body.kind === 'turnEnd' ? filesChangedIn(this.entries, entry.turn) : 0;
+  }
+
   render(state: PageState, key: string | null): void {
     if (key !== this.key) {
       this.key = key;
@@ -190,7 +198,7 @@ export class TranscriptView {
     for (const entry of this.entries) {
       const held = this.nodes.get(entry.seq);
       if (held && held.entry !== entry) {
-        const node = entryView(entry, this.ctx);
+        const node = entryView(entry, this.ctx, this.changedBy(entry));
         held.node.replaceWith(node);
         this.resize?.unobserve(held.node);
         this.resize?.observe(node);
@@ -259,7 +267,7 @@ export class TranscriptView {
       keep.add(entry.seq);
       let held = this.nodes.get(entry.seq);
       if (!held) {
-        held = { entry, node: entryView(entry, this.ctx) };
+        held = { entry, node: entryView(entry, this.ctx, this.changedBy(entry)) };
         this.nodes.set(entry.seq, held);
         this.resize?.observe(held.node);
       }

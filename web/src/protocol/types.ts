@@ -95,6 +95,11 @@ export type EntryBody =
        */
       detail?: string | null;
       /**
+       * What a file-editing call changes, from its own input (`Edit`,
+       * `MultiEdit`, `Write`, `NotebookEdit`); absent for other tools.
+       */
+      diff?: FileDiff | null;
+      /**
        * The graph file it names (a linked entry), if any.
        */
       file?: string | null;
@@ -307,6 +312,10 @@ export type MdNode =
       rows: MdNode[][][];
       t: 'table';
     };
+/**
+ * What a [`DiffLine`] does.
+ */
+export type DiffOp = 'keep' | 'add' | 'remove';
 /**
  * How serious a notice is.
  */
@@ -675,6 +684,10 @@ export interface SessionState {
   permissionMode?: string | null;
   phase: HudPhase;
   /**
+   * The rate limit the session draws on, when the CLI said.
+   */
+  rateLimit?: RateLimitInfo | null;
+  /**
    * Claude Code's session id, once known.
    */
   sessionId?: string | null;
@@ -694,6 +707,10 @@ export interface SessionState {
    * Turns started in this conversation.
    */
   turns: number;
+  /**
+   * The conversation's tokens and context use, once a turn ended.
+   */
+  usage?: TokenUsage | null;
 }
 /**
  * A permission card.
@@ -800,6 +817,61 @@ export interface CardOption {
   label: string;
 }
 /**
+ * A rate limit or quota the session draws on, as the CLI's
+ * `rate_limit_event` says (subscription logins; an API key sends none).
+ */
+export interface RateLimitInfo {
+  /**
+   * Which limit: `five_hour`, `seven_day`, `seven_day_opus`,
+   * `seven_day_sonnet`, `overage`, ...
+   */
+  rateLimitType?: string | null;
+  /**
+   * When it resets (seconds since the epoch).
+   */
+  resetsAt?: number | null;
+  /**
+   * `allowed`, `allowed_warning` or `rejected`.
+   */
+  status: string;
+  /**
+   * How much of it is used (0 to 1), when the CLI said.
+   */
+  utilization?: number | null;
+}
+/**
+ * Tokens and context use as the CLI reports them: summed over a
+ * conversation's turns from each `result`'s `usage` (the main loop's API
+ * calls), and the context the last call filled (its input, cache read and
+ * cache creation tokens) out of the model's `contextWindow` (`modelUsage`).
+ */
+export interface TokenUsage {
+  /**
+   * Input tokens written to the prompt cache.
+   */
+  cacheCreationInputTokens: number;
+  /**
+   * Input tokens read from the prompt cache.
+   */
+  cacheReadInputTokens: number;
+  /**
+   * The context the last API call filled (tokens), once known.
+   */
+  contextTokens?: number | null;
+  /**
+   * The model's context window (tokens), when the CLI said.
+   */
+  contextWindow?: number | null;
+  /**
+   * Input tokens (not read from or written to the cache).
+   */
+  inputTokens: number;
+  /**
+   * Output tokens.
+   */
+  outputTokens: number;
+}
+/**
  * `transcript`: entries appended to a conversation's transcript, or (with
  * `subagent`) to its subagents' history.
  */
@@ -839,6 +911,77 @@ export interface TranscriptEntry {
    * The turn it belongs to (1-based; 0 before any prompt).
    */
   turn: number;
+}
+/**
+ * What a file-editing tool call changes, as its own input says (`Edit`'s
+ * old and new strings, `MultiEdit`'s edits, `Write`'s content,
+ * `NotebookEdit`'s new cell source), diffed line by line by the server.
+ * Bounded: a diff past the bound is cut, `omittedLines` says how much.
+ */
+export interface FileDiff {
+  /**
+   * Lines added in all.
+   */
+  added: number;
+  /**
+   * The hunks, in order (a `MultiEdit` gives each edit's own).
+   */
+  hunks: DiffHunk[];
+  /**
+   * Diff lines left out past the bound (0: the diff is whole).
+   */
+  omittedLines: number;
+  /**
+   * Lines removed in all.
+   */
+  removed: number;
+  /**
+   * Every edit of a `replace_all` call (the strings may occur many times).
+   */
+  replaceAll: boolean;
+  /**
+   * `edit` (old and new strings), `multiEdit`, `write` (the whole
+   * content written, shown as added: the input does not carry what the
+   * file held before) or `notebook` (a cell's new source).
+   */
+  source: string;
+}
+/**
+ * One hunk of a [`FileDiff`]. Line numbers count from 1 within the text
+ * the call names (an `Edit`'s old and new strings; a `Write`'s content).
+ */
+export interface DiffHunk {
+  /**
+   * Its lines.
+   */
+  lines: DiffLine[];
+  /**
+   * How many new lines.
+   */
+  newLines: number;
+  /**
+   * The first new line.
+   */
+  newStart: number;
+  /**
+   * How many old lines.
+   */
+  oldLines: number;
+  /**
+   * The first old line.
+   */
+  oldStart: number;
+}
+/**
+ * One line of a [`DiffHunk`].
+ */
+export interface DiffLine {
+  op: DiffOp;
+  /**
+   * The line without its newline (at most 400 characters; longer lines
+   * end with an ellipsis).
+   */
+  text: string;
 }
 /**
  * `activity`: one tick's records of one conversation.
@@ -1391,6 +1534,10 @@ export interface HistoryState {
    */
   error?: string | null;
   /**
+   * How far the running scan got (transcripts read of those found).
+   */
+  progress?: ScanProgress | null;
+  /**
    * A scan runs now (the list is the last one until it ends).
    */
   scanning: boolean;
@@ -1451,6 +1598,19 @@ export interface HistoryEntry {
    * Its title.
    */
   title: string;
+}
+/**
+ * How far a history scan got.
+ */
+export interface ScanProgress {
+  /**
+   * Transcripts read so far.
+   */
+  done: number;
+  /**
+   * Transcripts found.
+   */
+  total: number;
 }
 /**
  * The answer of `GET /w/<id>/keypad`: what the page's keypad panel and

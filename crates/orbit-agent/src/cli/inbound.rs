@@ -2,7 +2,7 @@
 //! answers, system messages, compaction, assistant and user envelopes, the
 //! result) applied to the conversation and reported as events.
 
-use orbit_types::{AgentEvent, McpServerStatus, TurnEnd, TurnOutcome};
+use orbit_types::{AgentEvent, McpServerStatus, RateLimitInfo, TokenUsage, TurnEnd, TurnOutcome};
 use serde_json::Value;
 
 use crate::error::AgentError;
@@ -71,6 +71,11 @@ impl Actor {
                 }
             }
             Inbound::KeepAlive => {}
+            Inbound::RateLimitEvent { info } => {
+                if let Some(info) = rate_limit(&info) {
+                    self.emit(AgentEvent::RateLimit(info));
+                }
+            }
             Inbound::Unknown {
                 message_type,
                 subtype,
@@ -227,6 +232,16 @@ impl Actor {
             );
         }
         let message_id = &envelope.message.id;
+        if subagent.is_none()
+            && let Some(usage) = &envelope.message.usage
+        {
+            let tokens = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+            self.last_context = Some(
+                tokens("input_tokens")
+                    + tokens("cache_read_input_tokens")
+                    + tokens("cache_creation_input_tokens"),
+            );
+        }
         for block in &envelope.message.content {
             match block {
                 ContentBlock::Text { text } => self.emit(AgentEvent::Text {
@@ -349,6 +364,9 @@ impl Actor {
         } else {
             None
         };
+        if let Some(usage) = token_usage(result, self.last_context) {
+            self.emit(AgentEvent::Usage(usage));
+        }
         self.emit(AgentEvent::TurnEnded(TurnEnd {
             outcome,
             session_id: self.session_id.clone(),
@@ -359,5 +377,130 @@ impl Actor {
             result: result.result.clone(),
             error,
         }));
+    }
+}
+
+/// A turn's tokens from its `result` (`usage`: the main loop's calls added
+/// up; `modelUsage`: the largest `contextWindow` of the models that ran),
+/// with the context the main thread's last call filled; `None` when the
+/// result carries no usage.
+pub(super) fn token_usage(result: &ResultMessage, context: Option<u64>) -> Option<TokenUsage> {
+    let usage = result.usage.as_ref()?.as_object()?;
+    let tokens = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let context_window = result
+        .model_usage
+        .as_ref()
+        .and_then(Value::as_object)
+        .and_then(|models| {
+            models
+                .values()
+                .filter_map(|m| m.get("contextWindow").and_then(Value::as_u64))
+                .max()
+        });
+    Some(TokenUsage {
+        input_tokens: tokens("input_tokens"),
+        output_tokens: tokens("output_tokens"),
+        cache_read_input_tokens: tokens("cache_read_input_tokens"),
+        cache_creation_input_tokens: tokens("cache_creation_input_tokens"),
+        context_tokens: context,
+        context_window,
+    })
+}
+
+/// The declared fields of a `rate_limit_event`'s `rate_limit_info`
+/// (`resetsAt` in seconds, or milliseconds when it is that large).
+pub(super) fn rate_limit(info: &Value) -> Option<RateLimitInfo> {
+    let status = info.get("status").and_then(Value::as_str)?;
+    let text = |k: &str| {
+        info.get(k)
+            .and_then(Value::as_str)
+            .map(|s| s.chars().filter(|c| !c.is_control()).take(64).collect())
+    };
+    let resets_at = info.get("resetsAt").and_then(|v| {
+        v.as_u64().or_else(|| {
+            v.as_f64()
+                .filter(|f| f.is_finite() && *f >= 0.0)
+                .and_then(|f| format!("{f:.0}").parse().ok())
+        })
+    });
+    Some(RateLimitInfo {
+        status: status
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(32)
+            .collect(),
+        rate_limit_type: text("rateLimitType"),
+        resets_at: resets_at.map(|t| if t > 100_000_000_000 { t / 1000 } else { t }),
+        utilization: info
+            .get("utilization")
+            .and_then(Value::as_f64)
+            .filter(|u| u.is_finite()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_results_usage_gives_the_turns_tokens_and_the_models_window() {
+        let result: ResultMessage = serde_json::from_value(json!({
+            "subtype": "success",
+            "usage": {"input_tokens": 27084, "output_tokens": 368, "cache_read_input_tokens": 12, "cache_creation_input_tokens": 3},
+            "modelUsage": {"claude-haiku": {"contextWindow": 200_000}, "claude-opus-5-5": {"contextWindow": 1_000_000}},
+        }))
+        .unwrap();
+        let usage = token_usage(&result, Some(3493)).unwrap();
+        assert_eq!(
+            usage,
+            TokenUsage {
+                input_tokens: 27084,
+                output_tokens: 368,
+                cache_read_input_tokens: 12,
+                cache_creation_input_tokens: 3,
+                context_tokens: Some(3493),
+                context_window: Some(1_000_000),
+            }
+        );
+        let bare: ResultMessage = serde_json::from_value(json!({"subtype": "success"})).unwrap();
+        assert!(token_usage(&bare, None).is_none());
+    }
+
+    #[test]
+    fn a_rate_limit_event_keeps_only_its_declared_fields() {
+        let info = rate_limit(&json!({
+            "status": "allowed_warning", "rateLimitType": "five_hour",
+            "resetsAt": 1_796_240_000_000_u64, "utilization": 0.8, "overageStatus": "x",
+        }))
+        .unwrap();
+        assert_eq!(info.status, "allowed_warning");
+        assert_eq!(info.rate_limit_type.as_deref(), Some("five_hour"));
+        assert_eq!(
+            info.resets_at,
+            Some(1_796_240_000),
+            "milliseconds read as seconds"
+        );
+        assert_eq!(info.utilization, Some(0.8));
+        let seconds =
+            rate_limit(&json!({"status": "rejected", "resetsAt": 1_796_240_000.0})).unwrap();
+        assert_eq!(seconds.resets_at, Some(1_796_240_000));
+        assert!(rate_limit(&json!({"rateLimitType": "five_hour"})).is_none());
+    }
+}
+
+#[cfg(test)]
+mod decoding {
+    use crate::codec::decode_line;
+    use crate::wire::Inbound;
+
+    #[test]
+    fn a_rate_limit_event_line_decodes_to_its_info() {
+        let line = br#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","rateLimitType":"seven_day"},"uuid":"u","session_id":"s"}"#;
+        let Some(Inbound::RateLimitEvent { info }) = decode_line(line).unwrap() else {
+            panic!("not a rate limit event");
+        };
+        assert_eq!(info["rateLimitType"], "seven_day");
     }
 }

@@ -424,3 +424,50 @@ async fn over_transcripts_the_real_cli_wrote() {
         Err(HistoryError::NotListed { .. })
     ));
 }
+
+/// A listing counts the transcripts it found and those it read, so a host
+/// can show a first scan's progress while another thread watches.
+#[test]
+fn a_listing_reports_its_progress() {
+    let s = setup();
+    let line = |i: usize| {
+        format!(
+            "{{\"parentUuid\":null,\"type\":\"user\",\"message\":{{\"content\":\"prompt {i}\"}},\"timestamp\":\"t\"}}\n"
+        )
+    };
+    for i in 0..300 {
+        write(&s.project.join(format!("s{i}.jsonl")), &line(i).repeat(200));
+    }
+    let history = std::sync::Arc::new(ConversationHistory::new(&s.config, &s.workspace, None));
+    let progress = std::sync::Arc::new(orbit_agent::ListProgress::default());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let scan = {
+        let (history, progress) = (history.clone(), progress.clone());
+        std::thread::spawn(move || history.list_with(&progress).unwrap().len())
+    };
+    while !scan.is_finished() {
+        let done = progress.done.load(std::sync::atomic::Ordering::Relaxed);
+        seen.lock().unwrap().push(done);
+        std::thread::yield_now();
+    }
+    assert_eq!(scan.join().unwrap(), 300);
+    assert_eq!(
+        progress.total.load(std::sync::atomic::Ordering::Relaxed),
+        300
+    );
+    assert_eq!(
+        progress.done.load(std::sync::atomic::Ordering::Relaxed),
+        300
+    );
+    let seen = seen.lock().unwrap();
+    assert!(
+        seen.windows(2).all(|w| w[0] <= w[1]),
+        "the count only grows: {seen:?}"
+    );
+    // A second listing (cached) counts again from zero to the same total.
+    history.list_with(&progress).unwrap();
+    assert_eq!(
+        progress.done.load(std::sync::atomic::Ordering::Relaxed),
+        300
+    );
+}

@@ -217,6 +217,17 @@ impl SessionProjector {
                     compaction_ended(conv, result.as_deref(), error.as_deref());
                 }
                 AgentEvent::TurnEnded(end) => turn_ended(conv, end),
+                AgentEvent::Usage(turn) => {
+                    // Added up over the conversation's turns; the context is the last call's.
+                    let total = conv.state.usage.get_or_insert_with(Default::default);
+                    total.input_tokens += turn.input_tokens;
+                    total.output_tokens += turn.output_tokens;
+                    total.cache_read_input_tokens += turn.cache_read_input_tokens;
+                    total.cache_creation_input_tokens += turn.cache_creation_input_tokens;
+                    total.context_tokens = turn.context_tokens.or(total.context_tokens);
+                    total.context_window = turn.context_window.or(total.context_window);
+                }
+                AgentEvent::RateLimit(info) => conv.state.rate_limit = Some(info.clone()),
                 AgentEvent::BlockStarted {
                     kind,
                     tool_name,

@@ -162,6 +162,11 @@ pub(super) fn tool_use(
                     tool: name.to_owned(),
                     detail: path.as_deref().map(|p| one_line(p, 500)),
                     file: resolved.clone(),
+                    diff: if reading {
+                        None
+                    } else {
+                        super::diffs::tool_diff(name, input)
+                    },
                 },
             );
             let kind = if reading {
@@ -236,6 +241,7 @@ pub(super) fn tool_use(
                     tool: name.to_owned(),
                     detail: description.as_deref().map(|d| one_line(d, 500)),
                     file: None,
+                    diff: None,
                 },
             );
             let label = match description {
@@ -252,6 +258,7 @@ pub(super) fn tool_use(
                     tool: name.to_owned(),
                     detail: detail.clone(),
                     file: None,
+                    diff: None,
                 },
             );
             let label = match detail {

@@ -424,6 +424,8 @@ fn the_projectors_cards_are_what_answers_are_checked_against() {
         last_outcome: None,
         error: None,
         subagents: 0,
+        usage: None,
+        rate_limit: None,
     }];
     assert!(states.pending_card("c1", "a").is_some());
     assert!(states.pending_card("c1", "b").is_some());

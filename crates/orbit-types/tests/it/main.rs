@@ -46,6 +46,8 @@ fn messages_validate_and_bad_ones_do_not() {
         last_outcome: None,
         error: None,
         subagents: 0,
+        usage: None,
+        rate_limit: None,
     });
     let value = serde_json::to_value(&state).unwrap();
     assert_eq!(value["type"], "session");

@@ -73,8 +73,11 @@ fn history_lists_the_last_conversation_and_continue_resumes_it() {
         "panels",
         &[("ORBIT_PROMPT", "Remember the word PERIHELION")],
     );
-    // A fresh Orbit: the conversation is only in Claude Code's transcript.
+    // A fresh Orbit: the conversation is only in Claude Code's transcript,
+    // beside a big synthetic history (older, none about the word) whose
+    // first scan the page shows in progress.
     scene.end();
+    let synthetic = synthetic_history(&scene.env.home.path().join(".claude/projects"), 2_000);
     scene.open();
     let result = scene.run_in(
         "panels-history",
@@ -82,9 +85,32 @@ fn history_lists_the_last_conversation_and_continue_resumes_it() {
         &[
             ("ORBIT_HISTORY_WORD", "perihelion"),
             ("ORBIT_PROMPT", "What was the word?"),
+            ("ORBIT_SCAN_TOTAL", &(synthetic + 1).to_string()),
         ],
     );
     assert!(result["some"].as_u64().unwrap() >= 1, "{result}");
+    let scan = &result["scan"];
+    let (done, total) = (
+        scan["progress"]["done"].as_u64().unwrap(),
+        scan["progress"]["total"].as_u64().unwrap(),
+    );
+    assert!(
+        done <= total && total == u64::try_from(synthetic).unwrap() + 1,
+        "{result}"
+    );
+    let bar = (
+        scan["bar"]["value"].as_u64().unwrap(),
+        scan["bar"]["max"].as_u64().unwrap(),
+    );
+    assert!(bar.0 < bar.1 && bar.1 == total, "{result}");
+    assert!(
+        scan["status"]
+            .as_str()
+            .is_some_and(|s| s.contains(&format!(" of {}", fmt_thousands(total)))),
+        "the panel says n of m: {result}"
+    );
+    assert_eq!(scan["modes"], json!(3), "{result}");
+    assert_eq!(scan["answeredWhileScanning"], true, "{result}");
     let requests = scene.env.api.requests();
     let last = requests.last().unwrap();
     let sent = sent_text(last);
@@ -165,8 +191,12 @@ fn a_picked_skill_leads_and_a_file_chip_reaches_the_model() {
     scene.end();
 }
 
+/// An Edit and a Write through the real CLI show in Changes with their
+/// diffs (the server's, from the calls' inputs), each file a link; the turn
+/// line says how many files changed; Usage shows the tokens the fake API
+/// returned.
 #[test]
-fn changes_list_an_edit_and_a_write() {
+fn an_edit_and_a_write_through_the_real_cli_show_in_changes_with_their_diffs() {
     let _one = lock();
     let mut scene = Scene::new(true);
     scene
@@ -180,19 +210,80 @@ fn changes_list_an_edit_and_a_write() {
         ),
         tool(
             "Write",
-            json!({"file_path": ws.join("src/extra.rs"), "content": "pub fn extra() {}\n"}),
+            json!({"file_path": ws.join("src/extra.rs"), "content": "pub fn extra() {}\npub fn more() {}\n"}),
         ),
         text("Done."),
     ]);
     scene.open();
     let result = scene.run_in("panels-changes", "panels", &[]);
-    let files = result["files"].as_array().unwrap();
-    assert!(files.contains(&json!("README.md")), "{result}");
+    assert_eq!(
+        result["files"],
+        json!(["README.md", "src/extra.rs"]),
+        "{result}"
+    );
     assert!(
         std::fs::read_to_string(ws.join("README.md"))
             .unwrap()
             .contains("An edited workspace."),
         "the edit went through"
+    );
+    let lines = |key: &str| -> Vec<String> {
+        result[key]
+            .as_str()
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(
+        lines("readmeDiff"),
+        [
+            "@@ -1,1 +1,1 @@",
+            "-A demo workspace.",
+            "+An edited workspace."
+        ],
+        "{result}"
+    );
+    assert_eq!(
+        lines("extraDiff"),
+        ["@@ -0,0 +1,2 @@", "+pub fn extra() {}", "+pub fn more() {}"],
+        "{result}"
+    );
+    assert!(
+        result["turnLine"]
+            .as_str()
+            .is_some_and(|l| l.contains("2 files changed")),
+        "{result}"
+    );
+    assert!(
+        result["headings"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Turn 1: 2 files changed")),
+        "{result}"
+    );
+    // Usage: the tokens the fake API returned (each main-loop request: 100
+    // input, 20 output, no cache), as the CLI's result added them up, and
+    // the context of the last request out of the model's window.
+    let calls = scene.env.api.requests().len();
+    let usage = &result["usage"];
+    assert_eq!(
+        usage["Input tokens"],
+        json!((100 * calls).to_string()),
+        "{result}"
+    );
+    assert_eq!(
+        usage["Output tokens"],
+        json!((20 * calls).to_string()),
+        "{result}"
+    );
+    assert_eq!(usage["Cache read tokens"], "0", "{result}");
+    assert_eq!(usage["Cache creation tokens"], "0", "{result}");
+    assert!(
+        usage["Context"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("100 of ")),
+        "{result}"
     );
     scene.end();
 }
@@ -269,4 +360,62 @@ impl Drop for KillOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// `2001` as the page writes it (`2,001`).
+fn fmt_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Writes `n` synthetic transcripts (real lines of Claude Code's, fresh
+/// session ids, 150 KB each, an hour old) into the project folder of the
+/// conversation the test had; how many.
+fn synthetic_history(projects: &std::path::Path, n: usize) -> usize {
+    let project = std::fs::read_dir(projects)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("the CLI wrote the conversation's project folder");
+    let fixture = std::fs::read_to_string(
+        page_e2e_repo().join("crates/orbit-agent/tests/fixtures/history/multiturn.jsonl"),
+    )
+    .unwrap();
+    let lines: Vec<Value> = fixture
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_hours(1);
+    for i in 0..n {
+        let id = format!("00000000-0000-4000-8000-{i:012}");
+        let mut text = String::new();
+        while text.len() < 150_000 {
+            for line in &lines {
+                let mut line = line.clone();
+                if line.get("sessionId").is_some() {
+                    line["sessionId"] = json!(id);
+                }
+                text.push_str(&line.to_string());
+                text.push('\n');
+            }
+        }
+        let path = project.join(format!("{id}.jsonl"));
+        std::fs::write(&path, text).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    n
 }

@@ -6,7 +6,7 @@
  * one takes it). Opening the panel asks for a fresh scan; the host sends
  * the list again whenever a transcript changes.
  */
-import type { HistoryEntry, PageRequest } from '../../protocol/types';
+import type { HistoryEntry, PageRequest, ScanProgress } from '../../protocol/types';
 import type { PageState } from '../../state/store';
 import { clear, h } from '../dom';
 import { keyed } from './frame';
@@ -30,6 +30,12 @@ export function matchesFilter(entry: HistoryEntry, filter: string): boolean {
   return words.every((w) => text.includes(w));
 }
 
+/** " 120 of 2,000", how far a scan got. */
+export function scanned(progress: ScanProgress | null | undefined): string {
+  if (!progress || progress.total === 0) return '';
+  return ` ${progress.done.toLocaleString('en-US')} of ${progress.total.toLocaleString('en-US')}`;
+}
+
 /** When, as the list says it. */
 export function when(ms: number, now = Date.now()): string {
   const minutes = Math.round((now - ms) / 60000);
@@ -45,6 +51,7 @@ export class HistoryPanel {
   private readonly filter: HTMLInputElement;
   private readonly list: HTMLElement;
   private readonly status: HTMLElement;
+  private readonly progress: HTMLProgressElement;
   private last: PageState | null = null;
 
   constructor(
@@ -59,8 +66,9 @@ export class HistoryPanel {
       oninput: () => { if (this.last) this.render(this.last); },
     });
     this.status = h('p', { class: 'panel-status muted', role: 'status' });
+    this.progress = h('progress', { class: 'history-progress', 'aria-label': 'Reading transcripts', hidden: true });
     this.list = h('ul', { class: 'history-list', 'aria-label': 'Earlier conversations' });
-    this.el = h('div', { class: 'panel-body history-panel' }, this.filter, this.status, this.list);
+    this.el = h('div', { class: 'panel-body history-panel' }, this.filter, this.status, this.progress, this.list);
   }
 
   opened(): void {
@@ -79,10 +87,16 @@ export class HistoryPanel {
       : history.error !== null && history.error !== undefined
         ? `History could not be read: ${history.error}`
         : history.scanning
-          ? `Reading Claude Code’s transcripts…${entries.length > 0 ? ` (${entries.length} so far)` : ''}`
+          ? `Reading Claude Code’s transcripts…${scanned(history.progress)}${entries.length > 0 ? ` (${entries.length} listed so far)` : ''}`
           : entries.length === 0
             ? 'No earlier conversations in this folder.'
             : `${shown.length} of ${entries.length} conversation${entries.length === 1 ? '' : 's'}`;
+    const progress = history?.scanning === true ? (history.progress ?? null) : null;
+    this.progress.hidden = progress === null;
+    if (progress !== null) {
+      this.progress.max = Math.max(1, progress.total);
+      this.progress.value = progress.done;
+    }
     const available = state.workspace?.trusted === true && state.workspace.agent.available && state.connection === 'open';
     if (!keyed(this.list, JSON.stringify([shown.slice(0, HISTORY_SHOWN), available]))) return;
     clear(this.list);
