@@ -109,8 +109,8 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
       const scanning = await openPanel(page, 'History');
       const status = scanning.getByRole('status');
       const deadline = Date.now() + Math.max(timeout, 60000);
-      let text = '';
-      let bar = null;
+      let text;
+      let bar;
       for (;;) {
         text = (await status.textContent()) ?? '';
         const m = /… ([\d,]+) of ([\d,]+)/.exec(text);
