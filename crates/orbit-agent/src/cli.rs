@@ -705,14 +705,8 @@ impl Actor {
                 format!("the claude process exited ({})", describe(code, signal))
             });
             self.emit(AgentEvent::TurnEnded(TurnEnd {
-                outcome,
-                session_id: self.session_id.clone(),
-                cost_usd: 0.0,
-                total_cost_usd: None,
-                duration_ms: None,
-                num_turns: None,
-                result: None,
                 error: Some(error),
+                ..TurnEnd::without_result(outcome, self.session_id.clone())
             }));
         } else if code != Some(0) {
             let message = format!(
@@ -763,16 +757,10 @@ impl Actor {
         self.end_compaction();
         if self.turn.take().is_some() {
             self.subagents.turn_ended(&*self.sink);
-            self.emit(AgentEvent::TurnEnded(TurnEnd {
-                outcome: TurnOutcome::Interrupted,
-                session_id: self.session_id.clone(),
-                cost_usd: 0.0,
-                total_cost_usd: None,
-                duration_ms: None,
-                num_turns: None,
-                result: None,
-                error: None,
-            }));
+            self.emit(AgentEvent::TurnEnded(TurnEnd::without_result(
+                TurnOutcome::Interrupted,
+                self.session_id.clone(),
+            )));
         }
         self.subagents.end_everything("stopped", &*self.sink);
         self.sink.exit(ProcessExit {

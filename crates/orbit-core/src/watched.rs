@@ -139,16 +139,7 @@ impl WatchedSessions {
             applied.listed = true;
             applied.events.push((
                 note.key.clone(),
-                AgentEvent::TurnEnded(TurnEnd {
-                    outcome,
-                    session_id: Some(session.id.clone()),
-                    cost_usd: 0.0,
-                    total_cost_usd: None,
-                    duration_ms: None,
-                    num_turns: None,
-                    result: None,
-                    error: None,
-                }),
+                AgentEvent::TurnEnded(TurnEnd::without_result(outcome, Some(session.id.clone()))),
             ));
         }
         applied

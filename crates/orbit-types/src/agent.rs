@@ -279,6 +279,24 @@ pub struct TurnEnd {
     pub error: Option<String>,
 }
 
+impl TurnEnd {
+    /// A turn that ended without the CLI's result (stopped, its process
+    /// died, or seen only through a transcript): no cost, time or text.
+    #[must_use]
+    pub fn without_result(outcome: TurnOutcome, session_id: Option<String>) -> Self {
+        Self {
+            outcome,
+            session_id,
+            cost_usd: 0.0,
+            total_cost_usd: None,
+            duration_ms: None,
+            num_turns: None,
+            result: None,
+            error: None,
+        }
+    }
+}
+
 /// How a process ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessExit {

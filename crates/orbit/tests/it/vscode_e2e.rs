@@ -185,10 +185,26 @@ impl Workbench {
 impl Drop for Workbench {
     fn drop(&mut self) {
         if let Some(mut code) = self.code.take() {
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(format!("-{}", code.id()))
-                .status();
+            // The whole group: SIGTERM, then SIGKILL to whatever is left
+            // after a grace (code-server's server process outlives a
+            // SIGTERM to its launcher and would run on after the test).
+            let group = format!("-{}", code.id());
+            let signal = |sig: &str| {
+                Command::new("kill")
+                    .args([sig, "--", &group])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|status| status.success())
+            };
+            signal("-TERM");
+            let deadline = Instant::now() + Duration::from_secs(5);
+            // (The launcher is reaped meanwhile: a zombie would still
+            // count as a member of the group.)
+            while code.try_wait().is_ok() && signal("-0") && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            signal("-KILL");
             let _ = code.kill();
             let _ = code.wait();
         }
