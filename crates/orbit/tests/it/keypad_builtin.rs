@@ -222,7 +222,14 @@ fn a_turn_from_the_page_is_a_claude_code_key_answered_from_the_keypad() {
         "the key alone shows a label"
     );
     tmux.keys("Enter");
-    let screen = tmux.wait_for("read it whole before you answer");
+    tmux.wait_for("read it whole before you answer");
+    // The whole change: the box is drawn a line at a time, so wait for its
+    // body, not only its title.
+    let screen = tmux.wait_for("word word word word");
+    assert!(
+        screen.contains("read it whole before you answer"),
+        "{screen}"
+    );
     assert!(screen.contains("README.md"), "{screen}");
     assert!(screen.contains("A demo workspace."), "{screen}");
     assert!(
