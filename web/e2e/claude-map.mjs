@@ -66,6 +66,7 @@ async function startRecording(page) {
         starPath: s.stars.find((x) => x.subagent === null)?.path ?? null,
         camera: s.camera ? `${s.camera.x}:${s.camera.y}:${s.camera.zoom}` : null,
         reads: s.lit.filter((l) => l.effect === 'read').map((l) => l.path),
+        bubbleLit: document.querySelectorAll('.bubble[data-lit="read"]').length,
       });
       if (window.__orbitEffectsRecording && log.length < 6000) setTimeout(tick, 16);
     };
@@ -102,13 +103,15 @@ async function claudeRead(kit, page) {
   const others = s.lit.filter((l) => l.effect !== 'read');
   await kit.shot(page, 'read');
   const star = starOf(s, key);
-  // The bubble lights cyan once a comet has landed.
-  const bubbleLit = await page.locator('.bubble[data-lit="read"]').count();
+  // The bubble lights cyan once a comet has landed (for a moment: seen by
+  // the recorder, or now).
+  const bubbleNow = await page.locator('.bubble[data-lit="read"]').count();
   const during = await kit.sceneOf(page);
   const after = await endAndSleep(kit, page);
   await kit.shot(page, 'read-ended');
   const log = await stopRecording(page);
   const flashing = log.filter((e) => e.flash);
+  const bubbleLit = Math.max(bubbleNow, ...log.map((e) => e.bubbleLit ?? 0));
   return {
     key, reads, others: others.length, star, loopDuring: during.loop, bubbleLit, ...after,
     // The flash as drawn: its canvas's opacity while `flash` held, and after.
