@@ -2,30 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { Channel } from '../src/protocol/channel';
 import type { CheckResult, FrameChecker } from '../src/protocol/checker';
 import { PRELOAD_ID, readPreloaded } from '../src/protocol/preload';
-import type { ConnectionState, Transport } from '../src/protocol/transport';
+import { FakeTransport } from './fakeTransport';
 import { Store } from '../src/state/store';
 import { entry, session, workspace } from './fixtures';
-
-class FakeTransport implements Transport {
-  sent: unknown[] = [];
-  private frame: ((d: unknown) => void)[] = [];
-  private state: ((s: ConnectionState) => void)[] = [];
-  open = false;
-  send(frame: unknown): boolean {
-    if (!this.open) return false;
-    this.sent.push(frame);
-    return true;
-  }
-  onFrame(l: (d: unknown) => void): void { this.frame.push(l); }
-  onState(l: (s: ConnectionState) => void): void { this.state.push(l); }
-  start(): void { this.setState('connecting'); }
-  close(): void { this.setState('closed'); }
-  setState(s: ConnectionState): void {
-    this.open = s === 'open';
-    for (const l of this.state) l(s);
-  }
-  deliver(frame: unknown): void { for (const l of this.frame) l(JSON.stringify(frame)); }
-}
 
 /** A checker whose answers the test releases. */
 class HeldChecker implements FrameChecker {
