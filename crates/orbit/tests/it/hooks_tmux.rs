@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::fake_api::{text, text_and_tool};
 use crate::harness::real_claude;
-use crate::hooks_real::{Orbit, terminal_env, wait_for};
+use crate::hooks_real::{Orbit, ended_activities, in_order, terminal_env, wait_for};
 use crate::open_support::OrbitEnv;
 use crate::page_e2e::repo;
 
@@ -186,16 +186,6 @@ fn activity_of(orbit: &Orbit) -> Option<String> {
 }
 
 /// Whether `wanted` appear in `seen` in this order (others may come between).
-fn in_order(seen: &[&str], wanted: &[&str]) -> bool {
-    let mut at = 0;
-    for a in seen {
-        if at < wanted.len() && *a == wanted[at] {
-            at += 1;
-        }
-    }
-    at == wanted.len()
-}
-
 fn bash(file: &Path, word: &str) -> Value {
     json!({"command": format!("echo {word} > {}", file.display()), "description": format!("write {word}")})
 }
@@ -276,13 +266,7 @@ fn an_interactive_claude_waits_for_the_keypad_and_unanswered_its_own_prompt_asks
     tui.type_line("/exit");
     wait_for("the key to go", || orbit.claude_keys().is_empty());
     let hooked = orbit.hooked();
-    let ended = &hooked["ended"][0];
-    let seen: Vec<&str> = ended["activities"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let (ended, seen) = ended_activities(&hooked);
     assert!(
         in_order(
             &seen,
