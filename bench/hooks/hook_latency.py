@@ -13,6 +13,11 @@ mean CPU time of its processes) and the
 time added over `true` (the difference at the same percentile) with the
 goals: under 5 ms added at p99 with Orbit running, under 50 ms in all
 (p99) without.
+
+With `--baseline-orbit OTHER` (an earlier build), the same two variants
+of OTHER (its own hub) run interleaved in the same run as `none-base` and
+`running-base`, and the added time of each of `orbit`'s against them is
+printed as a ratio.
 """
 
 import argparse
@@ -81,29 +86,34 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--orbit", required=True)
     ap.add_argument("--runs", type=int, default=400)
+    ap.add_argument("--baseline-orbit", help="an earlier build, measured in the same run")
     args = ap.parse_args()
     orbit = os.path.abspath(args.orbit)
-    hook = f"{shlex.quote(orbit)} hook PreToolUse"
+    orbits = {"": orbit}
+    if args.baseline_orbit:
+        orbits["-base"] = os.path.abspath(args.baseline_orbit)
     with tempfile.TemporaryDirectory(prefix="orbit-hook-bench-") as tmp:
-        running_cfg = os.path.join(tmp, "running")
         idle_cfg = os.path.join(tmp, "idle")
-        for d in (running_cfg, idle_cfg):
-            os.makedirs(d, mode=0o700)
+        os.makedirs(idle_cfg, mode=0o700)
         base = {k: v for k, v in os.environ.items()
                 if k not in ("ORBIT_OWN_CLAUDE", "XDG_RUNTIME_DIR", "ORBIT_LOG")}
         base["HOME"] = tmp
-        env_running = dict(base, ORBIT_CONFIG_DIR=running_cfg)
         env_idle = dict(base, ORBIT_CONFIG_DIR=idle_cfg)
         body = payload(tmp)
-        server = subprocess.Popen([orbit, "hub", "serve"], env=env_running,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        variants = {"true": ("true", env_idle)}
+        servers = []
         try:
-            wait_for(os.path.join(running_cfg, "run", "hook.json"), 20)
-            variants = {
-                "true": ("true", env_idle),
-                "none": (hook, env_idle),
-                "running": (hook, env_running),
-            }
+            for suffix, binary in orbits.items():
+                running_cfg = os.path.join(tmp, "running" + suffix)
+                os.makedirs(running_cfg, mode=0o700)
+                env_running = dict(base, ORBIT_CONFIG_DIR=running_cfg)
+                servers.append((binary, env_running, subprocess.Popen(
+                    [binary, "hub", "serve"], env=env_running,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+                wait_for(os.path.join(running_cfg, "run", "hook.json"), 20)
+                hook = f"{shlex.quote(binary)} hook PreToolUse"
+                variants["none" + suffix] = (hook, env_idle)
+                variants["running" + suffix] = (hook, env_running)
             times = {name: [] for name in variants}
             cpu = {name: [] for name in variants}
             for name, (command, env) in variants.items():  # warm the caches
@@ -112,27 +122,44 @@ def main():
             for _ in range(args.runs):
                 for name, (command, env) in variants.items():
                     times[name].append(once(command, body, env, cpu[name]))
-            # The running hub saw the calls (a key for the session).
-            status = subprocess.run([orbit, "hub", "status", "--json"], env=env_running,
-                                    capture_output=True, check=True)
-            sessions = json.loads(status.stdout)["sessions"]
-            if not any(s["adapterId"] == "claude-code" for s in sessions):
-                sys.exit("the running hub shows no session: the hook did not reach it")
+            # Each running hub saw the calls (a key for the session).
+            for binary, env_running, _ in servers:
+                status = subprocess.run([binary, "hub", "status", "--json"], env=env_running,
+                                        capture_output=True, check=True)
+                sessions = json.loads(status.stdout)["sessions"]
+                if not any(s["adapterId"] == "claude-code" for s in sessions):
+                    sys.exit(f"the hub of {binary} shows no session: the hook did not reach it")
         finally:
-            server.terminate()
-            server.wait(timeout=20)
+            for _, _, server in servers:
+                server.terminate()
+                server.wait(timeout=20)
     p = {name: (percentile(v, 50), percentile(v, 99)) for name, v in times.items()}
     print(f"hook latency per call, {args.runs} runs each, interleaved (ms); "
           f"baseline `sh -c true` in the same run")
-    print(f"{'variant':<10}{'p50':>9}{'p99':>9}{'mean':>9}{'added p50':>12}{'added p99':>12}"
+    print(f"{'variant':<14}{'p50':>9}{'p99':>9}{'mean':>9}{'added p50':>12}{'added p99':>12}"
           f"{'x true p99':>12}{'cpu mean':>10}")
     for name, v in times.items():
         p50, p99 = p[name]
-        print(f"{name:<10}{p50:9.2f}{p99:9.2f}{statistics.mean(v):9.2f}"
+        print(f"{name:<14}{p50:9.2f}{p99:9.2f}{statistics.mean(v):9.2f}"
               f"{p50 - p['true'][0]:12.2f}{p99 - p['true'][1]:12.2f}{p99 / p['true'][1]:12.2f}"
               f"{statistics.mean(cpu[name]):10.2f}")
     print(f"(cpu: user+sys of the hook's processes, sh included; load average now "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
+    if args.baseline_orbit:
+        print(f"against the baseline {orbits['-base']} in the same run (added time, this / baseline):")
+        cpu_true = statistics.mean(cpu["true"])
+        for name in ("none", "running"):
+            ratios = []
+            for i, label in ((0, "p50"), (1, "p99")):
+                mine = p[name][i] - p["true"][i]
+                theirs = p[name + "-base"][i] - p["true"][i]
+                ratios.append(f"added {label} {mine:.2f} / {theirs:.2f} = "
+                              f"{mine / theirs if theirs > 0 else float('nan'):.2f}")
+            mine = statistics.mean(cpu[name]) - cpu_true
+            theirs = statistics.mean(cpu[name + "-base"]) - cpu_true
+            ratios.append(f"cpu over true {mine:.2f} / {theirs:.2f} = "
+                          f"{mine / theirs if theirs > 0 else float('nan'):.2f}")
+            print(f"  {name:<8} " + "; ".join(ratios))
     added_running = p["running"][1] - p["true"][1]
     total_none = p["none"][1]
     ok_running = added_running < 5.0

@@ -524,8 +524,10 @@ fn endpoint(runtime_dir: &Path) -> Option<(PathBuf, String)> {
 }
 
 /// `orbit hook EVENT`'s client: sends the payload to the running Orbit and
-/// returns its answer (`None`: no Orbit, refused, too slow). Never waits
-/// past `deadline`, plus `wait` for a `PermissionRequest`.
+/// returns its answer (`None`: no Orbit, refused, too slow; for events
+/// other than `PermissionRequest`, whose answer carries nothing, `{}` once
+/// the status line says 200, the rest unread). Never waits more than 2 s,
+/// plus `wait` for a `PermissionRequest`.
 pub fn send(runtime_dir: &Path, event: &str, body: &[u8], wait: Duration) -> Option<Value> {
     let started = Instant::now();
     let (socket, token) = endpoint(runtime_dir)?;
@@ -535,17 +537,16 @@ pub fn send(runtime_dir: &Path, event: &str, body: &[u8], wait: Duration) -> Opt
     let mut stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
     let quick = Duration::from_secs(2);
     stream.set_write_timeout(Some(quick)).ok()?;
-    let head = format!(
+    // Head and body in one write: the hub wakes once for the whole request.
+    let mut request = format!(
         "POST {HOOK_PREFIX}{event} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n",
         body.len()
-    );
-    stream.write_all(head.as_bytes()).ok()?;
-    stream.write_all(body).ok()?;
-    let limit = if event == "PermissionRequest" {
-        quick + wait
-    } else {
-        quick
-    };
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    stream.write_all(&request).ok()?;
+    let permission = event == "PermissionRequest";
+    let limit = if permission { quick + wait } else { quick };
     let mut answer = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
@@ -562,6 +563,14 @@ pub fn send(runtime_dir: &Path, event: &str, body: &[u8], wait: Duration) -> Opt
                 }
             }
             Err(_) => return None,
+        }
+        // Only a permission's answer carries anything: for the other
+        // events the status line is all there is to wait for (the hub
+        // answers once the event is applied), not the hub's close.
+        if !permission && let Some(end) = answer.windows(2).position(|w| w == b"\r\n") {
+            return answer[..end]
+                .starts_with(b"HTTP/1.1 200 ")
+                .then(|| json!({}));
         }
     }
     let text = String::from_utf8_lossy(&answer);
