@@ -602,3 +602,98 @@ pub fn hook_output(event: &str, answer: &Value) -> Option<Value> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::net::UnixListener;
+
+    use super::*;
+
+    /// A hub stand-in on the socket a temporary runtime folder's hook file
+    /// names: it takes one request whole, writes `reply`, then waits for
+    /// the client to close (or `close`s itself) and returns the request.
+    fn stand_in(
+        reply: &'static [u8],
+        close: bool,
+    ) -> (tempfile::TempDir, std::thread::JoinHandle<Vec<u8>>) {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("hooks.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        fs_err::write(
+            dir.path().join(HOOK_FILE),
+            json!({"socketPath": socket, "token": "t0k"}).to_string(),
+        )
+        .unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut chunk = [0u8; 4096];
+            loop {
+                let n = stream.read(&mut chunk).unwrap();
+                assert!(n > 0, "the client closed before its request was whole");
+                request.extend_from_slice(&chunk[..n]);
+                let text = String::from_utf8_lossy(&request);
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Content-Length: "))
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    if body.len() >= length {
+                        break;
+                    }
+                }
+            }
+            stream.write_all(reply).unwrap();
+            if !close {
+                // Held open: only the client's close ends it.
+                while stream.read(&mut chunk).is_ok_and(|n| n > 0) {}
+            }
+            request
+        });
+        (dir, server)
+    }
+
+    #[test]
+    fn a_hook_writes_its_request_and_reads_no_further_than_the_status_line() {
+        // A status line and no close: the hook is done at the status line
+        // (it would otherwise wait for the close until its 2 s limit).
+        let (dir, server) = stand_in(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n",
+            false,
+        );
+        let body = br#"{"session_id":"s1","hook_event_name":"PreToolUse"}"#;
+        let answer = send(dir.path(), "PreToolUse", body, Duration::ZERO);
+        assert_eq!(answer, Some(json!({})));
+        let request = String::from_utf8(server.join().unwrap()).unwrap();
+        assert!(
+            request.starts_with("POST /h/v1/PreToolUse HTTP/1.1\r\n"),
+            "{request}"
+        );
+        assert!(
+            request.contains("\r\nAuthorization: Bearer t0k\r\n"),
+            "{request}"
+        );
+        assert!(
+            request.ends_with(std::str::from_utf8(body).unwrap()),
+            "{request}"
+        );
+
+        // A refusal is no answer.
+        let (dir, server) = stand_in(b"HTTP/1.1 401 Unauthorized\r\n", false);
+        assert_eq!(send(dir.path(), "Stop", b"{}", Duration::ZERO), None);
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn a_permission_reads_the_whole_answer() {
+        let (dir, server) = stand_in(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{\"decision\":\"allow\"}",
+            true,
+        );
+        let answer = send(dir.path(), "PermissionRequest", b"{}", Duration::ZERO);
+        assert_eq!(answer, Some(json!({"decision": "allow"})));
+        server.join().unwrap();
+    }
+}

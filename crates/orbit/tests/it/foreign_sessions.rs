@@ -3,8 +3,12 @@
 //! model the fake Messages API) shows through Orbit's `claude agents
 //! --json` scan as a `claude-code` key with `background:true` and no live
 //! text, and a Codex session file under `$CODEX_HOME` shows as a `codex`
-//! key that follows the file as it grows.
+//! key that follows the file as it grows. The scan's row appears and goes
+//! while Orbit's own conversation (a turn from the page) and a session
+//! seen through the hooks hold their `claude-code` keys: a scan leaves
+//! those alone, and never shows Orbit's own `claude` a second time.
 
+use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -12,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::fake_api::text;
 use crate::harness::real_claude;
 use crate::open_support::{OrbitEnv, login_address};
 
@@ -67,6 +72,36 @@ fn append(path: &Path, line: &Value) {
     writeln!(file, "{line}").unwrap();
 }
 
+/// The `claude-code` keys of the keypad by uid, each with the fields a
+/// scan must leave alone (a key a scan replaced would have a new uid).
+fn claude_rows(env: &OrbitEnv) -> BTreeMap<String, Value> {
+    keys(env, "claude-code")
+        .into_iter()
+        .map(|k| {
+            let kept = ["title", "activity", "background", "messageText", "request"]
+                .into_iter()
+                .map(|f| (f.to_owned(), k[f].clone()))
+                .collect();
+            (k["uid"].as_str().unwrap().to_owned(), Value::Object(kept))
+        })
+        .collect()
+}
+
+/// `orbit hook EVENT` with `payload`, as Claude Code runs it in a terminal.
+fn hook(env: &OrbitEnv, event: &str, payload: &Value) {
+    let mut child = env
+        .command(&["hook", event])
+        .env_remove("ORBIT_OWN_CLAUDE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(payload.to_string().as_bytes()).unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
 /// Stops the background session's daemon and Orbit, whatever happened.
 struct Cleanup<'a> {
     env: &'a OrbitEnv,
@@ -87,8 +122,14 @@ impl Drop for Cleanup<'_> {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one running Orbit, each reader in turn"
+)]
 fn claude_agents_rows_and_codex_files_show_on_the_keypad() {
     let env = OrbitEnv::new(json!({"hub.claudeAgentsScanSeconds": 1}));
+    env.trust();
+    env.api.script([text("Own answer.")]);
     // A Claude config past onboarding that trusts the workspace, as a user's.
     std::fs::create_dir_all(env.home.path().join(".claude")).unwrap();
     let ws = env.ws.path().to_str().unwrap().to_owned();
@@ -138,6 +179,33 @@ fn claude_agents_rows_and_codex_files_show_on_the_keypad() {
     let key = until(&env, "codex", "tool", |k| k["activity"] == "tool");
     assert_eq!(key["toolLabel"], "shell  ls -la");
 
+    // Orbit's own conversation (a turn from the page; its `claude` stays
+    // running) and a terminal session seen through the hooks hold their
+    // `claude-code` keys while the scan runs every second.
+    let listed = env.call("orbit.workspaces", json!({}));
+    let workspace = listed["result"][0]["id"].as_str().unwrap().to_owned();
+    let sent = env.call(
+        "orbit.act",
+        json!({"workspaceId": workspace, "frame": {"type": "action", "id": "p1", "request": {"type": "prompt", "text": "Own turn."}}}),
+    );
+    assert_eq!(sent["result"]["ok"], true, "{sent}");
+    until(&env, "claude-code", "of Orbit's own turn, done", |k| {
+        k["title"] == "Own turn." && k["activity"] == "done"
+    });
+    let hooked = json!({"session_id": "hooked-1", "cwd": ws, "hook_event_name": "SessionStart", "source": "startup"});
+    hook(&env, "SessionStart", &hooked);
+    let prompt = json!({"session_id": "hooked-1", "cwd": ws, "hook_event_name": "UserPromptSubmit", "prompt": "a terminal prompt"});
+    hook(&env, "UserPromptSubmit", &prompt);
+    let held = claude_rows(&env);
+    let mut titles: Vec<&str> = held.values().filter_map(|k| k["title"].as_str()).collect();
+    titles.sort_unstable();
+    assert_eq!(titles, ["Own turn.", "a terminal prompt"], "{held:#?}");
+    assert!(
+        held.values()
+            .any(|k| k["title"] == "a terminal prompt" && k["activity"] == "thinking"),
+        "{held:#?}"
+    );
+
     // Claude Code: a real background session, listed by `claude agents
     // --json` and shown by Orbit's scan.
     let out = claude(&env, &["--bg", "say hi"]);
@@ -167,13 +235,24 @@ fn claude_agents_rows_and_codex_files_show_on_the_keypad() {
                 && s["visible"] == true),
         "{status}"
     );
-    // Its session ended: the next scan takes the key away.
+    // The scan's row beside the held keys, which are as they were (and
+    // Orbit's own `claude`, running, is no row of the scan's).
+    let mut rows = claude_rows(&env);
+    let scanned: Vec<String> = rows
+        .iter()
+        .filter(|(_, s)| s["title"] == "say hi")
+        .map(|(id, _)| id.clone())
+        .collect();
+    assert_eq!(scanned.len(), 1, "{rows:#?}");
+    rows.remove(&scanned[0]);
+    assert_eq!(rows, held, "a scan touched a held key");
+    // Its session ended: a scan takes the key away.
     let stopped = claude(&env, &["daemon", "stop", "--any"]);
     assert!(stopped.status.success());
     let deadline = Instant::now() + Duration::from_secs(40);
     while keys(&env, "claude-code")
         .iter()
-        .any(|k| k["title"] == "say hi" && k["activity"] != "idle")
+        .any(|k| k["title"] == "say hi")
     {
         assert!(
             Instant::now() < deadline,
@@ -182,4 +261,5 @@ fn claude_agents_rows_and_codex_files_show_on_the_keypad() {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+    assert_eq!(claude_rows(&env), held, "a scan touched a held key");
 }
