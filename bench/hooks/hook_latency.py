@@ -14,6 +14,11 @@ time added over `true` (the difference at the same percentile) with the
 goals: under 5 ms added at p99 with Orbit running, under 50 ms in all
 (p99) without.
 
+`rust-min` (when `rustc` is on PATH) is the least any Rust program costs
+here: `sh -c 'MIN hook PreToolUse'` with MIN a program that only reads
+its stdin, built with `rustc -O` and linked as `orbit` is (no PIE on
+Linux); `orbit`'s cost over it is what is left to cut in `orbit` itself.
+
 With `--baseline-orbit OTHER` (an earlier build), the same two variants
 of OTHER (its own hub) run interleaved in the same run as `none-base` and
 `running-base`, and the added time of each of `orbit`'s against them is
@@ -74,6 +79,31 @@ def once(command, body, env, cpu=None):
     return elapsed
 
 
+FLOOR_RS = """
+use std::io::Read as _;
+fn main() {
+    let mut body = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut body);
+}
+"""
+
+
+def rust_floor(tmp):
+    """A Rust program that only reads its stdin, linked as `orbit` is;
+    None without `rustc`."""
+    source = os.path.join(tmp, "floor.rs")
+    binary = os.path.join(tmp, "rust-min")
+    with open(source, "w") as f:
+        f.write(FLOOR_RS)
+    link = ["-C", "link-arg=-no-pie"] if sys.platform.startswith("linux") else []
+    try:
+        subprocess.run(["rustc", "-O", *link, source, "-o", binary], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return binary
+
+
 def wait_for(path, seconds):
     deadline = time.monotonic() + seconds
     while not os.path.exists(path):
@@ -101,6 +131,9 @@ def main():
         env_idle = dict(base, ORBIT_CONFIG_DIR=idle_cfg)
         body = payload(tmp)
         variants = {"true": ("true", env_idle)}
+        floor = rust_floor(tmp)
+        if floor:
+            variants["rust-min"] = (f"{shlex.quote(floor)} hook PreToolUse", env_idle)
         servers = []
         try:
             for suffix, binary in orbits.items():
@@ -145,6 +178,12 @@ def main():
               f"{statistics.mean(cpu[name]):10.2f}")
     print(f"(cpu: user+sys of the hook's processes, sh included; load average now "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
+    if "rust-min" in cpu:
+        floor_cpu = statistics.mean(cpu["rust-min"])
+        print(f"cpu mean over rust-min (orbit's own part): none "
+              f"{statistics.mean(cpu['none']) - floor_cpu:.2f} ms, running "
+              f"{statistics.mean(cpu['running']) - floor_cpu:.2f} ms; rust-min over true "
+              f"{floor_cpu - statistics.mean(cpu['true']):.2f} ms")
     if args.baseline_orbit:
         print(f"against the baseline {orbits['-base']} in the same run (added time, this / baseline):")
         cpu_true = statistics.mean(cpu["true"])
