@@ -14,6 +14,9 @@ time added over `true` (the difference at the same percentile) with the
 goals: under 5 ms added at p99 with Orbit running, under 50 ms in all
 (p99) without.
 
+It also times the running hub's own part: N hook calls made from this
+process (connect, one write, the status line), no process started.
+
 `rust-min` (when `rustc` is on PATH) is the least any Rust program costs
 here: `sh -c 'MIN hook PreToolUse'` with MIN a program that only reads
 its stdin, built with `rustc -O` and linked as `orbit` is (no PIE on
@@ -30,6 +33,7 @@ import json
 import os
 import resource
 import shlex
+import socket
 import statistics
 import subprocess
 import sys
@@ -104,6 +108,32 @@ def rust_floor(tmp):
     return binary
 
 
+def hub_round_trips(run_dir, body, n):
+    """The hub's own part: N hook calls from this process (connect, one
+    write, read the status line), no process started; their times (ms)."""
+    with open(os.path.join(run_dir, "hook.json")) as f:
+        info = json.load(f)
+    request = (f"POST /h/v1/PreToolUse HTTP/1.1\r\nHost: localhost\r\n"
+               f"Content-Type: application/json\r\nAuthorization: Bearer {info['token']}\r\n"
+               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    times = []
+    for _ in range(n):
+        started = time.perf_counter_ns()
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(info["socketPath"])
+            s.sendall(request)
+            answer = b""
+            while b"\r\n" not in answer:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+        times.append((time.perf_counter_ns() - started) / 1e6)
+        if not answer.startswith(b"HTTP/1.1 200 "):
+            sys.exit(f"the hub answered {answer[:40]!r}")
+    return times
+
+
 def wait_for(path, seconds):
     deadline = time.monotonic() + seconds
     while not os.path.exists(path):
@@ -155,6 +185,8 @@ def main():
             for _ in range(args.runs):
                 for name, (command, env) in variants.items():
                     times[name].append(once(command, body, env, cpu[name]))
+            hub_times = hub_round_trips(
+                os.path.join(servers[0][1]["ORBIT_CONFIG_DIR"], "run"), body, args.runs)
             # Each running hub saw the calls (a key for the session).
             for binary, env_running, _ in servers:
                 status = subprocess.run([binary, "hub", "status", "--json"], env=env_running,
@@ -178,6 +210,8 @@ def main():
               f"{statistics.mean(cpu[name]):10.2f}")
     print(f"(cpu: user+sys of the hook's processes, sh included; load average now "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores)")
+    print(f"the hub's part, {args.runs} calls from this process (no process started): "
+          f"p50 {percentile(hub_times, 50):.3f} ms, p99 {percentile(hub_times, 99):.3f} ms")
     if "rust-min" in cpu:
         floor_cpu = statistics.mean(cpu["rust-min"])
         print(f"cpu mean over rust-min (orbit's own part): none "
