@@ -19,8 +19,8 @@ process (connect, one write, the status line), no process started.
 
 `rust-min` (when `rustc` is on PATH) is the least any Rust program costs
 here: `sh -c 'MIN hook PreToolUse'` with MIN a program that only reads
-its stdin, built with `rustc -O` and linked as `orbit` is (no PIE on
-Linux); `orbit`'s cost over it is what is left to cut in `orbit` itself.
+its stdin, built with `rustc -O` and linked as `orbit` is (a PIE, the
+default); `orbit`'s cost over it is what is left to cut in `orbit` itself.
 
 With `--baseline-orbit OTHER` (an earlier build), the same two variants
 of OTHER (its own hub) run interleaved in the same run as `none-base` and
@@ -99,7 +99,7 @@ def rust_floor(tmp):
     binary = os.path.join(tmp, "rust-min")
     with open(source, "w") as f:
         f.write(FLOOR_RS)
-    link = ["-C", "link-arg=-no-pie"] if sys.platform.startswith("linux") else []
+    link = []
     try:
         subprocess.run(["rustc", "-O", *link, source, "-o", binary], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

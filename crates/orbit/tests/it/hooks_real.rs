@@ -215,23 +215,6 @@ fn finish(child: Child) -> Output {
     out
 }
 
-/// `orbit hook` runs on every tool call of Claude Code: on Linux the
-/// binary is linked without PIE (`crates/orbit/build.rs`), so the loader
-/// applies no relative relocations before `main`.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[test]
-fn the_binary_is_linked_without_pie() {
-    use std::io::Read as _;
-    let mut head = [0u8; 18];
-    std::fs::File::open(env!("CARGO_BIN_EXE_orbit"))
-        .unwrap()
-        .read_exact(&mut head)
-        .unwrap();
-    assert_eq!(&head[..4], b"\x7fELF");
-    // e_type: 2 is ET_EXEC (a position-dependent executable), 3 ET_DYN (PIE).
-    assert_eq!(u16::from_le_bytes([head[16], head[17]]), 2, "e_type");
-}
-
 #[test]
 fn install_then_uninstall_gives_claude_s_settings_back_byte_for_byte() {
     let orbit = Orbit::new(json!({}));
