@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ActivityBatch, ActivityRecord } from '../src/protocol/types';
 import { decodeMap } from '../src/scene/decode';
-import { COMET_MS, Effects, FADE_OUT_MS, TRAVEL_MS, adjacency } from '../src/scene/effects';
+import { COMET_MS, Effects, FADE_OUT_MS, PULSE_MS, TRAVEL_MS, adjacency } from '../src/scene/effects';
 import { ActivityGate, HOLD_MS, type GateMap } from '../src/scene/hashrule';
 import { MapModel, type MapDeltaMessage } from '../src/scene/model';
 import { encodeMap, sampleFixture } from './mapFixture';
@@ -172,6 +172,29 @@ describe('the effects', () => {
     expect(fx.lit.size).toBe(0);
     expect(fx.stations.size).toBe(0);
     expect(fx.animating(2000 + Math.max(FADE_OUT_MS, TRAVEL_MS))).toBe(false);
+  });
+
+  it('says when what runs has all ended; a star put down at home does not travel', () => {
+    const { fx } = setup();
+    // c1's star was put down at home at 0: nothing moves.
+    expect(fx.animating(0)).toBe(false);
+    expect(fx.settlesAt()).toBe(-Infinity);
+    fx.setConversations([{ key: 'c1', inTurn: true }, { key: 'c2', inTurn: false }], 100);
+    expect(fx.animating(100)).toBe(false);
+    // A read: the comet and the star's travel end at the same time; an edit's pulse runs longer.
+    fx.apply('c1', rec('read', 'src/main.ts'), 100);
+    expect(fx.settlesAt()).toBe(100 + Math.max(COMET_MS, TRAVEL_MS));
+    fx.apply('c1', rec('edit', 'README.md'), 200);
+    expect(fx.settlesAt()).toBe(200 + PULSE_MS);
+    fx.step(200 + PULSE_MS - 1);
+    expect(fx.animating(200 + PULSE_MS - 1)).toBe(true);
+    fx.step(200 + PULSE_MS);
+    expect(fx.animating(200 + PULSE_MS)).toBe(false);
+    // The turn ends: the glows fade out, then nothing runs.
+    fx.setConversations([{ key: 'c1', inTurn: false }, { key: 'c2', inTurn: false }], 2000);
+    expect(fx.settlesAt()).toBe(2000 + FADE_OUT_MS);
+    fx.step(2000 + FADE_OUT_MS);
+    expect(fx.animating(2000 + FADE_OUT_MS)).toBe(false);
   });
 
   it('gives each conversation its own star and colour', () => {

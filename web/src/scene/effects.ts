@@ -110,6 +110,9 @@ const ease = (t: number): number => (t < 0.5 ? 2 * t * t : 1 - (-2 * t + 2) ** 2
 
 const starId = (key: string, subagent: string | null): string => (subagent === null ? key : `${key}\u0000${subagent}`);
 
+/** Whether a star travels (a star put down where it already is, like a new conversation's at home, does not). */
+const travels = (star: Star): boolean => star.leaving || star.from[0] !== star.to[0] || star.from[1] !== star.to[1];
+
 export interface Adjacency {
   /** Files each file imports and is imported by (one hop). */
   neighbours(path: string): string[];
@@ -266,7 +269,10 @@ export class Effects {
       if (conv.inTurn && !inTurn) this.endTurn(key, now);
       if (!conv.inTurn && inTurn) this.startTurn(key);
       conv.inTurn = inTurn;
-      conv.flows = inTurn && flows !== false;
+      const flowsNow = inTurn && flows !== false;
+      // The flow shows or hides: a frame is needed even though nothing moves.
+      if (conv.flows !== flowsNow) this.version += 1;
+      conv.flows = flowsNow;
     }
   }
 
@@ -339,6 +345,7 @@ export class Effects {
       if (held) {
         held.leaving = false;
         held.description = message.description ?? held.description;
+        this.version += 1;
       } else {
         this.addSubagentStar(message.key, message.id, message.description ?? null, now);
       }
@@ -450,10 +457,33 @@ export class Effects {
     for (const l of this.lit.values()) if (l.fadeAt !== null) return true;
     for (const s of this.stations.values()) if (s.fadeAt !== null) return true;
     if (this.reduced()) return false;
-    for (const star of this.stars.values()) if (star.leaving || now - star.start < TRAVEL_MS) return true;
+    for (const star of this.stars.values()) if (star.leaving || (now - star.start < TRAVEL_MS && travels(star))) return true;
     for (const l of this.lit.values()) if ((l.effect === 'edit' || l.effect === 'create') && now - l.at < PULSE_MS) return true;
     for (const s of this.stations.values()) if (now - s.pulseAt < BEAM_MS) return true;
     return false;
+  }
+
+  /**
+   * When the last of the effects running now ends, if nothing new comes:
+   * the overlay draws its last frame then (whatever its frame cap) and
+   * sleeps. -Infinity when nothing runs; a time already past when what
+   * runs has ended and waits for {@link step} to remove it.
+   */
+  settlesAt(): number {
+    let end = -Infinity;
+    const until = (t: number): void => {
+      if (t > end) end = t;
+    };
+    for (const c of this.comets) until(c.start + COMET_MS);
+    if (this.flashAt !== null) until(this.flashAt + FLASH_MS);
+    for (const l of this.lit.values()) if (l.fadeAt !== null) until(l.fadeAt + FADE_OUT_MS);
+    for (const s of this.stations.values()) if (s.fadeAt !== null) until(s.fadeAt + FADE_OUT_MS);
+    if (!this.reduced()) {
+      for (const star of this.stars.values()) if (travels(star)) until(star.start + TRAVEL_MS);
+      for (const l of this.lit.values()) if ((l.effect === 'edit' || l.effect === 'create') && l.fadeAt === null) until(l.at + PULSE_MS);
+      for (const s of this.stations.values()) until(s.pulseAt + BEAM_MS);
+    }
+    return end;
   }
 
   /** The files lit now (those fading out are not), blast rings only while the toggle is on. */

@@ -16,7 +16,9 @@
  * moves (every {@link SOFTWARE_FRAME_MS} ms on a software GPU, where a
  * frame costs ~25 ms of CPU), steps the flow every {@link FLOW_FRAME_MS}
  * ms ({@link SOFTWARE_FLOW_FRAME_MS}) while only the turn's flow moves, and
- * sleeps otherwise.
+ * sleeps otherwise. Its last frame comes when the last effect ends (not at
+ * the next step of the cap), and a change of the page that changes no
+ * effect (a message for the panels) draws no frame.
  *
  * "Flow" is the turn's motion along the imports: idle, the lines do not
  * move (nothing is drawn, no frame runs); during a turn the strongest
@@ -182,6 +184,8 @@ export class Overlay {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private raf = 0;
   private lastFrame = -Infinity;
+  /** The effects' version the last frame drew; the view (size, map) changed since when null. */
+  private drawnVersion: number | null = null;
   /** Frames the overlay drew (not the map's). */
   frames = 0;
   private lines: { key: string; flow: Float32Array; flash: Float32Array } | null = null;
@@ -243,6 +247,7 @@ export class Overlay {
     this.effects.setModel(model);
     if (model) this.gate.observe(model.hash);
     this.lines = null;
+    this.drawnVersion = null;
     this.release();
     this.wake();
   }
@@ -285,7 +290,18 @@ export class Overlay {
     if (this.popupFor) this.showPopup(this.popupFor.key, this.popupFor.id);
     // The status says the blast radius as soon as the effects have it (a frame may be 200 ms away).
     this.updateBlast();
-    this.wake();
+    // Only when the effects changed or move: the page re-renders for any message.
+    if (this.needsFrame(now)) this.wake();
+  }
+
+  /** Whether a frame would change what the overlay shows. */
+  private needsFrame(now: number): boolean {
+    return this.drawnVersion !== this.effects.version || this.effects.animating(now) || this.flows();
+  }
+
+  /** Whether the turn's flow marches (the loop stays awake while it does). */
+  private flows(): boolean {
+    return this.effects.anyTurn() && !this.reduced();
   }
 
   /** Whether a frame or its timer is pending. */
@@ -296,8 +312,17 @@ export class Overlay {
   /** The map was redrawn (the camera or the data changed): redraw the effects in its frame. */
   redraw(): void {
     this.lines = null;
+    // This frame draws what a pending one would have.
+    this.cancel();
     this.draw();
-    this.wake();
+    this.next();
+  }
+
+  private cancel(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    if (this.raf !== 0) cancelAnimationFrame(this.raf);
+    this.raf = 0;
   }
 
   /** The frame cap now: 30 a second, 5 on a software GPU. */
@@ -311,8 +336,13 @@ export class Overlay {
 
   /** Draws a frame soon (no sooner than `every` ms after the last). */
   wake(every = this.frameMs()): void {
+    this.wakeAt(this.lastFrame + every);
+  }
+
+  /** Draws a frame at `due` (the overlay's clock), or at once if that has passed. */
+  private wakeAt(due: number): void {
     if (this.timer !== null || this.raf !== 0) return;
-    const wait = Math.max(0, every - (this.now() - this.lastFrame));
+    const wait = Math.max(0, Math.ceil(due - this.now()));
     this.timer = setTimeout(() => {
       this.timer = null;
       this.raf = requestAnimationFrame(() => {
@@ -324,9 +354,19 @@ export class Overlay {
 
   private frame(): void {
     this.draw();
+    this.next();
+  }
+
+  /**
+   * After a frame: the next one at the frame cap while something moves,
+   * but at the end of the last effect if that comes sooner (the loop then
+   * sleeps as soon as nothing moves, whatever the cap); the flow's next
+   * step during a turn; otherwise none.
+   */
+  private next(): void {
     const now = this.now();
-    if (this.effects.animating(now)) this.wake(this.frameMs());
-    else if (this.effects.anyTurn() && !this.reduced()) this.wake(this.flowMs());
+    if (this.effects.animating(now)) this.wakeAt(Math.min(this.lastFrame + this.frameMs(), this.effects.settlesAt()));
+    else if (this.flows()) this.wake(this.flowMs());
   }
 
   /** How long the last overlay frames took to draw (ms, at most 2000 kept), for benchmarks; taking them empties the list. */
@@ -347,6 +387,7 @@ export class Overlay {
     const now = this.now();
     this.lastFrame = now;
     this.effects.step(now);
+    this.drawnVersion = this.effects.version;
     this.frames += 1;
     const { width, height, dpr, fitZoom } = this.view.size();
     const cam = this.view.camera();
@@ -629,6 +670,7 @@ export class Overlay {
     this.lines = null;
     this.flashKey = null;
     this.flowKey = null;
+    this.drawnVersion = null;
     this.wake();
   }
 }

@@ -38,10 +38,13 @@ fn lit(result: &Value, key: &str) -> Vec<String> {
         .collect()
 }
 
+/// Issue 17: "the loop is asleep a second after the turn ends" (the glows
+/// fade for 600 ms; the effects' last frame comes at their end, whatever
+/// the frame cap).
 fn asleep_soon(result: &Value) {
     assert!(
-        result["asleepAfterMs"].as_u64().unwrap() <= 1500,
-        "the loop did not sleep about a second after the turn: {result}"
+        result["asleepAfterMs"].as_u64().unwrap() <= 1000,
+        "the loop did not sleep within a second after the turn: {result}"
     );
     assert_eq!(result["litAfter"], 0, "{result}");
 }

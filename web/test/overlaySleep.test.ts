@@ -1,0 +1,130 @@
+// The effects' loop sleeps (scene/overlay.ts): "drawing only on change ...
+// idle CPU under 1% within a second of the last change" (issue 16) and the
+// effects end (issue 17). A timer and an animation frame pending count as
+// awake (`wakers.effects`), so the loop must not schedule a frame that
+// changes nothing, and must release its waker when the last effect ends,
+// not at the next step of its frame cap (200 ms on a software GPU). Fake
+// timers and animation frames, and the overlay's clock injected from them.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ActivityRecord } from '../src/protocol/types';
+import { decodeMap } from '../src/scene/decode';
+import { FADE_OUT_MS, FLASH_MS, TRAVEL_MS } from '../src/scene/effects';
+import { MapModel } from '../src/scene/model';
+import { FRAME_MS, Overlay, SOFTWARE_FRAME_MS, type OverlayMessage } from '../src/scene/overlay';
+import { initialState } from '../src/state/store';
+import { encodeMap, sampleFixture } from './mapFixture';
+
+/** How long an animation frame waits after it is asked for (here). */
+const RAF_MS = 16;
+
+const rec = (kind: ActivityRecord['kind'], file: string | null): ActivityRecord => ({ kind, file, mcp: null, subagent: null });
+
+function setup(software: boolean) {
+  const ctx = { setTransform() {}, clearRect() {}, beginPath() {}, moveTo() {}, lineTo() {}, setLineDash() {}, stroke() {} };
+  vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation(() => ctx as unknown as RenderingContext);
+  const model = MapModel.fromSnapshot(decodeMap(encodeMap(sampleFixture())));
+  const root = model.folders.get('')?.rects[0];
+  const overlay = new Overlay({
+    model: () => model,
+    camera: () => (root ? { x: root.x + root.w / 2, y: root.y + root.h / 2, zoom: 40 } : null),
+    size: () => ({ width: 800, height: 600, dpr: 1, fitZoom: 40 }),
+    now: () => Date.now(),
+    software: () => software,
+    reducedMotion: () => false,
+  });
+  document.body.replaceChildren(overlay.canvas, overlay.starLayer);
+  const send = (inTurn: boolean, records: ActivityRecord[]): void => {
+    const messages: OverlayMessage[] = records.length === 0 ? [] : [{ type: 'activity', key: 'c1', tick: 1, graphHash: model.hash, records }];
+    overlay.feed([{ key: 'c1', inTurn }], messages);
+  };
+  /** Runs the fake clock until the loop sleeps (at most `limit` ms); how long that took. */
+  const untilAsleep = (limit = 5000): number => {
+    const t0 = Date.now();
+    while (overlay.awake() && Date.now() - t0 < limit) vi.advanceTimersByTime(1);
+    return Date.now() - t0;
+  };
+  overlay.modelChanged();
+  untilAsleep();
+  return { overlay, send, untilAsleep };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  vi.setSystemTime(1_000_000);
+  // An animation frame comes RAF_MS after it is asked for (the fake timers' own are not evenly spaced).
+  vi.stubGlobal('requestAnimationFrame', (run: FrameRequestCallback) => setTimeout(() => { run(Date.now()); }, RAF_MS));
+  vi.stubGlobal('cancelAnimationFrame', (handle: number) => { clearTimeout(handle); });
+});
+afterEach(() => {
+  vi.unstubAllGlobals();
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe('the effects loop sleeps', () => {
+  it('draws no frame for a page change that changes no effect (a message for the panels)', () => {
+    const s = setup(true);
+    expect(s.overlay.awake()).toBe(false);
+    const frames = s.overlay.frames;
+    // The page re-renders for every channel message (here: no conversation at all).
+    s.overlay.update({ ...initialState(), ready: true }, []);
+    expect(s.overlay.awake()).toBe(false);
+    // A conversation that is not in a turn: its star is drawn once, then nothing.
+    s.send(false, []);
+    expect(s.overlay.awake()).toBe(true);
+    // Its star is put down at home, where it already is: no travel keeps the loop awake.
+    expect(s.untilAsleep()).toBeLessThanOrEqual(SOFTWARE_FRAME_MS + RAF_MS);
+    expect(s.overlay.frames).toBe(frames + 1);
+    s.send(false, []);
+    s.overlay.update({ ...initialState(), ready: true }, []);
+    s.send(false, []);
+    expect(s.overlay.awake()).toBe(false);
+    vi.advanceTimersByTime(1000);
+    expect(s.overlay.frames).toBe(frames + 1);
+  });
+
+  for (const software of [true, false]) {
+    const cap = software ? SOFTWARE_FRAME_MS : FRAME_MS;
+    it(`releases its waker in the frame where the last effect ends, whatever the frame cap (${String(cap)} ms)`, () => {
+      const s = setup(software);
+      s.send(true, [rec('edit', 'src/main.ts'), rec('thinking', null)]);
+      expect(s.overlay.inspect().flash).toBe(true);
+      vi.advanceTimersByTime(2000);
+      const before = s.overlay.frames;
+      // Mid-turn, 50 ms after a frame of the flow (off the cap's steps), the turn ends.
+      for (let ms = 0; s.overlay.frames === before && ms < 1000; ms += 1) vi.advanceTimersByTime(1);
+      expect(s.overlay.frames).toBe(before + 1);
+      vi.advanceTimersByTime(50);
+      s.send(false, []);
+      expect(s.overlay.inspect().lit).toEqual([]);
+      const sleptMs = s.untilAsleep();
+      // The glows fade for FADE_OUT_MS (the star's way home is shorter): the
+      // loop sleeps in the frame at their end, not up to a cap's step later.
+      expect(TRAVEL_MS).toBeLessThan(FADE_OUT_MS);
+      expect(sleptMs).toBeGreaterThanOrEqual(FADE_OUT_MS);
+      expect(sleptMs).toBeLessThanOrEqual(FADE_OUT_MS + RAF_MS);
+      expect(s.overlay.inspect().stars).toEqual([{ key: 'c1', subagent: null, path: null }]);
+      expect(s.overlay.starLayer.querySelectorAll('.map-lit')).toHaveLength(0);
+      // While the glows faded, the cap held: one frame per cap step, and the last.
+      expect(s.overlay.frames - before - 1).toBeLessThanOrEqual(Math.ceil(FADE_OUT_MS / cap) + 1);
+    });
+  }
+
+  it('ends a thinking flash in a frame of its own between two of the cap', () => {
+    const s = setup(true);
+    // A card waits: in a turn, but the flow does not march (no frames for it).
+    const waiting = { ...initialState(), ready: true };
+    waiting.conversations = [{ key: 'c1', phase: 'waiting', title: null, sessionId: null, warm: true }];
+    s.overlay.update(waiting, []);
+    expect(s.untilAsleep()).toBeLessThanOrEqual(SOFTWARE_FRAME_MS + RAF_MS);
+    const start = Date.now();
+    s.overlay.update(waiting, [{ type: 'activity', key: 'c1', tick: 2, graphHash: sampleFixture().hash, records: [rec('thinking', null)] }]);
+    expect(s.overlay.inspect().flash).toBe(true);
+    const slept = s.untilAsleep();
+    expect(s.overlay.inspect().flash).toBe(false);
+    // FLASH_MS is not a multiple of the cap: the old loop slept at the next step (800 ms).
+    expect(FLASH_MS % SOFTWARE_FRAME_MS).not.toBe(0);
+    expect(slept).toBeGreaterThanOrEqual(FLASH_MS);
+    expect(Date.now() - start).toBeLessThanOrEqual(FLASH_MS + RAF_MS);
+  });
+});
