@@ -327,6 +327,8 @@ pub struct WorkspaceHandle {
     live: Arc<LiveGraph>,
     shared: Arc<Shared>,
     task: Mutex<Option<JoinHandle<()>>>,
+    /// The graph's paths for `search`, kept per graph version.
+    paths: Mutex<crate::search::PathIndex>,
 }
 
 impl std::fmt::Debug for WorkspaceHandle {
@@ -475,6 +477,7 @@ impl WorkspaceHandle {
             live,
             shared,
             task: Mutex::new(Some(task)),
+            paths: Mutex::default(),
         }))
     }
 
@@ -651,15 +654,18 @@ impl PagePort for WorkspaceHandle {
     }
 
     fn search(&self, query: &str, limit: usize) -> SearchAnswer {
-        let graph = self.live.read();
-        let matches = crate::search::PathMatcher::new().search(
-            query,
-            graph.nodes().map(|node| node.path()),
-            limit,
-        );
+        let mut index = self.paths.lock().unwrap_or_else(PoisonError::into_inner);
+        let hash = {
+            let graph = self.live.read();
+            let hash = graph.hash().to_string();
+            if !index.holds(&hash) {
+                index.rebuild(&hash, graph.nodes().map(|node| node.path()));
+            }
+            hash
+        };
         SearchAnswer {
-            hash: graph.hash().to_string(),
-            matches,
+            hash,
+            matches: index.search(query, limit),
         }
     }
 
