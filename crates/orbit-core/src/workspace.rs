@@ -1104,6 +1104,14 @@ impl Actor {
             self.history_again = true;
             return;
         }
+        if self.history_state.conversations.is_empty() {
+            // The cached summaries at once, while the scan checks each
+            // transcript's size and modification time.
+            let cached = history.cached();
+            if !cached.is_empty() {
+                self.history_list(&cached);
+            }
+        }
         self.history_progress
             .done
             .store(0, std::sync::atomic::Ordering::Relaxed);
@@ -1143,24 +1151,29 @@ impl Actor {
         )));
     }
 
+    /// The history list to send (its ids are those `continue` accepts).
+    fn history_list(&mut self, list: &[ConversationSummary]) {
+        let snapshot = self.host.service().snapshot();
+        self.history_ids = list.iter().map(|s| s.id.clone()).collect();
+        self.history_state.conversations = list
+            .iter()
+            .map(|summary| {
+                let open = snapshot
+                    .conversations
+                    .iter()
+                    .find(|c| c.session_id.as_deref() == Some(summary.id.as_str()))
+                    .map(|c| c.key.clone());
+                panels::history_entry(summary, open)
+            })
+            .collect();
+    }
+
     fn history_read(&mut self, read: Result<Vec<ConversationSummary>, String>) {
         let again = std::mem::take(&mut self.history_again);
         self.history_state.progress = None;
         match read {
             Ok(list) => {
-                let snapshot = self.host.service().snapshot();
-                self.history_ids = list.iter().map(|s| s.id.clone()).collect();
-                self.history_state.conversations = list
-                    .iter()
-                    .map(|summary| {
-                        let open = snapshot
-                            .conversations
-                            .iter()
-                            .find(|c| c.session_id.as_deref() == Some(summary.id.as_str()))
-                            .map(|c| c.key.clone());
-                        panels::history_entry(summary, open)
-                    })
-                    .collect();
+                self.history_list(&list);
                 self.history_state.error = None;
             }
             Err(error) => {
