@@ -102,6 +102,7 @@ async function measure({ ws, paths }) {
     await page.waitForFunction((n) => (window.orbitInspect?.state()?.workspace?.graph?.files ?? 0) >= n, paths.length, { timeout: 600000, polling: 250 });
     const id = new URL(page.url()).pathname.split('/')[2];
     const typed = queries(paths);
+    const byLength = [];
     const server = await page.evaluate(async ({ id, typed }) => {
       const times = [];
       for (const q of typed) {
@@ -109,11 +110,11 @@ async function measure({ ws, paths }) {
           const start = performance.now();
           const response = await fetch(`/w/${encodeURIComponent(id)}/search?q=${encodeURIComponent(q.slice(0, i))}&limit=8`, { credentials: 'same-origin' });
           await response.json();
-          times.push(performance.now() - start);
+          times.push([i, performance.now() - start]);
         }
       }
       return times;
-    }, { id, typed });
+    }, { id, typed }).then((times) => times.map(([i, ms]) => { (byLength[i] ??= []).push(ms); return ms; }));
     const add = page.getByRole('combobox', { name: 'Add file' });
     await add.waitFor();
     // In the page: from the keystroke's `keydown` (its event time, as the
@@ -161,7 +162,7 @@ async function measure({ ws, paths }) {
       }
     }
     await context.close();
-    return { server, page: pageTimes, painted: paintTimes, wall: wallTimes };
+    return { server, byLength: byLength.map((xs) => pct(xs, 50)), page: pageTimes, painted: paintTimes, wall: wallTimes };
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit').catch(() => {});
@@ -184,6 +185,7 @@ row('page painted: 100 files (floor)', floor.painted, floor.painted);
 row(`page painted: ${FILES} files`, result.painted, floor.painted);
 row('playwright: 100 files (floor)', floor.wall, floor.wall);
 row(`playwright: ${FILES} files`, result.wall, floor.wall);
+log(`server p50 by query length (1, 2, ...): ${result.byLength.slice(1).map((ms) => ms.toFixed(1)).join(' ')} ms`);
 log(`goal: p99 under 16 ms: server ${pct(result.server, 99) < 16 ? 'met' : 'MISSED'}, page ${pct(result.page, 99) < 16 ? 'met' : 'MISSED'}`);
 process.stdout.write(`${JSON.stringify({
   files: FILES,
@@ -193,5 +195,6 @@ process.stdout.write(`${JSON.stringify({
   pageP50: pct(result.page, 50), pageP99: pct(result.page, 99), pageFloorP99: pct(floor.page, 99),
   paintedP99: pct(result.painted, 99), paintedFloorP99: pct(floor.painted, 99),
   playwrightP99: pct(result.wall, 99), playwrightFloorP99: pct(floor.wall, 99),
+  serverByLength: result.byLength.slice(1),
   serverRatio: pct(result.server, 99) / pct(floor.server, 99), pageRatio: pct(result.page, 99) / pct(floor.page, 99),
 })}\n`);

@@ -11,6 +11,7 @@
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str, Utf32String};
 use orbit_types::SearchMatch;
+use rayon::prelude::*;
 
 /// The longest query, in characters.
 pub const MAX_QUERY_CHARS: usize = 256;
@@ -151,7 +152,14 @@ pub struct PathIndex {
     /// The last plain query and the position of every path it matched.
     last: Option<(String, Vec<u32>)>,
     found: Vec<Found>,
+    /// One matcher per thread for a search over many paths.
+    pool: Vec<Matcher>,
+    /// From how many paths a search is split ([`PARALLEL_FROM`]).
+    parallel_from: usize,
 }
+
+/// From how many paths a search is split over the thread pool.
+const PARALLEL_FROM: usize = 16_384;
 
 impl std::fmt::Debug for PathIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -178,6 +186,8 @@ impl PathIndex {
             matcher: PathMatcher::new(),
             last: None,
             found: Vec::new(),
+            pool: Vec::new(),
+            parallel_from: PARALLEL_FROM,
         }
     }
 
@@ -218,23 +228,48 @@ impl PathIndex {
             .map(|(_, candidates)| candidates);
         let mut found = std::mem::take(&mut self.found);
         found.clear();
-        let matcher = &mut self.matcher.matcher;
-        let mut visit = |at: u32| {
-            let Some(haystack) = self.haystacks.get(at as usize) else {
-                return;
-            };
-            if let Some(score) = pattern.score(haystack.slice(..), matcher) {
-                found.push(Found {
-                    exact: is_file_name(&self.paths[at as usize], &wanted),
-                    score,
-                    at,
-                });
+        let count = narrowed.as_ref().map_or(self.haystacks.len(), Vec::len);
+        let at = |i: usize| -> u32 {
+            narrowed
+                .as_ref()
+                .map_or_else(|| u32::try_from(i).unwrap_or(u32::MAX), |c| c[i])
+        };
+        let score = |matcher: &mut Matcher, range: std::ops::Range<usize>, out: &mut Vec<Found>| {
+            for i in range {
+                let at = at(i);
+                let Some(haystack) = self.haystacks.get(at as usize) else {
+                    continue;
+                };
+                if let Some(score) = pattern.score(haystack.slice(..), matcher) {
+                    out.push(Found {
+                        exact: is_file_name(&self.paths[at as usize], &wanted),
+                        score,
+                        at,
+                    });
+                }
             }
         };
-        match &narrowed {
-            Some(candidates) => candidates.iter().copied().for_each(&mut visit),
-            None => (0..u32::try_from(self.haystacks.len()).unwrap_or(u32::MAX))
-                .for_each(&mut visit),
+        let parts = rayon::current_num_threads().clamp(1, 16);
+        if count < self.parallel_from || parts == 1 {
+            score(&mut self.matcher.matcher, 0..count, &mut found);
+        } else {
+            // Many paths: one slice each for the pool's threads, each with
+            // a matcher of its own (kept), in order.
+            if self.pool.len() < parts {
+                self.pool
+                    .resize_with(parts, || Matcher::new(Config::DEFAULT.match_paths()));
+            }
+            let chunk = count.div_ceil(parts);
+            let slices: Vec<Vec<Found>> = self.pool[..parts]
+                .par_iter_mut()
+                .enumerate()
+                .map(|(k, matcher)| {
+                    let mut out = Vec::new();
+                    score(matcher, (k * chunk).min(count)..((k + 1) * chunk).min(count), &mut out);
+                    out
+                })
+                .collect();
+            found.extend(slices.into_iter().flatten());
         }
         if is_plain(query) {
             let mut candidates = narrowed.unwrap_or_default();
@@ -318,6 +353,10 @@ mod tests {
         let mut index = PathIndex::new();
         index.rebuild("v1", paths.iter().map(String::as_str));
         assert_eq!(index.len(), paths.len());
+        // The same split over the thread pool from a few paths on.
+        let mut split = PathIndex::new();
+        split.parallel_from = 16;
+        split.rebuild("v1", paths.iter().map(String::as_str));
         // Each query typed a char at a time (narrowing from the previous
         // keystroke's matches), then queries that must not narrow: a
         // negation that loosens as it grows, anchors, an exact word, a
@@ -337,6 +376,7 @@ mod tests {
                 let want = PathMatcher::new().search(query, paths.iter().map(String::as_str), limit);
                 let got = index.search(query, limit);
                 assert_eq!(got, want, "query {query:?}, limit {limit}");
+                assert_eq!(split.search(query, limit), want, "split: query {query:?}, limit {limit}");
             }
         }
         // Nothing was left out by narrowing: a loosening query after a
