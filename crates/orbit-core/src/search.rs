@@ -265,7 +265,11 @@ impl PathIndex {
                 .enumerate()
                 .map(|(k, matcher)| {
                     let mut out = Vec::new();
-                    score(matcher, (k * chunk).min(count)..((k + 1) * chunk).min(count), &mut out);
+                    score(
+                        matcher,
+                        (k * chunk).min(count)..((k + 1) * chunk).min(count),
+                        &mut out,
+                    );
                     out
                 })
                 .collect();
@@ -337,7 +341,11 @@ mod tests {
         let mut paths = Vec::new();
         for i in 0..3000 {
             let ext = ["rs", "ts", "md"][i % 3];
-            paths.push(format!("crates/c{}/src/m{}/file_{i}.{ext}", i / 1000, (i / 10) % 10));
+            paths.push(format!(
+                "crates/c{}/src/m{}/file_{i}.{ext}",
+                i / 1000,
+                (i / 10) % 10
+            ));
         }
         paths.push("docs/ünïcode_Layout.md".to_owned());
         paths.push("src/layout.rs".to_owned());
@@ -368,15 +376,23 @@ mod tests {
             }
         }
         typed.extend(
-            ["!fi", "!fil", "!file", "^src", "^src/l", "rs$", "'layout", "'layout.", "fil", "fi", "fi le_1"]
-                .map(str::to_owned),
+            [
+                "!fi", "!fil", "!file", "^src", "^src/l", "rs$", "'layout", "'layout.", "fil",
+                "fi", "fi le_1",
+            ]
+            .map(str::to_owned),
         );
         for query in &typed {
             for limit in [1, 8, 200] {
-                let want = PathMatcher::new().search(query, paths.iter().map(String::as_str), limit);
+                let want =
+                    PathMatcher::new().search(query, paths.iter().map(String::as_str), limit);
                 let got = index.search(query, limit);
                 assert_eq!(got, want, "query {query:?}, limit {limit}");
-                assert_eq!(split.search(query, limit), want, "split: query {query:?}, limit {limit}");
+                assert_eq!(
+                    split.search(query, limit),
+                    want,
+                    "split: query {query:?}, limit {limit}"
+                );
             }
         }
         // Nothing was left out by narrowing: a loosening query after a
@@ -396,7 +412,10 @@ mod tests {
         assert!(index.holds("v1") && !index.holds("v2"));
         assert_eq!(index.search("al", 8).len(), 1);
         // The next keystroke looks only at what this one matched.
-        assert_eq!(index.last.as_ref().map(|(q, c)| (q.as_str(), c.len())), Some(("al", 1)));
+        assert_eq!(
+            index.last.as_ref().map(|(q, c)| (q.as_str(), c.len())),
+            Some(("al", 1))
+        );
         // A new version adds a path the previous keystroke could not match.
         index.rebuild("v2", ["src/alpha.rs", "src/beta.rs", "src/alps.rs"]);
         let found: Vec<String> = index.search("alp", 8).into_iter().map(|m| m.path).collect();
@@ -407,18 +426,33 @@ mod tests {
     fn best_of_keeps_the_order_of_a_full_sort() {
         let paths: Vec<String> = (0..500).map(|i| format!("p{}", i % 37)).collect();
         let mut found: Vec<Found> = (0..500)
-            .map(|i| Found { exact: i % 50 == 0, score: (i * 7919) % 13, at: i })
+            .map(|i| Found {
+                exact: i % 50 == 0,
+                score: (i * 7919) % 13,
+                at: i,
+            })
             .collect();
         let mut full = found.clone();
         let order = |a: &Found, b: &Found| {
             let (pa, pb) = (&paths[a.at as usize], &paths[b.at as usize]);
-            b.exact.cmp(&a.exact).then(b.score.cmp(&a.score)).then(pa.len().cmp(&pb.len())).then(pa.cmp(pb))
+            b.exact
+                .cmp(&a.exact)
+                .then(b.score.cmp(&a.score))
+                .then(pa.len().cmp(&pb.len()))
+                .then(pa.cmp(pb))
         };
         full.sort_by(order);
         for limit in [1, 2, 10, 499, 500, 600] {
             let best = best_of(&mut found, limit, |at| paths[at as usize].as_str());
-            let want: Vec<_> = full.iter().take(limit).map(|f| (f.exact, f.score, &paths[f.at as usize])).collect();
-            let got: Vec<_> = best.iter().map(|f| (f.exact, f.score, &paths[f.at as usize])).collect();
+            let want: Vec<_> = full
+                .iter()
+                .take(limit)
+                .map(|f| (f.exact, f.score, &paths[f.at as usize]))
+                .collect();
+            let got: Vec<_> = best
+                .iter()
+                .map(|f| (f.exact, f.score, &paths[f.at as usize]))
+                .collect();
             assert_eq!(got, want, "limit {limit}");
         }
     }
