@@ -237,6 +237,46 @@ describe('the prompt’s attachments', () => {
     expect(composer.attachments()).toEqual({ skills: [], files: [] });
   });
 
+  it('asks one completion at a time: keys typed while it is out wait, and only the latest value is asked next', async () => {
+    const asked: { q: string; answer: (m: SearchMatch[]) => void }[] = [];
+    const composer = new Composer((q) => new Promise((resolve) => { asked.push({ q, answer: resolve }); }));
+    document.body.replaceChildren(composer.el);
+    const add = document.querySelector<HTMLInputElement>('[aria-label="Add file"]');
+    if (!add) throw new Error('no Add file');
+    const type = (value: string): void => { add.value = value; add.dispatchEvent(new Event('input')); };
+    const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
+    const shown = (): (string | null)[] => Array.from(document.querySelectorAll('[role="option"]'), (o) => o.getAttribute('data-path'));
+    type('m');
+    type('ma');
+    type('mai');
+    await settle();
+    expect(asked.map((a) => a.q)).toEqual(['m']);
+    asked[0]?.answer([{ path: 'stale/m.rs', score: 1, indices: [] }]);
+    await settle();
+    // The stale answer is dropped; the value of now is asked, the keys in between skipped.
+    expect(shown()).toEqual([]);
+    expect(asked.map((a) => a.q)).toEqual(['m', 'mai']);
+    asked[1]?.answer([{ path: 'src/main.rs', score: 9, indices: [4, 5, 6] }]);
+    await settle();
+    expect(shown()).toEqual(['src/main.rs']);
+    // Typing slower than the answers: every key is asked.
+    type('main');
+    await settle();
+    expect(asked.map((a) => a.q)).toEqual(['m', 'mai', 'main']);
+    asked[2]?.answer([]);
+    await settle();
+    expect(shown()).toEqual([]);
+    // A failed request says so and lets the next key ask again.
+    const failing = new Composer(() => Promise.reject(new Error('503 Service Unavailable')));
+    document.body.replaceChildren(failing.el);
+    const box = document.querySelector<HTMLInputElement>('[aria-label="Add file"]');
+    if (!box) throw new Error('no Add file');
+    box.value = 'x';
+    box.dispatchEvent(new Event('input'));
+    await settle();
+    expect(document.querySelector('[role="status"]')?.textContent).toBe('Completion failed: 503 Service Unavailable');
+  });
+
   it('keeps at most eight skills and twenty files', () => {
     const composer = new Composer(() => Promise.resolve([]));
     for (let i = 0; i < 12; i += 1) composer.addSkill(`s${i}`);

@@ -157,7 +157,7 @@ impl ConversationHistory {
             });
         let mut summaries: Vec<ConversationSummary> =
             records.iter().filter_map(|r| r.summary.clone()).collect();
-        summaries.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms).then(a.id.cmp(&b.id)));
+        sort_newest_first(&mut summaries);
         if let Ok(mut listed) = self.listed.lock() {
             listed.clear();
             for r in &records {
@@ -175,6 +175,29 @@ impl ConversationHistory {
             *m = fresh;
         }
         Ok(summaries)
+    }
+
+    /// The summaries the cache holds (the cache file's, or the last
+    /// listing's), newest first, without reading or even checking a
+    /// transcript: a list to show at once while
+    /// [`ConversationHistory::list_with`] checks each entry again (its
+    /// size and modification time). Its ids become the ones
+    /// [`ConversationHistory::resume_path`] accepts (each still checked to
+    /// be there).
+    pub fn cached(&self) -> Vec<ConversationSummary> {
+        let memo = self.memo.lock().map(|m| m.clone()).unwrap_or_default();
+        let mut summaries: Vec<ConversationSummary> =
+            memo.values().filter_map(|r| r.summary.clone()).collect();
+        sort_newest_first(&mut summaries);
+        if let Ok(mut listed) = self.listed.lock() {
+            listed.clear();
+            for r in memo.values() {
+                if let Some(s) = &r.summary {
+                    listed.insert(s.id.clone(), r.path.clone());
+                }
+            }
+        }
+        summaries
     }
 
     /// The transcript to `--resume` for `id`: only an id the last
@@ -195,6 +218,10 @@ impl ConversationHistory {
         }
         Ok(path)
     }
+}
+
+fn sort_newest_first(summaries: &mut [ConversationSummary]) {
+    summaries.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms).then(a.id.cmp(&b.id)));
 }
 
 /// The record for one transcript: the cached one when size and mtime match,

@@ -327,6 +327,8 @@ pub struct WorkspaceHandle {
     live: Arc<LiveGraph>,
     shared: Arc<Shared>,
     task: Mutex<Option<JoinHandle<()>>>,
+    /// The graph's paths for `search`, kept per graph version.
+    paths: Mutex<crate::search::PathIndex>,
 }
 
 impl std::fmt::Debug for WorkspaceHandle {
@@ -475,6 +477,7 @@ impl WorkspaceHandle {
             live,
             shared,
             task: Mutex::new(Some(task)),
+            paths: Mutex::default(),
         }))
     }
 
@@ -651,15 +654,18 @@ impl PagePort for WorkspaceHandle {
     }
 
     fn search(&self, query: &str, limit: usize) -> SearchAnswer {
-        let graph = self.live.read();
-        let matches = crate::search::PathMatcher::new().search(
-            query,
-            graph.nodes().map(|node| node.path()),
-            limit,
-        );
+        let mut index = self.paths.lock().unwrap_or_else(PoisonError::into_inner);
+        let hash = {
+            let graph = self.live.read();
+            let hash = graph.hash().to_string();
+            if !index.holds(&hash) {
+                index.rebuild(&hash, graph.nodes().map(|node| node.path()));
+            }
+            hash
+        };
         SearchAnswer {
-            hash: graph.hash().to_string(),
-            matches,
+            hash,
+            matches: index.search(query, limit),
         }
     }
 
@@ -1098,6 +1104,14 @@ impl Actor {
             self.history_again = true;
             return;
         }
+        if self.history_state.conversations.is_empty() {
+            // The cached summaries at once, while the scan checks each
+            // transcript's size and modification time.
+            let cached = history.cached();
+            if !cached.is_empty() {
+                self.history_list(&cached);
+            }
+        }
         self.history_progress
             .done
             .store(0, std::sync::atomic::Ordering::Relaxed);
@@ -1137,24 +1151,29 @@ impl Actor {
         )));
     }
 
+    /// The history list to send (its ids are those `continue` accepts).
+    fn history_list(&mut self, list: &[ConversationSummary]) {
+        let snapshot = self.host.service().snapshot();
+        self.history_ids = list.iter().map(|s| s.id.clone()).collect();
+        self.history_state.conversations = list
+            .iter()
+            .map(|summary| {
+                let open = snapshot
+                    .conversations
+                    .iter()
+                    .find(|c| c.session_id.as_deref() == Some(summary.id.as_str()))
+                    .map(|c| c.key.clone());
+                panels::history_entry(summary, open)
+            })
+            .collect();
+    }
+
     fn history_read(&mut self, read: Result<Vec<ConversationSummary>, String>) {
         let again = std::mem::take(&mut self.history_again);
         self.history_state.progress = None;
         match read {
             Ok(list) => {
-                let snapshot = self.host.service().snapshot();
-                self.history_ids = list.iter().map(|s| s.id.clone()).collect();
-                self.history_state.conversations = list
-                    .iter()
-                    .map(|summary| {
-                        let open = snapshot
-                            .conversations
-                            .iter()
-                            .find(|c| c.session_id.as_deref() == Some(summary.id.as_str()))
-                            .map(|c| c.key.clone());
-                        panels::history_entry(summary, open)
-                    })
-                    .collect();
+                self.history_list(&list);
                 self.history_state.error = None;
             }
             Err(error) => {

@@ -471,3 +471,64 @@ fn a_listing_reports_its_progress() {
         300
     );
 }
+
+#[test]
+fn the_cached_list_comes_at_once_and_the_scan_rereads_only_what_changed() {
+    let s = setup();
+    let line = |t: &str| {
+        format!(
+            r#"{{"parentUuid":null,"type":"user","message":{{"content":"{t}"}},"timestamp":"t"}}"#
+        )
+    };
+    let (old, new, gone) = (
+        s.project.join("old.jsonl"),
+        s.project.join("new.jsonl"),
+        s.project.join("gone.jsonl"),
+    );
+    let when = SystemTime::now() - Duration::from_hours(2);
+    for (path, title, at) in [
+        (&old, "prompt OLD1", when),
+        (&new, "prompt NEW1", when + Duration::from_mins(10)),
+        (&gone, "prompt GONE", when + Duration::from_mins(5)),
+    ] {
+        write(path, &line(title));
+        set_mtime(path, at);
+    }
+    let cache = s.tmp.path().join("cache/history.json");
+    let first = ConversationHistory::new(&s.config, &s.workspace, Some(cache.clone()));
+    assert!(first.cached().is_empty(), "nothing cached yet");
+    assert_eq!(first.list().unwrap().len(), 3);
+
+    // Another run: the transcripts change behind the cache's back.
+    write(&old, &line("prompt OLD2")); // same size, same mtime: not read again
+    set_mtime(&old, when);
+    write(&new, &line("prompt NEW2")); // a new mtime: read again
+    set_mtime(&new, when + Duration::from_mins(20));
+    std::fs::remove_file(&gone).unwrap();
+    let history = ConversationHistory::new(&s.config, &s.workspace, Some(cache));
+
+    // At once, from the cache file alone: no transcript read or checked
+    // (the gone one is still there, the changed one still old).
+    let cached = history.cached();
+    let titles: Vec<&str> = cached.iter().map(|c| c.title.as_str()).collect();
+    assert_eq!(titles, ["prompt NEW1", "prompt GONE", "prompt OLD1"]);
+    // Its ids are the ones Continue accepts; a vanished one is an error.
+    assert_eq!(history.resume_path("old").unwrap(), old);
+    assert!(matches!(
+        history.resume_path("gone"),
+        Err(HistoryError::Vanished { .. })
+    ));
+
+    // The scan then checks each entry: the changed transcript re-read, the
+    // unchanged one kept from the cache, the gone one dropped.
+    let listed = history.list().unwrap();
+    let titles: Vec<&str> = listed.iter().map(|c| c.title.as_str()).collect();
+    assert_eq!(titles, ["prompt NEW2", "prompt OLD1"]);
+    assert!(matches!(
+        history.resume_path("gone"),
+        Err(HistoryError::NotListed { .. })
+    ));
+    // And the memory holds the checked list for the next `cached`.
+    let titles: Vec<String> = history.cached().into_iter().map(|c| c.title).collect();
+    assert_eq!(titles, ["prompt NEW2", "prompt OLD1"]);
+}

@@ -58,6 +58,8 @@ export class Composer {
   private matches: SearchMatch[] = [];
   private active = -1;
   private request = 0;
+  /** A completion request is out. */
+  private asking = false;
   private last: PageState | null = null;
 
   constructor(private readonly search: SearchFn) {
@@ -241,25 +243,42 @@ export class Composer {
     }
   }
 
+  /**
+   * Completes the input's value: one request at a time. A key typed while
+   * one is out waits for its answer (which is dropped when the value moved
+   * on), then asks for the value of that moment: typing faster than the
+   * answers skips the keystrokes in between instead of queueing them.
+   */
   private async complete(): Promise<void> {
     this.request += 1;
-    const request = this.request;
-    const query = this.input.value.trim();
-    if (query === '') {
-      this.showMatches([]);
-      return;
-    }
-    let matches: SearchMatch[];
+    if (this.asking) return;
+    this.asking = true;
     try {
-      matches = await this.search(query, COMPLETIONS);
-    } catch (error) {
-      if (request !== this.request) return;
-      this.status.textContent = `Completion failed: ${error instanceof Error ? error.message : String(error)}`;
-      this.showMatches([]);
-      return;
+      for (;;) {
+        const request = this.request;
+        const query = this.input.value.trim();
+        if (query === '') {
+          this.showMatches([]);
+          return;
+        }
+        let matches: SearchMatch[] | Error;
+        try {
+          matches = await this.search(query, COMPLETIONS);
+        } catch (error) {
+          matches = error instanceof Error ? error : new Error(String(error));
+        }
+        if (request !== this.request) continue;
+        if (matches instanceof Error) {
+          this.status.textContent = `Completion failed: ${matches.message}`;
+          this.showMatches([]);
+        } else {
+          this.showMatches(matches);
+        }
+        return;
+      }
+    } finally {
+      this.asking = false;
     }
-    if (request !== this.request) return;
-    this.showMatches(matches);
   }
 
   private showMatches(matches: SearchMatch[]): void {
