@@ -1,0 +1,47 @@
+/**
+ * The page's start in two steps (`docs/ARCHITECTURE.md`, web layers): the
+ * entry shows the first frame (the snapshot applied, the conversation's
+ * window, the prompt box, the map started at once), and the code of
+ * everything else (panels, search, file panel, keypad, notifications, the
+ * frame checker's worker) is imported after that frame has been shown.
+ *
+ * `holdUntilFirstFrame()` is called by the entry before it mounts; until
+ * `firstFrameShown()`, what waits with {@link afterFirstFrame} waits. Where
+ * nothing holds (tests, tools mounting the HUD themselves), it loads at once.
+ */
+
+let held = false;
+let release: (() => void) | null = null;
+let gate: Promise<void> = Promise.resolve();
+
+/** From now on, {@link afterFirstFrame} waits for {@link firstFrameShown}. */
+export function holdUntilFirstFrame(): void {
+  if (held) return;
+  held = true;
+  gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+}
+
+/**
+ * The first frame is in the DOM: once the browser has shown it (the next
+ * animation frame, then a task after it), what waits is released.
+ */
+export function firstFrameShown(): void {
+  const open = (): void => {
+    release?.();
+    release = null;
+  };
+  if (typeof requestAnimationFrame !== 'function') {
+    open();
+    return;
+  }
+  requestAnimationFrame(() => {
+    setTimeout(open, 0);
+  });
+}
+
+/** Runs `load` once the first frame has been shown (at once when nothing holds). */
+export function afterFirstFrame<T>(load: () => Promise<T>): Promise<T> {
+  return gate.then(load);
+}
