@@ -1,7 +1,37 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type Plugin } from 'vitest/config';
+
+/**
+ * The protocol's schema as the page needs it: its `description`s, `title`s
+ * and `default`s say nothing the checker uses, and are most of its bytes.
+ */
+function schemaWithoutProse(): Plugin {
+  const prose = new Set(['description', 'title', 'default', 'examples']);
+  const strip = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(strip);
+    if (node === null || typeof node !== 'object') return node;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (prose.has(k)) continue;
+      // Names (of properties, of definitions) stay whatever they are; values to compare stay whole.
+      if ((k === 'properties' || k === '$defs') && v !== null && typeof v === 'object') {
+        out[k] = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([name, s]) => [name, strip(s)]));
+      } else out[k] = k === 'const' || k === 'enum' ? v : strip(v);
+    }
+    return out;
+  };
+  return {
+    name: 'orbit-schema-without-prose',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!id.endsWith('page-protocol.schema.json')) return null;
+      return { code: JSON.stringify(strip(JSON.parse(code))), map: null };
+    },
+  };
+}
 
 export default defineConfig({
   base: '/',
+  plugins: [schemaWithoutProse()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,

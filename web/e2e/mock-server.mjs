@@ -20,7 +20,8 @@ import { WebSocketServer } from 'ws';
 import { Validator } from '@cfworker/json-schema';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const dist = join(here, '..', 'dist');
+// MOCK_DIST: another build of the page (the page benchmark's `--before`).
+const dist = process.env.MOCK_DIST || join(here, '..', 'dist');
 const schema = JSON.parse(await readFile(join(here, '..', '..', 'docs', 'page-protocol.schema.json'), 'utf8'));
 const hostFrameValidator = new Validator({ $defs: schema.$defs, $ref: '#/$defs/HostFrame' }, '2020-12', false);
 const pageFrameValidator = new Validator({ $defs: schema.$defs, $ref: '#/$defs/PageFrame' }, '2020-12', false);
