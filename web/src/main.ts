@@ -34,7 +34,7 @@ const store = new Store();
 const channel = new Channel(
   webview ?? new WebSocketTransport(url),
   store,
-  webview ? {} : { storage: sessionOutboxStorage(id), checker: deferredChecker(afterFirstFrame(() => Promise.resolve())) },
+  webview ? {} : { storage: sessionOutboxStorage(id), checker: deferredChecker(afterFirstFrame(() => Promise.resolve())), restoreAfter: afterFirstFrame(() => Promise.resolve()) },
 );
 // The socket opens first: its handshake runs while the page mounts (no frame
 // is delivered before this script's task ends, so the HUD sees every one).
