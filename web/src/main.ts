@@ -26,6 +26,8 @@ const id = webview ? '' : workspaceId();
 const scheme = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
 const url = `${scheme}//${window.location.host}/ws?w=${encodeURIComponent(id)}`;
 
+// The map's code is asked for first (its chunk is preloaded by index.html; `hud/deferred.ts`).
+void import('./scene/scene').catch(() => undefined);
 // The first frame first: the rest of the page's code is imported once it is shown (`hud/later.ts`).
 holdUntilFirstFrame();
 const store = new Store();
