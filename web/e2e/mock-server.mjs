@@ -505,7 +505,9 @@ const server = http.createServer(async (req, res) => {
     res.writeHead(404, headers).end('Not found');
     return;
   }
-  res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(await readFile(file));
+  // As Orbit serves them: hashed names, cached for good (MOCK_ASSET_NO_STORE=1: fetched every time).
+  const cache = process.env.MOCK_ASSET_NO_STORE ? 'no-store' : 'public, max-age=31536000, immutable';
+  res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Cache-Control': cache }).end(await readFile(file));
 });
 
 const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
