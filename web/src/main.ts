@@ -8,7 +8,7 @@ import { Store, addError, inspect } from './state/store';
 import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
 import { Notifier, browserNotifyEnv, cardFromHash } from './hud/notify';
-import { afterFirstFrame, firstFrameShown, holdUntilFirstFrame } from './hud/later';
+import { afterFirstFrame, firstFrameShown, holdUntilFirstFrame, whenMarked } from './hud/later';
 import type { NodeAt, SceneInspection } from './scene/scene';
 import type { OverlayMessage } from './scene/overlay';
 
@@ -89,8 +89,9 @@ if (wanted) {
   history.replaceState(null, '', window.location.pathname + window.location.search);
 }
 
-// The conversation's window is in the DOM: the rest loads once the browser has shown it.
-firstFrameShown();
+// The conversation's window is in the DOM: the rest loads once the browser has shown it and the
+// map has drawn its first frame (or 2 s have passed: a map that cannot be drawn holds nothing up).
+firstFrameShown(whenMarked('orbit:first-frame', 2000));
 
 // The service worker's answers to a notification's actions.
 if ('serviceWorker' in navigator) {

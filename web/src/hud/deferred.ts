@@ -131,9 +131,15 @@ export function deferredPanels(host: PanelsHost, failed: LoadFailed): DeferredPa
     if (last) panels.render(...last);
   }).catch((e: unknown) => { failed('the panels', e); });
   return {
-    toolbar,
-    el,
-    continuation,
+    get toolbar() {
+      return real?.toolbar ?? toolbar;
+    },
+    get el() {
+      return real?.el ?? el;
+    },
+    get continuation() {
+      return real?.continuation ?? continuation;
+    },
     composer: {
       get el() {
         return real?.composer.el ?? composerEl;

@@ -25,19 +25,44 @@ export function holdUntilFirstFrame(): void {
 
 /**
  * The first frame is in the DOM: once the browser has shown it (the next
- * animation frame, then a task after it), what waits is released.
+ * animation frame, then a task after it) and `also` has settled (the map's
+ * first frame), what waits is released.
  */
-export function firstFrameShown(): void {
+export function firstFrameShown(also: Promise<unknown> = Promise.resolve()): void {
   const open = (): void => {
     release?.();
     release = null;
   };
-  if (typeof requestAnimationFrame !== 'function') {
-    open();
-    return;
-  }
-  requestAnimationFrame(() => {
-    setTimeout(open, 0);
+  const shown = new Promise<void>((resolve) => {
+    if (typeof requestAnimationFrame !== 'function') resolve();
+    else requestAnimationFrame(() => { setTimeout(resolve, 0); });
+  });
+  void Promise.all([shown, also.catch(() => undefined)]).then(open);
+}
+
+/**
+ * Resolves when the page marks `name` (`performance.mark`; the map's
+ * `orbit:first-frame`), or after `patienceMs` (a map that cannot be drawn
+ * holds nothing up for long).
+ */
+export function whenMarked(name: string, patienceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, patienceMs);
+    let observer: PerformanceObserver | null = null;
+    function done(): void {
+      clearTimeout(timer);
+      observer?.disconnect();
+      resolve();
+    }
+    if (performance.getEntriesByName(name, 'mark').length > 0) {
+      done();
+      return;
+    }
+    if (typeof PerformanceObserver !== 'function') return;
+    observer = new PerformanceObserver((list) => {
+      if (list.getEntriesByName(name).length > 0) done();
+    });
+    observer.observe({ type: 'mark' });
   });
 }
 
