@@ -16,7 +16,6 @@ import type { SearchHost } from './search';
 import type { PanelsHost } from './panels';
 import { h } from './dom';
 import { afterFirstFrame } from './later';
-import { GL_ATTRIBUTES } from '../scene/context';
 
 /** Something the page says when a part's code could not be loaded (the server stopped, a broken build). */
 export type LoadFailed = (what: string, error: unknown) => void;
@@ -59,19 +58,12 @@ function loadingInspection(error: string | null): SceneInspection {
  */
 export function deferredScene(options: SceneOptions, failed: LoadFailed): Scene {
   const placeholder = h('div', { class: 'scene' });
-  // The context is asked for now, before the page's first paint (`scene/context.ts`).
-  const canvas = options.canvas ?? h('canvas', { class: 'map-canvas', 'aria-hidden': 'true' });
-  try {
-    canvas.getContext('webgl2', GL_ATTRIBUTES);
-  } catch {
-    // The scene says what is missing when it asks again.
-  }
   let real: Scene | null = null;
   let error: string | null = null;
   let lastState: PageState | null = null;
   const fed: [{ key: string; inTurn: boolean }[], OverlayMessage[]][] = [];
   import('../scene/scene').then(({ createScene }) => {
-    const scene = createScene({ ...options, canvas });
+    const scene = createScene(options);
     real = scene;
     swap(placeholder, scene.el);
     if (lastState) scene.render(lastState);

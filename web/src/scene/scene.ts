@@ -11,7 +11,6 @@
  * visible message when the map cannot load or be drawn.
  */
 import type { SearchAnswer } from '../protocol/types';
-import { GL_ATTRIBUTES } from './context';
 import { validateSearchAnswer } from '../protocol/validate';
 import type { PageState } from '../state/store';
 import { clear, h, uniqueId } from '../hud/dom';
@@ -60,8 +59,6 @@ export interface SceneOptions {
   fetch?: typeof fetch;
   /** Where the map's snapshot comes from instead of `GET /w/<id>/map` (a VS Code webview: through the editor). */
   fetchMap?: () => Promise<ArrayBuffer>;
-  /** The map's canvas, its WebGL2 context asked for already with `GL_ATTRIBUTES` (made here when absent). */
-  canvas?: HTMLCanvasElement;
 }
 
 export interface SceneInspection {
@@ -147,10 +144,7 @@ export function createScene(options: SceneOptions): Scene {
   const now = (): number => performance.now();
 
   // --- DOM.
-  // The page's entry may have made the canvas and its context already (`scene/context.ts`).
-  const glCanvas = options.canvas ?? h('canvas');
-  glCanvas.className = 'map-canvas';
-  glCanvas.setAttribute('aria-hidden', 'true');
+  const glCanvas = h('canvas', { class: 'map-canvas', 'aria-hidden': 'true' });
   const labelCanvas = h('canvas', { class: 'map-canvas map-labels', 'aria-hidden': 'true' });
   const hoverRing = h('div', { class: 'map-ring map-ring-hover', hidden: true });
   const selectRing = h('div', { class: 'map-ring map-ring-selected', hidden: true });
@@ -299,7 +293,7 @@ export function createScene(options: SceneOptions): Scene {
   sync.refetch();
 
   // --- WebGL.
-  const gl = glCanvas.getContext('webgl2', GL_ATTRIBUTES);
+  const gl = glCanvas.getContext('webgl2', { antialias: false, alpha: false, depth: false, stencil: false, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
   if (gl) softwareGpu = isSoftwareGpu(gl);
   if (!gl) {
     glError = 'The map cannot be drawn: this browser has no WebGL2 (try another browser, or enable hardware acceleration).';
