@@ -1,13 +1,65 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type Plugin } from 'vitest/config';
+
+/**
+ * The protocol's schema as the page needs it: its `description`s, `title`s
+ * and `default`s say nothing the checker uses, and are most of its bytes.
+ */
+function schemaWithoutProse(): Plugin {
+  const prose = new Set(['description', 'title', 'default', 'examples']);
+  const strip = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(strip);
+    if (node === null || typeof node !== 'object') return node;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) {
+      if (prose.has(k)) continue;
+      // Names (of properties, of definitions) stay whatever they are; values to compare stay whole.
+      if ((k === 'properties' || k === '$defs') && v !== null && typeof v === 'object') {
+        out[k] = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([name, s]) => [name, strip(s)]));
+      } else out[k] = k === 'const' || k === 'enum' ? v : strip(v);
+    }
+    return out;
+  };
+  return {
+    name: 'orbit-schema-without-prose',
+    enforce: 'pre',
+    transform(code, id) {
+      if (!id.endsWith('page-protocol.schema.json')) return null;
+      return { code: JSON.stringify(strip(JSON.parse(code))), map: null };
+    },
+  };
+}
+
+/**
+ * The map's chunk is fetched with the entry (a `modulepreload` link, from
+ * 'self': the CSP stays strict), not only once the entry asks for it.
+ */
+function preloadMapChunk(): Plugin {
+  return {
+    name: 'orbit-preload-map-chunk',
+    transformIndexHtml: {
+      order: 'post',
+      handler(_html, ctx) {
+        const chunk = Object.values(ctx.bundle ?? {}).find((c) => c.type === 'chunk' && c.isDynamicEntry && c.name === 'scene');
+        if (!chunk) return [];
+        return [{ tag: 'link', attrs: { rel: 'modulepreload', crossorigin: true, href: `/${chunk.fileName}` }, injectTo: 'head' }];
+      },
+    },
+  };
+}
 
 export default defineConfig({
   base: '/',
+  plugins: [schemaWithoutProse(), preloadMapChunk()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,
-    // One small bundle; no inline scripts or styles (the page's CSP forbids them).
+    // No inline scripts or styles (the page's CSP forbids them). A small entry and chunks it
+    // imports with `import()` (the map's at once, the rest after the first frame: src/hud/later.ts):
+    // plain relative imports, so that they load wherever the page is served from (a VS Code
+    // webview too); one stylesheet for the whole page, linked from index.html.
     assetsInlineLimit: 0,
-    modulePreload: { polyfill: false },
+    modulePreload: false,
+    cssCodeSplit: false,
     rolldownOptions: {
       // The service worker is its own entry, at a fixed name: Orbit serves it at `/w/<id>/sw.js`.
       input: { index: 'index.html', sw: 'src/sw.ts' },

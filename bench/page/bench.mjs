@@ -27,6 +27,9 @@ const require = createRequire(join(web, 'package.json'));
 const { chromium } = require('playwright-core');
 const args = process.argv.slice(2);
 const RUNS = Number(args[args.indexOf('--runs') + 1] ?? 0) || 5;
+// --before DIR: another build of the page (a `web/dist` copy), served by a mock host of its own and
+// loaded in turn with this one: the before/after of a change in one run.
+const BEFORE = args.includes('--before') ? args[args.indexOf('--before') + 1] : null;
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -40,6 +43,7 @@ const { login, origin } = mock;
 // The same host without the snapshot in the page's HTML (the page waits for its socket's), measured
 // in the same run: what the data block saves.
 const socketOnly = await startMock({ MOCK_NO_PRELOAD: '1' });
+const before = BEFORE ? await startMock({ MOCK_DIST: BEFORE }) : null;
 const browser = await chromium.launch({
   executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
   headless: true,
@@ -106,6 +110,16 @@ const otherLast = await flood(400, 0, socketOnly.origin);
 await waitHolds(other, otherLast);
 const otherUrl = other.url().replace(/#.*$/, '');
 await other.close();
+// The build before, signed in and holding the same 400 entries.
+let beforeUrl = null;
+if (before) {
+  const page = await context.newPage();
+  await page.goto(before.login);
+  await page.waitForFunction(() => window.orbitInspect?.state().ready === true);
+  await waitHolds(page, await flood(400, 0, before.origin));
+  beforeUrl = page.url().replace(/#.*$/, '');
+  await page.close();
+}
 
 /**
  * Loads `url`; the times (ms from navigation start) of the first animation frame in which the
@@ -139,20 +153,49 @@ async function load(url) {
   return times;
 }
 
+// The static file comes from an HTTP server on this machine, as the page does (not from the
+// browser's own interception), and is watched the same way: the first animation frame in which
+// its 400 entries are shown (and, as before, its `loadEventEnd`).
+const http = await import('node:http');
+const staticServer = http.createServer((req, res) => {
+  res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(staticHtml);
+});
+await new Promise((resolve) => { staticServer.listen(0, '127.0.0.1', resolve); });
+const staticUrl = `http://127.0.0.1:${staticServer.address().port}/bench-static.html`;
+async function loadStatic() {
+  const page = await context.newPage();
+  await page.addInitScript(() => {
+    const watch = () => {
+      if (document.querySelectorAll('[role="log"] article').length === 400) {
+        window.__benchShown = performance.now();
+        return;
+      }
+      requestAnimationFrame(watch);
+    };
+    requestAnimationFrame(watch);
+  });
+  await page.goto(staticUrl, { waitUntil: 'load' });
+  const shown = await (await page.waitForFunction(() => window.__benchShown ?? false, null, { timeout: 60000 })).jsonValue();
+  const loadEnd = await page.evaluate(() => performance.getEntriesByType('navigation')[0].loadEventEnd);
+  await page.close();
+  return { shown, loadEnd };
+}
+
 const loads = [];
 const connected = [];
+const staticShown = [];
 const socketLoads = [];
 const statics = [];
+const beforeLoads = [];
 for (let i = 0; i < RUNS; i += 1) {
   const times = await load(pageUrl);
   loads.push(times.shown);
   connected.push(times.connected);
   socketLoads.push((await load(otherUrl)).connected);
-  const s = await context.newPage();
-  await s.route(`${origin}/bench-static.html`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: staticHtml }));
-  await s.goto(`${origin}/bench-static.html`, { waitUntil: 'load' });
-  statics.push(await s.evaluate(() => performance.getEntriesByType('navigation')[0].loadEventEnd));
-  await s.close();
+  if (beforeUrl) beforeLoads.push((await load(beforeUrl)).shown);
+  const st = await loadStatic();
+  statics.push(st.loadEnd);
+  staticShown.push(st.shown);
 }
 
 // The longest task: a 1 MB reply against a 1 KB one (the page in front, as a user watching it).
@@ -183,6 +226,8 @@ const heap5000 = await heap(first);
 await browser.close();
 mock.child.kill('SIGTERM');
 socketOnly.child.kill('SIGTERM');
+before?.child.kill('SIGTERM');
+staticServer.close();
 
 const result = {
   runs: RUNS,
@@ -190,12 +235,21 @@ const result = {
   loadMs: median(loads),
   staticLoadMs: median(statics),
   loadRatio: median(loads) / median(statics),
+  // The static file's first animation frame showing its entries (the page's own definition of shown).
+  staticShownMs: median(staticShown),
+  loadRatioShown: median(loads) / median(staticShown),
   // Shown and the socket open (an action goes out at once).
   connectedMs: median(connected),
   connectedRatio: median(connected) / median(statics),
   // Without the snapshot in the HTML: shown once the socket's snapshot arrived (the page before it).
   socketOnlyMs: median(socketLoads),
   socketOnlyRatio: median(socketLoads) / median(statics),
+  // The build given with --before, the same 400 entries shown (null without it).
+  beforeMs: beforeLoads.length > 0 ? median(beforeLoads) : null,
+  beforeRatio: beforeLoads.length > 0 ? median(beforeLoads) / median(statics) : null,
+  loads,
+  beforeLoads,
+  statics,
   loadAverage: (await import('node:os')).loadavg()[0],
   // The longest over every run: the figure is a worst case.
   longestTaskBigMs: Math.max(...big),
@@ -212,6 +266,8 @@ process.stderr.write(`${line('figure', 'orbit', 'baseline', 'ratio', 'goal')}\n`
 process.stderr.write(`${line('load (ms)', result.loadMs.toFixed(1), result.staticLoadMs.toFixed(1), result.loadRatio.toFixed(2), '<= 2x the static file (400 entries shown)')}\n`);
 process.stderr.write(`${line('+ socket', result.connectedMs.toFixed(1), result.staticLoadMs.toFixed(1), result.connectedRatio.toFixed(2), 'shown and the socket open')}\n`);
 process.stderr.write(`${line('no preload', result.socketOnlyMs.toFixed(1), result.staticLoadMs.toFixed(1), result.socketOnlyRatio.toFixed(2), 'the snapshot over the socket only (before)')}\n`);
+process.stderr.write(`${line('load (ms)', result.loadMs.toFixed(1), result.staticShownMs.toFixed(1), result.loadRatioShown.toFixed(2), 'against the static file’s first frame showing its entries')}\n`);
+if (result.beforeMs !== null) process.stderr.write(`${line('before', result.beforeMs.toFixed(1), result.staticLoadMs.toFixed(1), result.beforeRatio.toFixed(2), `the same, the build in ${BEFORE}`)}\n`);
 process.stderr.write(`${line('task (ms)', result.longestTaskBigMs.toFixed(0), result.longestTaskSmallMs.toFixed(0), result.longestTaskRatio === null ? 'n/a' : result.longestTaskRatio.toFixed(2), '1 MB reply vs 1 KB; no task > 50 ms')}\n`);
 process.stderr.write(`${line('heap (B)', result.heap5000, result.heap400, result.heapRatio.toFixed(2), '5,000 vs 400 entries, <= 1.2')}\n`);
 process.stdout.write(`${JSON.stringify(result)}\n`);

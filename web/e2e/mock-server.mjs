@@ -20,7 +20,8 @@ import { WebSocketServer } from 'ws';
 import { Validator } from '@cfworker/json-schema';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const dist = join(here, '..', 'dist');
+// MOCK_DIST: another build of the page (the page benchmark's `--before`).
+const dist = process.env.MOCK_DIST || join(here, '..', 'dist');
 const schema = JSON.parse(await readFile(join(here, '..', '..', 'docs', 'page-protocol.schema.json'), 'utf8'));
 const hostFrameValidator = new Validator({ $defs: schema.$defs, $ref: '#/$defs/HostFrame' }, '2020-12', false);
 const pageFrameValidator = new Validator({ $defs: schema.$defs, $ref: '#/$defs/PageFrame' }, '2020-12', false);
@@ -504,7 +505,9 @@ const server = http.createServer(async (req, res) => {
     res.writeHead(404, headers).end('Not found');
     return;
   }
-  res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(await readFile(file));
+  // As Orbit serves them: hashed names, cached for good (MOCK_ASSET_NO_STORE=1: fetched every time).
+  const cache = process.env.MOCK_ASSET_NO_STORE ? 'no-store' : 'public, max-age=31536000, immutable';
+  res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Cache-Control': cache }).end(await readFile(file));
 });
 
 const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });

@@ -1,14 +1,14 @@
 import './hud/style.css';
 import { Channel } from './protocol/channel';
-import { workerChecker } from './protocol/checker';
+import { deferredChecker } from './protocol/checker';
 import { WebSocketTransport } from './protocol/websocket';
 import { WebviewTransport, type VsCodeApi } from './protocol/webview';
 import { readPreloaded } from './protocol/preload';
 import { Store, addError, inspect } from './state/store';
 import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
-import { mountKeypad } from './hud/keypad';
 import { Notifier, browserNotifyEnv, cardFromHash } from './hud/notify';
+import { afterFirstFrame, firstFrameShown, holdUntilFirstFrame, whenMarked } from './hud/later';
 import type { NodeAt, SceneInspection } from './scene/scene';
 import type { OverlayMessage } from './scene/overlay';
 
@@ -26,13 +26,17 @@ const id = webview ? '' : workspaceId();
 const scheme = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
 const url = `${scheme}//${window.location.host}/ws?w=${encodeURIComponent(id)}`;
 
+// The map's code is asked for first (its chunk is preloaded by index.html; `hud/deferred.ts`).
+void import('./scene/scene').catch(() => undefined);
+// The first frame first: the rest of the page's code is imported once it is shown (`hud/later.ts`).
+holdUntilFirstFrame();
 const store = new Store();
 // In a webview the page has no HTTP routes of its own (the extension raises
 // the notifications; the keypad panel is the browser's).
 const channel = new Channel(
   webview ?? new WebSocketTransport(url),
   store,
-  webview ? {} : { storage: sessionOutboxStorage(id), checker: workerChecker() },
+  webview ? {} : { storage: sessionOutboxStorage(id), checker: deferredChecker(afterFirstFrame(() => Promise.resolve())), restoreAfter: afterFirstFrame(() => Promise.resolve()) },
 );
 // The socket opens first: its handshake runs while the page mounts (no frame
 // is delivered before this script's task ends, so the HUD sees every one).
@@ -44,7 +48,9 @@ if (preloaded.ok) channel.preload(preloaded.frames);
 else store.update((state) => { addError(state, preloaded.error); });
 const root = document.getElementById('app');
 if (!root) throw new Error('the page has no #app element');
-const notifier = webview ? undefined : new Notifier(id, browserNotifyEnv(id));
+const notifyEnv = webview ? null : browserNotifyEnv(id);
+// The service worker is registered after the first frame.
+const notifier = notifyEnv ? new Notifier(id, { ...notifyEnv, registration: () => afterFirstFrame(() => notifyEnv.registration()) }) : undefined;
 const hud = mountHud(root, store, channel, {
   workspaceId: id,
   ...(notifier ? { notifier } : {}),
@@ -59,7 +65,14 @@ const hud = mountHud(root, store, channel, {
       }
     : null,
 });
-const keypad = webview ? null : mountKeypad(root, { workspaceId: id, showConversation: (key) => { hud.show(key); } });
+let keypad: ReturnType<typeof import('./hud/keypad').mountKeypad> | null = null;
+if (!webview) {
+  void afterFirstFrame(() => import('./hud/keypad')).then(({ mountKeypad }) => {
+    keypad = mountKeypad(root, { workspaceId: id, showConversation: (key) => { hud.show(key); } });
+  }).catch((error: unknown) => {
+    store.update((state) => { addError(state, `The keypad's code could not be loaded (${String(error)}); reload the page.`); });
+  });
+}
 
 /** `#conversation=<key>` (a keypad key's tap) shows that conversation. */
 function showFromHash(): void {
@@ -75,6 +88,10 @@ if (wanted) {
   hud.openCard(wanted.key, wanted.requestId);
   history.replaceState(null, '', window.location.pathname + window.location.search);
 }
+
+// The conversation's window is in the DOM: the rest loads once the browser has shown it and the
+// map has drawn its first frame (or 2 s have passed: a map that cannot be drawn holds nothing up).
+firstFrameShown(whenMarked('orbit:first-frame', 2000));
 
 // The service worker's answers to a notification's actions.
 if ('serviceWorker' in navigator) {

@@ -122,6 +122,47 @@ describe('the outbox across reloads', () => {
     ]);
   });
 
+  it('a stored outbox read after the first frame: sorted by the preloaded hello, kept with actions queued before it, sent once greeted', async () => {
+    const { memoryOutboxStorage } = await import('../src/state/outbox');
+    const stored = (id: string, instanceId: string) => ({ id, frame: { type: 'action' as const, id, request: { type: 'skipQuestions' as const, key: 'c1', requestId: id } }, at: 1000, instanceId });
+    const storage = memoryOutboxStorage([stored('old1', 'before-restart'), stored('mine', 'i1')]);
+    const t = new FakeTransport();
+    const store = new Store();
+    let release = (): void => undefined;
+    const later = new Promise<void>((resolve) => { release = resolve; });
+    const channel = new Channel(t, store, { storage, now: () => 2000, restoreAfter: later });
+    // Not read yet: the page's preloaded snapshot (its hello names the running Orbit) comes first.
+    expect(store.state.outbox).toEqual([]);
+    channel.preload([JSON.stringify(hello(false, 0)), JSON.stringify({ seq: null, body: { type: 'snapshotEnd' } })]);
+    expect(store.state.outbox).toEqual([]);
+    release();
+    await later;
+    await Promise.resolve();
+    expect(store.state.outbox.map((i) => i.id)).toEqual(['mine']);
+    expect(store.state.notices.map((n) => n.text)).toEqual([
+      'Not sent, because Orbit restarted since: skipping a question card. Do it again if it still matters.',
+    ]);
+    expect(storage.items.map((i) => i.id)).toEqual(['mine']);
+    channel.start();
+    t.setState('open');
+    t.deliver(hello(true, 0));
+    expect(t.sent.filter((f) => (f as { type: string }).type === 'action').map((f) => (f as { id: string }).id)).toEqual(['mine']);
+  });
+
+  it('an action before the stored outbox is read reads it first: nothing stored is lost', async () => {
+    const { memoryOutboxStorage } = await import('../src/state/outbox');
+    const storage = memoryOutboxStorage([
+      { id: 'mine', frame: { type: 'action', id: 'mine', request: { type: 'stopAll' } }, at: 1000, instanceId: 'i1' },
+    ]);
+    const t = new FakeTransport();
+    const store = new Store();
+    const channel = new Channel(t, store, { storage, now: () => 2000, restoreAfter: new Promise(() => undefined) });
+    expect(store.state.outbox).toEqual([]);
+    const item = channel.act({ type: 'stopAll' });
+    expect(store.state.outbox.map((i) => i.id)).toEqual(['mine', item.id]);
+    expect(storage.items.map((i) => i.id)).toEqual(['mine', item.id]);
+  });
+
   it('an action not acknowledged within a minute is dropped and said, by the injected clock', async () => {
     const { memoryOutboxStorage } = await import('../src/state/outbox');
     const storage = memoryOutboxStorage();

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Validator } from '@cfworker/json-schema';
 import schemaDocument from '../../docs/page-protocol.schema.json';
 import { fastSchema, validateHostFrame, validatePageFrame } from '../src/protocol/validate';
+import { CompiledSchema, pointer } from '../src/protocol/compiled';
 import { frames, pageFrames } from './fixtures';
 
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
@@ -131,13 +132,55 @@ describe('fastSchema', () => {
         }
       }
     }
+    // The page's own checker: the rewritten schema compiled into closures.
+    const compiled = new CompiledSchema(fastSchema(defs));
     let refused = 0;
     for (const c of cases) {
       const want = host[0].validate(c).valid;
       expect(host[1].validate(c).valid, JSON.stringify(c).slice(0, 300)).toBe(want);
+      expect(compiled.def('HostFrame')(c) === null, JSON.stringify(c).slice(0, 300)).toBe(want);
       if (!want) refused += 1;
     }
     expect(refused).toBeGreaterThan(100);
-    for (const frame of pageFrames) expect(page[1].validate(frame).valid).toBe(page[0].validate(frame).valid);
+    for (const frame of pageFrames) {
+      expect(page[1].validate(frame).valid).toBe(page[0].validate(frame).valid);
+      expect(compiled.def('PageFrame')(frame) === null).toBe(page[0].validate(frame).valid);
+    }
   }, 60_000);
+});
+
+describe('the compiled schema', () => {
+  it('refuses to compile a keyword it does not know, a type it does not know and a reference outside $defs', () => {
+    expect(() => new CompiledSchema({ A: { type: 'string', pattern: '^a' } }).def('A')).toThrow(/pattern/);
+    expect(() => new CompiledSchema({ A: { type: 'text' } }).def('A')).toThrow(/unknown type/);
+    expect(() => new CompiledSchema({ A: { $ref: 'https://example.com/s.json' } }).def('A')).toThrow(/outside/);
+  });
+
+  it('says where a value failed and why', () => {
+    const schema = new CompiledSchema({
+      A: { type: 'object', required: ['list'], properties: { list: { type: 'array', items: { $ref: '#/$defs/B' } } }, additionalProperties: false },
+      B: { type: 'object', required: ['n'], properties: { n: { type: 'integer', minimum: 0 } } },
+    });
+    const a = schema.def('A');
+    expect(a({ list: [{ n: 1 }, { n: 2 }] })).toBeNull();
+    const failure = a({ list: [{ n: 1 }, { n: -2 }] });
+    expect(failure && pointer(failure)).toBe('#/list/1/n');
+    expect(failure?.error).toMatch(/less than 0/);
+    expect(a({ list: [], more: 1 })?.path).toEqual(['more']);
+    expect(a({})?.error).toMatch(/required property "list"/);
+    // Inherited properties are not fields.
+    expect(a(Object.create({ list: [] }))?.error).toMatch(/required property "list"/);
+    expect(schema.def('B')({ n: 1.5 })?.error).toMatch(/Expected "integer"/);
+  });
+
+  it('checks recursive definitions and exactly-one unions', () => {
+    const schema = new CompiledSchema({
+      Tree: { type: 'object', properties: { kids: { type: 'array', items: { $ref: '#/$defs/Tree' } } }, additionalProperties: false },
+      One: { oneOf: [{ type: 'integer' }, { type: 'number' }] },
+    });
+    expect(schema.def('Tree')({ kids: [{ kids: [{}] }] })).toBeNull();
+    expect(pointer(schema.def('Tree')({ kids: [{ kids: [{ x: 1 }] }] }) ?? { path: [], error: '' })).toBe('#/kids/0/kids/0/x');
+    expect(schema.def('One')(1.5)).toBeNull();
+    expect(schema.def('One')(2)?.error).toMatch(/matched 2 branches/);
+  });
 });

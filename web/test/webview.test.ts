@@ -122,7 +122,10 @@ describe('the page in a VS Code webview', () => {
       host: { name: 'VS Code', openFile: () => undefined, fetchMap: () => transport.fetchMap() },
     });
     channel.start();
-    const asked = host.posted.find((m) => (m as { orbit?: string }).orbit === 'map') as { id: number } | undefined;
+    // The map's code is a chunk of its own, imported at once: the map is asked for once it is there.
+    const mapAsk = (): { id: number } | undefined => host.posted.find((m) => (m as { orbit?: string }).orbit === 'map') as { id: number } | undefined;
+    for (let i = 0; i < 200 && mapAsk() === undefined; i += 1) await new Promise((r) => setTimeout(r, 5));
+    const asked = mapAsk();
     expect(asked).toBeDefined();
     host.deliver({ orbit: 'map', id: asked?.id, bytes: new Uint8Array(encodeMap(sampleFixture())) });
     for (let i = 0; i < 100 && hud.scene.inspect().nodes === 0; i += 1) await new Promise((r) => setTimeout(r, 5));

@@ -8,17 +8,17 @@ import type { PageRequest, PendingCard } from '../protocol/types';
 import type { PageState } from '../state/store';
 import type { Store } from '../state/store';
 import type { MapMessage } from '../scene/model';
-import { createScene, type Scene } from '../scene/scene';
+import type { Scene } from '../scene/scene';
+import { addError } from '../state/store';
 import { Bubbles } from './bubbles';
 import { permissionCard, questionCard } from './cards';
 import { TranscriptView, subagentHistoryView } from './conversation';
 import { clear, h } from './dom';
 import { Drawer } from './drawer';
-import { FilePanel } from './filePanel';
 import type { MarkdownContext } from './markdown';
 import { titleWithCount, waitingCards, type Notifier } from './notify';
-import { ConversationSearch } from './search';
-import { mountPanels } from './panels';
+// Not in the page's entry: their code is imported after the first frame (the map's at once).
+import { deferredFilePanel, deferredPanels, deferredScene, deferredSearch, type LoadFailed } from './deferred';
 
 /** An editor hosting the page (a VS Code webview): its trust is the trust, and it opens files itself. */
 export interface HudHost {
@@ -80,7 +80,10 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
 
   const send = (request: PageRequest): string => channel.act(request).id;
 
-  const filePanel = new FilePanel(options.workspaceId);
+  const failed: LoadFailed = (what, error) => {
+    store.update((state) => { addError(state, `The code of ${what} could not be loaded (${String(error)}); reload the page.`); });
+  };
+  const filePanel = deferredFilePanel(options.workspaceId, failed);
   const show = (key: string): void => {
     shown = key;
     pinned = true;
@@ -96,19 +99,19 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     ...mdContext,
     subagentHistory: (toolUseId) => (shown ? subagentHistoryView(store.state, shown, toolUseId, mdContext) : null),
   });
-  const search = new ConversationSearch({
+  const search = deferredSearch({
     entries: () => (shown ? (store.state.transcripts[shown] ?? []) : []),
     reveal: (seq) => { transcript.reveal(seq); },
-  });
+  }, failed);
   const bubbles = new Bubbles(show);
-  const panels = mountPanels({
+  const panels = deferredPanels({
     workspaceId: options.workspaceId,
     send,
     show,
     openFile: (path) => { mdContext.openFile(path, null); },
-  });
+  }, failed);
   const drawer = new Drawer({ send, show, shown: () => shown, attachments: panels.composer });
-  const scene = createScene({
+  const scene = deferredScene({
     workspaceId: options.workspaceId,
     openFile: (path) => {
       // In an editor, a file on the map opens in the editor.
@@ -122,7 +125,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     takeActivity: () => store.takeActivity(),
     onRead: (key) => { bubbles.lightRead(key); },
     ...(options.host?.fetchMap ? { fetchMap: () => options.host?.fetchMap?.() ?? Promise.reject(new Error('the editor gives no map')) } : {}),
-  });
+  }, failed);
 
   const connection = h('p', { class: 'connection', role: 'status' });
   const offlineBanner = h('div', { class: 'banner banner-offline', role: 'alert', hidden: true });

@@ -35,6 +35,12 @@ export interface ChannelOptions {
   now?: () => number;
   /** Checks text frames off the main thread (default: checked here, synchronously). */
   checker?: FrameChecker | null;
+  /**
+   * When given, the outbox kept in `storage` is read when this resolves (the page's first
+   * frame shown: the tab's storage is a round trip to the browser), or before anything needs
+   * it first (the socket opening, an action, a save), instead of at once.
+   */
+  restoreAfter?: Promise<unknown>;
 }
 
 /** Frames longer than this (characters) are checked in the worker: their validation would block the page. */
@@ -64,6 +70,8 @@ export class Channel {
   private inWorker = 0;
   /** How many times the transport's state changed (a resume waiting for the queue goes only on its own connection). */
   private opened = 0;
+  /** Whether the stored outbox has been read. */
+  private restored = false;
 
   constructor(
     private readonly transport: Transport,
@@ -73,13 +81,13 @@ export class Channel {
     this.storage = options.storage ?? memoryOutboxStorage();
     this.now = options.now ?? Date.now;
     this.checker = options.checker ?? null;
-    const restored = this.storage.load();
-    if (restored.length > 0) {
-      store.update((state) => {
-        state.outbox = restored;
+    if (options.restoreAfter) {
+      void options.restoreAfter.then(() => {
+        this.restore();
       });
-    }
+    } else this.restore();
     transport.onState((connection) => {
+      this.restore();
       this.greeted = false;
       this.opened += 1;
       store.update((state) => {
@@ -150,7 +158,36 @@ export class Channel {
     this.save();
   }
 
+  /**
+   * Reads the stored outbox (once). Entries queued before it came after them; when a `hello`
+   * was applied already (the page's preloaded one), they are sorted as that `hello` would have.
+   */
+  private restore(): void {
+    if (this.restored) return;
+    this.restored = true;
+    const restored = this.storage.load();
+    if (restored.length === 0) return;
+    const kept = this.store.update((state) => {
+      let items = restored.filter((r) => !state.outbox.some((o) => o.id === r.id));
+      if (state.instanceId !== null) {
+        const { keep, restarted, expired } = sortOutbox(items, state.instanceId, this.now());
+        items = keep;
+        if (restarted.length > 0) addNotice(state, droppedNotice(restarted, 'restarted'));
+        if (expired.length > 0) addNotice(state, droppedNotice(expired, 'expired'));
+      }
+      state.outbox = [...items, ...state.outbox];
+      return items;
+    });
+    if (kept.length !== restored.length) this.storage.save(this.store.state.outbox);
+    if (this.greeted) for (const item of kept) this.sendFrame(item.frame);
+  }
+
   private save(): void {
+    if (!this.restored) {
+      // Nothing of this page's own yet: what is stored stays there until it is read.
+      if (this.store.state.outbox.length === 0) return;
+      this.restore();
+    }
     this.storage.save(this.store.state.outbox);
   }
 

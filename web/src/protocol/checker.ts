@@ -39,3 +39,22 @@ export function workerChecker(): FrameChecker | null {
       }),
   };
 }
+
+/**
+ * The worker's checker, its worker started only when `start` resolves or a
+ * frame needs it first: the page's start-up does not share the two cores
+ * with the worker's (its script and the schema). `null` where workers are
+ * unavailable.
+ */
+export function deferredChecker(start: Promise<unknown>, make: () => FrameChecker | null = workerChecker): FrameChecker | null {
+  if (typeof Worker === 'undefined') return null;
+  let made: FrameChecker | null | undefined;
+  const get = (): FrameChecker | null => {
+    made ??= make();
+    return made;
+  };
+  void start.then(get);
+  return {
+    check: (text) => get()?.check(text) ?? Promise.resolve({ ok: false, error: 'The page’s frame checker could not start; reload the page.' }),
+  };
+}

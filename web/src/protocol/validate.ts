@@ -2,10 +2,12 @@
  * The one place every incoming frame is checked against the protocol's
  * JSON Schema (`docs/page-protocol.schema.json`, generated from the Rust
  * types). A frame it refuses never reaches the store; the caller shows the
- * returned error visibly. `@cfworker/json-schema` interprets the schema
- * without `eval` or `new Function`, which the page's CSP forbids.
+ * returned error visibly. The schema is compiled into closures once
+ * (`compiled.ts`: no `eval` or `new Function`, which the page's CSP
+ * forbids); the tests check its verdicts against `@cfworker/json-schema`
+ * interpreting the schema as written.
  */
-import { Validator, type Schema } from '@cfworker/json-schema';
+import { CompiledSchema, pointer, type Check, type Failure } from './compiled';
 import schemaDocument from '../../../docs/page-protocol.schema.json';
 import type { HostFrame, PageFrame, SearchAnswer } from './types';
 
@@ -91,28 +93,17 @@ export function fastSchema(defs: Json): Json {
   return rewrite(defs) as Json;
 }
 
-const defs = fastSchema((schemaDocument as { $defs: Json }).$defs);
-
-function validatorFor(def: string): Validator {
-  const schema = {
-    $schema: 'https://json-schema.org/draft/2020-12/schema',
-    $defs: defs,
-    $ref: `#/$defs/${def}`,
-  } as unknown as Schema;
-  return new Validator(schema, '2020-12', false);
+// The schema, rewritten and compiled once, on first use (`compiled.ts`; a frame is then checked by
+// plain function calls).
+let compiled: CompiledSchema | null = null;
+function check(def: string): Check {
+  compiled ??= new CompiledSchema(fastSchema((schemaDocument as { $defs: Json }).$defs));
+  return compiled.def(def);
 }
 
-const hostFrameValidator = validatorFor('HostFrame');
-const pageFrameValidator = validatorFor('PageFrame');
-const searchAnswerValidator = validatorFor('SearchAnswer');
-
-/** A short reason: the deepest error's location and message. */
-function describe(errors: readonly { instanceLocation: string; error: string }[]): string {
-  const deepest = [...errors].sort(
-    (a, b) => b.instanceLocation.length - a.instanceLocation.length,
-  )[0];
-  if (!deepest) return 'does not match the schema';
-  return `${deepest.instanceLocation || '#'}: ${deepest.error}`;
+/** A short reason: where the value failed and why. */
+function describe(failure: Failure): string {
+  return `${pointer(failure)}: ${failure.error}`;
 }
 
 function typeOf(value: unknown): string {
@@ -136,11 +127,11 @@ export function validateHostFrame(data: unknown): Result<HostFrame> {
       return { ok: false, error: 'A frame from Orbit is not JSON; it was ignored.' };
     }
   }
-  const result = hostFrameValidator.validate(value);
-  if (!result.valid) {
+  const failure = check('HostFrame')(value);
+  if (failure) {
     return {
       ok: false,
-      error: `A "${typeOf(value)}" frame from Orbit does not match the protocol (${describe(result.errors)}); it was ignored.`,
+      error: `A "${typeOf(value)}" frame from Orbit does not match the protocol (${describe(failure)}); it was ignored.`,
     };
   }
   return { ok: true, value: value as HostFrame };
@@ -148,16 +139,16 @@ export function validateHostFrame(data: unknown): Result<HostFrame> {
 
 /** Validates the answer of `GET /w/<id>/search` (already parsed from JSON). */
 export function validateSearchAnswer(value: unknown): Result<SearchAnswer> {
-  const result = searchAnswerValidator.validate(value);
-  if (!result.valid) return { ok: false, error: `the search answer does not match the protocol (${describe(result.errors)})` };
+  const failure = check('SearchAnswer')(value);
+  if (failure) return { ok: false, error: `the search answer does not match the protocol (${describe(failure)})` };
   return { ok: true, value: value as SearchAnswer };
 }
 
 /** Validates a frame the page is about to send (a bug in the page otherwise). */
 export function validatePageFrame(value: unknown): Result<PageFrame> {
-  const result = pageFrameValidator.validate(value);
-  if (!result.valid) {
-    return { ok: false, error: `The page built a frame Orbit would refuse (${describe(result.errors)}).` };
+  const failure = check('PageFrame')(value);
+  if (failure) {
+    return { ok: false, error: `The page built a frame Orbit would refuse (${describe(failure)}).` };
   }
   return { ok: true, value: value as PageFrame };
 }

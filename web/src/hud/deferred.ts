@@ -1,0 +1,226 @@
+/**
+ * Stand-ins for the parts of the HUD whose code is not in the page's entry
+ * (`later.ts`): each has its element in the page from the start (empty, or
+ * hidden, so nothing moves when the real one takes its place) and the same
+ * interface as the real part. Calls made before the code arrives are kept
+ * and replayed (a render, a file to open, a Ctrl+F), so no control is ever
+ * dead: a control is either not there yet or works.
+ *
+ * The map's code (`scene/`) is imported at once, beside the entry; the rest
+ * after the first frame has been shown.
+ */
+import type { PageState } from '../state/store';
+import type { OverlayMessage } from '../scene/overlay';
+import type { NodeAt, Scene, SceneInspection, SceneOptions } from '../scene/scene';
+import type { SearchHost } from './search';
+import type { PanelsHost } from './panels';
+import { h } from './dom';
+import { afterFirstFrame } from './later';
+
+/** Something the page says when a part's code could not be loaded (the server stopped, a broken build). */
+export type LoadFailed = (what: string, error: unknown) => void;
+
+/** Replaces `placeholder` by `el` where it stands (and keeps it where it is when it is not in the DOM yet). */
+function swap(placeholder: HTMLElement, el: HTMLElement): void {
+  if (placeholder.parentNode) placeholder.replaceWith(el);
+}
+
+/** What the map says before its code has arrived. */
+function loadingInspection(error: string | null): SceneInspection {
+  return {
+    graphHash: null,
+    nodes: 0,
+    edges: 0,
+    loop: error === null ? 'awake' : 'asleep',
+    camera: null,
+    firstFrame: false,
+    contextLost: false,
+    selected: null,
+    hovered: null,
+    draws: 0,
+    fetches: 0,
+    error,
+    lod: { bundled: false, depth: 0, lines: 0, labels: 0 },
+    wakers: { frame: false, settle: false, fly: false, fading: 0, effects: false, idle: false },
+    lit: [],
+    stars: [],
+    stations: [],
+    heldActivity: 0,
+    flash: false,
+    comets: 0,
+    effectFrameMs: 0,
+  };
+}
+
+/**
+ * The map, its code imported at once (a chunk of its own, fetched and
+ * compiled beside the entry); the scene is made as soon as it is there.
+ */
+export function deferredScene(options: SceneOptions, failed: LoadFailed): Scene {
+  const placeholder = h('div', { class: 'scene' });
+  let real: Scene | null = null;
+  let error: string | null = null;
+  let lastState: PageState | null = null;
+  const fed: [{ key: string; inTurn: boolean }[], OverlayMessage[]][] = [];
+  import('../scene/scene').then(({ createScene }) => {
+    const scene = createScene(options);
+    real = scene;
+    swap(placeholder, scene.el);
+    if (lastState) scene.render(lastState);
+    for (const [conversations, messages] of fed.splice(0)) scene.feedEffects(conversations, messages);
+  }).catch((e: unknown) => {
+    error = 'The map’s code could not be loaded; reload the page.';
+    placeholder.textContent = error;
+    placeholder.setAttribute('role', 'alert');
+    failed('the map', e);
+  });
+  return {
+    get el() {
+      return real?.el ?? placeholder;
+    },
+    render(state) {
+      if (real) real.render(state);
+      else lastState = state;
+    },
+    inspect: () => real?.inspect() ?? loadingInspection(error),
+    nodeAt: (path): NodeAt | null => real?.nodeAt(path) ?? null,
+    positions: () => real?.positions() ?? {},
+    redraw: () => real?.redraw() ?? null,
+    feedEffects(conversations, messages) {
+      if (real) real.feedEffects(conversations, messages);
+      else fed.push([conversations, messages]);
+    },
+    effectFrameTimes: () => real?.effectFrameTimes() ?? [],
+  };
+}
+
+/** What the drawer needs of the prompt's attachments (the panels' composer). */
+export interface Attachments {
+  el: HTMLElement;
+  attachments(): { skills: string[]; files: string[] };
+  clearAttachments(): void;
+  bindDrop(target: HTMLElement): void;
+}
+
+export interface DeferredPanels {
+  toolbar: HTMLElement;
+  el: HTMLElement;
+  continuation: HTMLElement;
+  composer: Attachments;
+  render(state: PageState, shown: string | null): void;
+  inspect(): { open: string | null; skills: string[]; files: string[] };
+}
+
+/** The panels (`panels/`), after the first frame: their buttons appear when their code has arrived. */
+export function deferredPanels(host: PanelsHost, failed: LoadFailed): DeferredPanels {
+  const toolbar = h('div', { class: 'panel-buttons' });
+  const el = h('div', { class: 'panels' });
+  const continuation = h('p', { class: 'continuation muted', hidden: true });
+  const composerEl = h('div', { hidden: true });
+  let real: ReturnType<typeof import('./panels').mountPanels> | null = null;
+  let last: [PageState, string | null] | null = null;
+  const drops: HTMLElement[] = [];
+  void afterFirstFrame(() => import('./panels')).then(({ mountPanels }) => {
+    const panels = mountPanels(host);
+    real = panels;
+    swap(toolbar, panels.toolbar);
+    swap(el, panels.el);
+    swap(continuation, panels.continuation);
+    swap(composerEl, panels.composer.el);
+    for (const target of drops.splice(0)) panels.composer.bindDrop(target);
+    if (last) panels.render(...last);
+  }).catch((e: unknown) => { failed('the panels', e); });
+  return {
+    get toolbar() {
+      return real?.toolbar ?? toolbar;
+    },
+    get el() {
+      return real?.el ?? el;
+    },
+    get continuation() {
+      return real?.continuation ?? continuation;
+    },
+    composer: {
+      get el() {
+        return real?.composer.el ?? composerEl;
+      },
+      attachments: () => real?.composer.attachments() ?? { skills: [], files: [] },
+      clearAttachments() {
+        real?.composer.clearAttachments();
+      },
+      bindDrop(target) {
+        if (real) real.composer.bindDrop(target);
+        else drops.push(target);
+      },
+    },
+    render(state, shown) {
+      if (real) real.render(state, shown);
+      else last = [state, shown];
+    },
+    inspect: () => real?.inspect() ?? { open: null, skills: [], files: [] },
+  };
+}
+
+export interface DeferredSearch {
+  el: HTMLElement;
+  bind(scope: HTMLElement): void;
+  inspect(): { open: boolean; query: string; matches: number[]; current: number | null };
+}
+
+/**
+ * The conversation search (`search.ts`), after the first frame. Ctrl+F is
+ * bound at once: pressed before the code arrives, the bar opens when it does.
+ */
+export function deferredSearch(host: SearchHost, failed: LoadFailed): DeferredSearch {
+  const placeholder = h('div', { class: 'search-bar', hidden: true });
+  let real: import('./search').ConversationSearch | null = null;
+  let wanted = false;
+  void afterFirstFrame(() => import('./search')).then(({ ConversationSearch }) => {
+    const search = new ConversationSearch(host);
+    real = search;
+    swap(placeholder, search.el);
+    if (wanted) search.open();
+  }).catch((e: unknown) => { failed('the conversation search', e); });
+  return {
+    get el() {
+      return real?.el ?? placeholder;
+    },
+    bind(scope) {
+      scope.addEventListener('keydown', (e: KeyboardEvent) => {
+        if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 'f') {
+          e.preventDefault();
+          if (real) real.open();
+          else wanted = true;
+        }
+      });
+    },
+    inspect: () => real?.inspect() ?? { open: false, query: '', matches: [], current: null },
+  };
+}
+
+export interface DeferredFilePanel {
+  el: HTMLElement;
+  open(path: string, line: number | null): Promise<void>;
+}
+
+/** The file panel (`filePanel.ts`), after the first frame; a file asked for before it arrives opens when it does. */
+export function deferredFilePanel(workspaceId: string, failed: LoadFailed): DeferredFilePanel {
+  const placeholder = h('aside', { class: 'file-panel', hidden: true });
+  let real: import('./filePanel').FilePanel | null = null;
+  const loaded = afterFirstFrame(() => import('./filePanel')).then(({ FilePanel }) => {
+    const panel = new FilePanel(workspaceId);
+    real = panel;
+    swap(placeholder, panel.el);
+    return panel;
+  });
+  loaded.catch((e: unknown) => { failed('the file panel', e); });
+  return {
+    get el() {
+      return real?.el ?? placeholder;
+    },
+    async open(path, line) {
+      const panel = await loaded;
+      await panel.open(path, line);
+    },
+  };
+}

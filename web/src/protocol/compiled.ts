@@ -1,0 +1,290 @@
+/**
+ * The protocol's JSON Schema compiled once into plain functions (closures:
+ * no `eval` or `new Function`, which the page's CSP forbids), so that a
+ * frame is checked by direct calls instead of by an interpreter walking
+ * the schema for every value. It knows the keywords the schema generated
+ * from the Rust types uses (`type`, `const`, `enum`, `properties`,
+ * `required`, `additionalProperties`, `items`, `minimum`, `maximum`,
+ * `$ref`, `oneOf`, `anyOf`, `allOf`, `if`/`then`/`else`; `format`,
+ * `description`, `title`, `default` say nothing to check) and refuses to
+ * compile any other, so that a schema it does not understand is found by
+ * the tests, not passed. A tagged union rewritten by `fastSchema` (every
+ * branch an `if` on one property's constant) becomes a lookup of that
+ * property's value. `test/validate.test.ts` checks that it accepts and
+ * refuses exactly what the schema as written does.
+ */
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+/** Own properties only: a value's `toString` is not a field. */
+const has = (v: Json, key: string): boolean => Object.prototype.hasOwnProperty.call(v, key);
+
+/** Where a value failed, and why (the path from the checked value, innermost last). */
+export interface Failure {
+  path: (string | number)[];
+  error: string;
+}
+
+/** A compiled schema: `null` when `value` holds. */
+export type Check = (value: unknown) => Failure | null;
+
+const IGNORED = new Set(['description', 'title', 'default', 'format', '$schema', 'examples', '$comment']);
+const KNOWN = new Set([
+  'type', 'const', 'enum', 'properties', 'required', 'additionalProperties', 'items', 'minimum', 'maximum',
+  '$ref', 'oneOf', 'anyOf', 'allOf', 'if', 'then', 'else', '$defs',
+]);
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+function hasType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'null': return value === null;
+    case 'boolean': return typeof value === 'boolean';
+    case 'string': return typeof value === 'string';
+    case 'number': return typeof value === 'number';
+    case 'integer': return typeof value === 'number' && Number.isInteger(value);
+    case 'array': return Array.isArray(value);
+    case 'object': return isObject(value);
+    default: throw new Error(`the schema names an unknown type "${type}"`);
+  }
+}
+
+/** JSON equality (`const`, `enum`). */
+function equal(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => equal(x, b[i]));
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => has(b, k) && equal(a[k], b[k]));
+  }
+  return false;
+}
+
+const fail = (error: string): Failure => ({ path: [], error });
+const within = (key: string | number, failure: Failure): Failure => {
+  failure.path.unshift(key);
+  return failure;
+};
+
+/** The checks of a schema's `$defs`, each compiled once (at its first use: references may be recursive). */
+export class CompiledSchema {
+  private readonly compiled = new Map<string, Check>();
+
+  constructor(private readonly defs: Json) {}
+
+  /** The check of `$defs/<name>`. */
+  def(name: string): Check {
+    const held = this.compiled.get(name);
+    if (held) return held;
+    const schema = this.defs[name];
+    if (schema === undefined) throw new Error(`the schema has no definition "${name}"`);
+    // Set before compiling, for recursive references.
+    let check: Check = () => null;
+    this.compiled.set(name, (value) => check(value));
+    check = this.compile(schema);
+    this.compiled.set(name, check);
+    return check;
+  }
+
+  /** Compiles one schema node. */
+  compile(schema: unknown): Check {
+    if (schema === true) return () => null;
+    if (schema === false) return () => fail('No value is allowed here.');
+    if (!isObject(schema)) throw new Error('a schema must be an object or a boolean');
+    for (const key of Object.keys(schema)) {
+      if (!KNOWN.has(key) && !IGNORED.has(key)) throw new Error(`the schema uses "${key}", which the page's checker does not know`);
+    }
+    const checks: Check[] = [];
+    const { type } = schema;
+    if (typeof type === 'string') {
+      if (type === 'object') checks.push((v) => (isObject(v) ? null : fail(`Instance type "${typeName(v)}" is invalid. Expected "object".`)));
+      else if (type === 'string') checks.push((v) => (typeof v === 'string' ? null : fail(`Instance type "${typeName(v)}" is invalid. Expected "string".`)));
+      else {
+        hasType(null, type);
+        checks.push((v) => (hasType(v, type) ? null : fail(`Instance type "${typeName(v)}" is invalid. Expected "${type}".`)));
+      }
+    } else if (Array.isArray(type)) {
+      const types = type.map(String);
+      for (const t of types) hasType(null, t);
+      checks.push((v) => (types.some((t) => hasType(v, t)) ? null : fail(`Instance type "${typeName(v)}" is invalid. Expected "${types.join('", "')}".`)));
+    } else if (type !== undefined) throw new Error('a schema\'s "type" must be a string or a list');
+
+    if ('const' in schema) {
+      const want = schema.const;
+      checks.push(typeof want === 'string' || typeof want === 'number' || typeof want === 'boolean' || want === null
+        ? (v) => (v === want ? null : fail(`Instance does not match ${JSON.stringify(want)}.`))
+        : (v) => (equal(v, want) ? null : fail(`Instance does not match ${JSON.stringify(want)}.`)));
+    }
+    if (Array.isArray(schema.enum)) {
+      const values = schema.enum as unknown[];
+      const simple = values.every((x) => typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean' || x === null);
+      const set = new Set(values);
+      checks.push(simple
+        ? (v) => (set.has(v) ? null : fail(`Instance does not match any of ${JSON.stringify(values)}.`))
+        : (v) => (values.some((x) => equal(v, x)) ? null : fail(`Instance does not match any of ${JSON.stringify(values)}.`)));
+    }
+    if (typeof schema.minimum === 'number') {
+      const min = schema.minimum;
+      checks.push((v) => (typeof v !== 'number' || v >= min ? null : fail(`${v} is less than ${min}.`)));
+    }
+    if (typeof schema.maximum === 'number') {
+      const max = schema.maximum;
+      checks.push((v) => (typeof v !== 'number' || v <= max ? null : fail(`${v} is greater than ${max}.`)));
+    }
+    const objectCheck = this.objectCheck(schema);
+    if (objectCheck) checks.push(objectCheck);
+    if (schema.items !== undefined) {
+      const item = this.compile(schema.items);
+      checks.push((v) => {
+        if (!Array.isArray(v)) return null;
+        for (let i = 0; i < v.length; i += 1) {
+          const failure = item(v[i]);
+          if (failure) return within(i, failure);
+        }
+        return null;
+      });
+    }
+    if (typeof schema.$ref === 'string') {
+      const ref = schema.$ref;
+      if (!ref.startsWith('#/$defs/')) throw new Error(`the schema refers to "${ref}", outside its $defs`);
+      const name = ref.slice('#/$defs/'.length);
+      let target: Check | null = null;
+      checks.push((v) => {
+        target ??= this.def(name);
+        return target(v);
+      });
+    }
+    if (Array.isArray(schema.anyOf)) {
+      const branches = schema.anyOf.map((b) => this.compile(b));
+      checks.push((v) => {
+        let first: Failure | null = null;
+        for (const branch of branches) {
+          const failure = branch(v);
+          if (!failure) return null;
+          first ??= failure;
+        }
+        return first ?? fail('No branch of anyOf matched.');
+      });
+    }
+    if (Array.isArray(schema.oneOf)) {
+      const branches = schema.oneOf.map((b) => this.compile(b));
+      checks.push((v) => {
+        let matched = 0;
+        let first: Failure | null = null;
+        for (const branch of branches) {
+          const failure = branch(v);
+          if (failure) first ??= failure;
+          else matched += 1;
+        }
+        if (matched === 1) return null;
+        return matched === 0 ? (first ?? fail('No branch of oneOf matched.')) : fail(`Instance matched ${matched} branches of oneOf; exactly one is allowed.`);
+      });
+    }
+    if (Array.isArray(schema.allOf)) checks.push(this.allOfCheck(schema.allOf));
+    if (schema.if !== undefined) {
+      const test = this.compile(schema.if);
+      const then = schema.then === undefined ? null : this.compile(schema.then);
+      const otherwise = schema.else === undefined ? null : this.compile(schema.else);
+      checks.push((v) => (test(v) === null ? (then ? then(v) : null) : (otherwise ? otherwise(v) : null)));
+    }
+    if (checks.length === 1 && checks[0]) return checks[0];
+    return (v) => {
+      for (const check of checks) {
+        const failure = check(v);
+        if (failure) return failure;
+      }
+      return null;
+    };
+  }
+
+  /** `properties`, `required`, `additionalProperties`: checked only on objects. */
+  private objectCheck(schema: Json): Check | null {
+    const properties = isObject(schema.properties) ? schema.properties : null;
+    const required = Array.isArray(schema.required) ? schema.required.map(String) : [];
+    const additional = schema.additionalProperties;
+    if (!properties && required.length === 0 && additional === undefined) return null;
+    const props = Object.entries(properties ?? {}).map(([k, s]) => [k, this.compile(s)] as const);
+    const known = new Set(props.map(([k]) => k));
+    const extra = additional === undefined || additional === true ? null : this.compile(additional);
+    const closed = additional === false;
+    return (v) => {
+      if (!isObject(v)) return null;
+      for (const key of required) {
+        if (!has(v, key)) return fail(`Instance does not have required property "${key}".`);
+      }
+      for (const [key, check] of props) {
+        if (has(v, key)) {
+          const failure = check(v[key]);
+          if (failure) return within(key, failure);
+        }
+      }
+      if (extra) {
+        for (const key of Object.keys(v)) {
+          if (known.has(key)) continue;
+          if (closed) return within(key, fail(`Property "${key}" does not match additional properties schema.`));
+          const failure = extra(v[key]);
+          if (failure) return within(key, failure);
+        }
+      }
+      return null;
+    };
+  }
+
+  /**
+   * `allOf`; when every entry is `{if: {properties: {K: {const: C}}}, then: B}` on the same
+   * K (a tagged union as `fastSchema` writes it), only the branch of the value's own tag
+   * applies: the others' `if` fails, so their `then` says nothing.
+   */
+  private allOfCheck(all: unknown[]): Check {
+    const tagged = all.map((entry) => {
+      if (!isObject(entry) || Object.keys(entry).some((k) => k !== 'if' && k !== 'then') || !isObject(entry.if)) return null;
+      const test = entry.if;
+      if (Object.keys(test).length !== 1 || !isObject(test.properties)) return null;
+      const keys = Object.keys(test.properties);
+      const only = keys[0];
+      if (keys.length !== 1 || only === undefined) return null;
+      const prop = test.properties[only];
+      if (!isObject(prop) || Object.keys(prop).length !== 1 || typeof prop.const !== 'string') return null;
+      return { key: only, tag: prop.const, then: entry.then };
+    });
+    const first = tagged[0];
+    if (first && tagged.every((t) => t !== null && t.key === first.key)) {
+      const key = first.key;
+      const byTag = new Map<string, Check[]>();
+      for (const t of tagged) {
+        if (!t) continue;
+        const list = byTag.get(t.tag) ?? [];
+        list.push(t.then === undefined ? () => null : this.compile(t.then));
+        byTag.set(t.tag, list);
+      }
+      return (v) => {
+        if (!isObject(v)) return null;
+        const tag = v[key];
+        const branches = typeof tag === 'string' ? byTag.get(tag) : undefined;
+        if (!branches) return null;
+        for (const branch of branches) {
+          const failure = branch(v);
+          if (failure) return failure;
+        }
+        return null;
+      };
+    }
+    const checks = all.map((s) => this.compile(s));
+    return (v) => {
+      for (const check of checks) {
+        const failure = check(v);
+        if (failure) return failure;
+      }
+      return null;
+    };
+  }
+}
+
+/** A failure's location as a JSON pointer from the checked value (`#/body/turns`). */
+export function pointer(failure: Failure): string {
+  return failure.path.length === 0 ? '#' : `#/${failure.path.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+}
