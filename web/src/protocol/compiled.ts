@@ -11,7 +11,11 @@
  * the tests, not passed. A tagged union rewritten by `fastSchema` (every
  * branch an `if` on one property's constant) becomes a lookup of that
  * property's value. `test/validate.test.ts` checks that it accepts and
- * refuses exactly what the schema as written does.
+ * refuses exactly what the schema as written does. Written here rather
+ * than taken from a package because it was measured faster on the page's
+ * own frames: a 400-entry snapshot checked in 16 ms cold and 0.6 ms warm,
+ * against 154 ms and 57 ms for `@cfworker/json-schema` (bench/README.md,
+ * "Branch `start`"), the package the tests check it against.
  */
 
 type Json = Record<string, unknown>;
