@@ -57,6 +57,7 @@ if (!login || !shimLog) {
   process.exit(2);
 }
 const MARKER = /mk\d+[atb]/g;
+const seqOf = (text) => /^\{"seq":(\d+)/.exec(text)?.[1] ?? null;
 const KINDS = [['a', 'text with a tool call'], ['t', 'the tool entry'], ['b', 'closing text']];
 const loadAtStart = loadavg();
 
@@ -220,12 +221,40 @@ await replay.addInitScript(replayer, { opening });
 await replay.goto(`${origin}/w/replay/`);
 await replay.waitForFunction(() => window.orbitInspect?.state().ready === true);
 
-/** Replays the live frames not replayed yet, at the pace they came, then waits for `markers` in the floor's DOM. */
+// When Orbit handed each numbered frame to the socket (its trace, read as it grows).
+const sentAt = {};
+let traceRead = 0;
+function readSent() {
+  if (!traceLog || !existsSync(traceLog)) return;
+  const bytes = readFileSync(traceLog);
+  const end = bytes.lastIndexOf(10) + 1;
+  if (end <= traceRead) return;
+  for (const line of bytes.subarray(traceRead, end).toString('utf8').split('\n')) {
+    if (!line) continue;
+    const r = JSON.parse(line);
+    if (r.stage === 'sent' && r.seq !== null && !(r.seq in sentAt)) sentAt[r.seq] = r.t;
+  }
+  traceRead = end;
+}
+
+/**
+ * Replays the live frames not replayed yet, then waits for `markers` in the floor's DOM. Paced as
+ * Orbit sent them (its trace), so that a burst the live page got at once, or queued behind its own
+ * work, comes as a burst here too; a frame with no `sent` note (an `ack`), or with no trace, keeps
+ * its gap to the one before as the live page got them.
+ */
 async function replayUpTo(markers) {
+  readSent();
   const batch = frames.slice(replayed);
   replayed += batch.length;
-  const base = batch[0]?.t ?? 0;
-  await replay.evaluate((b) => window.__replay(b), batch.map((f) => ({ dt: f.t - base, text: f.text })));
+  const paced = [];
+  for (const [i, f] of batch.entries()) {
+    const sent = sentAt[seqOf(f.text)];
+    const prev = paced[i - 1];
+    paced.push(sent ?? (prev === undefined ? f.t : prev + (f.t - batch[i - 1].t)));
+  }
+  const base = paced[0] ?? 0;
+  await replay.evaluate((b) => window.__replay(b), batch.map((f, i) => ({ dt: Math.max(0, paced[i] - base), text: f.text })));
   await replay.waitForFunction((ms) => ms.every((m) => m in window.__latencySeen), markers, { timeout: 10000, polling: 20 }).catch(() => {
     process.stderr.write(`floor: ${markers.join(', ')} not all seen\n`);
   });
@@ -300,7 +329,6 @@ const firstCarrying = (records, text = (r) => r.text ?? r.line) => {
   }
   return out;
 };
-const seqOf = (text) => /^\{"seq":(\d+)/.exec(text)?.[1] ?? null;
 
 // The stdout lines: the first that carries each marker.
 const lineOf = firstCarrying(jsonLines(shimLog), (r) => r.line);
