@@ -17,10 +17,11 @@
 //        marker was passed on. latency = DOM time - line time (both epoch
 //        milliseconds with sub-millisecond resolution on the same machine).
 // floor: the host frames the live page received over its socket (captured
-//        with their arrival times) are replayed into a second page of the
-//        same build from memory: no Orbit, no socket (the page's webview
-//        transport, fed by `postMessage` from a script in the page itself),
-//        at the pace they came. Interleaved: each turn's frames are replayed
+//        in the page) are replayed into a second page of the same build
+//        from memory: no Orbit, no socket (the page's webview transport, fed
+//        by `postMessage` from a script in the page itself), paced as Orbit
+//        handed them to the socket (its trace; else as they came), so a
+//        burst stays a burst. Interleaved: each turn's frames are replayed
 //        right after the live turn, so both see the same machine load.
 //        latency = DOM time - the time the frame that first carries the
 //        marker was posted.
@@ -33,6 +34,15 @@
 //
 // Activity ticks carry no marker and so are left aside. Prints a table to
 // stderr and one JSON line to stdout (`ok`: every change was seen in both).
+// The load average (1, 5, 15 min) at the start and the end is printed too.
+//
+// For a closer look (each off by default): ORBIT_LATENCY_RAW=<file> (every
+// timestamp: the shim's lines, Orbit's trace, the frames' arrivals, the
+// page's tasks), ORBIT_LATENCY_PROFILE=<file> (a V8 CPU profile of the live
+// page), ORBIT_LATENCY_CHROME_TRACE=<file> (Chromium's trace, every
+// process; slows everything), ORBIT_LATENCY_REDUCED_MOTION=1,
+// ORBIT_LATENCY_SUBMIT=script (Enter dispatched in the page, not through
+// Playwright's keyboard).
 //
 //   ORBIT_LOGIN_URL=... ORBIT_SHIM_LOG=... [ORBIT_LATENCY_TRACE=...] ORBIT_LATENCY_TURNS=N node bench/page/latency.mjs
 import { readFileSync, existsSync, writeFileSync } from 'node:fs';
@@ -173,7 +183,8 @@ const browser = await chromium.launch({
   headless: true,
   args: ['--no-sandbox', '--headless=new', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage', '--no-first-run'],
 });
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+// ORBIT_LATENCY_REDUCED_MOTION=1: both pages with `prefers-reduced-motion: reduce` (no CSS animations, no effects' flow).
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...(process.env.ORBIT_LATENCY_REDUCED_MOTION ? { reducedMotion: 'reduce' } : {}) });
 
 // ------------------------------------------------------------------ live page
 const page = await context.newPage();
@@ -244,6 +255,7 @@ function readSent() {
  * its gap to the one before as the live page got them.
  */
 async function replayUpTo(markers) {
+  if (!process.env.ORBIT_LATENCY_NO_FRONT) await replay.bringToFront();
   readSent();
   const batch = frames.slice(replayed);
   replayed += batch.length;
@@ -282,9 +294,18 @@ if (chromeTrace) {
 }
 const started = Date.now();
 for (let i = 0; i < TURNS; i += 1) {
+  // The page at work is the tab in front, as a user's is (Chromium lowers the CPU priority of a
+  // renderer whose tab is in the background: nice 5 against 0 on Linux).
+  if (!process.env.ORBIT_LATENCY_NO_FRONT) await page.bringToFront();
   await box.click();
   await box.fill(`Turn ${i + 1}: read the file and say so`);
-  await box.press('Enter');
+  // ORBIT_LATENCY_SUBMIT=script: the Enter dispatched by a script in the page instead of Playwright's
+  // keyboard (CDP input events through the browser process).
+  if (process.env.ORBIT_LATENCY_SUBMIT === 'script') {
+    await box.evaluate((el) => { el.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true })); });
+  } else {
+    await box.press('Enter');
+  }
   const markers = ['a', 't', 'b'].map((k) => `mk${i}${k}`);
   // The turn's three markers in the DOM.
   await page.waitForFunction((ms) => ms.every((m) => m in window.__latencySeen), markers, { timeout: TIMEOUT, polling: 50 });

@@ -73,7 +73,10 @@ fn claude_line_to_dom_latency() {
         .unwrap();
     let result = scenario_result("latency", &out);
     assert_eq!(result["markers"], result["expected"], "{result}");
-    assert_eq!(result["traced"], true, "Orbit wrote no latency trace: {result}");
+    assert_eq!(
+        result["traced"], true,
+        "Orbit wrote no latency trace: {result}"
+    );
     let dir = repo().join("target/artifacts/page");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("latency.json"), format!("{result:#}\n")).unwrap();
