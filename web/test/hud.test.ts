@@ -84,6 +84,45 @@ describe('the conversation view', () => {
     expect(view.el.querySelector('[data-seq="4"]')?.textContent).toBe('Done · 2 files changed · 1.5 s · $0.01');
   });
 
+  it('a frame that changes nothing it shows costs it no rebuild and no layout; one that does is shown at once', () => {
+    const state = ready();
+    const view = new TranscriptView(ctx);
+    const layout = vi.spyOn(TranscriptView.prototype as unknown as { layout(): void }, 'layout');
+    try {
+      let seq = 0;
+      const apply = (body: HostBody) => applyFrame(state, { seq: ++seq, body });
+      view.render(state, 'c1');
+      expect(view.el.querySelector('.empty')).not.toBeNull();
+      apply({ type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [entry(1, { kind: 'prompt', text: 'go', skills: [], files: [] })] });
+      view.render(state, 'c1');
+      const calls = layout.mock.calls.length;
+      const prompt = view.el.querySelector('[data-seq="1"]');
+      expect(prompt?.textContent).toBe('go');
+      // A phase, a keypad frame, activity: the transcript's ring is the same array.
+      apply({ type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 1 }) });
+      apply({ type: 'keypad', key: 'c1', title: 'hi', activity: 'thinking', toolLabel: null, toolKind: null, message: null, statusDetail: null, subagentCount: 0, model: null });
+      view.render(state, 'c1');
+      view.render(state, 'c1');
+      expect(layout.mock.calls.length).toBe(calls);
+      expect(view.el.querySelector('[data-seq="1"]')).toBe(prompt);
+      // The next entry is in the DOM when its frame's render returns (no frame waited for).
+      apply({ type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [entry(2, { kind: 'tool', toolUseId: 'r', tool: 'Read', detail: 'mk1t.md', file: null })] });
+      view.render(state, 'c1');
+      expect(layout.mock.calls.length).toBe(calls + 1);
+      expect(view.el.querySelector('[data-seq="2"]')?.textContent).toContain('mk1t.md');
+      // A subagent's entry for the shown conversation renders (its open history follows it).
+      apply({ type: 'transcript', key: 'c1', subagents: true, reset: false, entries: [entry(3, { kind: 'stopped' }, 1, 'task1')] });
+      view.render(state, 'c1');
+      expect(layout.mock.calls.length).toBe(calls + 2);
+      // Another conversation shown: rendered, and empty.
+      view.render(state, 'c2');
+      expect(layout.mock.calls.length).toBe(calls + 3);
+      expect(view.el.querySelector('[data-seq]')).toBeNull();
+    } finally {
+      layout.mockRestore();
+    }
+  });
+
   it('shows MCP entries, notices, denied tools and turn lines', () => {
     const state = ready();
     applyFrame(state, { seq: 1, body: { type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [

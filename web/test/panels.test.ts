@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CatalogState, FileDiff, HistoryEntry, McpState, PageRequest, SearchMatch, SettingsState } from '../src/protocol/types';
 import { mountPanels } from '../src/hud/panels';
-import { changesOf, filesChangedIn, usageRows } from '../src/hud/panels/changes';
+import { changesOf, filesChangedIn, tokens, usageRows } from '../src/hud/panels/changes';
 import { Composer, MAX_FILES, MAX_SKILLS, pickDropped } from '../src/hud/panels/composer';
 import { matchesFilter } from '../src/hud/panels/history';
 import { Drawer } from '../src/hud/drawer';
@@ -383,5 +383,12 @@ describe('a continued conversation', () => {
     applyFrame(state, { seq: 22, body: { type: 'history', scanning: false, error: null, conversations: [historyEntry('s-1', 'Earlier work', { promptCount: 0 })] } });
     panels.render(state, 'c1');
     expect(panels.continuation.hidden).toBe(true);
+  });
+});
+
+describe('token counts', () => {
+  it('are separated by thousands, as en-US writes them', () => {
+    expect(tokens(0)).toBe('0');
+    expect(tokens(1234567)).toBe('1,234,567');
   });
 });

@@ -341,18 +341,25 @@ async fn read_stdout(stdout: tokio::process::ChildStdout, tx: mpsc::Sender<LineM
         let msg = match codec::read_line(&mut reader, &mut buf, MAX_LINE_BYTES).await {
             Ok(LineRead::Eof) | Err(_) => return,
             Ok(LineRead::TooLong(n)) => LineMsg::Malformed(DecodeError::TooLong(n).to_string()),
-            Ok(LineRead::Line) => match fields.decode(&buf) {
-                Ok(None) => continue,
-                Ok(Some((message, unknown))) => {
-                    if let Some(unknown) = unknown
-                        && tx.send(LineMsg::UnknownFields(unknown)).await.is_err()
-                    {
-                        return;
+            Ok(LineRead::Line) => {
+                // The benchmark's trace (off unless installed): the moment the line was read.
+                orbit_common::latency_note(orbit_common::LatencyStage::Read, None, || {
+                    let cut = buf.len().min(orbit_common::LATENCY_TEXT_BYTES);
+                    String::from_utf8_lossy(&buf[..cut]).into_owned()
+                });
+                match fields.decode(&buf) {
+                    Ok(None) => continue,
+                    Ok(Some((message, unknown))) => {
+                        if let Some(unknown) = unknown
+                            && tx.send(LineMsg::UnknownFields(unknown)).await.is_err()
+                        {
+                            return;
+                        }
+                        LineMsg::Message(Box::new(message))
                     }
-                    LineMsg::Message(Box::new(message))
+                    Err(error) => LineMsg::Malformed(error.to_string()),
                 }
-                Err(error) => LineMsg::Malformed(error.to_string()),
-            },
+            }
         };
         if tx.send(msg).await.is_err() {
             return;

@@ -2,7 +2,8 @@
 //! `/`-separated workspace-relative paths, where Orbit keeps things
 //! ([`Locations`]), the user's [`Settings`], Orbit's own private files,
 //! the one rule for sign-in addresses ([`check_signin_url`]), the one
-//! injectable [`Clock`], and one copy of each text rule: bidi characters
+//! injectable [`Clock`], the benchmark's latency trace ([`latency_note`],
+//! off unless installed), and one copy of each text rule: bidi characters
 //! ([`is_bidi`]), ANSI escapes ([`strip_ansi`]), cutting ([`keep_tail`],
 //! [`keep_head`]), percent-decoding ([`percent_decode_strict`],
 //! [`percent_decode_lossy`]) and comparing secrets ([`constant_time_eq`]).
@@ -15,6 +16,7 @@
 
 mod cache_dir;
 mod clock;
+mod latency_trace;
 mod locations;
 mod paths;
 mod private_fs;
@@ -24,6 +26,10 @@ mod text;
 
 pub use cache_dir::{CACHE_DIR_ENV, default_cache_dir};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use latency_trace::{
+    LATENCY_TEXT_BYTES, LatencyStage, LatencyTrace, epoch_ms, install_latency_trace,
+    install_latency_trace_to, latency_note, latency_trace_on,
+};
 pub use locations::{CONFIG_DIR_ENV, Locations, workspace_id};
 pub use paths::{join_relative, join_slash, normalize_lexically, parent_of, relative_slash_path};
 pub use private_fs::{ensure_private_dir, write_private_file, write_private_file_unsynced};

@@ -1288,6 +1288,12 @@ impl Actor {
     }
 
     fn service_event(&mut self, event: &orbit_agent::ServiceEvent) {
+        if let orbit_agent::ServiceEvent::Agent { event, .. } = event {
+            // The benchmark's trace (off unless installed): the event reaches the projector.
+            orbit_common::latency_note(orbit_common::LatencyStage::Event, None, || {
+                serde_json::to_string(event).unwrap_or_default()
+            });
+        }
         let messages = {
             let graph = self.live.read();
             match event {

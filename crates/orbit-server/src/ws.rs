@@ -358,6 +358,10 @@ impl Connection {
                 return Ok(());
             }
         };
+        // The benchmark's trace (off unless installed): the frame goes to the socket.
+        if frame.seq.is_some() {
+            orbit_common::latency_note(orbit_common::LatencyStage::Sent, frame.seq, String::new);
+        }
         self.socket
             .send(Message::Text(text.into()))
             .await

@@ -57,6 +57,10 @@ impl OpenArgs {
     }
 }
 
+/// Names the file `orbit open` appends its latency trace to (benchmarks only:
+/// `bench/page/latency`; `orbit_common::latency_note`). Unset: no trace.
+const LATENCY_TRACE_ENV: &str = "ORBIT_LATENCY_TRACE";
+
 /// How often idle workspaces are looked for.
 const IDLE_CHECK: Duration = Duration::from_mins(1);
 
@@ -75,6 +79,15 @@ pub(crate) fn run(args: &OpenArgs) -> anyhow::Result<ExitCode> {
         return Ok(code);
     }
     let log_dir = crate::logging::to_file(&locations)?;
+    // `bench/page/latency` only: the moments a `claude` line passes on its way to the page.
+    if let Some(path) = std::env::var_os(LATENCY_TRACE_ENV) {
+        orbit_common::install_latency_trace(Path::new(&path)).with_context(|| {
+            format!(
+                "cannot write the latency trace `{}` ({LATENCY_TRACE_ENV})",
+                Path::new(&path).display()
+            )
+        })?;
+    }
     orbit_agent::met::record_in(locations.state_dir());
     writeln!(
         io::stderr().lock(),

@@ -128,6 +128,9 @@ export function entryView(
   }
 }
 
+/** The ring of a conversation that has none (one array, so that "unchanged" is an identity check). */
+const NO_ENTRIES: readonly TranscriptEntry[] = Object.freeze([]);
+
 /** Pixels rendered beyond the visible box, above and below. */
 const OVERSCAN_PX = 800;
 /** A height guessed for an entry not yet measured. */
@@ -151,7 +154,11 @@ export class TranscriptView {
   private readonly bottom: HTMLElement;
   private readonly empty: HTMLElement;
   private key: string | null = null;
-  private entries: readonly TranscriptEntry[] = [];
+  private entries: readonly TranscriptEntry[] = NO_ENTRIES;
+  /** The shown conversation's subagent ring as last rendered (open histories follow it). */
+  private subagentEntries: readonly TranscriptEntry[] | undefined = undefined;
+  /** Whether it has rendered once. */
+  private drawn = false;
   private readonly nodes = new Map<number, { entry: TranscriptEntry; node: HTMLElement }>();
   /** Measured heights by seq (kept for the entries the ring still holds). */
   private readonly heights = new Map<number, number>();
@@ -172,6 +179,8 @@ export class TranscriptView {
     }, { passive: true });
     // An entry that changes height (a subagent's work opened, fonts) moves the window's arithmetic.
     this.resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => { this.schedule(); });
+    // The log's own box changing (the page around it) moves the window too: a render no longer lays out on every frame.
+    this.resize?.observe(this.el);
   }
 
   /** How many files a turn line's turn changed. */
@@ -180,6 +189,13 @@ export class TranscriptView {
   }
 
   render(state: PageState, key: string | null): void {
+    const entries = key ? (state.transcripts[key] ?? NO_ENTRIES) : NO_ENTRIES;
+    const subagentEntries = key ? state.subagentTranscripts[key] : undefined;
+    // A frame that changed nothing this view shows (a phase, the keypad, activity: most frames of
+    // a turn) costs it nothing: no rebuild, no layout read. The rings are new arrays when they change.
+    if (this.drawn && key === this.key && entries === this.entries && subagentEntries === this.subagentEntries) return;
+    this.drawn = true;
+    this.subagentEntries = subagentEntries;
     if (key !== this.key) {
       this.key = key;
       for (const held of this.nodes.values()) held.node.remove();
@@ -188,7 +204,7 @@ export class TranscriptView {
       this.atBottom = true;
       this.marked = null;
     }
-    this.entries = key ? (state.transcripts[key] ?? []) : [];
+    this.entries = entries;
     if (this.entries.length === 0) {
       if (!this.empty.parentNode) this.el.insertBefore(this.empty, this.bottom);
     } else {

@@ -56,6 +56,10 @@ impl PageLog {
         if self.kept.len() == self.capacity {
             self.kept.pop_front();
         }
+        // The benchmark's trace (off unless installed): the projector's output.
+        orbit_common::latency_note(orbit_common::LatencyStage::Push, frame.seq, || {
+            serde_json::to_string(&frame).unwrap_or_default()
+        });
         self.kept.push_back(frame.clone());
         // No page connected is not an error.
         let _ = self.live.send(frame);

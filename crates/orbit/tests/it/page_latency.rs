@@ -36,7 +36,7 @@ fn claude_line_to_dom_latency() {
     let turns: usize = std::env::var("ORBIT_LATENCY_TURNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20);
+        .unwrap_or(100);
     let mut scene = Scene::new(true);
     for i in 0..turns {
         std::fs::write(
@@ -48,9 +48,12 @@ fn claude_line_to_dom_latency() {
     let shim = repo().join("bench/page/claude-shim.mjs");
     let log = scene.env.home.path().join("shim-lines.jsonl");
     scene.env.write_settings(json!({ "claude.path": shim }));
+    // Orbit's own timestamps along the path (`orbit_common::latency_note`).
+    let trace = scene.env.home.path().join("orbit-trace.jsonl");
     scene.extra_env = vec![
         ("ORBIT_SHIM_CLAUDE".to_owned(), real_claude()),
         ("ORBIT_SHIM_LOG".to_owned(), log.clone()),
+        ("ORBIT_LATENCY_TRACE".to_owned(), trace.clone()),
     ];
     scene
         .env
@@ -61,6 +64,7 @@ fn claude_line_to_dom_latency() {
         .arg(repo().join("bench/page/latency.mjs"))
         .env("ORBIT_LOGIN_URL", scene.login())
         .env("ORBIT_SHIM_LOG", &log)
+        .env("ORBIT_LATENCY_TRACE", &trace)
         .env("ORBIT_LATENCY_TURNS", turns.to_string())
         .env("ORBIT_CHROMIUM", chromium())
         .stdout(Stdio::piped())
@@ -69,6 +73,10 @@ fn claude_line_to_dom_latency() {
         .unwrap();
     let result = scenario_result("latency", &out);
     assert_eq!(result["markers"], result["expected"], "{result}");
+    assert_eq!(
+        result["traced"], true,
+        "Orbit wrote no latency trace: {result}"
+    );
     let dir = repo().join("target/artifacts/page");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("latency.json"), format!("{result:#}\n")).unwrap();

@@ -120,7 +120,10 @@ export class SettingsPanel {
 
     const mode = settings?.permissionMode.value ?? 'default';
     const offered = (PAGE_MODES as readonly string[]).includes(mode);
-    this.mode.value = offered ? mode : 'default';
+    // Set only when it differs: setting a select's value, even to the same one, selects the option
+    // again and invalidates its style (~1 ms on every frame of a turn).
+    const shownMode = offered ? mode : 'default';
+    if (this.mode.value !== shownMode) this.mode.value = shownMode;
     this.mode.disabled = !online || settings === null || !offered;
     this.modeSource.textContent = settings
       ? offered
