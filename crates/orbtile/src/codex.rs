@@ -119,6 +119,9 @@ pub enum Record {
     Error(String),
     /// `task_complete`.
     TaskComplete(Option<String>),
+    /// `task_complete` with an `error` (Codex 0.171 writes no `error`
+    /// event for a failed turn): its message.
+    TaskFailed(String),
     /// `turn_aborted`.
     TurnAborted(String),
 }
@@ -273,9 +276,13 @@ fn item_text(item: &Map<String, Value>) -> Option<String> {
 fn event_msg(event: &Map<String, Value>) -> Option<Record> {
     match event.get("type").and_then(Value::as_str)? {
         "task_started" | "turn_started" => Some(Record::TaskStarted),
-        "task_complete" | "turn_complete" => {
-            Some(Record::TaskComplete(text(event, "last_agent_message")))
-        }
+        "task_complete" | "turn_complete" => match event.get("error") {
+            Some(Value::Object(error)) => Some(Record::TaskFailed(
+                text(error, "message").unwrap_or_else(|| "error".to_owned()),
+            )),
+            Some(Value::String(error)) => Some(Record::TaskFailed(error.clone())),
+            _ => Some(Record::TaskComplete(text(event, "last_agent_message"))),
+        },
         "turn_aborted" => Some(Record::TurnAborted(
             text(event, "reason").unwrap_or_else(|| "interrupted".to_owned()),
         )),
@@ -507,6 +514,12 @@ impl CodexSession {
                     self.set("done");
                 }
             }
+            Record::TaskFailed(message) => {
+                self.clear_tool();
+                self.error = None;
+                self.status_detail = Some(first_line(&message, 200));
+                self.set("error");
+            }
             Record::TurnAborted(reason) => {
                 self.clear_tool();
                 self.status_detail = Some(reason);
@@ -539,10 +552,7 @@ impl CodexSession {
     pub fn session(&self) -> Option<BuiltinSession> {
         self.id.as_ref()?;
         let db = self.db.as_ref();
-        let cwd = self
-            .cwd
-            .clone()
-            .or_else(|| db.and_then(|r| r.cwd.clone()));
+        let cwd = self.cwd.clone().or_else(|| db.and_then(|r| r.cwd.clone()));
         let model = self
             .model
             .clone()
@@ -998,6 +1008,56 @@ mod tests {
                 field: "payload.id",
                 message: "missing, empty or over 128 characters"
             })
+        );
+    }
+
+    #[test]
+    fn records_in_codex_0_171_s_format() {
+        // As the real codex-cli 0.171.0 wrote them (ids shortened).
+        assert_eq!(
+            rec(
+                r#"{"timestamp":"t","ordinal":8,"type":"event_msg","payload":{"type":"item_completed","thread_id":"01a2","turn_id":"01a3","item":{"type":"UserMessage","id":"01a4","content":[{"type":"text","text":"say hi","text_elements":[]}]},"started_at_ms":1,"completed_at_ms":1}}"#
+            ),
+            Some(Record::UserMessage("say hi".into()))
+        );
+        assert_eq!(
+            rec(
+                r#"{"timestamp":"t","ordinal":9,"type":"event_msg","payload":{"type":"item_completed","thread_id":"01a2","turn_id":"01a3","item":{"type":"AgentMessage","id":"msg_1","content":[{"type":"Text","text":"Hello."}]},"started_at_ms":1,"completed_at_ms":1}}"#
+            ),
+            Some(Record::AgentMessage("Hello.".into()))
+        );
+        assert_eq!(
+            rec(
+                r#"{"timestamp":"t","type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_1","command":["/bin/bash","-lc","cat notes.txt"]}}}"#
+            ),
+            None
+        );
+        assert_eq!(
+            rec(
+                r#"{"timestamp":"t","type":"event_msg","payload":{"type":"task_complete","turn_id":"01a3","last_agent_message":null,"error":{"message":"We're currently experiencing high demand.","codex_error_info":"internal_server_error"},"duration_ms":113}}"#
+            ),
+            Some(Record::TaskFailed(
+                "We're currently experiencing high demand.".into()
+            ))
+        );
+        // A version writing both the event and the item shows one message.
+        let mut s = CodexSession::default();
+        s.apply(Record::SessionMeta {
+            id: "a".into(),
+            cwd: None,
+        });
+        s.apply(Record::TaskStarted);
+        assert!(s.apply(Record::AgentMessage("Hi.".into())));
+        assert!(!s.apply(Record::AgentMessage("Hi.".into())));
+        assert_eq!(
+            s.session().unwrap().message,
+            Some(("m1".into(), "Hi.".into()))
+        );
+        s.apply(Record::TaskFailed("boom\nmore".into()));
+        let key = s.session().unwrap();
+        assert_eq!(
+            (key.activity.as_str(), key.status_detail.as_deref()),
+            ("error", Some("boom"))
         );
     }
 

@@ -14,7 +14,7 @@
 //! a version without `threads.id` is skipped.
 //!
 //! The database is Codex's: it is opened read-only (`SQLITE_OPEN_READ_ONLY`,
-//! not `immutable`, so SQLite's locks still keep each read consistent), with
+//! not `immutable`, so `SQLite`'s locks still keep each read consistent), with
 //! a short busy timeout ([`BUSY`]), for one short read transaction at a
 //! time; nothing is ever written. A corrupt, locked or unknown database is an
 //! error for the caller to log and skip.
@@ -32,12 +32,12 @@ const MAX_IDS: usize = 64;
 /// Why the database was not read.
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    /// SQLite refused: not a database, corrupt, locked past [`BUSY`], ...
+    /// `SQLite` refused: not a database, corrupt, locked past [`BUSY`], ...
     #[error("Codex's state database {path}: {source}")]
     Sqlite {
         /// The database.
         path: PathBuf,
-        /// SQLite's error.
+        /// `SQLite`'s error.
         #[source]
         source: rusqlite::Error,
     },
@@ -92,8 +92,9 @@ pub fn signature(db: &Path) -> Option<[(u64, SystemTime); 2]> {
     let look = |p: &Path| {
         fs_err::metadata(p)
             .ok()
-            .map(|m| (m.len(), m.modified().unwrap_or(SystemTime::UNIX_EPOCH)))
-            .unwrap_or((0, SystemTime::UNIX_EPOCH))
+            .map_or((0, SystemTime::UNIX_EPOCH), |m| {
+                (m.len(), m.modified().unwrap_or(SystemTime::UNIX_EPOCH))
+            })
     };
     let main = fs_err::metadata(db).ok()?;
     let mut wal = db.as_os_str().to_owned();

@@ -76,7 +76,13 @@ fn mkfifo(path: &Path) {
 }
 
 /// `codex exec PROMPT` in `ws`, with its own HOME and `CODEX_HOME`.
-fn exec(cli: &Path, home: &Path, codex_home: &Path, ws: &Path, prompt: &str) -> std::process::Child {
+fn exec(
+    cli: &Path,
+    home: &Path,
+    codex_home: &Path,
+    ws: &Path,
+    prompt: &str,
+) -> std::process::Child {
     Command::new(cli)
         .args(["exec", "--skip-git-repo-check", prompt])
         .env("HOME", home)
@@ -100,8 +106,7 @@ fn rollout(codex_home: &Path, id: &str) -> PathBuf {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if codex::is_session_file(&path)
-                && path.to_str().is_some_and(|p| p.contains(id))
+            } else if codex::is_session_file(&path) && path.to_str().is_some_and(|p| p.contains(id))
             {
                 return path;
             }
@@ -229,7 +234,14 @@ async fn the_real_codex_cli_shows_on_the_keypad_in_order() {
     replay.read(&rollout(codex_home.path(), &id)).unwrap();
     assert_eq!(
         replay.log(&id).unwrap(),
-        ["starting", "thinking", "tool", "thinking", "streaming", "done"]
+        [
+            "starting",
+            "thinking",
+            "tool",
+            "thinking",
+            "streaming",
+            "done"
+        ]
     );
     assert_eq!(replay.bad_lines(), 0, "every line of the real file parses");
 
@@ -238,7 +250,10 @@ async fn the_real_codex_cli_shows_on_the_keypad_in_order() {
         .unwrap()
         .pop()
         .unwrap();
-    assert_eq!(row.title.as_deref(), Some("Read notes.txt\nand say what it holds"));
+    assert_eq!(
+        row.title.as_deref(),
+        Some("Read notes.txt\nand say what it holds")
+    );
     assert_eq!(row.cwd.as_deref(), folder.to_str());
     assert_eq!(row.model.as_deref(), Some("gpt-5.1-codex"));
     assert!(!row.archived);
@@ -266,7 +281,13 @@ async fn the_real_codex_cli_shows_on_the_keypad_in_order() {
         name: "exec_command".to_owned(),
         arguments: json!({"cmd": "cat wait.txt"}),
     }]);
-    let child = exec(&cli, home.path(), codex_home.path(), ws.path(), "Wait for wait.txt");
+    let child = exec(
+        &cli,
+        home.path(),
+        codex_home.path(),
+        ws.path(),
+        "Wait for wait.txt",
+    );
     let pid = child.id();
     cleanup.child = Some(child);
     api.wait_requests(3).await;
@@ -287,6 +308,28 @@ async fn the_real_codex_cli_shows_on_the_keypad_in_order() {
     assert_eq!(key["statusDetail"], "interrupted");
     let _ = cleanup.child.take().unwrap().wait();
 
+    // A run whose API fails (no retries in the test's config): error, with
+    // the message Codex records on the turn.
+    api.script([Reply::Status(500)]);
+    let mut child = exec(
+        &cli,
+        home.path(),
+        codex_home.path(),
+        ws.path(),
+        "Fail please",
+    );
+    api.wait_requests(4).await;
+    api.release();
+    let key = until(&hub, "error", |k| {
+        k["activity"] == "error" && k["title"] == "Fail please"
+    })
+    .await;
+    assert!(
+        !key["statusDetail"].as_str().unwrap_or("").is_empty(),
+        "the turn's error shows: {key}"
+    );
+    let _ = child.wait();
+
     // The files stop changing: offline at the TTL, gone 600 s later.
     let ttl = u64::from(codex::TTL);
     hub.clock.advance(Duration::from_secs(ttl - 1));
@@ -304,7 +347,15 @@ async fn the_real_codex_cli_shows_on_the_keypad_in_order() {
         k["activity"] == "offline" && k["title"] == "Notes check"
     })
     .await;
-    assert!(keys(&hub).iter().all(|k| k["activity"] == "offline"));
+    assert_eq!(
+        keys(&hub)
+            .iter()
+            .filter(|k| k["activity"] == "offline")
+            .count(),
+        3,
+        "{:#?}",
+        keys(&hub)
+    );
     hub.clock.advance(Duration::from_mins(10));
     assert!(keys(&hub).is_empty(), "{:#?}", keys(&hub));
 }

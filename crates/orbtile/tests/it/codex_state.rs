@@ -105,13 +105,19 @@ async fn the_state_database_names_and_archives_the_sessions() {
             && k.iter().any(|k| k["title"] == "Codex in lib")
     })
     .await;
-    let key_a = shown.iter().find(|k| k["title"] == "Fix the build").unwrap();
+    let key_a = shown
+        .iter()
+        .find(|k| k["title"] == "Fix the build")
+        .unwrap();
     assert_eq!(key_a["model"], "gpt-5-codex");
     assert_eq!(key_a["activity"], "thinking");
     // The user names it: the name wins.
     conn.execute("UPDATE threads SET name = 'Build fix' WHERE id = ?1", [a])
         .unwrap();
-    until(&hub, "named", |k| k.iter().any(|k| k["title"] == "Build fix")).await;
+    until(&hub, "named", |k| {
+        k.iter().any(|k| k["title"] == "Build fix")
+    })
+    .await;
     // Archived: its key goes, the other stays.
     conn.execute("UPDATE threads SET archived = 1 WHERE id = ?1", [a])
         .unwrap();
@@ -141,7 +147,9 @@ async fn a_corrupt_locked_or_foreign_state_database_is_skipped() {
     let writer = Connection::open(&locked).unwrap();
     writer.execute_batch(SCHEMA).unwrap();
     insert(&writer, &id, "t", "/w");
-    writer.execute_batch("BEGIN EXCLUSIVE; UPDATE threads SET title = 'u';").unwrap();
+    writer
+        .execute_batch("BEGIN EXCLUSIVE; UPDATE threads SET title = 'u';")
+        .unwrap();
     let started = Instant::now();
     let error = codex_state::read(&locked, std::slice::from_ref(&id)).unwrap_err();
     assert!(error.to_string().contains("locked"), "{error}");
@@ -188,7 +196,10 @@ async fn a_corrupt_locked_or_foreign_state_database_is_skipped() {
             .any(|k| k["title"] == "Codex in app" && k["activity"] == "thinking")
     })
     .await;
-    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
     writeln!(
         f,
         "{}",

@@ -1,4 +1,4 @@
-//! A fake OpenAI Responses API for driving the real `codex` CLI offline, in
+//! A fake `OpenAI` Responses API for driving the real `codex` CLI offline, in
 //! the pattern of orbit-agent's fake Messages API: HTTP/1.1 on
 //! 127.0.0.1:0, `POST /v1/responses` answered from a scripted list of
 //! replies as SSE (chunked, keep-alive). Each reply waits for the test's
@@ -23,6 +23,8 @@ pub(crate) enum Reply {
     Text(String),
     /// A function call (`exec_command` with `{"cmd": ...}` in Codex 0.171).
     Call { name: String, arguments: Value },
+    /// An error status with `OpenAI`'s error body.
+    Status(u16),
 }
 
 #[derive(Default)]
@@ -39,7 +41,7 @@ pub(crate) struct FakeResponses {
 }
 
 /// How long a test waits for the CLI.
-const PATIENCE: Duration = Duration::from_secs(60);
+const PATIENCE: Duration = Duration::from_mins(1);
 
 impl FakeResponses {
     pub(crate) async fn start() -> Self {
@@ -188,6 +190,16 @@ async fn send(stream: &mut TcpStream, events: &[Value]) -> bool {
 
 async fn write_reply(stream: &mut TcpStream, n: usize, reply: Reply, go: &Semaphore) -> bool {
     hold(go).await;
+    if let Reply::Status(code) = reply {
+        let body =
+            json!({"error": {"message": "fake failure", "type": "server_error", "code": null}})
+                .to_string();
+        let resp = format!(
+            "HTTP/1.1 {code} Fake\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        return stream.write_all(resp.as_bytes()).await.is_ok();
+    }
     let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n";
     if stream.write_all(head.as_bytes()).await.is_err() {
         return false;
@@ -199,6 +211,7 @@ async fn write_reply(stream: &mut TcpStream, n: usize, reply: Reply, go: &Semaph
             "type": "message", "role": "assistant", "id": format!("msg_fake_{n}"),
             "content": [{"type": "output_text", "text": text}],
         }),
+        Reply::Status(_) => Value::Null,
         Reply::Call { name, arguments } => json!({
             "type": "function_call", "id": format!("fc_fake_{n}"),
             "call_id": format!("call_fake_{n}"), "name": name,
