@@ -548,7 +548,7 @@ impl CodexSession {
     /// The key, once the session has an id. The title: the name the user
     /// gave the thread (state database), else its title there, else the
     /// first line of the first prompt in the file, else "Codex in
-    /// <folder>"; the file's cwd and model, else the database's.
+    /// FOLDER"; the file's cwd and model, else the database's.
     pub fn session(&self) -> Option<BuiltinSession> {
         self.id.as_ref()?;
         let db = self.db.as_ref();
@@ -825,6 +825,8 @@ async fn look_at_state(shared: &Shared, follower: &mut Follower, home: &Path, db
                 tracing::warn!(%error, "Codex's state database is skipped until it reads");
             }
             db.failing = true;
+            // Tried again in 2 s (a lock passes), logged once.
+            db.seen = None;
             return;
         }
         Err(error) => {
