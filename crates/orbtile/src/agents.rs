@@ -163,6 +163,7 @@ impl AgentRow {
             background: self.background,
             ttl_seconds: Some(SCAN_TTL),
             quiet_for: Duration::ZERO,
+            keep_last_update: false,
         };
         (session, extras)
     }

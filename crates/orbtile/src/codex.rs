@@ -25,7 +25,10 @@
 //! had an `error`), `turn_aborted` idle with `interrupted`. A session's key
 //! has the TTL [`TTL`]: a file that stops changing shows `offline` after
 //! it and goes 600 s later (the spec's TTL rules); a change brings it back.
-//! Codex's state database (`state_N.sqlite`) is not read.
+//! Codex's state database (`state_N.sqlite`, [`crate::codex_state`]) is
+//! read read-only every 2 s when it changed, for what the files lack (the
+//! thread's name or title, cwd, model, archived: an archived thread's key
+//! goes).
 
 use std::collections::HashMap;
 use std::io::{Read as _, Seek as _};
@@ -36,6 +39,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 
 use crate::clean::clean;
+use crate::codex_state::{self, ThreadRow};
 use crate::hub::builtin::{BuiltinExtras, BuiltinSession};
 use crate::server::Shared;
 
@@ -115,6 +119,9 @@ pub enum Record {
     Error(String),
     /// `task_complete`.
     TaskComplete(Option<String>),
+    /// `task_complete` with an `error` (Codex 0.171 writes no `error`
+    /// event for a failed turn): its message.
+    TaskFailed(String),
     /// `turn_aborted`.
     TurnAborted(String),
 }
@@ -256,12 +263,26 @@ fn response_item(item: &Map<String, Value>) -> Option<Record> {
     }
 }
 
+/// The text of a completed item: its `content` parts' `text`, joined.
+fn item_text(item: &Map<String, Value>) -> Option<String> {
+    let parts = item.get("content").and_then(Value::as_array)?;
+    let text: Vec<&str> = parts
+        .iter()
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect();
+    (!text.is_empty()).then(|| text.join("\n"))
+}
+
 fn event_msg(event: &Map<String, Value>) -> Option<Record> {
     match event.get("type").and_then(Value::as_str)? {
         "task_started" | "turn_started" => Some(Record::TaskStarted),
-        "task_complete" | "turn_complete" => {
-            Some(Record::TaskComplete(text(event, "last_agent_message")))
-        }
+        "task_complete" | "turn_complete" => match event.get("error") {
+            Some(Value::Object(error)) => Some(Record::TaskFailed(
+                text(error, "message").unwrap_or_else(|| "error".to_owned()),
+            )),
+            Some(Value::String(error)) => Some(Record::TaskFailed(error.clone())),
+            _ => Some(Record::TaskComplete(text(event, "last_agent_message"))),
+        },
         "turn_aborted" => Some(Record::TurnAborted(
             text(event, "reason").unwrap_or_else(|| "interrupted".to_owned()),
         )),
@@ -287,6 +308,18 @@ fn event_msg(event: &Map<String, Value>) -> Option<Record> {
                 Some(f) => format!("apply_patch  {f}"),
                 None => "apply_patch".to_owned(),
             }))
+        }
+        // Codex 0.171: the turn's items as they complete (the user's and
+        // the agent's messages are no longer `user_message` /
+        // `agent_message` events).
+        "item_completed" => {
+            let item = event.get("item").and_then(Value::as_object)?;
+            let content = item_text(item)?;
+            match item.get("type").and_then(Value::as_str)? {
+                "UserMessage" => Some(Record::UserMessage(content)),
+                "AgentMessage" => Some(Record::AgentMessage(content)),
+                _ => None,
+            }
         }
         "request_user_input" | "ask_user_question_request" => {
             let question = event
@@ -365,6 +398,8 @@ pub struct CodexSession {
     message: Option<(String, String)>,
     error: Option<String>,
     messages: u64,
+    /// What Codex's state database says of it.
+    db: Option<ThreadRow>,
     /// The activities it went through (tests, `orbit hub status`).
     pub log: Vec<&'static str>,
 }
@@ -437,6 +472,13 @@ impl CodexSession {
                 self.set("thinking");
             }
             Record::AgentMessage(text) => {
+                // A version that writes both an `agent_message` event and
+                // the completed item shows the message once.
+                if self.activity == "streaming"
+                    && self.message.as_ref().is_some_and(|(_, t)| *t == text)
+                {
+                    return false;
+                }
                 self.clear_tool();
                 self.status_detail = None;
                 self.next_message(text);
@@ -472,6 +514,12 @@ impl CodexSession {
                     self.set("done");
                 }
             }
+            Record::TaskFailed(message) => {
+                self.clear_tool();
+                self.error = None;
+                self.status_detail = Some(first_line(&message, 200));
+                self.set("error");
+            }
             Record::TurnAborted(reason) => {
                 self.clear_tool();
                 self.status_detail = Some(reason);
@@ -481,20 +529,47 @@ impl CodexSession {
         true
     }
 
-    /// The key, once the session has an id.
+    /// Merges what Codex's state database says of the session; whether the
+    /// key changed.
+    pub fn merge(&mut self, row: ThreadRow) -> bool {
+        if self.db.as_ref() == Some(&row) {
+            return false;
+        }
+        let before = (self.session(), self.archived());
+        self.db = Some(row);
+        (self.session(), self.archived()) != before
+    }
+
+    /// Whether Codex's state database says the thread is archived.
+    pub fn archived(&self) -> bool {
+        self.db.as_ref().is_some_and(|r| r.archived)
+    }
+
+    /// The key, once the session has an id. The title: the name the user
+    /// gave the thread (state database), else its title there, else the
+    /// first line of the first prompt in the file, else "Codex in
+    /// FOLDER"; the file's cwd and model, else the database's.
     pub fn session(&self) -> Option<BuiltinSession> {
         self.id.as_ref()?;
-        let folder = self
-            .cwd
+        let db = self.db.as_ref();
+        let cwd = self.cwd.clone().or_else(|| db.and_then(|r| r.cwd.clone()));
+        let model = self
+            .model
+            .clone()
+            .or_else(|| db.and_then(|r| r.model.clone()));
+        let db_title = db
+            .and_then(|r| r.name.as_deref().or(r.title.as_deref()))
+            .map(|t| first_line(t, 80))
+            .filter(|t| !t.is_empty());
+        let folder = cwd
             .as_deref()
             .map(|c| c.trim_end_matches('/'))
             .and_then(|c| c.rsplit('/').next())
             .filter(|n| !n.is_empty())
             .unwrap_or("a folder");
         Some(BuiltinSession {
-            title: self
-                .title
-                .clone()
+            title: db_title
+                .or_else(|| self.title.clone())
                 .unwrap_or_else(|| format!("Codex in {folder}")),
             activity: if self.activity.is_empty() {
                 "starting"
@@ -504,8 +579,8 @@ impl CodexSession {
             .to_owned(),
             tool_label: self.tool_label.clone(),
             tool_kind: self.tool_kind.map(str::to_owned),
-            cwd: self.cwd.clone(),
-            model: self.model.clone(),
+            cwd,
+            model,
             message: self.message.clone(),
             status_detail: self.status_detail.clone(),
             ..BuiltinSession::default()
@@ -625,11 +700,46 @@ impl Follower {
                 state.skipping = true;
             }
         }
-        if !changed {
+        if !changed || state.session.archived() {
             return None;
         }
         let id = state.session.id.clone()?;
         Some((id, state.session.session()?))
+    }
+
+    /// The ids of the sessions read so far.
+    pub fn ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .files
+            .values()
+            .filter_map(|f| f.session.id.clone())
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// Merges a row of Codex's state database into its session: when the
+    /// key changed, its id, the key (`None`: archived, to be removed) and
+    /// how long ago its file last changed.
+    pub fn merge(&mut self, row: ThreadRow) -> Option<(String, Option<BuiltinSession>, Duration)> {
+        let (path, state) = self
+            .files
+            .iter_mut()
+            .find(|(_, f)| f.session.id.as_deref() == Some(row.id.as_str()))?;
+        let was_archived = state.session.archived();
+        if !state.session.merge(row) {
+            return None;
+        }
+        let id = state.session.id.clone()?;
+        if state.session.archived() {
+            return (!was_archived).then_some((id, None, Duration::ZERO));
+        }
+        let age = fs_err::metadata(path)
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|m| SystemTime::now().duration_since(m).ok())
+            .unwrap_or_default();
+        Some((id, state.session.session(), age))
     }
 
     /// The activities session `id` went through (tests).
@@ -647,14 +757,91 @@ impl Follower {
 }
 
 fn show(shared: &Shared, id: &str, session: &BuiltinSession, quiet_for: Duration) {
+    show_with(shared, id, session, quiet_for, false);
+}
+
+/// Shows a key; `keep_last_update`: a change read from the state database,
+/// which does not put off the TTL of a key shown.
+fn show_with(
+    shared: &Shared,
+    id: &str,
+    session: &BuiltinSession,
+    quiet_for: Duration,
+    keep_last_update: bool,
+) {
     let extras = BuiltinExtras {
         state_only: false,
         background: false,
         ttl_seconds: Some(TTL),
         quiet_for,
+        keep_last_update,
     };
     if let Err(error) = shared.hub().set_builtin_with(ADAPTER, id, session, extras) {
         tracing::warn!(%error, "a Codex session is not on the keypad");
+    }
+}
+
+/// Codex's state database as the watch reads it.
+#[derive(Debug, Default)]
+struct StateDb {
+    /// The database and its last signature read.
+    seen: Option<(PathBuf, [(u64, SystemTime); 2])>,
+    /// The ids asked for last.
+    ids: Vec<String>,
+    /// The last read failed (logged once until one succeeds).
+    failing: bool,
+}
+
+/// Reads Codex's state database under `home` when it or the sessions
+/// changed, merging its rows into the keys.
+async fn look_at_state(shared: &Shared, follower: &mut Follower, home: &Path, db: &mut StateDb) {
+    let Some(path) = codex_state::find(home) else {
+        return;
+    };
+    let Some(signature) = codex_state::signature(&path) else {
+        return;
+    };
+    let ids = follower.ids();
+    let unchanged = db
+        .seen
+        .as_ref()
+        .is_some_and(|(p, s)| *p == path && *s == signature);
+    if ids.is_empty() || (unchanged && ids == db.ids) {
+        return;
+    }
+    db.seen = Some((path.clone(), signature));
+    db.ids.clone_from(&ids);
+    let read = tokio::task::spawn_blocking(move || codex_state::read(&path, &ids)).await;
+    let rows = match read {
+        Ok(Ok(rows)) => {
+            if db.failing {
+                tracing::info!("Codex's state database is read again");
+            }
+            db.failing = false;
+            rows
+        }
+        Ok(Err(error)) => {
+            if !db.failing {
+                tracing::warn!(%error, "Codex's state database is skipped until it reads");
+            }
+            db.failing = true;
+            // Tried again in 2 s (a lock passes), logged once.
+            db.seen = None;
+            return;
+        }
+        Err(error) => {
+            tracing::warn!(%error, "reading Codex's state database failed");
+            return;
+        }
+    };
+    for row in rows {
+        match follower.merge(row) {
+            Some((id, Some(session), age)) => show_with(shared, &id, &session, age, true),
+            Some((id, None, _)) => {
+                shared.hub().remove_builtin(ADAPTER, &id);
+            }
+            None => {}
+        }
     }
 }
 
@@ -704,6 +891,8 @@ async fn follow(shared: Arc<Shared>, home: PathBuf) {
         }
     };
     let mut watching = false;
+    let mut db = StateDb::default();
+    let mut db_looked = tokio::time::Instant::now();
     let reach = Duration::from_secs(u64::from(TTL)) + crate::hub::limits::REMOVE_AFTER;
     loop {
         if !watching && follower.sessions_dir.is_dir() {
@@ -725,6 +914,8 @@ async fn follow(shared: Arc<Shared>, home: PathBuf) {
                 }
             }
             tracing::info!("following Codex's sessions");
+            look_at_state(&shared, &mut follower, &home, &mut db).await;
+            db_looked = tokio::time::Instant::now();
         }
         let path = tokio::select! {
             path = rx.recv(), if watcher.is_some() => path,
@@ -748,6 +939,10 @@ async fn follow(shared: Arc<Shared>, home: PathBuf) {
                     }
                 }
             }
+        }
+        if watching && db_looked.elapsed() >= POLL {
+            look_at_state(&shared, &mut follower, &home, &mut db).await;
+            db_looked = tokio::time::Instant::now();
         }
     }
 }
@@ -815,6 +1010,56 @@ mod tests {
                 field: "payload.id",
                 message: "missing, empty or over 128 characters"
             })
+        );
+    }
+
+    #[test]
+    fn records_in_codex_0_171_s_format() {
+        // As the real codex-cli 0.171.0 wrote them (ids shortened).
+        assert_eq!(
+            rec(
+                r#"{"timestamp":"t","ordinal":8,"type":"event_msg","payload":{"type":"item_completed","thread_id":"01a2","turn_id":"01a3","item":{"type":"UserMessage","id":"01a4","content":[{"type":"text","text":"say hi","text_elements":[]}]},"started_at_ms":1,"completed_at_ms":1}}"#
+            ),
+            Some(Record::UserMessage("say hi".into()))
+        );
+        assert_eq!(
+            rec(
+                r#"{"timestamp":"t","ordinal":9,"type":"event_msg","payload":{"type":"item_completed","thread_id":"01a2","turn_id":"01a3","item":{"type":"AgentMessage","id":"msg_1","content":[{"type":"Text","text":"Hello."}]},"started_at_ms":1,"completed_at_ms":1}}"#
+            ),
+            Some(Record::AgentMessage("Hello.".into()))
+        );
+        assert_eq!(
+            rec(
+                r#"{"timestamp":"t","type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_1","command":["/bin/bash","-lc","cat notes.txt"]}}}"#
+            ),
+            None
+        );
+        assert_eq!(
+            rec(
+                r#"{"timestamp":"t","type":"event_msg","payload":{"type":"task_complete","turn_id":"01a3","last_agent_message":null,"error":{"message":"We're currently experiencing high demand.","codex_error_info":"internal_server_error"},"duration_ms":113}}"#
+            ),
+            Some(Record::TaskFailed(
+                "We're currently experiencing high demand.".into()
+            ))
+        );
+        // A version writing both the event and the item shows one message.
+        let mut s = CodexSession::default();
+        s.apply(Record::SessionMeta {
+            id: "a".into(),
+            cwd: None,
+        });
+        s.apply(Record::TaskStarted);
+        assert!(s.apply(Record::AgentMessage("Hi.".into())));
+        assert!(!s.apply(Record::AgentMessage("Hi.".into())));
+        assert_eq!(
+            s.session().unwrap().message,
+            Some(("m1".into(), "Hi.".into()))
+        );
+        s.apply(Record::TaskFailed("boom\nmore".into()));
+        let key = s.session().unwrap();
+        assert_eq!(
+            (key.activity.as_str(), key.status_detail.as_deref()),
+            ("error", Some("boom"))
         );
     }
 

@@ -14,6 +14,7 @@ pub mod agents;
 mod clean;
 mod client;
 pub mod codex;
+pub mod codex_state;
 mod color;
 mod control;
 mod error;

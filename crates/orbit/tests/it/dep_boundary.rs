@@ -124,6 +124,8 @@ fn outside_crates_stay_in_their_crate() {
         ("tower-http", &["orbit-server", "orbtile", "orbit-mcp"]),
         ("reqwest", &["orbit-mcp"]),
         ("tracing-subscriber", &["orbit"]),
+        // Codex's state database, read read-only by the built-in adapter.
+        ("rusqlite", &["orbtile"]),
         // Orbit's own wire shapes live in orbit-types; the crates that read a
         // foreign format (project files, stream-json, adapter bodies, MCP,
         // their own files) may derive for it.

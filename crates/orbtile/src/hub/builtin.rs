@@ -42,6 +42,10 @@ pub struct BuiltinExtras {
     pub ttl_seconds: Option<u32>,
     /// How long ago the source last changed (a file's age at start).
     pub quiet_for: Duration,
+    /// Keep a shown key's last change time: this change is no activity of
+    /// the session (a name read from Codex's state database) and does not
+    /// put off its TTL.
+    pub keep_last_update: bool,
 }
 
 /// A built-in session's fields, as Orbit's projector gives them.
@@ -273,7 +277,10 @@ impl Hub {
         s.pid = session.pid;
         s.live_text = !extras.state_only;
         s.background = extras.background;
-        s.last_update = now.saturating_sub(extras.quiet_for);
+        s.last_update = match &previous {
+            Some(p) if extras.keep_last_update => p.last_update,
+            _ => now.saturating_sub(extras.quiet_for),
+        };
         match extras.ttl_seconds {
             Some(ttl) => {
                 s.ttl = ttl;

@@ -9,8 +9,11 @@
 
 mod builtin;
 mod client;
+mod codex_real;
+mod codex_state;
 mod control;
 mod errors;
+mod fake_responses;
 mod foreign;
 mod load;
 mod protocol;
