@@ -28,13 +28,14 @@ fn codex_cli() -> PathBuf {
 }
 
 fn keys(hub: &TestHub) -> Vec<Value> {
-    hub.control("keypad.state", Value::Null).unwrap()["keys"]
-        .as_array()
-        .unwrap()
+    hub.adapter_keys("codex")
+}
+
+fn offline(hub: &TestHub) -> usize {
+    keys(hub)
         .iter()
-        .filter(|k| k["adapterId"] == "codex")
-        .cloned()
-        .collect()
+        .filter(|k| k["activity"] == "offline")
+        .count()
 }
 
 /// Waits (real time: the watcher) until a codex key satisfies `check`.
@@ -333,29 +334,13 @@ async fn the_real_codex_cli_shows_on_the_keypad_in_order() {
     // The files stop changing: offline at the TTL, gone 600 s later.
     let ttl = u64::from(codex::TTL);
     hub.clock.advance(Duration::from_secs(ttl - 1));
-    assert_eq!(
-        keys(&hub)
-            .iter()
-            .filter(|k| k["activity"] == "offline")
-            .count(),
-        0,
-        "{:#?}",
-        keys(&hub)
-    );
+    assert_eq!(offline(&hub), 0, "{:#?}", keys(&hub));
     hub.clock.advance(Duration::from_secs(1));
     until(&hub, "offline", |k| {
         k["activity"] == "offline" && k["title"] == "Notes check"
     })
     .await;
-    assert_eq!(
-        keys(&hub)
-            .iter()
-            .filter(|k| k["activity"] == "offline")
-            .count(),
-        3,
-        "{:#?}",
-        keys(&hub)
-    );
+    assert_eq!(offline(&hub), 3, "{:#?}", keys(&hub));
     hub.clock.advance(Duration::from_mins(10));
     assert!(keys(&hub).is_empty(), "{:#?}", keys(&hub));
 }

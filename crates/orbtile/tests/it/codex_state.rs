@@ -19,13 +19,7 @@ use crate::support::TestHub;
 const SCHEMA: &str = include_str!("../fixtures/codex-state_5-0.171.0.sql");
 
 fn keys(hub: &TestHub) -> Vec<Value> {
-    hub.control("keypad.state", Value::Null).unwrap()["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|k| k["adapterId"] == "codex")
-        .cloned()
-        .collect()
+    hub.adapter_keys("codex")
 }
 
 async fn until(hub: &TestHub, what: &str, check: impl Fn(&[Value]) -> bool) -> Vec<Value> {

@@ -15,13 +15,7 @@ use serde_json::{Value, json};
 use crate::support::TestHub;
 
 fn keys(hub: &TestHub, adapter: &str) -> Vec<Value> {
-    hub.control("keypad.state", Value::Null).unwrap()["keys"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|k| k["adapterId"] == adapter)
-        .cloned()
-        .collect()
+    hub.adapter_keys(adapter)
 }
 
 fn titles(hub: &TestHub, adapter: &str) -> Vec<String> {

@@ -203,6 +203,17 @@ impl TestHub {
         self.clock.advance(Duration::from_secs_f64(secs));
     }
 
+    /// The keypad's keys of one adapter (`keypad.state`).
+    pub(crate) fn adapter_keys(&self, adapter: &str) -> Vec<Value> {
+        self.control("keypad.state", Value::Null).unwrap()["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|k| k["adapterId"] == adapter)
+            .cloned()
+            .collect()
+    }
+
     pub(crate) fn control(
         &self,
         method: &str,
