@@ -30,13 +30,14 @@ const url = `${scheme}//${window.location.host}/ws?w=${encodeURIComponent(id)}`;
 void import('./scene/scene').catch(() => undefined);
 // The first frame first: the rest of the page's code is imported once it is shown (`hud/later.ts`).
 holdUntilFirstFrame();
+const firstFrame = afterFirstFrame(() => Promise.resolve());
 const store = new Store();
 // In a webview the page has no HTTP routes of its own (the extension raises
 // the notifications; the keypad panel is the browser's).
 const channel = new Channel(
   webview ?? new WebSocketTransport(url),
   store,
-  webview ? {} : { storage: sessionOutboxStorage(id), checker: deferredChecker(afterFirstFrame(() => Promise.resolve())), restoreAfter: afterFirstFrame(() => Promise.resolve()) },
+  webview ? {} : { storage: sessionOutboxStorage(id), checker: deferredChecker(firstFrame), restoreAfter: firstFrame },
 );
 // The socket opens first: its handshake runs while the page mounts (no frame
 // is delivered before this script's task ends, so the HUD sees every one).

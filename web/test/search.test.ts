@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { ConversationSearch, entryText, findEntries } from '../src/hud/search';
+import { describe, expect, it, vi } from 'vitest';
+import { entryText, findEntries } from '../src/hud/search';
+import { deferredSearch } from '../src/hud/deferred';
 import { mergeEntries, TRANSCRIPT_LIMIT } from '../src/state/store';
 import { entry } from './fixtures';
 
@@ -19,12 +20,15 @@ describe('conversation search', () => {
     expect(findEntries(many, 'nothing like it')).toEqual([]);
   });
 
-  it('Ctrl+F opens it; Next and Previous wrap; every match is revealed, even ones not rendered', () => {
+  it('Ctrl+F opens it; Next and Previous wrap; every match is revealed, even ones not rendered', async () => {
     const revealed: (number | null)[] = [];
-    const search = new ConversationSearch({ entries: () => many, reveal: (seq) => revealed.push(seq) });
+    // As the page mounts it: Ctrl+F is bound by the stand-in, the search's code arrives after.
+    const search = deferredSearch({ entries: () => many, reveal: (seq) => revealed.push(seq) }, (_, error) => { throw error; });
     const scope = document.createElement('div');
     document.body.replaceChildren(scope, search.el);
     search.bind(scope);
+    await vi.waitFor(() => { expect(search.el.getAttribute('role')).toBe('search'); });
+    expect(search.el.isConnected).toBe(true);
     expect(search.el.hidden).toBe(true);
     const ctrlF = new KeyboardEvent('keydown', { key: 'f', ctrlKey: true, bubbles: true, cancelable: true });
     scope.dispatchEvent(ctrlF);

@@ -168,8 +168,10 @@ export interface DeferredSearch {
 }
 
 /**
- * The conversation search (`search.ts`), after the first frame. Ctrl+F is
- * bound at once: pressed before the code arrives, the bar opens when it does.
+ * The conversation search (`search.ts`), after the first frame. Ctrl+F / ⌘F
+ * within the scope given to `bind` opens the bar (the browser's own find
+ * cannot see entries not rendered); it is bound at once: pressed before the
+ * code arrives, the bar opens when it does.
  */
 export function deferredSearch(host: SearchHost, failed: LoadFailed): DeferredSearch {
   const placeholder = h('div', { class: 'search-bar', hidden: true });

@@ -97,16 +97,6 @@ export class ConversationSearch {
     );
   }
 
-  /** Ctrl+F / ⌘F within `scope` opens the bar (the browser's own find cannot see entries not rendered). */
-  bind(scope: HTMLElement): void {
-    scope.addEventListener('keydown', (e: KeyboardEvent) => {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 'f') {
-        e.preventDefault();
-        this.open();
-      }
-    });
-  }
-
   open(): void {
     this.el.hidden = false;
     this.input.focus();

@@ -25,8 +25,20 @@ import {
   queueTrust,
   resumeFrame,
   type OutboxItem,
+  type PageState,
   type Store,
 } from '../state/store';
+
+/**
+ * The entries of `items` still meant for the running Orbit (`instanceId`) and within their
+ * minute; the others are dropped and the page says which.
+ */
+function keepCurrent(state: PageState, items: readonly OutboxItem[], instanceId: string, now: number): OutboxItem[] {
+  const { keep, restarted, expired } = sortOutbox(items, instanceId, now);
+  if (restarted.length > 0) addNotice(state, droppedNotice(restarted, 'restarted'));
+  if (expired.length > 0) addNotice(state, droppedNotice(expired, 'expired'));
+  return keep;
+}
 
 export interface ChannelOptions {
   /** Where the outbox survives a reload (default: memory only). */
@@ -170,10 +182,7 @@ export class Channel {
     const kept = this.store.update((state) => {
       let items = restored.filter((r) => !state.outbox.some((o) => o.id === r.id));
       if (state.instanceId !== null) {
-        const { keep, restarted, expired } = sortOutbox(items, state.instanceId, this.now());
-        items = keep;
-        if (restarted.length > 0) addNotice(state, droppedNotice(restarted, 'restarted'));
-        if (expired.length > 0) addNotice(state, droppedNotice(expired, 'expired'));
+        items = keepCurrent(state, items, state.instanceId, this.now());
       }
       state.outbox = [...items, ...state.outbox];
       return items;
@@ -223,10 +232,7 @@ export class Channel {
       applyFrame(state, frame);
       if (body.type === 'hello') {
         // Entries meant for an Orbit that restarted since, or past their minute, are dropped and said.
-        const { keep, restarted, expired } = sortOutbox(state.outbox, body.instanceId, this.now());
-        state.outbox = keep;
-        if (restarted.length > 0) addNotice(state, droppedNotice(restarted, 'restarted'));
-        if (expired.length > 0) addNotice(state, droppedNotice(expired, 'expired'));
+        state.outbox = keepCurrent(state, state.outbox, body.instanceId, this.now());
       }
     });
     if (body.type === 'hello' || body.type === 'ack') this.save();

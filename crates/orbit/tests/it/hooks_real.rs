@@ -180,6 +180,20 @@ pub(crate) fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// The key of a `keypad.state` answer that carries its whole request, and
+/// whose request text holds `command`.
+pub(crate) fn key_with_request(state: &Value, command: &str) -> Value {
+    let key = state["result"]["keys"]
+        .as_array()
+        .and_then(|keys| keys.iter().find(|k| k["request"].is_object()).cloned())
+        .unwrap_or_else(|| panic!("no key with its request: {state}"));
+    assert!(
+        key["request"]["text"].as_str().unwrap().contains(command),
+        "{key}"
+    );
+    key
+}
+
 /// The first ended session of [`Orbit::hooked`] (`hooks.sessions`' `ended`)
 /// and the activities it went through.
 pub(crate) fn ended_activities(hooked: &Value) -> (&Value, Vec<&str>) {
@@ -397,21 +411,7 @@ fn a_permission_waits_for_the_keypad_and_the_tool_runs() {
     });
     // The keypad carries the whole request.
     let state = orbit.env.call("keypad.state", json!({}));
-    let keys = state["result"]["keys"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let key = keys
-        .iter()
-        .find(|k| k["request"].is_object())
-        .unwrap_or_else(|| panic!("no key with its request: {state}"));
-    assert!(
-        key["request"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("echo allowed >"),
-        "{key}"
-    );
+    let key = key_with_request(&state, "echo allowed >");
     assert!(!made.exists());
     let answer = orbit.env.call(
         "keypad.answer",

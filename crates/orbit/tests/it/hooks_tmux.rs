@@ -22,7 +22,9 @@ use serde_json::{Value, json};
 
 use crate::fake_api::{text, text_and_tool};
 use crate::harness::real_claude;
-use crate::hooks_real::{Orbit, ended_activities, in_order, terminal_env, wait_for};
+use crate::hooks_real::{
+    Orbit, ended_activities, in_order, key_with_request, terminal_env, wait_for,
+};
 use crate::open_support::OrbitEnv;
 use crate::page_e2e::repo;
 
@@ -217,17 +219,7 @@ fn an_interactive_claude_waits_for_the_keypad_and_unanswered_its_own_prompt_asks
         activity_of(&orbit).as_deref() == Some("waitingPermission")
     });
     let state = orbit.env.call("keypad.state", json!({}));
-    let key = state["result"]["keys"]
-        .as_array()
-        .and_then(|keys| keys.iter().find(|k| k["request"].is_object()).cloned())
-        .unwrap_or_else(|| panic!("no key with its request: {state}"));
-    assert!(
-        key["request"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("echo allowed >"),
-        "{key}"
-    );
+    let key = key_with_request(&state, "echo allowed >");
     assert!(!made.exists(), "the tool ran before the Allow");
     let pane = tui.pane();
     assert!(
