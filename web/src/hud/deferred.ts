@@ -63,9 +63,8 @@ export function deferredScene(options: SceneOptions, failed: LoadFailed): Scene 
   let lastState: PageState | null = null;
   const fed: [{ key: string; inTurn: boolean }[], OverlayMessage[]][] = [];
   import('../scene/scene').then(({ createScene }) => {
-    const scene = createScene(options);
+    const scene = createScene({ ...options, mount: (el) => { swap(placeholder, el); } });
     real = scene;
-    swap(placeholder, scene.el);
     if (lastState) scene.render(lastState);
     for (const [conversations, messages] of fed.splice(0)) scene.feedEffects(conversations, messages);
   }).catch((e: unknown) => {

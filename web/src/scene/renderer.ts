@@ -103,23 +103,38 @@ export interface DrawStats {
   depth: number;
 }
 
-function compile(gl: WebGL2RenderingContext, vs: string, fs: string): WebGLProgram {
-  const program = gl.createProgram();
-  for (const [type, source] of [[gl.VERTEX_SHADER, vs], [gl.FRAGMENT_SHADER, fs]] as const) {
-    const shader = gl.createShader(type);
-    if (!shader) throw new WebGLUnavailable('cannot create a shader');
-    gl.shaderSource(shader, source);
-    gl.compileShader(shader);
-    if (!gl.getShaderParameter(shader, gl.COMPILE_STATUS) && !gl.isContextLost()) {
-      throw new WebGLUnavailable(`a shader did not compile: ${gl.getShaderInfoLog(shader) ?? ''}`);
+/**
+ * Compiles and links programs, all of them before any status is asked: a
+ * status query is a round trip to the GPU process (busy drawing the page's
+ * frames while it starts), so the shaders' statuses are read only when a
+ * link failed, for its message, and each program's link status once, after
+ * every program has been handed over (a driver with
+ * `KHR_parallel_shader_compile` compiles them meanwhile).
+ */
+export function compilePrograms(gl: WebGL2RenderingContext, sources: readonly (readonly [string, string])[]): WebGLProgram[] {
+  const built = sources.map(([vs, fs]) => {
+    const program = gl.createProgram();
+    const shaders = ([[gl.VERTEX_SHADER, vs], [gl.FRAGMENT_SHADER, fs]] as const).map(([type, source]) => {
+      const shader = gl.createShader(type);
+      if (!shader) throw new WebGLUnavailable('cannot create a shader');
+      gl.shaderSource(shader, source);
+      gl.compileShader(shader);
+      gl.attachShader(program, shader);
+      return shader;
+    });
+    gl.linkProgram(program);
+    return { program, shaders };
+  });
+  for (const { program, shaders } of built) {
+    if (gl.getProgramParameter(program, gl.LINK_STATUS) || gl.isContextLost()) continue;
+    for (const shader of shaders) {
+      if (!gl.getShaderParameter(shader, gl.COMPILE_STATUS)) {
+        throw new WebGLUnavailable(`a shader did not compile: ${gl.getShaderInfoLog(shader) ?? ''}`);
+      }
     }
-    gl.attachShader(program, shader);
-  }
-  gl.linkProgram(program);
-  if (!gl.getProgramParameter(program, gl.LINK_STATUS) && !gl.isContextLost()) {
     throw new WebGLUnavailable(`a shader did not link: ${gl.getProgramInfoLog(program) ?? ''}`);
   }
-  return program;
+  return built.map(({ program }) => program);
 }
 
 export class Renderer {
@@ -152,8 +167,12 @@ export class Renderer {
   /** (Re)creates programs; after a lost context is restored, every buffer is built again. */
   init(): void {
     const gl = this.gl;
-    this.points = compile(gl, POINT_VS, POINT_FS);
-    this.lines = compile(gl, LINE_VS, LINE_FS);
+    // Asked for first: where the driver has it, the two programs compile side by side.
+    gl.getExtension('KHR_parallel_shader_compile');
+    const [points, lines] = compilePrograms(gl, [[POINT_VS, POINT_FS], [LINE_VS, LINE_FS]]);
+    if (!points || !lines) throw new WebGLUnavailable('the map’s programs were not made');
+    this.points = points;
+    this.lines = lines;
     this.uniforms.clear();
     this.pointLayer = null;
     this.outlineLayer = null;
@@ -407,10 +426,13 @@ export class Renderer {
     this.edgeKey = '';
   }
 
-  /** Waits for the GPU: `finish` and a one-pixel read. */
+  /**
+   * Waits for the GPU: a one-pixel read, which returns once every command
+   * before it has run (one round trip; a `finish()` before it would be a
+   * second).
+   */
   finish(): void {
     const gl = this.gl;
-    gl.finish();
     gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, new Uint8Array(4));
   }
 }

@@ -59,6 +59,8 @@ export interface SceneOptions {
   fetch?: typeof fetch;
   /** Where the map's snapshot comes from instead of `GET /w/<id>/map` (a VS Code webview: through the editor). */
   fetchMap?: () => Promise<ArrayBuffer>;
+  /** Puts the scene's element in the page as soon as it is built, before its WebGL context is made (the canvas then has its size first). */
+  mount?: (el: HTMLElement) => void;
 }
 
 export interface SceneInspection {
@@ -184,9 +186,15 @@ export function createScene(options: SceneOptions): Scene {
   const tools = h('div', { class: 'map-tools' }, h('div', { class: 'map-search' }, searchBox, results), rearrangeButton);
 
   // Whether a software GPU (SwiftShader, llvmpipe) draws the map: the effects then run at fewer frames a second.
-  let softwareGpu = false;
+  // Asked when the effects first need it, not while the map starts (the renderer's name is a round trip to the GPU process).
+  let softwareGpu: boolean | null = null;
+  /** The map's WebGL2 context, once made (below). */
+  let gl: WebGL2RenderingContext | null = null;
   const overlay = new Overlay({
-    software: () => softwareGpu,
+    software: () => {
+      if (softwareGpu === null && gl && !gl.isContextLost()) softwareGpu = isSoftwareGpu(gl);
+      return softwareGpu ?? false;
+    },
     model: () => model,
     camera: () => drawnCam,
     size: () => ({ width, height, dpr, fitZoom }),
@@ -292,9 +300,16 @@ export function createScene(options: SceneOptions): Scene {
   // software renderer): the two overlap.
   sync.refetch();
 
+  // In the page (where the caller puts it) and sized before the context is
+  // made: a context made at the canvas's default 300x150 would make its
+  // buffers again on the first resize.
+  if (options.mount) {
+    options.mount(el);
+    resize();
+  }
+
   // --- WebGL.
-  const gl = glCanvas.getContext('webgl2', { antialias: false, alpha: false, depth: false, stencil: false, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
-  if (gl) softwareGpu = isSoftwareGpu(gl);
+  gl = glCanvas.getContext('webgl2', { antialias: false, alpha: false, depth: false, stencil: false, preserveDrawingBuffer: false, powerPreference: 'high-performance' });
   if (!gl) {
     glError = 'The map cannot be drawn: this browser has no WebGL2 (try another browser, or enable hardware acceleration).';
   } else {
