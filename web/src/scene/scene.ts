@@ -147,7 +147,8 @@ export function createScene(options: SceneOptions): Scene {
 
   // --- DOM.
   const glCanvas = h('canvas', { class: 'map-canvas', 'aria-hidden': 'true' });
-  const labelCanvas = h('canvas', { class: 'map-canvas map-labels', 'aria-hidden': 'true' });
+  // Hidden until it has labels: an empty layer over the map still costs every frame the compositor draws.
+  const labelCanvas = h('canvas', { class: 'map-canvas map-labels', 'aria-hidden': 'true', hidden: true });
   const hoverRing = h('div', { class: 'map-ring map-ring-hover', hidden: true });
   const selectRing = h('div', { class: 'map-ring map-ring-selected', hidden: true });
   const layer = h('div', { class: 'map-layer' }, glCanvas, labelCanvas, hoverRing, selectRing);
@@ -453,6 +454,7 @@ export function createScene(options: SceneOptions): Scene {
     ctx.clearRect(0, 0, width, height);
     const labels: Label[] = pickLabels(m, c, width, height);
     labelCount = labels.length;
+    labelCanvas.hidden = labels.length === 0;
     const style = getComputedStyle(el);
     const fg = style.getPropertyValue('--fg').trim() || '#e6edf3';
     const muted = style.getPropertyValue('--muted').trim() || '#9aa6b2';
