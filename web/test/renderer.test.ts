@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MIN_OUTLINE_PX, visibleOutlines } from '../src/scene/renderer';
+import { MIN_OUTLINE_PX, WebGLUnavailable, compilePrograms, visibleOutlines } from '../src/scene/renderer';
 import { depthOf } from '../src/scene/lod';
 
 describe('visibleOutlines', () => {
@@ -35,5 +35,50 @@ describe('depthOf', () => {
     expect(depthOf('src')).toBe(1);
     expect(depthOf('src/a')).toBe(2);
     expect(depthOf('a/b/c/d')).toBe(4);
+  });
+});
+
+/** A WebGL2 stand-in that records its calls: `bad` shader sources fail to compile, and their programs to link. */
+function recordingGl(bad: string[] = []): { gl: WebGL2RenderingContext; calls: string[] } {
+  const calls: string[] = [];
+  const sources = new Map<object, string>();
+  const attached = new Map<object, object[]>();
+  const gl = {
+    VERTEX_SHADER: 1,
+    FRAGMENT_SHADER: 2,
+    COMPILE_STATUS: 3,
+    LINK_STATUS: 4,
+    createProgram: () => { const p = {}; attached.set(p, []); return p; },
+    createShader: () => ({}),
+    shaderSource: (shader: object, source: string) => { sources.set(shader, source); },
+    compileShader: () => { calls.push('compile'); },
+    attachShader: (program: object, shader: object) => { attached.get(program)?.push(shader); },
+    linkProgram: () => { calls.push('link'); },
+    getShaderParameter: (shader: object) => { calls.push('shader status'); return !bad.includes(sources.get(shader) ?? ''); },
+    getProgramParameter: (program: object) => {
+      calls.push('program status');
+      return !(attached.get(program) ?? []).some((s) => bad.includes(sources.get(s) ?? ''));
+    },
+    getShaderInfoLog: (shader: object) => `cannot compile ${sources.get(shader) ?? ''}`,
+    getProgramInfoLog: () => 'cannot link',
+    isContextLost: () => false,
+  };
+  return { gl: gl as unknown as WebGL2RenderingContext, calls };
+}
+
+describe('compilePrograms', () => {
+  it('hands every program over before asking for any status, then asks each link status once', () => {
+    const { gl, calls } = recordingGl();
+    const programs = compilePrograms(gl, [['vs1', 'fs1'], ['vs2', 'fs2']]);
+    expect(programs).toHaveLength(2);
+    // Each status is a round trip to the GPU process: the shaders' are not asked when the links hold.
+    expect(calls).toEqual(['compile', 'compile', 'link', 'compile', 'compile', 'link', 'program status', 'program status']);
+  });
+
+  it('says which shader did not compile when a link fails', () => {
+    const { gl, calls } = recordingGl(['fs2']);
+    expect(() => compilePrograms(gl, [['vs1', 'fs1'], ['vs2', 'fs2']])).toThrow(WebGLUnavailable);
+    expect(() => compilePrograms(gl, [['vs1', 'fs1'], ['vs2', 'fs2']])).toThrow('a shader did not compile: cannot compile fs2');
+    expect(calls.filter((c) => c === 'shader status').length).toBeGreaterThan(0);
   });
 });
