@@ -89,6 +89,24 @@ describe('the effects frames', () => {
     expect(SOFTWARE_FLOW_FRAME_MS).toBeGreaterThan(SOFTWARE_FRAME_MS);
   });
 
+  it('asks whether the GPU is a software one only once a frame has been drawn (not while the map starts)', () => {
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation(() => null);
+    let asked = 0;
+    const overlay = new Overlay({
+      model: () => null,
+      camera: () => null,
+      size: () => ({ width: 800, height: 600, dpr: 1, fitZoom: 1 }),
+      now: () => 1000,
+      software: () => { asked += 1; return true; },
+    });
+    // The scene's first render: the overlay wakes for its first frame without the cap.
+    overlay.feed([], []);
+    expect(asked).toBe(0);
+    (overlay as unknown as { draw(): void }).draw();
+    overlay.wake();
+    expect(asked).toBe(1);
+  });
+
   it('with reduced motion: no comet element, no flow; the read lights at once', () => {
     const s = setup(false, true);
     s.send([rec('read', 'src/main.ts')]);

@@ -334,9 +334,13 @@ export class Overlay {
     return this.software() ? SOFTWARE_FLOW_FRAME_MS : FLOW_FRAME_MS;
   }
 
-  /** Draws a frame soon (no sooner than `every` ms after the last). */
-  wake(every = this.frameMs()): void {
-    this.wakeAt(this.lastFrame + every);
+  /**
+   * Draws a frame soon (no sooner than `every` ms after the last). Before
+   * the first frame the cap says nothing, and is not asked (on a software
+   * GPU's check, a round trip to the GPU process while the map starts).
+   */
+  wake(every?: number): void {
+    this.wakeAt(this.lastFrame === -Infinity ? -Infinity : this.lastFrame + (every ?? this.frameMs()));
   }
 
   /** Draws a frame at `due` (the overlay's clock), or at once if that has passed. */
