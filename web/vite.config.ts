@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vitest/config';
-import { fastSchema } from './src/protocol/fastschema';
+import { fastSchema } from './src/protocol/fastschema.ts';
 
 const prose = new Set(['description', 'title', 'default', 'examples']);
 /** A schema without its `description`s, `title`s and `default`s: they say nothing the checker uses, and are most of its bytes. */
