@@ -77,6 +77,28 @@ describe('the map scene', () => {
     expect(h.scene.redraw()).toBeNull();
   });
 
+  it('is put in the page and its canvas sized before the WebGL context is asked for; the label canvas is hidden while empty', () => {
+    const seen: { connected: boolean; width: number; height: number }[] = [];
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation(function (this: HTMLCanvasElement, kind: string) {
+      if (kind === 'webgl2') seen.push({ connected: this.isConnected, width: this.width, height: this.height });
+      return null;
+    });
+    const holder = document.createElement('div');
+    document.body.replaceChildren(holder);
+    const scene = createScene({
+      workspaceId: '0123456789abcdef',
+      openFile: () => undefined,
+      rearrange: () => undefined,
+      takeMapMessages: () => [],
+      fetch: () => Promise.resolve(new Response('', { status: 404 })),
+      mount: (el) => { holder.replaceWith(el); },
+    });
+    // A context made at the default 300x150 would make its buffers again on the first resize.
+    expect(seen).toEqual([{ connected: true, width: 800, height: 600 }]);
+    expect(scene.el.isConnected).toBe(true);
+    expect(scene.el.querySelector<HTMLCanvasElement>('.map-labels')?.hidden).toBe(true);
+  });
+
   it('fetches at once; the channel\'s first snapshot does not fetch again, a later one does', async () => {
     const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
     expect(h.fetches).toEqual(['/w/0123456789abcdef/map']);
