@@ -74,9 +74,13 @@ export function fitScale(graph: BenchGraph, width: number, height: number): numb
   return 0.95 * Math.min(width / Math.max(graph.root.w, 1e-6), height / Math.max(graph.root.h, 1e-6));
 }
 
-/** Waits for the GPU: `gl.finish()` and a 1-pixel `readPixels`, as Orbit's `sceneRedraw` does. */
+/**
+ * Waits for the GPU as Orbit's page does (its renderer's `finish()`): one
+ * 1-pixel `readPixels`, which returns only once every command before it has
+ * run. The same wait on every page keeps the comparison fair (a `finish()`
+ * before it would be one more round trip to the GPU process).
+ */
 export function waitGpu(gl: WebGL2RenderingContext | WebGLRenderingContext): void {
-  gl.finish();
   const pixel = new Uint8Array(4);
   gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, pixel);
 }
