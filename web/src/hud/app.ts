@@ -103,7 +103,8 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     entries: () => (shown ? (store.state.transcripts[shown] ?? []) : []),
     reveal: (seq) => { transcript.reveal(seq); },
   }, failed);
-  const bubbles = new Bubbles(show);
+  // On a software GPU the bubble's fly-in goes in steps (bubbles.ts): `scene` is made below, read when a bubble is.
+  const bubbles = new Bubbles(show, { software: () => scene.software() });
   const panels = deferredPanels({
     workspaceId: options.workspaceId,
     send,

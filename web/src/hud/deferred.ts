@@ -91,6 +91,7 @@ export function deferredScene(options: SceneOptions, failed: LoadFailed): Scene 
       else fed.push([conversations, messages]);
     },
     effectFrameTimes: () => real?.effectFrameTimes() ?? [],
+    software: () => real?.software() ?? false,
   };
 }
 
