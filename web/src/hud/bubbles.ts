@@ -4,7 +4,7 @@
  * its duration and cost) and leaves; a failed bubble stays until opened.
  */
 import type { PageState } from '../state/store';
-import { formatCost, formatDuration, h } from './dom';
+import { formatCost, formatDuration, h, setText } from './dom';
 
 /** How long a finished bubble stays, in ms. */
 export const BUBBLE_LINGER_MS = 4000;
@@ -153,8 +153,8 @@ export class Bubbles {
           if (bubble) this.remove(bubble);
           bubble = this.make(key, turn);
         }
-        bubble.text.textContent = shorten(promptOf(state, key, turn) ?? '…');
-        bubble.label.textContent = session.label ?? '';
+        setText(bubble.text, shorten(promptOf(state, key, turn) ?? '…'));
+        setText(bubble.label, session.label ?? '');
         bubble.el.dataset.phase = session.phase;
         continue;
       }
