@@ -239,7 +239,14 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--headless=new', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage', '--no-first-run'],
 });
 // ORBIT_LATENCY_REDUCED_MOTION=1: both pages with `prefers-reduced-motion: reduce` (no CSS animations, no effects' flow).
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...(process.env.ORBIT_LATENCY_REDUCED_MOTION ? { reducedMotion: 'reduce' } : {}) });
+const contextOptions = { viewport: { width: 1280, height: 800 }, ...(process.env.ORBIT_LATENCY_REDUCED_MOTION ? { reducedMotion: 'reduce' } : {}) };
+const context = await browser.newContext(contextOptions);
+// The floor's page is in a window of its own (a second context), so that both pages are in front
+// all along, as a user's one page is. ORBIT_LATENCY_TABS=1: as until 2026-12-05, a second tab of
+// the live page's window, each brought to the front while it works. A tab brought to the front
+// costs Chromium's GPU process ~130 ms of CPU (the whole page presented again on a software GPU),
+// just before the live turn's prompt: a load on the turn's start that no user's page has.
+const TABS = Boolean(process.env.ORBIT_LATENCY_TABS);
 
 // ------------------------------------------------------------------ live page
 const page = await context.newPage();
@@ -271,7 +278,7 @@ if (openingEnd < 0) throw new Error('the live page got no snapshot, neither in i
 const opening = [...preloaded, ...frames.slice(0, openingEnd + 1).map((f) => f.text)];
 let replayed = openingEnd + 1;
 
-const replay = await context.newPage();
+const replay = await (TABS ? context : await browser.newContext(contextOptions)).newPage();
 replay.setDefaultTimeout(TIMEOUT);
 const origin = 'http://orbit-replay.test';
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; worker-src 'self'";
@@ -310,7 +317,7 @@ function readSent() {
  * its gap to the one before as the live page got them.
  */
 async function replayUpTo(markers) {
-  if (!process.env.ORBIT_LATENCY_NO_FRONT) await replay.bringToFront();
+  if (TABS && !process.env.ORBIT_LATENCY_NO_FRONT) await replay.bringToFront();
   readSent();
   const batch = frames.slice(replayed);
   replayed += batch.length;
@@ -353,12 +360,18 @@ const turnCpu = [];
 let roles = processRoles();
 const cpuAtStart = cpuByRole(roles);
 for (let i = 0; i < TURNS; i += 1) {
+  // With the floor in a window of its own, its last frames (the turn's glows fading, the star going
+  // home) would be drawn during this turn's start by the same GPU process: both pages' maps settle
+  // first (at most 1.5 s), as a page has settled when its user types the next prompt.
+  if (!TABS) {
+    await Promise.all([page, replay].map((p) => p.waitForFunction(() => window.orbitInspect?.scene?.().loop === 'asleep', null, { timeout: 1500, polling: 50 }).catch(() => {})));
+  }
   // The CLI is a new process in the first turn, and Chromium's set may change: looked up again.
   if (i < 2) roles = processRoles();
   const cpuBefore = cpuByRole(roles);
   // The page at work is the tab in front, as a user's is (Chromium lowers the CPU priority of a
   // renderer whose tab is in the background: nice 5 against 0 on Linux).
-  if (!process.env.ORBIT_LATENCY_NO_FRONT) await page.bringToFront();
+  if (TABS && !process.env.ORBIT_LATENCY_NO_FRONT) await page.bringToFront();
   await box.click();
   await box.fill(`Turn ${i + 1}: read the file and say so`);
   // ORBIT_LATENCY_SUBMIT=script: the Enter dispatched by a script in the page instead of Playwright's
