@@ -22,7 +22,9 @@
 //        by `postMessage` from a script in the page itself), paced as Orbit
 //        handed them to the socket (its trace; else as they came), so a
 //        burst stays a burst. Interleaved: each turn's frames are replayed
-//        right after the live turn, so both see the same machine load.
+//        right after the live turn, so both see the same machine load. The
+//        floor's page has a window of its own (both pages in front all
+//        along; ORBIT_LATENCY_TABS=1: a second tab, as before 2026-12-05).
 //        latency = DOM time - the time the frame that first carries the
 //        marker was posted.
 // split: with ORBIT_LATENCY_TRACE (the file `orbit open` appends its trace
@@ -247,6 +249,7 @@ const context = await browser.newContext(contextOptions);
 // costs Chromium's GPU process ~130 ms of CPU (the whole page presented again on a software GPU),
 // just before the live turn's prompt: a load on the turn's start that no user's page has.
 const TABS = Boolean(process.env.ORBIT_LATENCY_TABS);
+const TYPE_PAUSE_MS = Number(process.env.ORBIT_LATENCY_TYPE_PAUSE_MS ?? 100);
 
 // ------------------------------------------------------------------ live page
 const page = await context.newPage();
@@ -369,11 +372,15 @@ for (let i = 0; i < TURNS; i += 1) {
   // The CLI is a new process in the first turn, and Chromium's set may change: looked up again.
   if (i < 2) roles = processRoles();
   const cpuBefore = cpuByRole(roles);
-  // The page at work is the tab in front, as a user's is (Chromium lowers the CPU priority of a
-  // renderer whose tab is in the background: nice 5 against 0 on Linux).
+  // ORBIT_LATENCY_TABS=1: the page at work is the tab in front (Chromium lowers the CPU priority of
+  // a renderer whose tab is in the background: nice 5 against 0 on Linux); else each has its window.
   if (TABS && !process.env.ORBIT_LATENCY_NO_FRONT) await page.bringToFront();
   await box.click();
   await box.fill(`Turn ${i + 1}: read the file and say so`);
+  // The prompt on screen before its Enter, as a person's typing is (ORBIT_LATENCY_TYPE_PAUSE_MS,
+  // 100 by default; 0 as until 2026-12-05): the click's and the text's frames (~25 ms of the GPU
+  // process's CPU each on a software GPU) are then not drawn as the turn starts.
+  if (TYPE_PAUSE_MS > 0) await page.waitForTimeout(TYPE_PAUSE_MS);
   // ORBIT_LATENCY_SUBMIT=script: the Enter dispatched by a script in the page instead of Playwright's
   // keyboard (CDP input events through the browser process).
   if (process.env.ORBIT_LATENCY_SUBMIT === 'script') {
