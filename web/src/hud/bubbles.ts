@@ -111,7 +111,8 @@ export class Bubbles {
   private step(bubble: Bubble, i: number): void {
     bubble.flyTimer = this.setTimer(() => {
       bubble.flyTimer = null;
-      bubble.el.classList.remove(FLY_STEPS[i] ?? '');
+      const current = FLY_STEPS[i];
+      if (current !== undefined) bubble.el.classList.remove(current);
       const next = FLY_STEPS[i + 1];
       if (next !== undefined) {
         bubble.el.classList.add(next);
