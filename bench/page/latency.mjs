@@ -22,7 +22,9 @@
 //        by `postMessage` from a script in the page itself), paced as Orbit
 //        handed them to the socket (its trace; else as they came), so a
 //        burst stays a burst. Interleaved: each turn's frames are replayed
-//        right after the live turn, so both see the same machine load.
+//        right after the live turn, so both see the same machine load. The
+//        floor's page has a window of its own (both pages in front all
+//        along; ORBIT_LATENCY_TABS=1: a second tab, as before 2026-12-05).
 //        latency = DOM time - the time the frame that first carries the
 //        marker was posted.
 // split: with ORBIT_LATENCY_TRACE (the file `orbit open` appends its trace
@@ -45,7 +47,7 @@
 // Playwright's keyboard).
 //
 //   ORBIT_LOGIN_URL=... ORBIT_SHIM_LOG=... [ORBIT_LATENCY_TRACE=...] ORBIT_LATENCY_TURNS=N node bench/page/latency.mjs
-import { readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +72,61 @@ const MARKER = /mk\d+[atb]/g;
 const seqOf = (text) => /^\{"seq":(\d+)/.exec(text)?.[1] ?? null;
 const KINDS = [['a', 'text with a tool call'], ['t', 'the tool entry'], ['b', 'closing text']];
 const loadAtStart = loadavg();
+
+// CPU time (ms) of the processes on the path, from /proc (Linux; elsewhere none): who had the two
+// cores while a turn's frames were on their way. This script's own tree is Chromium's; its parent's
+// (the harness) holds Orbit, the claude-shim and the CLI behind it.
+const TICK_MS = 10;
+const procStat = (pid) => {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return s.slice(s.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+};
+function processRoles() {
+  let pids = [];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
+  } catch {
+    return new Map();
+  }
+  const info = new Map();
+  for (const pid of pids) {
+    const f = procStat(pid);
+    if (!f) continue;
+    let cmd = '';
+    try { cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '); } catch { /* gone */ }
+    info.set(pid, { ppid: Number(f[1]), cmd });
+  }
+  const under = (pid, root) => {
+    for (let p = pid, n = 0; p > 1 && n < 64; p = info.get(p)?.ppid ?? 0, n += 1) if (p === root) return true;
+    return false;
+  };
+  const roles = new Map();
+  for (const [pid, { cmd }] of info) {
+    let role = null;
+    if (under(pid, process.pid) && cmd.includes('chromium')) {
+      role = cmd.includes('--type=gpu-process') ? 'chromium GPU process' : cmd.includes('--type=renderer') ? 'chromium renderers' : 'chromium browser, network';
+    } else if (pid !== process.pid && under(pid, process.ppid)) {
+      const shim = [...info].find(([p, i]) => i.cmd.includes('claude-shim.mjs') && under(pid, p));
+      role = cmd.includes('claude-shim.mjs') ? 'claude-shim' : shim ? 'claude CLI' : /\borbit\b.*\bopen\b/.test(cmd) ? 'orbit' : null;
+    }
+    if (role) roles.set(pid, role);
+  }
+  return roles;
+}
+/** CPU ms by role now (utime + stime of each process, its threads included). */
+function cpuByRole(roles) {
+  const out = {};
+  for (const [pid, role] of roles) {
+    const f = procStat(pid);
+    if (f) out[role] = (out[role] ?? 0) + (Number(f[11]) + Number(f[12])) * TICK_MS;
+  }
+  return out;
+}
+const cpuDelta = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (a[k] ?? 0)]));
 
 /** Percentile by nearest rank. */
 const pct = (xs, p) => {
@@ -184,7 +241,15 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--headless=new', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage', '--no-first-run'],
 });
 // ORBIT_LATENCY_REDUCED_MOTION=1: both pages with `prefers-reduced-motion: reduce` (no CSS animations, no effects' flow).
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...(process.env.ORBIT_LATENCY_REDUCED_MOTION ? { reducedMotion: 'reduce' } : {}) });
+const contextOptions = { viewport: { width: 1280, height: 800 }, ...(process.env.ORBIT_LATENCY_REDUCED_MOTION ? { reducedMotion: 'reduce' } : {}) };
+const context = await browser.newContext(contextOptions);
+// The floor's page is in a window of its own (a second context), so that both pages are in front
+// all along, as a user's one page is. ORBIT_LATENCY_TABS=1: as until 2026-12-05, a second tab of
+// the live page's window, each brought to the front while it works. A tab brought to the front
+// costs Chromium's GPU process ~130 ms of CPU (the whole page presented again on a software GPU),
+// just before the live turn's prompt: a load on the turn's start that no user's page has.
+const TABS = Boolean(process.env.ORBIT_LATENCY_TABS);
+const TYPE_PAUSE_MS = Number(process.env.ORBIT_LATENCY_TYPE_PAUSE_MS ?? 100);
 
 // ------------------------------------------------------------------ live page
 const page = await context.newPage();
@@ -216,7 +281,7 @@ if (openingEnd < 0) throw new Error('the live page got no snapshot, neither in i
 const opening = [...preloaded, ...frames.slice(0, openingEnd + 1).map((f) => f.text)];
 let replayed = openingEnd + 1;
 
-const replay = await context.newPage();
+const replay = await (TABS ? context : await browser.newContext(contextOptions)).newPage();
 replay.setDefaultTimeout(TIMEOUT);
 const origin = 'http://orbit-replay.test';
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; worker-src 'self'";
@@ -255,7 +320,7 @@ function readSent() {
  * its gap to the one before as the live page got them.
  */
 async function replayUpTo(markers) {
-  if (!process.env.ORBIT_LATENCY_NO_FRONT) await replay.bringToFront();
+  if (TABS && !process.env.ORBIT_LATENCY_NO_FRONT) await replay.bringToFront();
   readSent();
   const batch = frames.slice(replayed);
   replayed += batch.length;
@@ -293,12 +358,29 @@ if (chromeTrace) {
   await browser.startTracing(page, { categories: ['toplevel', 'net', 'mojom', 'ipc', 'renderer.scheduler', 'disabled-by-default-network', 'devtools.timeline', 'gpu', 'viz', 'cc', 'blink'] });
 }
 const started = Date.now();
+// Per live turn (from typing its prompt to its end, the floor's replay not included): CPU ms by role.
+const turnCpu = [];
+let roles = processRoles();
+const cpuAtStart = cpuByRole(roles);
 for (let i = 0; i < TURNS; i += 1) {
-  // The page at work is the tab in front, as a user's is (Chromium lowers the CPU priority of a
-  // renderer whose tab is in the background: nice 5 against 0 on Linux).
-  if (!process.env.ORBIT_LATENCY_NO_FRONT) await page.bringToFront();
+  // With the floor in a window of its own, its last frames (the turn's glows fading, the star going
+  // home) would be drawn during this turn's start by the same GPU process: both pages' maps settle
+  // first (at most 1.5 s), as a page has settled when its user types the next prompt.
+  if (!TABS) {
+    await Promise.all([page, replay].map((p) => p.waitForFunction(() => window.orbitInspect?.scene?.().loop === 'asleep', null, { timeout: 1500, polling: 50 }).catch(() => {})));
+  }
+  // The CLI is a new process in the first turn, and Chromium's set may change: looked up again.
+  if (i < 2) roles = processRoles();
+  const cpuBefore = cpuByRole(roles);
+  // ORBIT_LATENCY_TABS=1: the page at work is the tab in front (Chromium lowers the CPU priority of
+  // a renderer whose tab is in the background: nice 5 against 0 on Linux); else each has its window.
+  if (TABS && !process.env.ORBIT_LATENCY_NO_FRONT) await page.bringToFront();
   await box.click();
   await box.fill(`Turn ${i + 1}: read the file and say so`);
+  // The prompt on screen before its Enter, as a person's typing is (ORBIT_LATENCY_TYPE_PAUSE_MS,
+  // 100 by default; 0 as until 2026-12-05): the click's and the text's frames (~25 ms of the GPU
+  // process's CPU each on a software GPU) are then not drawn as the turn starts.
+  if (TYPE_PAUSE_MS > 0) await page.waitForTimeout(TYPE_PAUSE_MS);
   // ORBIT_LATENCY_SUBMIT=script: the Enter dispatched by a script in the page instead of Playwright's
   // keyboard (CDP input events through the browser process).
   if (process.env.ORBIT_LATENCY_SUBMIT === 'script') {
@@ -317,6 +399,7 @@ for (let i = 0; i < TURNS; i += 1) {
     if (Date.now() > deadline) throw new Error(`turn ${i + 1} did not end: ${JSON.stringify(s)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+  turnCpu.push(cpuDelta(cpuBefore, cpuByRole(roles)));
   // The same frames into the floor's page, now (the same load as the live turn's).
   await fetchFrames();
   await replayUpTo(markers);
@@ -337,6 +420,7 @@ const liveBusy = await page.evaluate(() => window.__latencyBusy.slice());
 const floorGot = await replay.evaluate(() => ({ posted: { ...window.__replayPosted }, seen: { ...window.__latencySeen }, arrived: { ...window.__latencyArrived } }));
 await browser.close();
 const loadAtEnd = loadavg();
+const cpuWhole = cpuDelta(cpuAtStart, cpuByRole(roles));
 
 // ------------------------------------------------------------------ join
 const jsonLines = (path) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -460,6 +544,9 @@ const result = {
   pageBusyWhileInFlight: busySummary,
   floorSplit: floorSplitSummary,
   byKind,
+  // CPU ms per live turn by role (p50, p99 over the turns; /proc's 10 ms ticks), and over the whole run (floor included).
+  cpuPerTurn: Object.fromEntries([...new Set(turnCpu.flatMap((t) => Object.keys(t)))].sort().map((k) => [k, summary(turnCpu.map((t) => t[k] ?? 0))])),
+  cpuWholeRunMs: cpuWhole,
   samples: Object.fromEntries(markers.map((m) => [m, { live: live[m], floor: floor[m], split: split[m], busy: busyOf[m], floorSplit: floorSplit[m] }])),
 };
 const f = (x) => (x === null || x === undefined ? '-' : x.toFixed(1));
@@ -484,6 +571,10 @@ out.push(row('  page: message event -> DOM', floorSplitSummary.pageToDom));
 for (const [kind, name] of KINDS) {
   out.push(row(`  live: ${name}`, byKind[kind].live));
   out.push(row(`  floor: ${name}`, byKind[kind].floor));
+}
+if (turnCpu.length > 0) {
+  out.push('CPU ms per live turn (/proc, 10 ms ticks)        p50      p99      max');
+  for (const [k, v] of Object.entries(result.cpuPerTurn)) out.push(`  ${k.padEnd(44)} ${f(v.p50).padStart(8)} ${f(v.p99).padStart(8)} ${f(v.max).padStart(8)}`);
 }
 out.push(`over the floor: p50 ${f(result.overFloor.p50)} ms, p99 ${f(result.overFloor.p99)} ms (goal: p99 under 20 ms over the floor)`);
 process.stderr.write(`${out.join('\n')}\n`);

@@ -108,3 +108,35 @@ describe('the page', () => {
     expect(root.querySelector('.connection')?.textContent).toBe('Reconnecting…');
   });
 });
+
+describe('a frame that changes nothing shown', () => {
+  it('writes no text the page shows (the same text written again is a new frame: ~25 ms of CPU on a software GPU)', () => {
+    const { root, transport } = mount();
+    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+    transport.deliver({ type: 'workspace', ...workspace });
+    const sessions: HostBody = { type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'thinking', title: 'Fix the bug', sessionId: null, warm: true }] };
+    const busy: HostBody = { type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 1, turnCostUsd: 0.25, totalCostUsd: 1.5 }) };
+    transport.deliver(sessions);
+    transport.deliver(busy);
+    transport.deliver({ type: 'snapshotEnd' });
+    // The header, the title, the bubble and the drawer's cost are shown.
+    expect(root.querySelector('.conversation-title')?.textContent).toBe('Fix the bug');
+    expect(root.querySelector('.bubble-label')?.textContent).toBe('Thinking');
+    expect(root.querySelector('.cost')?.textContent).toContain('$0.25');
+    const observer = new MutationObserver(() => {});
+    observer.observe(root, { subtree: true, childList: true, characterData: true });
+    // The same frames again: a turn sends many such (the keypad's, the sessions list's, a phase that stays).
+    transport.deliver(sessions);
+    transport.deliver(busy);
+    const shown = observer.takeRecords().filter((r) => {
+      const el = r.target instanceof Element ? r.target : r.target.parentElement;
+      return el !== null && el.closest('[hidden]') === null;
+    });
+    observer.disconnect();
+    expect(shown.map((r) => `${r.type} in ${(r.target instanceof Element ? r.target : r.target.parentElement)?.className ?? '?'}`)).toEqual([]);
+    // A change is still written.
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'writing', label: 'Writing a reply', turns: 1, turnCostUsd: 0.5, totalCostUsd: 1.75 }) });
+    expect(root.querySelector('.bubble-label')?.textContent).toBe('Writing a reply');
+    expect(root.querySelector('.cost')?.textContent).toContain('$0.50');
+  });
+});

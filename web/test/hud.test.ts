@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HostBody, TranscriptEntry } from '../src/protocol/types';
-import { BUBBLE_LINGER_MS, Bubbles } from '../src/hud/bubbles';
+import { BUBBLE_LINGER_MS, Bubbles, FLY_STEP_MS, FLY_STEPS } from '../src/hud/bubbles';
 import { TranscriptView } from '../src/hud/conversation';
 import { applyFrame, initialState, type PageState } from '../src/state/store';
 import { entry, session, workspace } from './fixtures';
@@ -61,6 +61,40 @@ describe('bubbles', () => {
     expect(bubbles.el.querySelector('.bubble')).toBeNull();
     bubbles.render(state);
     expect(bubbles.el.querySelector('.bubble')).toBeNull();
+  });
+});
+
+describe('the bubble\'s fly-in on a software GPU', () => {
+  it('goes in steps, a frame each, on the timers it is given; on a hardware GPU it is the CSS animation', () => {
+    const state = ready();
+    const timers: { fn: () => void; ms: number }[] = [];
+    let software = true;
+    const bubbles = new Bubbles(vi.fn(), {
+      software: () => software,
+      setTimeout: (fn, ms) => { timers.push({ fn, ms }); return timers.length as unknown as ReturnType<typeof setTimeout>; },
+      clearTimeout: () => {},
+    });
+    applyFrame(state, { seq: 1, body: { type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 1 }) } });
+    bubbles.render(state);
+    const bubble = (): Element | null => bubbles.el.querySelector('.bubble');
+    const classes = (): string[] => FLY_STEPS.filter((c) => bubble()?.classList.contains(c));
+    expect(bubble()?.classList.contains('fly-in')).toBe(false);
+    expect(classes()).toEqual([FLY_STEPS[0]]);
+    // Each step after FLY_STEP_MS, one timer at a time; then the bubble is in place.
+    for (const next of [[FLY_STEPS[1]], []]) {
+      const timer = timers.shift();
+      expect(timer?.ms).toBe(FLY_STEP_MS);
+      timer?.fn();
+      expect(classes()).toEqual(next);
+    }
+    expect(timers).toHaveLength(0);
+    // The next turn on a hardware GPU: the CSS animation, no timers.
+    software = false;
+    applyFrame(state, { seq: 2, body: { type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 2 }) } });
+    bubbles.render(state);
+    expect(bubble()?.classList.contains('fly-in')).toBe(true);
+    expect(classes()).toEqual([]);
+    expect(timers).toHaveLength(0);
   });
 });
 

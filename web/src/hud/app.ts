@@ -13,7 +13,7 @@ import { addError } from '../state/store';
 import { Bubbles } from './bubbles';
 import { permissionCard, questionCard } from './cards';
 import { TranscriptView, subagentHistoryView } from './conversation';
-import { clear, h } from './dom';
+import { clear, h, setText } from './dom';
 import { Drawer } from './drawer';
 import type { MarkdownContext } from './markdown';
 import { titleWithCount, waitingCards, type Notifier } from './notify';
@@ -103,7 +103,8 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     entries: () => (shown ? (store.state.transcripts[shown] ?? []) : []),
     reveal: (seq) => { transcript.reveal(seq); },
   }, failed);
-  const bubbles = new Bubbles(show);
+  // On a software GPU the bubble's fly-in goes in steps (bubbles.ts): `scene` is made below, read when a bubble is.
+  const bubbles = new Bubbles(show, { software: () => scene.software() });
   const panels = deferredPanels({
     workspaceId: options.workspaceId,
     send,
@@ -263,9 +264,9 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     offlineBanner.hidden = !offline || state.connects === 0;
     if (!offlineBanner.hidden) {
       const waiting = state.outbox.length;
-      offlineBanner.textContent = `Disconnected from Orbit: reconnecting… Cards and prompts can be sent again once it is back${
+      setText(offlineBanner, `Disconnected from Orbit: reconnecting… Cards and prompts can be sent again once it is back${
         waiting > 0 ? `; ${waiting} action${waiting === 1 ? '' : 's'} will be sent then` : ''
-      }.`;
+      }.`);
     }
     if (state.connection !== connection.dataset.state) {
       connection.dataset.state = state.connection;
@@ -279,12 +280,12 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       }
     }
     const ws = state.workspace;
-    wsName.textContent = ws ? ws.name : '';
+    setText(wsName, ws ? ws.name : '');
     wsName.title = ws ? ws.root : '';
     const waiting = waitingCards(state).length;
     document.title = titleWithCount(ws ? `${ws.name} · Orbit` : 'Orbit', waiting);
     notifyButton.hidden = !notifier?.canAsk();
-    notifyProblem.textContent = notifier?.problem ?? '';
+    setText(notifyProblem, notifier?.problem ?? '');
     notifier?.render(state);
 
     const agentMissing = ws !== null && !ws.agent.available;
@@ -303,7 +304,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     }
 
     const conversation = state.conversations.find((c) => c.key === shown);
-    conversationTitle.textContent = conversation?.title ?? 'Conversation';
+    setText(conversationTitle, conversation?.title ?? 'Conversation');
     scene.render(state);
     bubbles.render(state);
     transcript.render(state, shown);

@@ -4,13 +4,34 @@
  * its duration and cost) and leaves; a failed bubble stays until opened.
  */
 import type { PageState } from '../state/store';
-import { formatCost, formatDuration, h } from './dom';
+import { formatCost, formatDuration, h, setText } from './dom';
 
 /** How long a finished bubble stays, in ms. */
 export const BUBBLE_LINGER_MS = 4000;
 
 /** How long a bubble glows cyan after a read's comet landed. */
 export const READ_GLOW_MS = 2000;
+
+/**
+ * On a software GPU the fly-in is drawn in steps, this far apart: two
+ * steps (`fly-step-0`, `fly-step-1`) then the bubble in place, three
+ * frames. The CSS animation (`fly-in`, 420 ms) asks for a frame every
+ * vsync, and there each presented frame costs the CPU ~25 ms (SwiftShader
+ * composites the whole window): 17-25 frames, at the moment a turn's first
+ * messages are on their way to the page (bench/page/README.md, latency).
+ */
+export const FLY_STEP_MS = 140;
+
+/** The classes of the stepped fly-in, in order (the bubble then has none). */
+export const FLY_STEPS = ['fly-step-0', 'fly-step-1'] as const;
+
+export interface BubblesOptions {
+  /** Whether a software GPU draws the page (the fly-in then goes in {@link FLY_STEPS}); read when a bubble is made. */
+  software?: () => boolean;
+  /** Timers (tests inject their own). */
+  setTimeout?: (fn: () => void, ms: number) => ReturnType<typeof setTimeout>;
+  clearTimeout?: (handle: ReturnType<typeof setTimeout>) => void;
+}
 
 interface Bubble {
   key: string;
@@ -21,6 +42,8 @@ interface Bubble {
   finished: boolean;
   failed: boolean;
   timer: ReturnType<typeof setTimeout> | null;
+  /** The stepped fly-in's next step, while it runs. */
+  flyTimer: ReturnType<typeof setTimeout> | null;
 }
 
 function promptOf(state: PageState, key: string, turn: number): string | null {
@@ -54,15 +77,24 @@ export class Bubbles {
   /** `key:turn` of failed bubbles the user opened. */
   private dismissed = new Set<string>();
 
-  constructor(private readonly open: (key: string) => void) {
+  private readonly software: () => boolean;
+  private readonly setTimer: (fn: () => void, ms: number) => ReturnType<typeof setTimeout>;
+  private readonly clearTimer: (handle: ReturnType<typeof setTimeout>) => void;
+
+  constructor(private readonly open: (key: string) => void, options: BubblesOptions = {}) {
     this.el = h('div', { class: 'bubbles', role: 'region', 'aria-label': 'Turns in progress' });
+    this.software = options.software ?? (() => false);
+    this.setTimer = options.setTimeout ?? ((fn, ms) => setTimeout(fn, ms));
+    this.clearTimer = options.clearTimeout ?? ((handle) => { clearTimeout(handle); });
   }
 
   private make(key: string, turn: number): Bubble {
     const text = h('span', { class: 'bubble-text' });
     const label = h('span', { class: 'bubble-label' });
-    const el = h('button', { type: 'button', class: 'bubble fly-in', 'data-key': key }, text, label);
-    const bubble: Bubble = { key, turn, el, text, label, finished: false, failed: false, timer: null };
+    const stepped = this.software();
+    const el = h('button', { type: 'button', class: `bubble ${stepped ? FLY_STEPS[0] : 'fly-in'}`, 'data-key': key }, text, label);
+    const bubble: Bubble = { key, turn, el, text, label, finished: false, failed: false, timer: null, flyTimer: null };
+    if (stepped) this.step(bubble, 0);
     el.addEventListener('click', () => {
       this.open(key);
       if (bubble.finished) {
@@ -75,8 +107,24 @@ export class Bubbles {
     return bubble;
   }
 
+  /** The stepped fly-in: from step `i` to the next after {@link FLY_STEP_MS}, then in place. */
+  private step(bubble: Bubble, i: number): void {
+    bubble.flyTimer = this.setTimer(() => {
+      bubble.flyTimer = null;
+      const current = FLY_STEPS[i];
+      if (current !== undefined) bubble.el.classList.remove(current);
+      const next = FLY_STEPS[i + 1];
+      if (next !== undefined) {
+        bubble.el.classList.add(next);
+        this.step(bubble, i + 1);
+      }
+    }, FLY_STEP_MS);
+  }
+
   private remove(bubble: Bubble): void {
     if (bubble.timer !== null) clearTimeout(bubble.timer);
+    if (bubble.flyTimer !== null) this.clearTimer(bubble.flyTimer);
+    bubble.flyTimer = null;
     bubble.el.classList.add('leaving');
     bubble.el.remove();
     if (this.bubbles.get(bubble.key) === bubble) this.bubbles.delete(bubble.key);
@@ -106,8 +154,8 @@ export class Bubbles {
           if (bubble) this.remove(bubble);
           bubble = this.make(key, turn);
         }
-        bubble.text.textContent = shorten(promptOf(state, key, turn) ?? '…');
-        bubble.label.textContent = session.label ?? '';
+        setText(bubble.text, shorten(promptOf(state, key, turn) ?? '…'));
+        setText(bubble.label, session.label ?? '');
         bubble.el.dataset.phase = session.phase;
         continue;
       }

@@ -90,6 +90,7 @@ export function deferredScene(options: SceneOptions, failed: LoadFailed): Scene 
       else fed.push([conversations, messages]);
     },
     effectFrameTimes: () => real?.effectFrameTimes() ?? [],
+    software: () => real?.software() ?? false,
   };
 }
 

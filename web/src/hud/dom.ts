@@ -39,6 +39,17 @@ export function append(parent: Node, ...children: (Child | Child[])[]): void {
   }
 }
 
+/**
+ * Sets a node's text only when it differs. The same text written again
+ * still replaces the text node: the element is laid out and painted again,
+ * and the page presents a frame that shows nothing new (on a software GPU
+ * ~25 ms of CPU each: bench/page/README.md, latency). The page renders on
+ * every host frame, most of which change none of the texts it writes.
+ */
+export function setText(el: Node, text: string): void {
+  if (el.textContent !== text) el.textContent = text;
+}
+
 export function clear(el: Node): void {
   while (el.firstChild) el.removeChild(el.firstChild);
 }

@@ -5,7 +5,7 @@
  */
 import type { HudPhase, PageRequest } from '../protocol/types';
 import type { PageState } from '../state/store';
-import { clear, formatCost, h } from './dom';
+import { clear, formatCost, h, setText } from './dom';
 import { isWatchedKey, READ_ONLY_HINT, untitledName } from './watched';
 
 const PHASE_TEXT: Record<HudPhase, string> = {
@@ -113,7 +113,7 @@ export class Drawer {
     this.box.disabled = !available || watched;
     this.sendButton.disabled = !available || !online || watched;
     this.newConversation.disabled = !online;
-    this.hint.textContent = !state.workspace
+    setText(this.hint, !state.workspace
       ? ''
       : watched
         ? READ_ONLY_HINT
@@ -121,14 +121,14 @@ export class Drawer {
         ? 'Conversations are unavailable until this folder is trusted.'
         : !state.workspace.agent.available
           ? 'Conversations are unavailable: Claude Code was not found.'
-          : '';
+          : '');
     const session = shown ? state.sessions[shown] : undefined;
     const busy = session !== undefined && session.phase !== 'idle' && session.phase !== 'failed';
     this.stop.disabled = !busy || !online || watched;
     this.stopAll.disabled = !online || !Object.entries(state.sessions).some(([k, s]) => !isWatchedKey(k) && s.phase !== 'idle' && s.phase !== 'failed');
-    this.cost.textContent = session
+    setText(this.cost, session
       ? `Turn ${formatCost(session.turnCostUsd)} · Session ${formatCost(session.totalCostUsd)}`
-      : '';
+      : '');
     const tabsKey = JSON.stringify([shown, state.conversations.map((c) => [c.key, c.phase, c.title])]);
     if (tabsKey !== this.tabsKey) {
       this.tabsKey = tabsKey;

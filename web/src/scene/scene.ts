@@ -126,6 +126,8 @@ export interface Scene {
   feedEffects(conversations: { key: string; inTurn: boolean }[], messages: OverlayMessage[]): void;
   /** Benchmarks: how long each effects frame took to draw (ms) since the last call. */
   effectFrameTimes(): number[];
+  /** Whether a software GPU draws the page (every presented frame then costs the CPU); false until known. */
+  software(): boolean;
 }
 
 type SearchMatch = SearchAnswer['matches'][number];
@@ -930,6 +932,7 @@ export function createScene(options: SceneOptions): Scene {
     effectFrameTimes() {
       return overlay.takeFrameTimes();
     },
+    software: () => softwareGpu,
     redraw() {
       if (!renderer || !model || !cam || contextLost) return null;
       const t0 = performance.now();

@@ -8,7 +8,7 @@
  */
 import type { HistoryEntry, PageRequest, ScanProgress } from '../../protocol/types';
 import type { PageState } from '../../state/store';
-import { clear, h } from '../dom';
+import { clear, h, setText } from '../dom';
 import { keyed } from './frame';
 
 /** Entries shown at most (the filter narrows the rest). */
@@ -82,7 +82,7 @@ export class HistoryPanel {
     const entries = history?.conversations ?? [];
     const filter = this.filter.value;
     const shown = entries.filter((e) => matchesFilter(e, filter));
-    this.status.textContent = history === null
+    setText(this.status, history === null
       ? 'Waiting for Orbit…'
       : history.error !== null && history.error !== undefined
         ? `History could not be read: ${history.error}`
@@ -90,7 +90,7 @@ export class HistoryPanel {
           ? `Reading Claude Code’s transcripts…${scanned(history.progress)}${entries.length > 0 ? ` (${entries.length} listed so far)` : ''}`
           : entries.length === 0
             ? 'No earlier conversations in this folder.'
-            : `${shown.length} of ${entries.length} conversation${entries.length === 1 ? '' : 's'}`;
+            : `${shown.length} of ${entries.length} conversation${entries.length === 1 ? '' : 's'}`);
     const progress = history?.scanning === true ? (history.progress ?? null) : null;
     this.progress.hidden = progress === null;
     if (progress !== null) {

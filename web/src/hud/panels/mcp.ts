@@ -7,7 +7,7 @@
  */
 import type { McpServerRow, PageRequest } from '../../protocol/types';
 import type { PageState } from '../../state/store';
-import { clear, h } from '../dom';
+import { clear, h, setText } from '../dom';
 import { keyed } from './frame';
 
 /** Each action's button name. */
@@ -55,7 +55,7 @@ export class McpPanel {
     else if (mcp.servers.length === 0) parts.push('No MCP servers are configured for this folder.');
     if (mcp?.working) parts.push(mcp.working);
     if (mcp?.note) parts.push(mcp.note);
-    this.status.textContent = parts.join(' ');
+    setText(this.status, parts.join(' '));
     this.restart.hidden = mcp?.restartPending !== true;
     if (!keyed(this.list, JSON.stringify([mcp?.servers ?? [], online]))) return;
     clear(this.list);

@@ -9,7 +9,7 @@
  */
 import type { CatalogState, ModelChoice, PageRequest, SettingsState } from '../../protocol/types';
 import type { PageState } from '../../state/store';
-import { clear, h } from '../dom';
+import { clear, h, setText } from '../dom';
 import { keyed, sourceText } from './frame';
 
 /** The permission modes the page offers. */
@@ -81,13 +81,13 @@ export class SettingsPanel {
 
   render(state: PageState): void {
     const { settings, catalog } = state;
-    this.status.textContent = catalog === null
+    setText(this.status, catalog === null
       ? 'Waiting for Orbit…'
       : catalog.status === 'loading'
         ? 'Reading the models Claude Code offers…'
         : catalog.status === 'ready'
           ? ''
-          : `The models could not be listed: ${catalog.message ?? catalog.status}.`;
+          : `The models could not be listed: ${catalog.message ?? catalog.status}.`);
     const online = state.connection === 'open';
     const models = catalog?.models ?? [];
     const chosen = settings?.model.value ?? '';
@@ -105,7 +105,7 @@ export class SettingsPanel {
       this.model.value = chosen === 'default' ? '' : chosen;
     }
     this.model.disabled = !online || settings === null;
-    this.modelSource.textContent = settings ? `${settings.model.value ?? 'Default'}: ${sourceText(settings.model.source)}` : '';
+    setText(this.modelSource, settings ? `${settings.model.value ?? 'Default'}: ${sourceText(settings.model.source)}` : '');
 
     const levels = effortLevels(settings, catalog);
     const effort = settings?.effort.value ?? '';
@@ -116,7 +116,7 @@ export class SettingsPanel {
       this.effort.value = levels.includes(effort) ? effort : '';
     }
     this.effort.disabled = !online || settings === null || levels.length === 0;
-    this.effortSource.textContent = settings ? `${settings.effort.value ?? 'None'}: ${sourceText(settings.effort.source)}` : '';
+    setText(this.effortSource, settings ? `${settings.effort.value ?? 'None'}: ${sourceText(settings.effort.source)}` : '');
 
     const mode = settings?.permissionMode.value ?? 'default';
     const offered = (PAGE_MODES as readonly string[]).includes(mode);
@@ -125,11 +125,11 @@ export class SettingsPanel {
     const shownMode = offered ? mode : 'default';
     if (this.mode.value !== shownMode) this.mode.value = shownMode;
     this.mode.disabled = !online || settings === null || !offered;
-    this.modeSource.textContent = settings
+    setText(this.modeSource, settings
       ? offered
         ? `${mode}: ${sourceText(settings.permissionMode.source)}`
         : `${mode} is in force, ${sourceText(settings.permissionMode.source)}; only settings.json can change it.`
-      : '';
+      : '');
     this.reset.disabled = !online || settings === null
       || [settings.model, settings.effort, settings.permissionMode].every((s) => s.source !== 'page');
 
