@@ -557,6 +557,10 @@ fn pair_bit(a: u32, b: u32) -> u32 {
 #[derive(Clone, Copy)]
 struct Shape {
     chars: u64,
+    /// Classes found first or after a `/` (a bonus of 9 there).
+    starts: u64,
+    /// Classes found after another separator, and separators but `/`
+    /// (a bonus of 8).
     bounds: u64,
     pairs: u128,
 }
@@ -565,6 +569,7 @@ impl Shape {
     /// A path the bound cannot say anything about.
     const ANY: Self = Self {
         chars: u64::MAX,
+        starts: u64::MAX,
         bounds: u64::MAX,
         pairs: u128::MAX,
     };
@@ -577,6 +582,7 @@ impl Shape {
         }
         let mut shape = Self {
             chars: 0,
+            starts: 0,
             bounds: 0,
             pairs: 0,
         };
@@ -584,10 +590,17 @@ impl Shape {
         for &b in path.as_bytes() {
             let c = code(b);
             shape.chars |= 1 << c;
-            // `nucleo` gives a character 8 or 9 at a word's start (after
-            // a separator, or first) and to every separator itself; at
-            // most 5 elsewhere (camelCase, a digit after a letter).
-            if prev.is_none_or(|p| !p.is_ascii_alphanumeric()) || !b.is_ascii_alphanumeric() {
+            // `nucleo` gives a letter or digit 9 first or after a `/`, 8
+            // after any other separator, and every separator but `/` 8;
+            // at most 5 elsewhere (camelCase, a digit after a letter; `/`
+            // itself 0).
+            if b.is_ascii_alphanumeric() {
+                match prev {
+                    None | Some(b'/') => shape.starts |= 1 << c,
+                    Some(p) if !p.is_ascii_alphanumeric() => shape.bounds |= 1 << c,
+                    Some(_) => {}
+                }
+            } else if b != b'/' {
                 shape.bounds |= 1 << c;
             }
             if let Some(p) = prev {
@@ -608,13 +621,15 @@ struct Needle {
 }
 
 /// `nucleo`'s scoring (`nucleo-matcher` 0.3, path configuration): a
-/// matched character scores 16 plus a bonus of at most 9 (8 or 9 at a
-/// word's start or on a separator, at most 5 elsewhere), the first
+/// matched character scores 16 plus a bonus of at most 9 (9 at a path's or
+/// a folder's start, 8 at another word's start or on a separator, at most
+/// 5 elsewhere), the first
 /// character's bonus doubled; a character right after the previous one
 /// gets the bonus of its run (at most 9), one after a gap its own bonus
 /// less a penalty of at least 3.
 const SCORE_MATCH: u32 = 16;
 const MOST_BONUS: u32 = 9;
+const BOUNDARY_BONUS: u32 = 8;
 const INNER_BONUS: u32 = 5;
 const GAP_PENALTY: u32 = 3;
 
@@ -645,8 +660,10 @@ impl Needle {
             return None;
         }
         let own = |c: u32| {
-            if shape.bounds & (1 << c) != 0 {
+            if shape.starts & (1 << c) != 0 {
                 MOST_BONUS
+            } else if shape.bounds & (1 << c) != 0 {
+                BOUNDARY_BONUS
             } else {
                 INNER_BONUS
             }
