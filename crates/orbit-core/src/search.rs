@@ -546,9 +546,31 @@ fn code(byte: u8) -> u32 {
     }
 }
 
-/// The bit of a pair of classes in [`Shape::pairs`].
-fn pair_bit(a: u32, b: u32) -> u32 {
-    (a * 64 + b).wrapping_mul(0x9E37_79B1) >> 25
+/// A pair of classes in [`Shape::pairs`]: two bits of 256 (a Bloom
+/// filter: a pair a path does not hold is seen as held one time in twenty
+/// or so, never the reverse).
+#[derive(Clone, Copy)]
+struct Pair([(usize, u64); 2]);
+
+impl Pair {
+    fn of(a: u32, b: u32) -> Self {
+        let x = a * 64 + b;
+        let bit = |h: u32| {
+            let h = x.wrapping_mul(h) >> 24;
+            ((h >> 6) as usize, 1_u64 << (h & 63))
+        };
+        Self([bit(0x9E37_79B1), bit(0x85EB_CA77)])
+    }
+
+    fn set(self, pairs: &mut [u64; 4]) {
+        for (word, bit) in self.0 {
+            pairs[word] |= bit;
+        }
+    }
+
+    fn held(self, pairs: &[u64; 4]) -> bool {
+        self.0.iter().all(|&(word, bit)| pairs[word] & bit != 0)
+    }
 }
 
 /// What one path holds, coarsely (a superset, never less): the classes of
@@ -562,7 +584,7 @@ struct Shape {
     /// Classes found after another separator, and separators but `/`
     /// (a bonus of 8).
     bounds: u64,
-    pairs: u128,
+    pairs: [u64; 4],
 }
 
 impl Shape {
@@ -571,7 +593,7 @@ impl Shape {
         chars: u64::MAX,
         starts: u64::MAX,
         bounds: u64::MAX,
-        pairs: u128::MAX,
+        pairs: [u64::MAX; 4],
     };
 
     fn of(path: &str) -> Self {
@@ -584,7 +606,7 @@ impl Shape {
             chars: 0,
             starts: 0,
             bounds: 0,
-            pairs: 0,
+            pairs: [0; 4],
         };
         let mut prev: Option<u8> = None;
         for &b in path.as_bytes() {
@@ -604,7 +626,7 @@ impl Shape {
                 shape.bounds |= 1 << c;
             }
             if let Some(p) = prev {
-                shape.pairs |= 1 << pair_bit(code(p), c);
+                Pair::of(code(p), c).set(&mut shape.pairs);
             }
             prev = Some(b);
         }
@@ -614,7 +636,11 @@ impl Shape {
 
 /// A one-word plain ASCII query, for [`Needle::bound`].
 struct Needle {
-    codes: Vec<u32>,
+    /// The first character's class bit.
+    first: u64,
+    /// Each next character's class bit and the bit of its pair with the
+    /// one before.
+    next: Vec<(u64, Pair)>,
     mask: u64,
     /// The highest score the query can have in any path.
     most: u32,
@@ -647,7 +673,11 @@ impl Needle {
         let mask = codes.iter().fold(0, |m, c| m | 1 << c);
         let n = u32::try_from(codes.len()).ok()?;
         Some(Self {
-            codes,
+            first: 1 << codes[0],
+            next: codes
+                .windows(2)
+                .map(|pair| (1 << pair[1], Pair::of(pair[0], pair[1])))
+                .collect(),
             mask,
             most: n * (SCORE_MATCH + MOST_BONUS) + MOST_BONUS,
         })
@@ -659,24 +689,23 @@ impl Needle {
         if self.mask & !shape.chars != 0 {
             return None;
         }
-        let own = |c: u32| {
-            if shape.starts & (1 << c) != 0 {
+        let own = |bit: u64| {
+            if shape.starts & bit != 0 {
                 MOST_BONUS
-            } else if shape.bounds & (1 << c) != 0 {
+            } else if shape.bounds & bit != 0 {
                 BOUNDARY_BONUS
             } else {
                 INNER_BONUS
             }
         };
-        let mut bound = SCORE_MATCH + 2 * own(self.codes[0]);
-        for pair in self.codes.windows(2) {
-            let next = own(pair[1]) - GAP_PENALTY;
-            let run = if shape.pairs & (1 << pair_bit(pair[0], pair[1])) != 0 {
+        let mut bound = SCORE_MATCH + 2 * own(self.first);
+        for &(bit, pair) in &self.next {
+            let run = if pair.held(&shape.pairs) {
                 MOST_BONUS
             } else {
                 0
             };
-            bound += SCORE_MATCH + next.max(run);
+            bound += SCORE_MATCH + (own(bit) - GAP_PENALTY).max(run);
         }
         Some(bound)
     }
