@@ -501,7 +501,7 @@ impl Top {
     fn new(k: usize) -> Self {
         Self {
             k,
-            found: Vec::with_capacity(k + 1),
+            found: Vec::with_capacity(k.min(MAX_LIMIT) + 1),
         }
     }
 
