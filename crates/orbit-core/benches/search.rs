@@ -144,7 +144,7 @@ fn run(label: &str, paths: &[String], rounds: usize) {
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
     let _ = writeln!(
         out,
-        "{label}: {} paths, {} keystrokes, index built in {build:.1} ms (again: {rebuilt:.1} ms), load average {}",
+        "{label}: {} paths, {} keystrokes, index built in {build:.1} ms (a version with the same paths: {rebuilt:.1} ms), load average {}",
         paths.len(),
         index_ms.len(),
         load.join(" ")

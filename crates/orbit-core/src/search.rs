@@ -152,6 +152,8 @@ pub struct PathIndex {
     haystacks: Vec<Utf32String>,
     /// What each path holds, for [`Needle::bound`].
     shapes: Vec<Shape>,
+    /// The set of paths held ([`fingerprint`]).
+    fingerprint: (usize, u64),
     /// Each path's file name's hash (lowercased) and position, sorted: the
     /// paths whose file name is the query, without looking at the rest.
     names: Vec<(u64, u32)>,
@@ -194,6 +196,7 @@ impl PathIndex {
             paths: Vec::new(),
             haystacks: Vec::new(),
             shapes: Vec::new(),
+            fingerprint: (0, 0),
             names: Vec::new(),
             matcher: PathMatcher::new(),
             last: None,
@@ -216,8 +219,17 @@ impl PathIndex {
         self.version.as_deref() == Some(version)
     }
 
-    /// Replaces the paths with those of `version`.
+    /// Replaces the paths with those of `version` (a version with the same
+    /// paths as the one held, as when a file's content changed, keeps the
+    /// index as it is).
     pub fn rebuild<'a>(&mut self, version: &str, paths: impl IntoIterator<Item = &'a str>) {
+        let paths: Vec<&str> = paths.into_iter().collect();
+        let fingerprint = fingerprint(&paths);
+        if self.version.is_some() && self.fingerprint == fingerprint {
+            self.version = Some(version.to_owned());
+            return;
+        }
+        self.fingerprint = fingerprint;
         self.paths = paths.into_iter().map(Box::from).collect();
         self.paths
             .sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
@@ -472,6 +484,18 @@ impl PathIndex {
         self.found = found;
         best
     }
+}
+
+/// A set of paths, whatever their order: how many, and the sum of each
+/// one's hash.
+fn fingerprint(paths: &[&str]) -> (usize, u64) {
+    use std::hash::{Hash as _, Hasher as _};
+    let sum = paths.iter().fold(0_u64, |sum, path| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        path.hash(&mut hasher);
+        sum.wrapping_add(hasher.finish())
+    });
+    (paths.len(), sum)
 }
 
 /// [`best_of`] where a path's position is its rank (the index's order).
@@ -838,6 +862,16 @@ mod tests {
         index.rebuild("v2", ["src/alpha.rs", "src/beta.rs", "src/alps.rs"]);
         let found: Vec<String> = index.search("alp", 8).into_iter().map(|m| m.path).collect();
         assert_eq!(found, ["src/alps.rs", "src/alpha.rs"], "{found:?}");
+        // A version with the same paths (a file's content changed) keeps
+        // the index: the previous keystroke's candidates stay.
+        index.search("al", 8);
+        index.rebuild("v3", ["src/alps.rs", "src/alpha.rs", "src/beta.rs"]);
+        assert!(index.holds("v3") && index.last.is_some());
+        assert_eq!(index.search("alp", 8).len(), 2);
+        // As many paths, one of them another: rebuilt.
+        index.rebuild("v4", ["src/alps.rs", "src/alpha.rs", "src/alpine.rs"]);
+        assert!(index.holds("v4") && index.last.is_none());
+        assert_eq!(index.search("alpi", 8)[0].path, "src/alpine.rs");
     }
 
     /// Paths and queries from a small alphabet (so that they match often):
