@@ -266,7 +266,7 @@ impl PathIndex {
     ///
     /// A one-word query of plain ASCII (what completion types) looks at
     /// the paths in answer order (shortest first) and scores only those
-    /// whose [`Needle::bound`] can still beat the worst of the best
+    /// whose upper bound of the score can still beat the worst of the best
     /// `limit` so far; once those all have the highest score the query can
     /// have, the rest cannot beat them and are not looked at. Any other
     /// query scores every path (or the previous keystroke's candidates).
