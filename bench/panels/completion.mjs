@@ -129,6 +129,13 @@ async function measure({ ws, paths }) {
       w.benchTimes = new Map();
       w.benchSeq = 0;
       w.benchKey = null;
+      // Where a keystroke's time goes: the search request's resource
+      // timing (sent, first byte, end) and the main thread's long tasks.
+      performance.setResourceTimingBufferSize(100000);
+      w.benchLong = [];
+      try {
+        new PerformanceObserver((l) => { for (const e of l.getEntries()) w.benchLong.push([e.startTime, e.duration]); }).observe({ type: 'longtask', buffered: false });
+      } catch { /* no longtask entries in this browser */ }
       input.addEventListener('keydown', (e) => { w.benchSeq += 1; w.benchKey = { at: e.timeStamp, seq: w.benchSeq }; }, true);
       new MutationObserver(() => {
         const key = w.benchKey;
@@ -136,12 +143,21 @@ async function measure({ ws, paths }) {
         w.benchKey = null;
         const dom = performance.now() - key.at;
         const first = list.querySelector('[role="option"]')?.getAttribute('data-path') ?? null;
-        requestAnimationFrame(() => { requestAnimationFrame(() => { w.benchTimes.set(key.seq, { dom, painted: performance.now() - key.at, first, value: input.value }); }); });
+        const domAt = performance.now();
+        requestAnimationFrame(() => { requestAnimationFrame(() => {
+          // The last search request for this value, sent after the key.
+          const url = `search?q=${encodeURIComponent(input.value.trim())}&limit=8`;
+          const r = performance.getEntriesByType('resource').filter((e) => e.name.endsWith(url) && e.startTime >= key.at).pop();
+          const split = r ? { toSent: r.startTime - key.at, server: r.responseStart - r.requestStart, wait: r.requestStart - r.startTime, body: r.responseEnd - r.responseStart, toDom: domAt - r.responseEnd } : null;
+          const long = w.benchLong.filter(([s, d]) => s + d >= key.at && s <= domAt).reduce((a, [, d]) => a + d, 0);
+          w.benchTimes.set(key.seq, { dom, painted: performance.now() - key.at, first, value: input.value, split, long });
+        }); });
       }).observe(list, { childList: true, subtree: true, attributes: true });
     });
     const pageTimes = [];
     const paintTimes = [];
     const wallTimes = [];
+    const splits = [];
     for (const q of typed) {
       await add.fill('');
       for (let i = 1; i <= q.length; i += 1) {
@@ -159,10 +175,11 @@ async function measure({ ws, paths }) {
         if (t.value !== prefix || t.first !== want) throw new Error(`after ${JSON.stringify(prefix)} the list shows ${t.first} for ${JSON.stringify(t.value)}, the matcher says ${want}`);
         pageTimes.push(t.dom);
         paintTimes.push(t.painted);
+        splits.push({ query: prefix, dom: t.dom, long: t.long, ...(t.split ?? {}) });
       }
     }
     await context.close();
-    return { server, byLength: byLength.map((xs) => pct(xs, 50)), page: pageTimes, painted: paintTimes, wall: wallTimes };
+    return { server, byLength: byLength.map((xs) => pct(xs, 50)), page: pageTimes, painted: paintTimes, wall: wallTimes, splits };
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit').catch(() => {});
@@ -186,6 +203,18 @@ row(`page painted: ${FILES} files`, result.painted, floor.painted);
 row('playwright: 100 files (floor)', floor.wall, floor.wall);
 row(`playwright: ${FILES} files`, result.wall, floor.wall);
 log(`server p50 by query length (1, 2, ...): ${result.byLength.slice(1).map((ms) => ms.toFixed(1)).join(' ')} ms`);
+// Where the page's slowest keystrokes spent their time (ms): key to the
+// request sent, queued before sending, the server's answer (request to
+// first byte), the body, the answer to the DOM, long tasks meanwhile.
+const f1 = (x) => (x === undefined ? '   -' : x.toFixed(1).padStart(5));
+for (const [name, r] of [['100 files', floor], [`${FILES} files`, result]]) {
+  log(`slowest keystrokes, ${name}: query, page = to-sent + wait + server + body + to-DOM (long tasks)`);
+  for (const s of [...r.splits].sort((a, b) => b.dom - a.dom).slice(0, 6)) {
+    log(`  ${JSON.stringify(s.query).padEnd(14)} ${f1(s.dom)} = ${f1(s.toSent)} + ${f1(s.wait)} + ${f1(s.server)} + ${f1(s.body)} + ${f1(s.toDom)}  (${f1(s.long)})`);
+  }
+  const part = (k) => r.splits.map((s) => s[k]).filter((x) => x !== undefined);
+  log(`  p50/p99: to-sent ${f1(pct(part('toSent'), 50))}/${f1(pct(part('toSent'), 99))}  server ${f1(pct(part('server'), 50))}/${f1(pct(part('server'), 99))}  to-DOM ${f1(pct(part('toDom'), 50))}/${f1(pct(part('toDom'), 99))}  keystrokes with long tasks ${r.splits.filter((s) => s.long > 0).length}`);
+}
 log(`goal: p99 under 16 ms: server ${pct(result.server, 99) < 16 ? 'met' : 'MISSED'}, page ${pct(result.page, 99) < 16 ? 'met' : 'MISSED'}`);
 process.stdout.write(`${JSON.stringify({
   files: FILES,

@@ -160,9 +160,28 @@ async function newPage(login) {
     document.addEventListener('DOMContentLoaded', () => { seen.observe(document.body, { childList: true, subtree: true }); });
   });
   const page = await context.newPage();
+  countHistoryFrames(page);
   await page.goto(login);
   return { context, page };
 }
+
+/**
+ * The history's frames a page receives over its socket (`history`: the
+ * list; `historyProgress`: the scan's progress on its own), added up per
+ * run: what the scans cost the page to receive and parse.
+ */
+const frames = { history: 0, historyBytes: 0, progress: 0, progressBytes: 0 };
+function countHistoryFrames(page) {
+  page.on('websocket', (ws) => {
+    ws.on('framereceived', ({ payload }) => {
+      const text = typeof payload === 'string' ? payload : payload.toString('utf8');
+      const type = /"body":\{"type":"(history|historyProgress)"/.exec(text)?.[1];
+      if (type === 'history') { frames.history += 1; frames.historyBytes += text.length; }
+      if (type === 'historyProgress') { frames.progress += 1; frames.progressBytes += text.length; }
+    });
+  });
+}
+const takeFrames = () => { const f = { ...frames }; Object.keys(frames).forEach((k) => { frames[k] = 0; }); return f; };
 
 /** While the scan runs: the page's longest task, another panel's opening time, the progress seen. */
 async function responsiveWhileScanning(page) {
@@ -208,6 +227,7 @@ async function run(state, { cold }) {
     // A fresh page against the same (warm) orbit (the login is spent: the
     // same browser context, the page's own address).
     const second = { context, page: await context.newPage() };
+    countHistoryFrames(second.page);
     await second.page.goto(page.url());
     await page.close();
     await second.page.waitForFunction(() => window.orbitInspect?.panels().history?.scanning === false, null, { timeout: 600000, polling: 250 });
@@ -232,8 +252,10 @@ async function run(state, { cold }) {
     const reopen = performance.now() - reopenStart;
     const opened = (await second.page.waitForFunction(() => window.benchOpened, null, { timeout: 60000 })).jsonValue();
     const count = await second.page.evaluate(() => window.orbitInspect.panels().history?.conversations.length ?? 0);
+    // The rescan History's opening asked for, over the list the page holds.
+    await second.page.waitForFunction(() => window.orbitInspect?.panels().history?.scanning === false, null, { timeout: 600000, polling: 100 });
     await second.context.close();
-    return { first, inPage, reopen, opened: await opened, count, busy, longestMs };
+    return { first, inPage, reopen, opened: await opened, count, busy, longestMs, frames: takeFrames() };
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit').catch(() => {});
@@ -248,6 +270,7 @@ const opened = [];
 const warmInPage = [];
 const baseline = [];
 const busy = [];
+const received = [];
 let listed = 0;
 for (let i = 0; i < RUNS; i += 1) {
   const state = join(root, `state-${i}`);
@@ -262,6 +285,7 @@ for (let i = 0; i < RUNS; i += 1) {
   reopen.push(w.reopen, c.reopen);
   opened.push(w.opened, c.opened);
   rescan.push(listing(state), listing(state));
+  received.push({ cold: c.frames, warm: w.frames });
   listed = w.count;
 }
 await browser.close();
@@ -285,5 +309,9 @@ for (const b of busy) {
     ? `during the cold scan: Settings opened in ${b.settingsMs.toFixed(0)} ms (scan ${b.stillScanning ? 'still running' : 'over by then'}), progress ${b.progress ?? 'not shown'}, longest page task ${b.longestMs.toFixed(0)} ms`
     : 'during the cold scan: the scan was over before the page could look');
 }
+const mb = (b) => (b / 1e6).toFixed(2);
+for (const r of received) {
+  log(`history frames received (cold run / warm run): lists ${r.cold.history} of ${mb(r.cold.historyBytes)} MB / ${r.warm.history} of ${mb(r.warm.historyBytes)} MB; progress ${r.cold.progress} of ${r.cold.progressBytes} B / ${r.warm.progress} of ${r.warm.progressBytes} B`);
+}
 log(`goal: once cached (warm) under 1 s: ${median(warm) < 1000 ? 'met' : 'MISSED'}`);
-process.stdout.write(`${JSON.stringify({ files: FILES, sizeMb: SIZE_MB, listed, load, baselineMs: base, coldMs: median(cold), warmMs: median(warm), warmInPageMs: median(warmInPage), reopenMs: median(reopen), openedMs: median(opened), rescanMs: median(rescan), coldRatio: median(cold) / base, warmRatio: median(warm) / base, busy })}\n`);
+process.stdout.write(`${JSON.stringify({ files: FILES, sizeMb: SIZE_MB, listed, load, baselineMs: base, coldMs: median(cold), warmMs: median(warm), warmInPageMs: median(warmInPage), reopenMs: median(reopen), openedMs: median(opened), rescanMs: median(rescan), coldRatio: median(cold) / base, warmRatio: median(warm) / base, busy, received })}\n`);

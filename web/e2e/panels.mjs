@@ -105,6 +105,29 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     let scan = null;
     if (process.env.ORBIT_SCAN_TOTAL) {
       const total = Number(process.env.ORBIT_SCAN_TOTAL);
+      // A second socket of the page's origin records the live frames'
+      // sizes while the scan runs: its progress goes on its own
+      // (`historyProgress`, a few dozen bytes), the list only when it changed.
+      await page.evaluate((url) => {
+        const seen = { progress: 0, progressBytes: 0, progressDone: [], lists: 0, listBytes: 0, live: false };
+        window.benchHistoryFrames = seen;
+        const ws = new WebSocket(url);
+        ws.onopen = () => { ws.send(JSON.stringify({ type: 'resume', instanceId: null, lastSeq: null })); };
+        ws.onmessage = (event) => {
+          const frame = JSON.parse(event.data);
+          const type = frame.body?.type;
+          if (type === 'snapshotEnd') seen.live = true;
+          if (!seen.live) return;
+          if (type === 'historyProgress') {
+            seen.progress += 1;
+            seen.progressBytes = Math.max(seen.progressBytes, event.data.length);
+            if (frame.body.scanning && frame.body.total > 0) seen.progressDone.push([frame.body.done, frame.body.total]);
+          } else if (type === 'history') {
+            seen.lists += 1;
+            seen.listBytes = Math.max(seen.listBytes, event.data.length);
+          }
+        };
+      }, `${origin.replace(/^http/, 'ws')}/ws?w=${new URL(page.url()).pathname.split('/')[2]}`);
       // History opened at once (a click the page answers while the scan runs).
       const scanning = await openPanel(page, 'History');
       const status = scanning.getByRole('status');
@@ -131,6 +154,7 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     }
     const dialog = await openPanel(page, 'History');
     const listed = await untilPanels(page, 'the history list', (p) => (p.history?.conversations.length ?? 0) > 0 && !p.history.scanning);
+    if (scan !== null) scan.frames = await page.evaluate(() => window.benchHistoryFrames);
     const entry = listed.history.conversations[0];
     const filter = dialog.getByRole('searchbox', { name: 'Filter history' });
     await filter.fill('no-such-words-anywhere');

@@ -178,6 +178,30 @@ describe('History', () => {
     panels.render(state, null);
     expect(bar?.hidden).toBe(true);
   });
+
+  it('takes the scan’s progress on its own (historyProgress) and keeps the list it has', () => {
+    const { open, state, panels } = setup();
+    const d = open('History');
+    const list = [historyEntry('b', 'Newer'), historyEntry('a', 'Older')];
+    applyFrame(state, { seq: 12, body: { type: 'history', scanning: false, error: null, conversations: list } });
+    applyFrame(state, { seq: 13, body: { type: 'historyProgress', scanning: true, done: 0, total: 0 } });
+    panels.render(state, null);
+    const bar = d.querySelector<HTMLProgressElement>('progress[aria-label="Reading transcripts"]');
+    expect(d.querySelector('[role="status"]')?.textContent).toBe('Reading Claude Code’s transcripts… (2 listed so far)');
+    expect(bar?.hidden).toBe(true);
+    applyFrame(state, { seq: 14, body: { type: 'historyProgress', scanning: true, done: 700, total: 2000 } });
+    panels.render(state, null);
+    expect(d.querySelector('[role="status"]')?.textContent).toBe('Reading Claude Code’s transcripts… 700 of 2,000 (2 listed so far)');
+    expect([bar?.hidden, bar?.value, bar?.max]).toEqual([false, 700, 2000]);
+    expect(state.history?.conversations).toBe(list);
+    // The scan ended with the same list: only that it ended.
+    applyFrame(state, { seq: 15, body: { type: 'historyProgress', scanning: false, done: 2000, total: 2000 } });
+    panels.render(state, null);
+    expect(bar?.hidden).toBe(true);
+    expect(state.history?.progress).toBeNull();
+    expect(Array.from(d.querySelectorAll('.history-title'), (t) => t.textContent)).toEqual(['Newer', 'Older']);
+    expect(d.querySelector('[role="status"]')?.textContent).toBe('2 of 2 conversations');
+  });
 });
 
 describe('the MCP view', () => {

@@ -146,8 +146,17 @@ fn best_of<'p>(found: &mut [Found], limit: usize, path: impl Fn(u32) -> &'p str)
 /// next keystroke) only looks at those.
 pub struct PathIndex {
     version: Option<String>,
+    /// The paths, shortest first, then by the path itself: the order the
+    /// answers break ties in, so that a path's position is its rank.
     paths: Vec<Box<str>>,
     haystacks: Vec<Utf32String>,
+    /// What each path holds, for [`Needle::bound`].
+    shapes: Vec<Shape>,
+    /// The set of paths held ([`fingerprint`]).
+    fingerprint: (usize, u64),
+    /// Each path's file name's hash (lowercased) and position, sorted: the
+    /// paths whose file name is the query, without looking at the rest.
+    names: Vec<(u64, u32)>,
     matcher: PathMatcher,
     /// The last plain query and the position of every path it matched.
     last: Option<(String, Vec<u32>)>,
@@ -156,6 +165,9 @@ pub struct PathIndex {
     pool: Vec<Matcher>,
     /// From how many paths a search is split ([`PARALLEL_FROM`]).
     parallel_from: usize,
+    /// Score every path even for a one-word query (the tests' and the
+    /// bench's comparison).
+    plain_scoring: bool,
 }
 
 /// From how many paths a search is split over the thread pool.
@@ -183,12 +195,23 @@ impl PathIndex {
             version: None,
             paths: Vec::new(),
             haystacks: Vec::new(),
+            shapes: Vec::new(),
+            fingerprint: (0, 0),
+            names: Vec::new(),
             matcher: PathMatcher::new(),
             last: None,
             found: Vec::new(),
             pool: Vec::new(),
             parallel_from: PARALLEL_FROM,
+            plain_scoring: false,
         }
+    }
+
+    /// Scores every path for every query, as before the bound (`true`):
+    /// the search bench's comparison, same answers.
+    #[doc(hidden)]
+    pub fn score_every_path(&mut self, yes: bool) {
+        self.plain_scoring = yes;
     }
 
     /// Whether the index holds `version`'s paths.
@@ -196,10 +219,35 @@ impl PathIndex {
         self.version.as_deref() == Some(version)
     }
 
-    /// Replaces the paths with those of `version`.
+    /// Replaces the paths with those of `version` (a version with the same
+    /// paths as the one held, as when a file's content changed, keeps the
+    /// index as it is).
     pub fn rebuild<'a>(&mut self, version: &str, paths: impl IntoIterator<Item = &'a str>) {
+        let paths: Vec<&str> = paths.into_iter().collect();
+        let fingerprint = fingerprint(&paths);
+        if self.version.is_some() && self.fingerprint == fingerprint {
+            self.version = Some(version.to_owned());
+            return;
+        }
+        self.fingerprint = fingerprint;
         self.paths = paths.into_iter().map(Box::from).collect();
+        self.paths
+            .sort_unstable_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
         self.haystacks = self.paths.iter().map(|p| Utf32String::from(&**p)).collect();
+        self.shapes = self.paths.iter().map(|p| Shape::of(p)).collect();
+        self.names = self
+            .paths
+            .iter()
+            .enumerate()
+            .map(|(at, p)| {
+                let name = p.rsplit('/').next().unwrap_or(p);
+                (
+                    name_hash(name.chars().flat_map(char::to_lowercase)),
+                    u32::try_from(at).unwrap_or(u32::MAX),
+                )
+            })
+            .collect();
+        self.names.sort_unstable();
         self.version = Some(version.to_owned());
         self.last = None;
     }
@@ -215,6 +263,13 @@ impl PathIndex {
     }
 
     /// [`PathMatcher::search`] over the index's paths: the same answer.
+    ///
+    /// A one-word query of plain ASCII (what completion types) looks at
+    /// the paths in answer order (shortest first) and scores only those
+    /// whose upper bound of the score can still beat the worst of the best
+    /// `limit` so far; once those all have the highest score the query can
+    /// have, the rest cannot beat them and are not looked at. Any other
+    /// query scores every path (or the previous keystroke's candidates).
     pub fn search(&mut self, query: &str, limit: usize) -> Vec<SearchMatch> {
         if query.trim().is_empty() || limit == 0 {
             return Vec::new();
@@ -226,6 +281,150 @@ impl PathIndex {
             .take()
             .filter(|(last, _)| narrows(last, query))
             .map(|(_, candidates)| candidates);
+        let best = match Needle::of(query) {
+            Some(needle) if !self.plain_scoring => {
+                let (best, candidates) = self.bounded(&needle, &pattern, &wanted, narrowed, limit);
+                if let Some(candidates) = candidates {
+                    self.last = Some((query.to_owned(), candidates));
+                }
+                best
+            }
+            _ => self.scored(query, &pattern, &wanted, narrowed, limit),
+        };
+        best.into_iter()
+            .map(|f| {
+                self.matcher
+                    .answer(&pattern, &self.paths[f.at as usize], f.score)
+            })
+            .collect()
+    }
+
+    /// The paths whose file name is `wanted` and that match: they come
+    /// first whatever their score.
+    fn exact(&mut self, pattern: &Pattern, wanted: &str) -> Vec<Found> {
+        let hash = name_hash(wanted.chars());
+        let from = self.names.partition_point(|(h, _)| *h < hash);
+        let mut exact = Vec::new();
+        for &(h, at) in &self.names[from..] {
+            if h != hash {
+                break;
+            }
+            let path = &self.paths[at as usize];
+            if !is_file_name(path, wanted) {
+                continue;
+            }
+            let haystack = self.haystacks[at as usize].slice(..);
+            if let Some(score) = pattern.score(haystack, &mut self.matcher.matcher) {
+                exact.push(Found {
+                    exact: true,
+                    score,
+                    at,
+                });
+            }
+        }
+        exact
+    }
+
+    /// The best `limit` for a one-word plain query, scoring only the paths
+    /// that can still make it; and the candidates for the next keystroke
+    /// (every path that holds the query's characters, a superset of its
+    /// matches), unless the scan stopped early.
+    fn bounded(
+        &mut self,
+        needle: &Needle,
+        pattern: &Pattern,
+        wanted: &str,
+        narrowed: Option<Vec<u32>>,
+        limit: usize,
+    ) -> (Vec<Found>, Option<Vec<u32>>) {
+        let mut best = self.exact(pattern, wanted);
+        let count = narrowed.as_ref().map_or(self.haystacks.len(), Vec::len);
+        let parts = rayon::current_num_threads().clamp(1, 16);
+        let parts = if count < self.parallel_from { 1 } else { parts };
+        let mut pool = std::mem::take(&mut self.pool);
+        if pool.len() < parts {
+            pool.resize_with(parts, || Matcher::new(Config::DEFAULT.match_paths()));
+        }
+        let chunk = count.div_ceil(parts).max(1);
+        let this = &*self;
+        let narrowed_ref = narrowed.as_deref();
+        let scan = |matcher: &mut Matcher, range: std::ops::Range<usize>| {
+            let mut top = Top::new(limit);
+            let mut candidates = Vec::new();
+            let mut whole = true;
+            for i in range {
+                let at =
+                    narrowed_ref.map_or_else(|| u32::try_from(i).unwrap_or(u32::MAX), |c| c[i]);
+                let Some(bound) = this.shapes.get(at as usize).and_then(|s| needle.bound(s)) else {
+                    continue;
+                };
+                if let Some(worst) = top.worst() {
+                    // Every later path comes after this worst one at an
+                    // equal score: none beats the highest score there is.
+                    if worst >= needle.most {
+                        whole = false;
+                        break;
+                    }
+                    candidates.push(at);
+                    if bound <= worst {
+                        continue;
+                    }
+                } else {
+                    candidates.push(at);
+                }
+                let haystack = this.haystacks[at as usize].slice(..);
+                if let Some(score) = pattern.score(haystack, matcher)
+                    && top.beats(score)
+                    && !is_file_name(&this.paths[at as usize], wanted)
+                {
+                    top.push(Found {
+                        exact: false,
+                        score,
+                        at,
+                    });
+                }
+            }
+            (top.found, whole.then_some(candidates))
+        };
+        let parts_found: Vec<_> = if parts == 1 {
+            vec![scan(&mut pool[0], 0..count)]
+        } else {
+            pool[..parts]
+                .par_iter_mut()
+                .enumerate()
+                .map(|(k, matcher)| {
+                    scan(
+                        matcher,
+                        (k * chunk).min(count)..((k + 1) * chunk).min(count),
+                    )
+                })
+                .collect()
+        };
+        self.pool = pool;
+        let mut candidates = Some(narrowed.unwrap_or_default());
+        if let Some(c) = candidates.as_mut() {
+            c.clear();
+        }
+        for (found, part) in parts_found {
+            best.extend(found);
+            match (candidates.as_mut(), part) {
+                (Some(c), Some(part)) => c.extend(part),
+                _ => candidates = None,
+            }
+        }
+        (best_ranked(&mut best, limit), candidates)
+    }
+
+    /// Every path (or the previous keystroke's candidates) scored.
+    fn scored(
+        &mut self,
+        query: &str,
+        pattern: &Pattern,
+        wanted: &str,
+        narrowed: Option<Vec<u32>>,
+        limit: usize,
+    ) -> Vec<Found> {
+        let wanted = wanted.to_owned();
         let mut found = std::mem::take(&mut self.found);
         found.clear();
         let count = narrowed.as_ref().map_or(self.haystacks.len(), Vec::len);
@@ -281,15 +480,258 @@ impl PathIndex {
             candidates.extend(found.iter().map(|f| f.at));
             self.last = Some((query.to_owned(), candidates));
         }
-        let paths = &self.paths;
-        let best = best_of(&mut found, limit, |at| &paths[at as usize]);
+        let best = best_ranked(&mut found, limit);
         self.found = found;
-        best.into_iter()
-            .map(|f| {
-                self.matcher
-                    .answer(&pattern, &self.paths[f.at as usize], f.score)
-            })
-            .collect()
+        best
+    }
+}
+
+/// A set of paths, whatever their order: how many, and the sum of each
+/// one's hash.
+fn fingerprint(paths: &[&str]) -> (usize, u64) {
+    use std::hash::{Hash as _, Hasher as _};
+    let sum = paths.iter().fold(0_u64, |sum, path| {
+        let mut hasher = std::hash::DefaultHasher::new();
+        path.hash(&mut hasher);
+        sum.wrapping_add(hasher.finish())
+    });
+    (paths.len(), sum)
+}
+
+/// [`best_of`] where a path's position is its rank (the index's order).
+fn best_ranked(found: &mut [Found], limit: usize) -> Vec<Found> {
+    let order = |a: &Found, b: &Found| {
+        b.exact
+            .cmp(&a.exact)
+            .then(b.score.cmp(&a.score))
+            .then(a.at.cmp(&b.at))
+    };
+    if found.len() > limit {
+        found.select_nth_unstable_by(limit - 1, order);
+    }
+    let mut best = found[..found.len().min(limit)].to_vec();
+    best.sort_unstable_by(order);
+    best
+}
+
+/// The best `k` paths of one scan so far (none exact), best first; paths
+/// come in rank order, so one that only ties the worst never beats it.
+struct Top {
+    k: usize,
+    found: Vec<Found>,
+}
+
+impl Top {
+    fn new(k: usize) -> Self {
+        Self {
+            k,
+            found: Vec::with_capacity(k.min(MAX_LIMIT) + 1),
+        }
+    }
+
+    /// The worst score kept, once `k` are kept.
+    fn worst(&self) -> Option<u32> {
+        (self.found.len() >= self.k)
+            .then(|| self.found.last().map(|f| f.score))
+            .flatten()
+    }
+
+    fn beats(&self, score: u32) -> bool {
+        self.worst().is_none_or(|worst| score > worst)
+    }
+
+    fn push(&mut self, found: Found) {
+        let at = self.found.partition_point(|f| f.score >= found.score);
+        self.found.insert(at, found);
+        self.found.truncate(self.k);
+    }
+}
+
+/// A hash of a file name's (lowercased) characters.
+fn name_hash(chars: impl Iterator<Item = char>) -> u64 {
+    chars.fold(0xcbf2_9ce4_8422_2325_u64, |h, c| {
+        (h ^ u64::from(u32::from(c))).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Which of 64 classes an ASCII byte is in (case folded): letters and
+/// digits each their own, a few separators, the rest shared.
+fn code(byte: u8) -> u32 {
+    let b = byte.to_ascii_lowercase();
+    match b {
+        b'a'..=b'z' => u32::from(b - b'a'),
+        b'0'..=b'9' => 26 + u32::from(b - b'0'),
+        b'_' => 36,
+        b'-' => 37,
+        b'.' => 38,
+        b'/' => 39,
+        b' ' => 40,
+        _ => 41 + u32::from(b) % 22,
+    }
+}
+
+/// A pair of classes in [`Shape::pairs`]: two bits of 256 (a Bloom
+/// filter: a pair a path does not hold is seen as held one time in twenty
+/// or so, never the reverse).
+#[derive(Clone, Copy)]
+struct Pair([(usize, u64); 2]);
+
+impl Pair {
+    fn of(a: u32, b: u32) -> Self {
+        let x = a * 64 + b;
+        let bit = |h: u32| {
+            let h = x.wrapping_mul(h) >> 24;
+            ((h >> 6) as usize, 1_u64 << (h & 63))
+        };
+        Self([bit(0x9E37_79B1), bit(0x85EB_CA77)])
+    }
+
+    fn set(self, pairs: &mut [u64; 4]) {
+        for (word, bit) in self.0 {
+            pairs[word] |= bit;
+        }
+    }
+
+    fn held(self, pairs: &[u64; 4]) -> bool {
+        self.0.iter().all(|&(word, bit)| pairs[word] & bit != 0)
+    }
+}
+
+/// What one path holds, coarsely (a superset, never less): the classes of
+/// its characters, those found where a match would get a word-boundary
+/// bonus, and the pairs of classes found side by side.
+#[derive(Clone, Copy)]
+struct Shape {
+    chars: u64,
+    /// Classes found first or after a `/` (a bonus of 9 there).
+    starts: u64,
+    /// Classes found after another separator, and separators but `/`
+    /// (a bonus of 8).
+    bounds: u64,
+    pairs: [u64; 4],
+}
+
+impl Shape {
+    /// A path the bound cannot say anything about.
+    const ANY: Self = Self {
+        chars: u64::MAX,
+        starts: u64::MAX,
+        bounds: u64::MAX,
+        pairs: [u64::MAX; 4],
+    };
+
+    fn of(path: &str) -> Self {
+        if !path.is_ascii() {
+            // Non-ASCII paths match through normalization and grapheme
+            // clusters: always scored.
+            return Self::ANY;
+        }
+        let mut shape = Self {
+            chars: 0,
+            starts: 0,
+            bounds: 0,
+            pairs: [0; 4],
+        };
+        let mut prev: Option<u8> = None;
+        for &b in path.as_bytes() {
+            let c = code(b);
+            shape.chars |= 1 << c;
+            // `nucleo` gives a letter or digit 9 first or after a `/`, 8
+            // after any other separator, and every separator but `/` 8;
+            // at most 5 elsewhere (camelCase, a digit after a letter; `/`
+            // itself 0).
+            if b.is_ascii_alphanumeric() {
+                match prev {
+                    None | Some(b'/') => shape.starts |= 1 << c,
+                    Some(p) if !p.is_ascii_alphanumeric() => shape.bounds |= 1 << c,
+                    Some(_) => {}
+                }
+            } else if b != b'/' {
+                shape.bounds |= 1 << c;
+            }
+            if let Some(p) = prev {
+                Pair::of(code(p), c).set(&mut shape.pairs);
+            }
+            prev = Some(b);
+        }
+        shape
+    }
+}
+
+/// A one-word plain ASCII query, for [`Needle::bound`].
+struct Needle {
+    /// The first character's class bit.
+    first: u64,
+    /// Each next character's class bit and the bit of its pair with the
+    /// one before.
+    next: Vec<(u64, Pair)>,
+    mask: u64,
+    /// The highest score the query can have in any path.
+    most: u32,
+}
+
+/// `nucleo`'s scoring (`nucleo-matcher` 0.3, path configuration): a
+/// matched character scores 16 plus a bonus of at most 9 (9 at a path's or
+/// a folder's start, 8 at another word's start or on a separator, at most
+/// 5 elsewhere), the first
+/// character's bonus doubled; a character right after the previous one
+/// gets the bonus of its run (at most 9), one after a gap its own bonus
+/// less a penalty of at least 3.
+const SCORE_MATCH: u32 = 16;
+const MOST_BONUS: u32 = 9;
+const BOUNDARY_BONUS: u32 = 8;
+const INNER_BONUS: u32 = 5;
+const GAP_PENALTY: u32 = 3;
+
+impl Needle {
+    fn of(query: &str) -> Option<Self> {
+        let word = query.trim();
+        if word.is_empty()
+            || !word.is_ascii()
+            || !is_plain(word)
+            || word.bytes().any(|b| b.is_ascii_whitespace())
+        {
+            return None;
+        }
+        let codes: Vec<u32> = word.bytes().map(code).collect();
+        let mask = codes.iter().fold(0, |m, c| m | 1 << c);
+        let n = u32::try_from(codes.len()).ok()?;
+        Some(Self {
+            first: 1 << codes[0],
+            next: codes
+                .windows(2)
+                .map(|pair| (1 << pair[1], Pair::of(pair[0], pair[1])))
+                .collect(),
+            mask,
+            most: n * (SCORE_MATCH + MOST_BONUS) + MOST_BONUS,
+        })
+    }
+
+    /// At least the score `nucleo` gives the query in a path of this
+    /// shape (`None`: it cannot match).
+    fn bound(&self, shape: &Shape) -> Option<u32> {
+        if self.mask & !shape.chars != 0 {
+            return None;
+        }
+        let own = |bit: u64| {
+            if shape.starts & bit != 0 {
+                MOST_BONUS
+            } else if shape.bounds & bit != 0 {
+                BOUNDARY_BONUS
+            } else {
+                INNER_BONUS
+            }
+        };
+        let mut bound = SCORE_MATCH + 2 * own(self.first);
+        for &(bit, pair) in &self.next {
+            let run = if pair.held(&shape.pairs) {
+                MOST_BONUS
+            } else {
+                0
+            };
+            bound += SCORE_MATCH + (own(bit) - GAP_PENALTY).max(run);
+        }
+        Some(bound)
     }
 }
 
@@ -420,6 +862,95 @@ mod tests {
         index.rebuild("v2", ["src/alpha.rs", "src/beta.rs", "src/alps.rs"]);
         let found: Vec<String> = index.search("alp", 8).into_iter().map(|m| m.path).collect();
         assert_eq!(found, ["src/alps.rs", "src/alpha.rs"], "{found:?}");
+        // A version with the same paths (a file's content changed) keeps
+        // the index: the previous keystroke's candidates stay.
+        index.search("al", 8);
+        index.rebuild("v3", ["src/alps.rs", "src/alpha.rs", "src/beta.rs"]);
+        assert!(index.holds("v3") && index.last.is_some());
+        assert_eq!(index.search("alp", 8).len(), 2);
+        // As many paths, one of them another: rebuilt.
+        index.rebuild("v4", ["src/alps.rs", "src/alpha.rs", "src/alpine.rs"]);
+        assert!(index.holds("v4") && index.last.is_none());
+        assert_eq!(index.search("alpi", 8)[0].path, "src/alpine.rs");
+    }
+
+    /// Paths and queries from a small alphabet (so that they match often):
+    /// both cases, digits, separators, a space and non-ASCII letters.
+    fn word(len: std::ops::Range<usize>) -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::collection::vec(
+            proptest::sample::select(vec![
+                'a', 'b', 'c', 'A', 'B', 'f', 'i', 'l', 'e', '1', '2', '5', '/', '_', '.', '-',
+                ' ', 'é', 'Ü',
+            ]),
+            len,
+        )
+        .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// The bound is never below `nucleo`'s score, for every path and
+        /// one-word query (else the index would leave a better path out).
+        #[test]
+        fn the_bound_is_never_below_the_score(paths in proptest::collection::vec(word(1..40), 1..30), query in word(1..8)) {
+            let Some(needle) = Needle::of(&query) else { return Ok(()) };
+            let pattern = Pattern::parse(&query, CaseMatching::Smart, Normalization::Smart);
+            let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
+            for path in &paths {
+                let haystack = Utf32String::from(path.as_str());
+                let score = pattern.score(haystack.slice(..), &mut matcher);
+                let bound = needle.bound(&Shape::of(path));
+                if let Some(score) = score {
+                    prop_assert!(bound.is_some_and(|b| b >= score), "{query:?} in {path:?}: score {score}, bound {bound:?}");
+                    prop_assert!(score <= needle.most, "{query:?} in {path:?}: score {score} over {}", needle.most);
+                }
+            }
+        }
+
+        /// The index answers as the plain matcher, typed a character at a
+        /// time, split over the pool or not.
+        #[test]
+        fn the_index_answers_as_the_matcher_on_any_paths(paths in proptest::collection::vec(word(1..30), 1..60), query in word(1..7), limit in 1usize..10) {
+            let mut index = PathIndex::new();
+            index.rebuild("v", paths.iter().map(String::as_str));
+            let mut split = PathIndex::new();
+            split.parallel_from = 4;
+            split.rebuild("v", paths.iter().map(String::as_str));
+            for end in query.char_indices().map(|(i, c)| i + c.len_utf8()) {
+                let typed = &query[..end];
+                let want = PathMatcher::new().search(typed, paths.iter().map(String::as_str), limit);
+                prop_assert_eq!(&index.search(typed, limit), &want, "query {:?}", typed);
+                prop_assert_eq!(&split.search(typed, limit), &want, "split, query {:?}", typed);
+            }
+        }
+    }
+
+    #[test]
+    fn a_short_query_looks_at_few_paths_once_the_best_have_the_highest_score() {
+        // Every path holds "/file_" at a word's start: the first eight in
+        // answer order already have the highest score "fil" can have.
+        let paths: Vec<String> = (0..5000)
+            .map(|i| format!("crates/c{}/src/m{}/file_{i}.rs", i / 1000, (i / 10) % 10))
+            .collect();
+        let mut index = PathIndex::new();
+        index.rebuild("v", paths.iter().map(String::as_str));
+        let want = PathMatcher::new().search("fil", paths.iter().map(String::as_str), 8);
+        assert_eq!(index.search("fil", 8), want);
+        // It stopped early: no candidates kept for the next keystroke.
+        assert!(index.last.is_none());
+        let needle = Needle::of("fil").unwrap();
+        assert!(want.iter().all(|m| m.score == needle.most), "{want:?}");
+        // One that cannot be at the highest score everywhere scans all,
+        // keeping the paths that hold its characters for the next one.
+        assert_eq!(
+            index.search("file3", 8),
+            PathMatcher::new().search("file3", paths.iter().map(String::as_str), 8)
+        );
+        let kept = index.last.as_ref().map_or(0, |(_, c)| c.len());
+        assert!(kept > 0 && kept < paths.len(), "{kept}");
     }
 
     #[test]

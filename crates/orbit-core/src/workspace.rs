@@ -1104,12 +1104,13 @@ impl Actor {
             self.history_again = true;
             return;
         }
+        let mut listed = false;
         if self.history_state.conversations.is_empty() {
             // The cached summaries at once, while the scan checks each
             // transcript's size and modification time.
             let cached = history.cached();
             if !cached.is_empty() {
-                self.history_list(&cached);
+                listed = self.history_list(&cached);
             }
         }
         self.history_progress
@@ -1122,12 +1123,34 @@ impl Actor {
         self.history_task = Some(tokio::task::spawn_blocking(move || {
             history.list_with(&progress).map_err(|e| e.to_string())
         }));
-        if !self.history_state.scanning {
+        if listed {
             self.history_state.scanning = true;
+            self.history_state.progress = None;
             self.push(HostBody::Workspace(WorkspaceMessage::History(
                 self.history_state.clone(),
             )));
+        } else if !self.history_state.scanning {
+            // The list the page holds stays: only that a scan runs.
+            self.history_state.scanning = true;
+            self.history_state.progress = None;
+            self.push_history_progress();
         }
+    }
+
+    /// `historyProgress` from the history's state (a few bytes: the list
+    /// goes only in `history`, when it changed).
+    fn push_history_progress(&mut self) {
+        let progress = self
+            .history_state
+            .progress
+            .unwrap_or(orbit_types::ScanProgress { done: 0, total: 0 });
+        self.push(HostBody::Workspace(WorkspaceMessage::HistoryProgress(
+            orbit_types::HistoryProgress {
+                scanning: self.history_state.scanning,
+                done: progress.done,
+                total: progress.total,
+            },
+        )));
     }
 
     /// Sends how far the running history scan got, when that changed.
@@ -1146,16 +1169,15 @@ impl Actor {
             return;
         }
         self.history_state.progress = Some(progress);
-        self.push(HostBody::Workspace(WorkspaceMessage::History(
-            self.history_state.clone(),
-        )));
+        self.push_history_progress();
     }
 
-    /// The history list to send (its ids are those `continue` accepts).
-    fn history_list(&mut self, list: &[ConversationSummary]) {
+    /// The history list to send (its ids are those `continue` accepts);
+    /// whether it differs from the last one.
+    fn history_list(&mut self, list: &[ConversationSummary]) -> bool {
         let snapshot = self.host.service().snapshot();
         self.history_ids = list.iter().map(|s| s.id.clone()).collect();
-        self.history_state.conversations = list
+        let conversations: Vec<_> = list
             .iter()
             .map(|summary| {
                 let open = snapshot
@@ -1166,25 +1188,35 @@ impl Actor {
                 panels::history_entry(summary, open)
             })
             .collect();
+        let changed = conversations != self.history_state.conversations;
+        self.history_state.conversations = conversations;
+        changed
     }
 
     fn history_read(&mut self, read: Result<Vec<ConversationSummary>, String>) {
         let again = std::mem::take(&mut self.history_again);
         self.history_state.progress = None;
-        match read {
+        let before = self.history_state.error.clone();
+        let listed = match read {
             Ok(list) => {
-                self.history_list(&list);
                 self.history_state.error = None;
+                self.history_list(&list)
             }
             Err(error) => {
                 tracing::warn!(%error, "the history could not be read");
                 self.history_state.error = Some(error);
+                false
             }
-        }
+        };
         self.history_state.scanning = again;
-        self.push(HostBody::Workspace(WorkspaceMessage::History(
-            self.history_state.clone(),
-        )));
+        if listed || self.history_state.error != before {
+            self.push(HostBody::Workspace(WorkspaceMessage::History(
+                self.history_state.clone(),
+            )));
+        } else {
+            // The same list: the page keeps the one it has.
+            self.push_history_progress();
+        }
         if again {
             self.start_history();
         }

@@ -75,8 +75,13 @@ pub enum WorkspaceMessage {
     Settings(crate::panels::SettingsState),
     /// The MCP view.
     Mcp(crate::panels::McpState),
-    /// The history list (`continue` takes only its ids).
+    /// The history list (`continue` takes only its ids): sent when the
+    /// list, `scanning` or `error` changed.
     History(crate::panels::HistoryState),
+    /// How far the history's scan got, on its own (a few bytes, never the
+    /// list): sent with each tick while it changes, and when a scan starts
+    /// or ends without changing the list.
+    HistoryProgress(crate::panels::HistoryProgress),
 }
 
 /// The workspace as the page shows it.

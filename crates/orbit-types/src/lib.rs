@@ -51,9 +51,9 @@ pub use page::{
     SubagentMessage, TranscriptEntry, TranscriptUpdate,
 };
 pub use panels::{
-    CatalogState, CatalogStatus, DiffHunk, DiffLine, DiffOp, FileDiff, HistoryEntry, HistoryState,
-    McpServerRow, McpState, ModelChoice, RateLimitInfo, ScanProgress, SettingSource, SettingValue,
-    SettingsState, SkillChoice, TokenUsage,
+    CatalogState, CatalogStatus, DiffHunk, DiffLine, DiffOp, FileDiff, HistoryEntry,
+    HistoryProgress, HistoryState, McpServerRow, McpState, ModelChoice, RateLimitInfo,
+    ScanProgress, SettingSource, SettingValue, SettingsState, SkillChoice, TokenUsage,
 };
 
 /// The page protocol's JSON Schema (`docs/page-protocol.schema.json`):

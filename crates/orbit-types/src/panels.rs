@@ -301,6 +301,19 @@ pub struct RateLimitInfo {
     pub utilization: Option<f64>,
 }
 
+/// `historyProgress`: whether the history's scan runs and how far it got,
+/// without the list (which the last `history` carries).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryProgress {
+    /// A scan runs now (`history`'s `scanning`).
+    pub scanning: bool,
+    /// Transcripts read so far (0 before the scan has found them).
+    pub done: u64,
+    /// Transcripts found (0 before the scan has found them).
+    pub total: u64,
+}
+
 /// How far a history scan got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -387,6 +387,9 @@ export type WorkspaceMessage =
     })
   | (HistoryState & {
       type: 'history';
+    })
+  | (HistoryProgress & {
+      type: 'historyProgress';
     });
 /**
  * The language of a graph node, decided from its file name.
@@ -1609,6 +1612,24 @@ export interface ScanProgress {
   done: number;
   /**
    * Transcripts found.
+   */
+  total: number;
+}
+/**
+ * `historyProgress`: whether the history's scan runs and how far it got,
+ * without the list (which the last `history` carries).
+ */
+export interface HistoryProgress {
+  /**
+   * Transcripts read so far (0 before the scan has found them).
+   */
+  done: number;
+  /**
+   * A scan runs now (`history`'s `scanning`).
+   */
+  scanning: boolean;
+  /**
+   * Transcripts found (0 before the scan has found them).
    */
   total: number;
 }

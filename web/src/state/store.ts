@@ -318,6 +318,9 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
       else state.history = panel as HistoryState;
       break;
     }
+    case 'historyProgress':
+      applyHistoryProgress(state, body);
+      break;
     case 'activity':
       pushActivity(state, body);
       break;
@@ -326,6 +329,15 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
       break;
   }
   return true;
+}
+
+/**
+ * `historyProgress`: the scan's state on its own; the list stays the last
+ * `history`'s (a new object, so that the panel sees the change).
+ */
+function applyHistoryProgress(state: PageState, body: { scanning: boolean; done: number; total: number }): void {
+  const progress = body.scanning && body.total > 0 ? { done: body.done, total: body.total } : null;
+  state.history = { ...(state.history ?? { error: null, conversations: [] }), scanning: body.scanning, progress };
 }
 
 /** The frame that opens each connection. */

@@ -111,6 +111,25 @@ fn history_lists_the_last_conversation_and_continue_resumes_it() {
     );
     assert_eq!(scan["modes"], json!(3), "{result}");
     assert_eq!(scan["answeredWhileScanning"], true, "{result}");
+    // The scan's progress went on its own, small, while it ran; the whole
+    // list (over a megabyte here) went at most once per scan (the scan
+    // running when the page connected, the one History's opening asked for).
+    let frames = &scan["frames"];
+    let progress = frames["progressDone"].as_array().unwrap();
+    assert!(
+        progress
+            .iter()
+            .any(|p| p[0].as_u64().unwrap() < p[1].as_u64().unwrap()),
+        "progress was seen mid-scan: {frames}"
+    );
+    assert!(
+        frames["progressBytes"].as_u64().unwrap() <= 160,
+        "each progress frame is small: {frames}"
+    );
+    assert!(
+        frames["lists"].as_u64().unwrap() <= 2 && frames["listBytes"].as_u64().unwrap() > 100_000,
+        "the list went only when it changed: {frames}"
+    );
     let requests = scene.env.api.requests();
     let last = requests.last().unwrap();
     let sent = sent_text(last);
