@@ -193,11 +193,12 @@ export function createScene(options: SceneOptions): Scene {
   let softwareGpu: boolean | null = null;
   /** The map's WebGL2 context, once made (below). */
   let gl: WebGL2RenderingContext | null = null;
+  const software = (): boolean => {
+    if (softwareGpu === null && gl && !gl.isContextLost()) softwareGpu = isSoftwareGpu(gl);
+    return softwareGpu ?? false;
+  };
   const overlay = new Overlay({
-    software: () => {
-      if (softwareGpu === null && gl && !gl.isContextLost()) softwareGpu = isSoftwareGpu(gl);
-      return softwareGpu ?? false;
-    },
+    software,
     model: () => model,
     camera: () => drawnCam,
     size: () => ({ width, height, dpr, fitZoom }),
@@ -932,7 +933,7 @@ export function createScene(options: SceneOptions): Scene {
     effectFrameTimes() {
       return overlay.takeFrameTimes();
     },
-    software: () => softwareGpu,
+    software,
     redraw() {
       if (!renderer || !model || !cam || contextLost) return null;
       const t0 = performance.now();
