@@ -6,10 +6,6 @@
 // line's first 2000 characters}. The time is taken just before the line is
 // written on, so the latency measured from it includes none of the shim's
 // own reading.
-//
-// ORBIT_SHIM_NICE=N (an experiment, off by default) runs the real CLI under
-// `nice -n N`: what the page's latency would be if Orbit ran its `claude` at
-// a lower CPU priority than the browser (the shim itself is not niced).
 import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 
@@ -19,11 +15,7 @@ if (!real || !log) {
   process.stderr.write('claude-shim: set ORBIT_SHIM_CLAUDE (the real claude) and ORBIT_SHIM_LOG (where to log)\n');
   process.exit(2);
 }
-const nice = process.env.ORBIT_SHIM_NICE;
-const [command, argv] = nice
-  ? ['nice', ['-n', nice, real, ...process.argv.slice(2)]]
-  : [real, process.argv.slice(2)];
-const child = spawn(command, argv, { stdio: ['inherit', 'pipe', 'inherit'] });
+const child = spawn(real, process.argv.slice(2), { stdio: ['inherit', 'pipe', 'inherit'] });
 let held = '';
 child.stdout.setEncoding('utf8');
 child.stdout.on('data', (chunk) => {
