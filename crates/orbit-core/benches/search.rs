@@ -155,22 +155,21 @@ fn run(label: &str, paths: &[String], rounds: usize) {
         pct(&base_ms, 50.0),
         pct(&base_ms, 99.0)
     );
+    let against = |label: &str, xs: &[f64]| {
+        format!(
+            "  {label:<34} p50 {:7.2} ms  p99 {:7.2} ms  = {:.3}x / {:.3}x the baseline",
+            pct(xs, 50.0),
+            pct(xs, 99.0),
+            pct(xs, 50.0) / pct(&base_ms, 50.0),
+            pct(xs, 99.0) / pct(&base_ms, 99.0)
+        )
+    };
     let _ = writeln!(
         out,
-        "  PathIndex, every path scored       p50 {:7.2} ms  p99 {:7.2} ms  = {:.3}x / {:.3}x the baseline",
-        pct(&plain_ms, 50.0),
-        pct(&plain_ms, 99.0),
-        pct(&plain_ms, 50.0) / pct(&base_ms, 50.0),
-        pct(&plain_ms, 99.0) / pct(&base_ms, 99.0)
+        "{}",
+        against("PathIndex, every path scored", &plain_ms)
     );
-    let _ = writeln!(
-        out,
-        "  PathIndex                          p50 {:7.2} ms  p99 {:7.2} ms  = {:.3}x / {:.3}x the baseline",
-        pct(&index_ms, 50.0),
-        pct(&index_ms, 99.0),
-        pct(&index_ms, 50.0) / pct(&base_ms, 50.0),
-        pct(&index_ms, 99.0) / pct(&base_ms, 99.0)
-    );
+    let _ = writeln!(out, "{}", against("PathIndex", &index_ms));
     let line = |xs: &[Vec<f64>]| {
         xs.iter()
             .map(|x| format!("{:.2}", pct(x, 50.0)))
