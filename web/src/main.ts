@@ -9,6 +9,7 @@ import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
 import { Notifier, browserNotifyEnv, cardFromHash } from './hud/notify';
 import { afterFirstFrame, firstFrameShown, holdUntilFirstFrame, whenMarked } from './hud/later';
+import { holdChrome } from './hud/hold';
 import type { NodeAt, SceneInspection } from './scene/scene';
 import type { OverlayMessage } from './scene/overlay';
 
@@ -92,7 +93,17 @@ if (wanted) {
 
 // The conversation's window is in the DOM: the rest loads once the browser has shown it and the
 // map has drawn its first frame (or 2 s have passed: a map that cannot be drawn holds nothing up).
-firstFrameShown(whenMarked('orbit:first-frame', 2000));
+const mapDrawn = whenMarked('orbit:first-frame', 2000);
+firstFrameShown(mapDrawn);
+// With no entries to show (a fresh open), the map's first frame is the first the page presents: its
+// chrome comes in the next (`hud/hold.ts`; 2 s at most). Entries arriving meanwhile end the hold.
+if (hud.rendered() === 0) {
+  const chrome = holdChrome(document.documentElement, mapDrawn);
+  const stop = store.subscribe(() => {
+    if (hud.rendered() > 0) chrome.release();
+    if (!chrome.held()) stop();
+  });
+}
 
 // The service worker's answers to a notification's actions.
 if ('serviceWorker' in navigator) {

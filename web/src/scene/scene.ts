@@ -148,7 +148,7 @@ export function createScene(options: SceneOptions): Scene {
   const now = (): number => performance.now();
 
   // --- DOM.
-  const glCanvas = h('canvas', { class: 'map-canvas', 'aria-hidden': 'true' });
+  const glCanvas = h('canvas', { class: 'map-canvas map-gl', 'aria-hidden': 'true' });
   // Hidden until it has labels: an empty layer over the map still costs every frame the compositor draws.
   const labelCanvas = h('canvas', { class: 'map-canvas map-labels', 'aria-hidden': 'true', hidden: true });
   const hoverRing = h('div', { class: 'map-ring map-ring-hover', hidden: true });
