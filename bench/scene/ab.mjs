@@ -187,7 +187,16 @@ function gpuTicks() {
 
 async function firstFrame(page) {
   await page.waitForFunction((mark) => performance.getEntriesByName(mark).length > 0 || window.benchError !== undefined, MARK, { timeout: 120000, polling: 20 });
-  return page.evaluate((mark) => performance.getEntriesByName(mark)[0]?.startTime ?? Number.NaN, MARK);
+  return page.evaluate((mark) => {
+    // The map's bytes: when asked for, the request sent, its answer's first and last byte.
+    const map = performance.getEntriesByType('resource').find((e) => /\/map(\.bin)?$/.test(new URL(e.name).pathname));
+    const nav = performance.getEntriesByType('navigation')[0];
+    return {
+      at: performance.getEntriesByName(mark)[0]?.startTime ?? Number.NaN,
+      html: nav ? [nav.requestStart, nav.responseEnd] : null,
+      map: map ? [map.startTime, map.requestStart, map.responseStart, map.responseEnd] : null,
+    };
+  }, MARK);
 }
 
 const tabs = [];
@@ -265,7 +274,9 @@ for (let i = 0; i < LOADS; i += 1) {
     if (trace) await browser.startTracing(tab.page, { path: trace, categories: ['viz', 'gpu', 'toplevel', 'blink.user_timing', 'devtools.timeline', 'loading'] });
     const g0 = gpuTicks();
     await tab.page.reload({ waitUntil: 'commit' });
-    tab.times.push(await firstFrame(tab.page));
+    const got = await firstFrame(tab.page);
+    tab.times.push(got.at);
+    (tab.net ??= []).push(got);
     tab.gpu.push(gpuTicks() - g0);
     if (trace) {
       await sleep(300);
@@ -280,6 +291,10 @@ const ref = median(tabs.at(-1).times);
 for (const tab of tabs) {
   const m = median(tab.times);
   console.log(`${tab.name.padEnd(36)} first frame median ${m.toFixed(1)} ms  x${(m / ref).toFixed(3)}  GPU process ${(median(tab.gpu) * 10).toFixed(0)} ms CPU/reload  [${tab.times.map((t) => t.toFixed(0)).join(' ')}]${tab.errors.length ? `  ERRORS ${tab.errors.join('; ')}` : ''}`);
+}
+for (const tab of tabs) {
+  const col = (f) => median(tab.net.map(f).filter((v) => Number.isFinite(v))).toFixed(0);
+  console.log(`${tab.name.slice(-36).padEnd(36)} medians (ms from navigation start): HTML requested ${col((n) => n.html?.[0])}, received ${col((n) => n.html?.[1])}; map asked ${col((n) => n.map?.[0])}, sent ${col((n) => n.map?.[1])}, first byte ${col((n) => n.map?.[2])}, received ${col((n) => n.map?.[3])}`);
 }
 for (const [name, t] of traced) {
   console.log(`traced ${name}: ${t ? `${t.frames} frames drawn and swapped before the mark (${t.ms.toFixed(1)} ms), mark at ${t.markMs.toFixed(0)} ms` : 'no mark in the trace'}`);

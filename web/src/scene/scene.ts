@@ -193,8 +193,10 @@ export function createScene(options: SceneOptions): Scene {
   let softwareGpu: boolean | null = null;
   /** The map's WebGL2 context, once made (below). */
   let gl: WebGL2RenderingContext | null = null;
+  /** Whether the map's first frame has been drawn: the GPU is not asked its name before (false until then). */
+  let started = false;
   const software = (): boolean => {
-    if (softwareGpu === null && gl && !gl.isContextLost()) softwareGpu = isSoftwareGpu(gl);
+    if (softwareGpu === null && started && gl && !gl.isContextLost()) softwareGpu = isSoftwareGpu(gl);
     return softwareGpu ?? false;
   };
   const overlay = new Overlay({
@@ -401,6 +403,7 @@ export function createScene(options: SceneOptions): Scene {
         renderer.finish();
         performance.mark('orbit:first-frame');
         firstFrame = true;
+        started = true;
       }
     }
     drawnCam = { ...cam };
