@@ -9,7 +9,9 @@
  *
  * Released when the map marks its first frame, when `until` settles (the
  * caller's cap: never more than 2 s), or at {@link ChromeHold.release} (the
- * caller's: entries came to show). A page with entries to show is never held.
+ * caller's: entries came to show); a map showing that it cannot be drawn or
+ * loaded shows the page at once (`hold.css`). A page with entries to show is
+ * never held.
  */
 import './hold.css';
 
