@@ -43,6 +43,10 @@ const opt = (name, dflt) => (args.includes(name) ? Number(args[args.indexOf(name
 const FILES = opt('--files', 100000);
 const QUERIES = opt('--queries', 20);
 const KEEP = args.includes('--keep');
+// --trace: after the measure on FILES files, type the first query again
+// under a Chrome trace and print, per keystroke, the renderer main
+// thread's work from the key to the list changed (where the fixed cost is).
+const TRACE = args.includes('--trace');
 const BIN = process.env.ORBIT_BIN ?? join(repo, 'target', 'release', 'orbit');
 const log = (m) => process.stderr.write(`${m}\n`);
 const pct = (xs, p) => {
@@ -136,12 +140,13 @@ async function measure({ ws, paths }) {
       try {
         new PerformanceObserver((l) => { for (const e of l.getEntries()) w.benchLong.push([e.startTime, e.duration]); }).observe({ type: 'longtask', buffered: false });
       } catch { /* no longtask entries in this browser */ }
-      input.addEventListener('keydown', (e) => { w.benchSeq += 1; w.benchKey = { at: e.timeStamp, seq: w.benchSeq }; }, true);
+      input.addEventListener('keydown', (e) => { w.benchSeq += 1; w.benchKey = { at: e.timeStamp, seq: w.benchSeq }; performance.mark(`bench-key-${w.benchSeq}`, { startTime: e.timeStamp }); }, true);
       new MutationObserver(() => {
         const key = w.benchKey;
         if (key === null) return;
         w.benchKey = null;
         const dom = performance.now() - key.at;
+        performance.mark(`bench-dom-${key.seq}`);
         const first = list.querySelector('[role="option"]')?.getAttribute('data-path') ?? null;
         const domAt = performance.now();
         requestAnimationFrame(() => { requestAnimationFrame(() => {
@@ -178,12 +183,57 @@ async function measure({ ws, paths }) {
         splits.push({ query: prefix, dom: t.dom, long: t.long, ...(t.split ?? {}) });
       }
     }
+    const trace = TRACE && paths.length === FILES ? await traceKeys(page, add, typed[0]) : null;
     await context.close();
-    return { server, byLength: byLength.map((xs) => pct(xs, 50)), page: pageTimes, painted: paintTimes, wall: wallTimes, splits };
+    return { trace, server, byLength: byLength.map((xs) => pct(xs, 50)), page: pageTimes, painted: paintTimes, wall: wallTimes, splits };
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit').catch(() => {});
   }
+}
+
+/** Types `q` under a Chrome trace; per keystroke, the main thread's events from the key to the list changed. */
+async function traceKeys(page, add, q) {
+  await add.fill('');
+  const cdp = await page.context().newCDPSession(page);
+  const events = [];
+  cdp.on('Tracing.dataCollected', (e) => { events.push(...e.value); });
+  await cdp.send('Tracing.start', {
+    transferMode: 'ReportEvents',
+    traceConfig: { recordMode: 'recordAsMuchAsPossible', includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'v8.execute', 'v8', 'blink', 'loading', 'toplevel', 'disabled-by-default-devtools.timeline.frame'] },
+  });
+  for (let i = 1; i <= q.length; i += 1) {
+    const seq = await page.evaluate(() => window.benchSeq + 1);
+    await add.press(q[i - 1]);
+    await page.waitForFunction((s) => window.benchTimes.get(s), seq, { timeout: 10000, polling: 'raf' });
+  }
+  const done = new Promise((resolve) => { cdp.once('Tracing.tracingComplete', resolve); });
+  await cdp.send('Tracing.end');
+  await done;
+  const marks = events.filter((e) => typeof e.name === 'string' && e.name.startsWith('bench-'));
+  if (marks.length === 0) return ['no marks in the trace'];
+  const { pid, tid } = marks.find((e) => e.name.startsWith('bench-dom-')) ?? marks[0];
+  const at = (name) => marks.find((e) => e.name === name)?.ts;
+  const main = events.filter((e) => e.pid === pid && e.tid === tid && e.ph === 'X' && typeof e.dur === 'number').sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  const lines = [];
+  const seqs = [...new Set(marks.map((e) => Number(e.name.split('-').pop())))].sort((a, b) => a - b);
+  for (const seq of seqs) {
+    const key = at(`bench-key-${seq}`);
+    const dom = at(`bench-dom-${seq}`);
+    if (key === undefined || dom === undefined) continue;
+    lines.push(`key ${seq}: ${((dom - key) / 1000).toFixed(2)} ms to the list changed (then 8 ms more shown)`);
+    const stack = [];
+    for (const e of main) {
+      if (e.ts + e.dur < key || e.ts > dom + 8000) continue;
+      while (stack.length > 0 && stack[stack.length - 1] <= e.ts) stack.pop();
+      const depth = stack.length;
+      stack.push(e.ts + e.dur);
+      if (depth > 3 || e.dur < 100) continue;
+      const detail = e.args?.data?.type ?? e.args?.data?.url?.split('/').pop() ?? e.args?.data?.functionName ?? '';
+      lines.push(`  ${((e.ts - key) / 1000).toFixed(2).padStart(7)} +${(e.dur / 1000).toFixed(2).padStart(6)} ${'  '.repeat(depth)}${e.name} ${detail}`.slice(0, 150));
+    }
+  }
+  return lines;
 }
 
 const floor = await measure(small);
@@ -215,6 +265,7 @@ for (const [name, r] of [['100 files', floor], [`${FILES} files`, result]]) {
   const part = (k) => r.splits.map((s) => s[k]).filter((x) => x !== undefined);
   log(`  p50/p99: to-sent ${f1(pct(part('toSent'), 50))}/${f1(pct(part('toSent'), 99))}  server ${f1(pct(part('server'), 50))}/${f1(pct(part('server'), 99))}  to-DOM ${f1(pct(part('toDom'), 50))}/${f1(pct(part('toDom'), 99))}  keystrokes with long tasks ${r.splits.filter((s) => s.long > 0).length}`);
 }
+if (result.trace) for (const line of result.trace) log(line);
 log(`goal: p99 under 16 ms: server ${pct(result.server, 99) < 16 ? 'met' : 'MISSED'}, page ${pct(result.page, 99) < 16 ? 'met' : 'MISSED'}`);
 process.stdout.write(`${JSON.stringify({
   files: FILES,
