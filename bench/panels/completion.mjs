@@ -47,6 +47,9 @@ const KEEP = args.includes('--keep');
 // under a Chrome trace and print, per keystroke, the renderer main
 // thread's work from the key to the list changed (where the fixed cost is).
 const TRACE = args.includes('--trace');
+// --no-socket: no `search` frames (a build before them answers none).
+const SOCKET = !args.includes('--no-socket');
+const TRACE_DEPTH = opt('--trace-depth', 3);
 const BIN = process.env.ORBIT_BIN ?? join(repo, 'target', 'release', 'orbit');
 const log = (m) => process.stderr.write(`${m}\n`);
 const pct = (xs, p) => {
@@ -101,24 +104,63 @@ async function measure({ ws, paths }) {
     const [login] = await once(createInterface({ input: child.stdout }), 'line');
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
+    page.on('crash', () => { log('the page crashed'); });
+    page.on('pageerror', (e) => { log(`page error: ${e.message}`); });
     await page.goto(login);
     // The graph is whole once the workspace says how many files it holds.
     await page.waitForFunction((n) => (window.orbitInspect?.state()?.workspace?.graph?.files ?? 0) >= n, paths.length, { timeout: 600000, polling: 250 });
     const id = new URL(page.url()).pathname.split('/')[2];
     const typed = queries(paths);
     const byLength = [];
-    const server = await page.evaluate(async ({ id, typed }) => {
-      const times = [];
+    // The round trip both ways, alternating per keystroke: `fetch` of
+    // `/search` (a new request through the network service each time) and
+    // a `search` frame over a WebSocket of the page's own (resumed like
+    // the page's; its `searchAnswer`), each until the answer is parsed.
+    // Paced at 30 ms a pair (the socket takes 50 frames a second).
+    const both = await page.evaluate(async ({ id, typed, viaSocket }) => {
+      const socket = !viaSocket ? null : new WebSocket(`ws://${location.host}/ws?w=${encodeURIComponent(id)}`);
+      const waiting = new Map();
+      let ended = null;
+      const snapshot = new Promise((resolve) => { ended = resolve; });
+      socket?.addEventListener('message', (event) => {
+        const frame = JSON.parse(event.data);
+        if (frame.body?.type === 'snapshotEnd') ended();
+        if (frame.body?.type === 'searchAnswer') waiting.get(frame.body.id)?.(frame.body);
+      });
+      if (socket) {
+        await new Promise((resolve) => { socket.addEventListener('open', resolve, { once: true }); });
+        socket.send(JSON.stringify({ type: 'resume', instanceId: null, lastSeq: null }));
+        await snapshot;
+      }
+      const http = [];
+      const ws = [];
+      let n = 0;
       for (const q of typed) {
         for (let i = 1; i <= q.length; i += 1) {
-          const start = performance.now();
-          const response = await fetch(`/w/${encodeURIComponent(id)}/search?q=${encodeURIComponent(q.slice(0, i))}&limit=8`, { credentials: 'same-origin' });
-          await response.json();
-          times.push([i, performance.now() - start]);
+          const query = q.slice(0, i);
+          let start = performance.now();
+          const response = await fetch(`/w/${encodeURIComponent(id)}/search?q=${encodeURIComponent(query)}&limit=8`, { credentials: 'same-origin' });
+          const first = (await response.json()).matches?.[0]?.path ?? null;
+          http.push([i, performance.now() - start]);
+          n += 1;
+          if (!socket) { ws.push(NaN); continue; }
+          start = performance.now();
+          const answer = await new Promise((resolve) => {
+            waiting.set(n, resolve);
+            socket.send(JSON.stringify({ type: 'search', id: n, q: query, limit: 8 }));
+          });
+          ws.push(performance.now() - start);
+          waiting.delete(n);
+          if (answer.error) throw new Error(`searchAnswer for ${query}: ${answer.error}`);
+          if ((answer.matches[0]?.path ?? null) !== first) throw new Error(`the socket's answer for ${query} differs from /search's`);
+          await new Promise((resolve) => { setTimeout(resolve, 30); });
         }
       }
-      return times;
-    }, { id, typed }).then((times) => times.map(([i, ms]) => { (byLength[i] ??= []).push(ms); return ms; }));
+      socket?.close();
+      return { http, ws };
+    }, { id, typed, viaSocket: SOCKET });
+    const server = both.http.map(([i, ms]) => { (byLength[i] ??= []).push(ms); return ms; });
+    const socketTimes = both.ws;
     const add = page.getByRole('combobox', { name: 'Add file' });
     await add.waitFor();
     // In the page: from the keystroke's `keydown` (its event time, as the
@@ -185,7 +227,7 @@ async function measure({ ws, paths }) {
     }
     const trace = TRACE && paths.length === FILES ? await traceKeys(page, add, typed[0]) : null;
     await context.close();
-    return { trace, server, byLength: byLength.map((xs) => pct(xs, 50)), page: pageTimes, painted: paintTimes, wall: wallTimes, splits };
+    return { trace, server, socket: socketTimes, byLength: byLength.map((xs) => pct(xs, 50)), page: pageTimes, painted: paintTimes, wall: wallTimes, splits };
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit').catch(() => {});
@@ -210,6 +252,8 @@ async function traceKeys(page, add, q) {
   const done = new Promise((resolve) => { cdp.once('Tracing.tracingComplete', resolve); });
   await cdp.send('Tracing.end');
   await done;
+  mkdirSync(join(repo, 'target', 'artifacts'), { recursive: true });
+  writeFileSync(join(repo, 'target', 'artifacts', 'completion-trace.json'), JSON.stringify({ traceEvents: events }));
   const marks = events.filter((e) => typeof e.name === 'string' && e.name.startsWith('bench-'));
   if (marks.length === 0) return ['no marks in the trace'];
   const { pid, tid } = marks.find((e) => e.name.startsWith('bench-dom-')) ?? marks[0];
@@ -228,7 +272,7 @@ async function traceKeys(page, add, q) {
       while (stack.length > 0 && stack[stack.length - 1] <= e.ts) stack.pop();
       const depth = stack.length;
       stack.push(e.ts + e.dur);
-      if (depth > 3 || e.dur < 100) continue;
+      if (depth > TRACE_DEPTH || e.dur < 100) continue;
       const detail = e.args?.data?.type ?? e.args?.data?.url?.split('/').pop() ?? e.args?.data?.functionName ?? '';
       lines.push(`  ${((e.ts - key) / 1000).toFixed(2).padStart(7)} +${(e.dur / 1000).toFixed(2).padStart(6)} ${'  '.repeat(depth)}${e.name} ${detail}`.slice(0, 150));
     }
@@ -246,6 +290,11 @@ const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join('
 log(`\n${FILES} files, ${result.server.length} keystrokes, load average ${load}`);
 row('server: 100 files (floor)', floor.server, floor.server);
 row(`server: ${FILES} files`, result.server, floor.server);
+row('socket: 100 files (floor)', floor.socket, floor.socket);
+row(`socket: ${FILES} files`, result.socket, floor.socket);
+for (const [name, r] of [['100 files', floor], [`${FILES} files`, result]]) {
+  log(`socket / HTTP round trip, ${name}, same run: p50 ${(pct(r.socket, 50) / pct(r.server, 50)).toFixed(2)}x, p99 ${(pct(r.socket, 99) / pct(r.server, 99)).toFixed(2)}x`);
+}
 row('page: 100 files (floor)', floor.page, floor.page);
 row(`page: ${FILES} files`, result.page, floor.page);
 row('page painted: 100 files (floor)', floor.painted, floor.painted);
@@ -276,5 +325,6 @@ process.stdout.write(`${JSON.stringify({
   paintedP99: pct(result.painted, 99), paintedFloorP99: pct(floor.painted, 99),
   playwrightP99: pct(result.wall, 99), playwrightFloorP99: pct(floor.wall, 99),
   serverByLength: result.byLength.slice(1),
+  socketP50: pct(result.socket, 50), socketP99: pct(result.socket, 99), socketFloorP50: pct(floor.socket, 50), socketFloorP99: pct(floor.socket, 99), serverFloorP50: pct(floor.server, 50),
   serverRatio: pct(result.server, 99) / pct(floor.server, 99), pageRatio: pct(result.page, 99) / pct(floor.page, 99),
 })}\n`);

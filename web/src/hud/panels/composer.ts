@@ -8,6 +8,7 @@
  * drops it with its notice). They reach the prompt as `skills` and `files`,
  * and Claude gets them as `/skill` and `@path` mentions.
  */
+import { ChannelDropped } from '../../protocol/channel';
 import type { SearchMatch } from '../../protocol/types';
 import type { PageState } from '../../state/store';
 import { clear, h, uniqueId } from '../dom';
@@ -32,6 +33,36 @@ export function serverSearch(workspaceId: string, fetchFn: typeof fetch = fetch)
     if (!response.ok) throw new Error(`${response.status} ${response.statusText}`.trim());
     const body = (await response.json()) as { matches?: SearchMatch[] };
     return body.matches ?? [];
+  };
+}
+
+/** The channel's `search` (`Channel.search`): `null` when it cannot carry one now. */
+export type ChannelSearch = (query: string, limit: number) => Promise<SearchMatch[]> | null;
+
+/** How long a search over the channel may take before `/search` is asked instead. */
+const CHANNEL_SEARCH_TIMEOUT_MS = 5000;
+
+/**
+ * The matcher over the page's open channel (a `search` frame and its
+ * `searchAnswer`: no new HTTP request per keystroke), else `fallback`
+ * (`/search`): when the channel is not connected, drops before the answer,
+ * or has not answered within five seconds.
+ */
+export function channelFirst(channel: ChannelSearch, fallback: SearchFn): SearchFn {
+  return async (query, limit) => {
+    const asked = channel(query, limit);
+    if (asked === null) return fallback(query, limit);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) => { timer = setTimeout(() => { resolve(null); }, CHANNEL_SEARCH_TIMEOUT_MS); });
+    try {
+      const answer = await Promise.race([asked, late]);
+      return answer ?? await fallback(query, limit);
+    } catch (error) {
+      if (error instanceof ChannelDropped) return fallback(query, limit);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   };
 }
 
