@@ -43,6 +43,13 @@ const opt = (name, dflt) => (args.includes(name) ? Number(args[args.indexOf(name
 const FILES = opt('--files', 100000);
 const QUERIES = opt('--queries', 20);
 const KEEP = args.includes('--keep');
+// --trace: after the measure on FILES files, type the first query again
+// under a Chrome trace and print, per keystroke, the renderer main
+// thread's work from the key to the list changed (where the fixed cost is).
+const TRACE = args.includes('--trace');
+// --no-socket: no `search` frames (a build before them answers none).
+const SOCKET = !args.includes('--no-socket');
+const TRACE_DEPTH = opt('--trace-depth', 3);
 const BIN = process.env.ORBIT_BIN ?? join(repo, 'target', 'release', 'orbit');
 const log = (m) => process.stderr.write(`${m}\n`);
 const pct = (xs, p) => {
@@ -97,24 +104,63 @@ async function measure({ ws, paths }) {
     const [login] = await once(createInterface({ input: child.stdout }), 'line');
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
+    page.on('crash', () => { log('the page crashed'); });
+    page.on('pageerror', (e) => { log(`page error: ${e.message}`); });
     await page.goto(login);
     // The graph is whole once the workspace says how many files it holds.
     await page.waitForFunction((n) => (window.orbitInspect?.state()?.workspace?.graph?.files ?? 0) >= n, paths.length, { timeout: 600000, polling: 250 });
     const id = new URL(page.url()).pathname.split('/')[2];
     const typed = queries(paths);
     const byLength = [];
-    const server = await page.evaluate(async ({ id, typed }) => {
-      const times = [];
+    // The round trip both ways, alternating per keystroke: `fetch` of
+    // `/search` (a new request through the network service each time) and
+    // a `search` frame over a WebSocket of the page's own (resumed like
+    // the page's; its `searchAnswer`), each until the answer is parsed.
+    // Paced at 30 ms a pair (the socket takes 50 frames a second).
+    const both = await page.evaluate(async ({ id, typed, viaSocket }) => {
+      const socket = !viaSocket ? null : new WebSocket(`ws://${location.host}/ws?w=${encodeURIComponent(id)}`);
+      const waiting = new Map();
+      let ended = null;
+      const snapshot = new Promise((resolve) => { ended = resolve; });
+      socket?.addEventListener('message', (event) => {
+        const frame = JSON.parse(event.data);
+        if (frame.body?.type === 'snapshotEnd') ended();
+        if (frame.body?.type === 'searchAnswer') waiting.get(frame.body.id)?.(frame.body);
+      });
+      if (socket) {
+        await new Promise((resolve) => { socket.addEventListener('open', resolve, { once: true }); });
+        socket.send(JSON.stringify({ type: 'resume', instanceId: null, lastSeq: null }));
+        await snapshot;
+      }
+      const http = [];
+      const ws = [];
+      let n = 0;
       for (const q of typed) {
         for (let i = 1; i <= q.length; i += 1) {
-          const start = performance.now();
-          const response = await fetch(`/w/${encodeURIComponent(id)}/search?q=${encodeURIComponent(q.slice(0, i))}&limit=8`, { credentials: 'same-origin' });
-          await response.json();
-          times.push([i, performance.now() - start]);
+          const query = q.slice(0, i);
+          let start = performance.now();
+          const response = await fetch(`/w/${encodeURIComponent(id)}/search?q=${encodeURIComponent(query)}&limit=8`, { credentials: 'same-origin' });
+          const first = (await response.json()).matches?.[0]?.path ?? null;
+          http.push([i, performance.now() - start]);
+          n += 1;
+          if (!socket) { ws.push(NaN); continue; }
+          start = performance.now();
+          const answer = await new Promise((resolve) => {
+            waiting.set(n, resolve);
+            socket.send(JSON.stringify({ type: 'search', id: n, q: query, limit: 8 }));
+          });
+          ws.push(performance.now() - start);
+          waiting.delete(n);
+          if (answer.error) throw new Error(`searchAnswer for ${query}: ${answer.error}`);
+          if ((answer.matches[0]?.path ?? null) !== first) throw new Error(`the socket's answer for ${query} differs from /search's`);
+          await new Promise((resolve) => { setTimeout(resolve, 30); });
         }
       }
-      return times;
-    }, { id, typed }).then((times) => times.map(([i, ms]) => { (byLength[i] ??= []).push(ms); return ms; }));
+      socket?.close();
+      return { http, ws };
+    }, { id, typed, viaSocket: SOCKET });
+    const server = both.http.map(([i, ms]) => { (byLength[i] ??= []).push(ms); return ms; });
+    const socketTimes = both.ws;
     const add = page.getByRole('combobox', { name: 'Add file' });
     await add.waitFor();
     // In the page: from the keystroke's `keydown` (its event time, as the
@@ -136,12 +182,22 @@ async function measure({ ws, paths }) {
       try {
         new PerformanceObserver((l) => { for (const e of l.getEntries()) w.benchLong.push([e.startTime, e.duration]); }).observe({ type: 'longtask', buffered: false });
       } catch { /* no longtask entries in this browser */ }
-      input.addEventListener('keydown', (e) => { w.benchSeq += 1; w.benchKey = { at: e.timeStamp, seq: w.benchSeq }; }, true);
+      input.addEventListener('keydown', (e) => {
+        w.benchSeq += 1;
+        const key = { at: e.timeStamp, seq: w.benchSeq, frame: null };
+        w.benchKey = key;
+        performance.mark(`bench-key-${w.benchSeq}`, { startTime: e.timeStamp });
+        // The first frame after the key (its animation-frame callbacks):
+        // Chromium defers the page's other tasks (the answer's arrival
+        // among them) after a key until that frame.
+        requestAnimationFrame(() => { key.frame = performance.now(); });
+      }, true);
       new MutationObserver(() => {
         const key = w.benchKey;
         if (key === null) return;
         w.benchKey = null;
         const dom = performance.now() - key.at;
+        performance.mark(`bench-dom-${key.seq}`);
         const first = list.querySelector('[role="option"]')?.getAttribute('data-path') ?? null;
         const domAt = performance.now();
         requestAnimationFrame(() => { requestAnimationFrame(() => {
@@ -149,8 +205,9 @@ async function measure({ ws, paths }) {
           const url = `search?q=${encodeURIComponent(input.value.trim())}&limit=8`;
           const r = performance.getEntriesByType('resource').filter((e) => e.name.endsWith(url) && e.startTime >= key.at).pop();
           const split = r ? { toSent: r.startTime - key.at, server: r.responseStart - r.requestStart, wait: r.requestStart - r.startTime, body: r.responseEnd - r.responseStart, toDom: domAt - r.responseEnd } : null;
+          const frames = key.frame === null ? {} : { toFrame: key.frame - key.at, frameToDom: domAt - key.frame };
           const long = w.benchLong.filter(([s, d]) => s + d >= key.at && s <= domAt).reduce((a, [, d]) => a + d, 0);
-          w.benchTimes.set(key.seq, { dom, painted: performance.now() - key.at, first, value: input.value, split, long });
+          w.benchTimes.set(key.seq, { dom, painted: performance.now() - key.at, first, value: input.value, split: { ...split, ...frames }, long });
         }); });
       }).observe(list, { childList: true, subtree: true, attributes: true });
     });
@@ -178,12 +235,59 @@ async function measure({ ws, paths }) {
         splits.push({ query: prefix, dom: t.dom, long: t.long, ...(t.split ?? {}) });
       }
     }
+    const trace = TRACE && paths.length === FILES ? await traceKeys(page, add, typed[0]) : null;
     await context.close();
-    return { server, byLength: byLength.map((xs) => pct(xs, 50)), page: pageTimes, painted: paintTimes, wall: wallTimes, splits };
+    return { trace, server, socket: socketTimes, byLength: byLength.map((xs) => pct(xs, 50)), page: pageTimes, painted: paintTimes, wall: wallTimes, splits };
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit').catch(() => {});
   }
+}
+
+/** Types `q` under a Chrome trace; per keystroke, the main thread's events from the key to the list changed. */
+async function traceKeys(page, add, q) {
+  await add.fill('');
+  const cdp = await page.context().newCDPSession(page);
+  const events = [];
+  cdp.on('Tracing.dataCollected', (e) => { events.push(...e.value); });
+  await cdp.send('Tracing.start', {
+    transferMode: 'ReportEvents',
+    traceConfig: { recordMode: 'recordAsMuchAsPossible', includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'v8.execute', 'v8', 'blink', 'loading', 'toplevel', 'disabled-by-default-devtools.timeline.frame'] },
+  });
+  for (let i = 1; i <= q.length; i += 1) {
+    const seq = await page.evaluate(() => window.benchSeq + 1);
+    await add.press(q[i - 1]);
+    await page.waitForFunction((s) => window.benchTimes.get(s), seq, { timeout: 10000, polling: 'raf' });
+  }
+  const done = new Promise((resolve) => { cdp.once('Tracing.tracingComplete', resolve); });
+  await cdp.send('Tracing.end');
+  await done;
+  mkdirSync(join(repo, 'target', 'artifacts'), { recursive: true });
+  writeFileSync(join(repo, 'target', 'artifacts', 'completion-trace.json'), JSON.stringify({ traceEvents: events }));
+  const marks = events.filter((e) => typeof e.name === 'string' && e.name.startsWith('bench-'));
+  if (marks.length === 0) return ['no marks in the trace'];
+  const { pid, tid } = marks.find((e) => e.name.startsWith('bench-dom-')) ?? marks[0];
+  const at = (name) => marks.find((e) => e.name === name)?.ts;
+  const main = events.filter((e) => e.pid === pid && e.tid === tid && e.ph === 'X' && typeof e.dur === 'number').sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  const lines = [];
+  const seqs = [...new Set(marks.map((e) => Number(e.name.split('-').pop())))].sort((a, b) => a - b);
+  for (const seq of seqs) {
+    const key = at(`bench-key-${seq}`);
+    const dom = at(`bench-dom-${seq}`);
+    if (key === undefined || dom === undefined) continue;
+    lines.push(`key ${seq}: ${((dom - key) / 1000).toFixed(2)} ms to the list changed (then 8 ms more shown)`);
+    const stack = [];
+    for (const e of main) {
+      if (e.ts + e.dur < key || e.ts > dom + 8000) continue;
+      while (stack.length > 0 && stack[stack.length - 1] <= e.ts) stack.pop();
+      const depth = stack.length;
+      stack.push(e.ts + e.dur);
+      if (depth > TRACE_DEPTH || e.dur < 100) continue;
+      const detail = e.args?.data?.type ?? e.args?.data?.url?.split('/').pop() ?? e.args?.data?.functionName ?? '';
+      lines.push(`  ${((e.ts - key) / 1000).toFixed(2).padStart(7)} +${(e.dur / 1000).toFixed(2).padStart(6)} ${'  '.repeat(depth)}${e.name} ${detail}`.slice(0, 150));
+    }
+  }
+  return lines;
 }
 
 const floor = await measure(small);
@@ -196,6 +300,11 @@ const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join('
 log(`\n${FILES} files, ${result.server.length} keystrokes, load average ${load}`);
 row('server: 100 files (floor)', floor.server, floor.server);
 row(`server: ${FILES} files`, result.server, floor.server);
+row('socket: 100 files (floor)', floor.socket, floor.socket);
+row(`socket: ${FILES} files`, result.socket, floor.socket);
+for (const [name, r] of [['100 files', floor], [`${FILES} files`, result]]) {
+  log(`socket / HTTP round trip, ${name}, same run: p50 ${(pct(r.socket, 50) / pct(r.server, 50)).toFixed(2)}x, p99 ${(pct(r.socket, 99) / pct(r.server, 99)).toFixed(2)}x`);
+}
 row('page: 100 files (floor)', floor.page, floor.page);
 row(`page: ${FILES} files`, result.page, floor.page);
 row('page painted: 100 files (floor)', floor.painted, floor.painted);
@@ -208,13 +317,15 @@ log(`server p50 by query length (1, 2, ...): ${result.byLength.slice(1).map((ms)
 // first byte), the body, the answer to the DOM, long tasks meanwhile.
 const f1 = (x) => (x === undefined ? '   -' : x.toFixed(1).padStart(5));
 for (const [name, r] of [['100 files', floor], [`${FILES} files`, result]]) {
-  log(`slowest keystrokes, ${name}: query, page = to-sent + wait + server + body + to-DOM (long tasks)`);
+  log(`slowest keystrokes, ${name}: query, page = to-sent + wait + server + body + to-DOM (HTTP only) (long tasks); key to first frame, that frame to DOM`);
   for (const s of [...r.splits].sort((a, b) => b.dom - a.dom).slice(0, 6)) {
-    log(`  ${JSON.stringify(s.query).padEnd(14)} ${f1(s.dom)} = ${f1(s.toSent)} + ${f1(s.wait)} + ${f1(s.server)} + ${f1(s.body)} + ${f1(s.toDom)}  (${f1(s.long)})`);
+    log(`  ${JSON.stringify(s.query).padEnd(14)} ${f1(s.dom)} = ${f1(s.toSent)} + ${f1(s.wait)} + ${f1(s.server)} + ${f1(s.body)} + ${f1(s.toDom)}  (${f1(s.long)}); ${f1(s.toFrame)}, ${f1(s.frameToDom)}`);
   }
   const part = (k) => r.splits.map((s) => s[k]).filter((x) => x !== undefined);
+  log(`  p50/p99: key to its first frame ${f1(pct(part('toFrame'), 50))}/${f1(pct(part('toFrame'), 99))}  that frame to the list changed ${f1(pct(part('frameToDom'), 50))}/${f1(pct(part('frameToDom'), 99))}  keystrokes whose list changed before that frame: ${r.splits.filter((x) => x.frameToDom !== undefined && x.frameToDom < 0).length}`);
   log(`  p50/p99: to-sent ${f1(pct(part('toSent'), 50))}/${f1(pct(part('toSent'), 99))}  server ${f1(pct(part('server'), 50))}/${f1(pct(part('server'), 99))}  to-DOM ${f1(pct(part('toDom'), 50))}/${f1(pct(part('toDom'), 99))}  keystrokes with long tasks ${r.splits.filter((s) => s.long > 0).length}`);
 }
+if (result.trace) for (const line of result.trace) log(line);
 log(`goal: p99 under 16 ms: server ${pct(result.server, 99) < 16 ? 'met' : 'MISSED'}, page ${pct(result.page, 99) < 16 ? 'met' : 'MISSED'}`);
 process.stdout.write(`${JSON.stringify({
   files: FILES,
@@ -225,5 +336,6 @@ process.stdout.write(`${JSON.stringify({
   paintedP99: pct(result.painted, 99), paintedFloorP99: pct(floor.painted, 99),
   playwrightP99: pct(result.wall, 99), playwrightFloorP99: pct(floor.wall, 99),
   serverByLength: result.byLength.slice(1),
+  socketP50: pct(result.socket, 50), socketP99: pct(result.socket, 99), socketFloorP50: pct(floor.socket, 50), socketFloorP99: pct(floor.socket, 99), serverFloorP50: pct(floor.server, 50),
   serverRatio: pct(result.server, 99) / pct(floor.server, 99), pageRatio: pct(result.page, 99) / pct(floor.page, 99),
 })}\n`);

@@ -233,8 +233,14 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     await page.getByRole('button', { name: 'Skills' }).click();
     await page.getByRole('group', { name: 'Skills to use' }).getByRole('checkbox', { name: /review/ }).check();
     const add = page.getByRole('combobox', { name: 'Add file' });
+    // The completion asks over the page's socket (`search` frames), not `/search`.
+    const viaHttp = [];
+    const onRequest = (r) => { if (r.url().includes('/search?')) viaHttp.push(r.url()); };
+    page.on('request', onRequest);
     await add.fill('utl');
     await page.getByRole('listbox', { name: 'Files' }).getByRole('option', { name: 'src/util.rs' }).waitFor();
+    page.off('request', onRequest);
+    if (viaHttp.length > 0) throw new Error(`the completion asked /search over HTTP: ${viaHttp.join(', ')}`);
     await add.press('Enter');
     const attached = await untilPanels(page, 'the chips', (p) => p.skills.length === 1 && p.files.length === 1);
     await shot(page, 'chips');

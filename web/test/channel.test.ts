@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Channel } from '../src/protocol/channel';
+import { Channel, ChannelDropped } from '../src/protocol/channel';
 import { FakeTransport } from './fakeTransport';
 import { Store } from '../src/state/store';
 import { workspace } from './fixtures';
@@ -60,6 +60,40 @@ describe('Channel', () => {
     transport.setState('open');
     transport.deliver(hello(false, 0));
     expect(transport.sent).toEqual([{ type: 'resume', instanceId: null, lastSeq: null }, { type: 'trust', id: item.id }]);
+  });
+
+  it('searches over the socket once greeted: each answer settles its own id, the store never sees one, a drop rejects what is out', async () => {
+    const transport = new FakeTransport();
+    const store = new Store();
+    const channel = new Channel(transport, store);
+    channel.start();
+    expect(channel.search('ma', 8)).toBeNull();
+    transport.setState('open');
+    expect(channel.search('ma', 8)).toBeNull();
+    transport.deliver(hello(false, 0));
+    transport.deliver({ seq: null, body: { type: 'snapshotEnd' } });
+    let renders = 0;
+    store.subscribe(() => { renders += 1; });
+    const first = channel.search('ma', 8);
+    const second = channel.search('mai', 8);
+    if (!first || !second) throw new Error('not sent');
+    const [a, b] = transport.sent.slice(-2) as { id: number }[];
+    expect(transport.sent.slice(-2)).toEqual([{ type: 'search', id: a?.id, q: 'ma', limit: 8 }, { type: 'search', id: b?.id, q: 'mai', limit: 8 }]);
+    expect(a?.id).not.toBe(b?.id);
+    const match = { path: 'src/main.rs', score: 9, indices: [4, 5, 6] };
+    // Answered out of order: each goes to its own search.
+    transport.deliver({ seq: null, body: { type: 'searchAnswer', id: b?.id, hash: 'h', matches: [match], error: null } });
+    transport.deliver({ seq: null, body: { type: 'searchAnswer', id: a?.id, hash: null, matches: [], error: '`q` is too long (at most 256 characters)' } });
+    await expect(second).resolves.toEqual([match]);
+    await expect(first).rejects.toThrow('`q` is too long');
+    // An answer nobody waits for is dropped.
+    transport.deliver({ seq: null, body: { type: 'searchAnswer', id: 4242, hash: 'h', matches: [match], error: null } });
+    expect(renders).toBe(0);
+    expect(store.state.errors).toEqual([]);
+    const out = channel.search('main', 8);
+    transport.setState('reconnecting');
+    await expect(out).rejects.toBeInstanceOf(ChannelDropped);
+    expect(channel.search('main', 8)).toBeNull();
   });
 
   it('a frame that does not match the protocol is refused visibly and changes nothing', () => {

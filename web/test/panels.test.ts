@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { CatalogState, FileDiff, HistoryEntry, McpState, PageRequest, SearchMatch, SettingsState } from '../src/protocol/types';
 import { mountPanels } from '../src/hud/panels';
 import { changesOf, filesChangedIn, tokens, usageRows } from '../src/hud/panels/changes';
-import { Composer, MAX_FILES, MAX_SKILLS, pickDropped } from '../src/hud/panels/composer';
+import { channelFirst, Composer, MAX_FILES, MAX_SKILLS, pickDropped } from '../src/hud/panels/composer';
+import { ChannelDropped } from '../src/protocol/channel';
 import { matchesFilter } from '../src/hud/panels/history';
 import { Drawer } from '../src/hud/drawer';
 import { applyFrame, initialState, type PageState } from '../src/state/store';
@@ -299,6 +300,70 @@ describe('the prompt’s attachments', () => {
     box.dispatchEvent(new Event('input'));
     await settle();
     expect(document.querySelector('[role="status"]')?.textContent).toBe('Completion failed: 503 Service Unavailable');
+  });
+
+  it('asks over the channel first and /search when the channel cannot carry it, drops mid-way or is silent', async () => {
+    vi.useFakeTimers();
+    try {
+      const http: string[] = [];
+      const fallback = (q: string): Promise<SearchMatch[]> => { http.push(q); return Promise.resolve([{ path: `http/${q}`, score: 1, indices: [] }]); };
+      const answers: Record<string, () => Promise<SearchMatch[]> | null> = {
+        a: () => Promise.resolve([{ path: 'socket/a', score: 1, indices: [] }]),
+        b: () => null,
+        c: () => Promise.reject(new ChannelDropped()),
+        d: () => new Promise<SearchMatch[]>(() => {}),
+        e: () => Promise.reject(new Error('`q` is too long')),
+      };
+      const search = channelFirst((q) => answers[q]?.() ?? null, fallback);
+      expect(await search('a', 8)).toEqual([{ path: 'socket/a', score: 1, indices: [] }]);
+      expect(await search('b', 8)).toEqual([{ path: 'http/b', score: 1, indices: [] }]);
+      expect(await search('c', 8)).toEqual([{ path: 'http/c', score: 1, indices: [] }]);
+      const silent = search('d', 8);
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(await silent).toEqual([{ path: 'http/d', score: 1, indices: [] }]);
+      await expect(search('e', 8)).rejects.toThrow('`q` is too long');
+      expect(http).toEqual(['b', 'c', 'd']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('updates the listbox rows in place: an unchanged row is left alone, marks come in runs, rows past the matches go', async () => {
+    let next: SearchMatch[] = [];
+    const composer = new Composer(() => Promise.resolve(next));
+    document.body.replaceChildren(composer.el);
+    const add = document.querySelector<HTMLInputElement>('[aria-label="Add file"]');
+    if (!add) throw new Error('no Add file');
+    const type = async (value: string, matches: SearchMatch[]): Promise<void> => {
+      next = matches;
+      add.value = value;
+      add.dispatchEvent(new Event('input'));
+      await new Promise((r) => setTimeout(r, 0));
+    };
+    const options = (): HTMLElement[] => Array.from(document.querySelectorAll<HTMLElement>('[role="option"]'));
+    // A row's label: text, with each <mark>'s run in brackets (one node per run).
+    const shape = (o: HTMLElement | undefined): string => Array.from(o?.firstElementChild?.childNodes ?? [], (n) => (n.nodeName === 'MARK' ? `[${n.textContent ?? ''}]` : n.textContent ?? '')).join('|');
+    await type('ma', [{ path: 'src/main.rs', score: 9, indices: [4, 5] }, { path: 'lib/map.rs', score: 5, indices: [4, 5] }]);
+    const [first, second] = options();
+    expect(shape(first)).toBe('src/|[ma]|in.rs');
+    expect(second?.getAttribute('aria-selected')).toBe('false');
+    expect(add.getAttribute('aria-expanded')).toBe('true');
+    const firstLabel = first?.firstChild?.firstChild;
+    // The same first match: its row and nodes stay; the second row changes.
+    await type('mai', [{ path: 'src/main.rs', score: 9, indices: [4, 5] }, { path: 'src/mail.rs', score: 4, indices: [4, 5, 6] }]);
+    expect(options()[0]).toBe(first);
+    expect(first?.firstChild?.firstChild).toBe(firstLabel);
+    expect(shape(options()[1])).toBe('src/|[mai]|l.rs');
+    expect(options().map((o) => o.dataset.path)).toEqual(['src/main.rs', 'src/mail.rs']);
+    await type('main', [{ path: 'src/main.rs', score: 9, indices: [4, 5, 6, 7] }]);
+    expect(options().map((o) => o.dataset.path)).toEqual(['src/main.rs']);
+    expect(shape(first)).toBe('src/|[main]|.rs');
+    expect(add.getAttribute('aria-activedescendant')).toBe(first?.id);
+    await type('zz', []);
+    expect(options()).toEqual([]);
+    expect(document.querySelector<HTMLElement>('[role="listbox"]')?.hidden).toBe(true);
+    expect(add.getAttribute('aria-expanded')).toBe('false');
+    expect(add.hasAttribute('aria-activedescendant')).toBe(false);
   });
 
   it('keeps at most eight skills and twenty files', () => {

@@ -1745,6 +1745,16 @@ impl Actor {
                     )),
                 );
             }
+            PageFrame::Search { .. } => {
+                return ack(
+                    "",
+                    Some((
+                        "bad_frame",
+                        "a search frame is answered by the page's socket (`searchAnswer`), not acted on"
+                            .to_owned(),
+                    )),
+                );
+            }
             PageFrame::Trust { id } => (id, None),
             PageFrame::Action { id, request } => (id, Some(request)),
         };

@@ -41,6 +41,18 @@ pub(crate) async fn snapshot(
     }
 }
 
+/// Why a search's query is refused (over [`MAX_QUERY_CHARS`]), naming
+/// `q`; the route's and the channel's `search` frame's rule.
+pub(crate) fn query_error(q: &str) -> Option<String> {
+    (q.chars().count() > MAX_QUERY_CHARS)
+        .then(|| format!("`q` is too long (at most {MAX_QUERY_CHARS} characters)"))
+}
+
+/// The message for a `limit` out of range.
+pub(crate) fn limit_error() -> String {
+    format!("`limit` must be a whole number from 1 to {MAX_LIMIT}")
+}
+
 /// `GET /w/<id>/search?q=<query>&limit=<n>`.
 pub(crate) async fn search(
     State(shared): State<Arc<Shared>>,
@@ -51,11 +63,8 @@ pub(crate) async fn search(
         return respond::no_workspace();
     };
     let text = query.get("q").cloned().unwrap_or_default();
-    if text.chars().count() > MAX_QUERY_CHARS {
-        return plain(
-            StatusCode::BAD_REQUEST,
-            &format!("Orbit: `q` is too long (at most {MAX_QUERY_CHARS} characters)."),
-        );
+    if let Some(message) = query_error(&text) {
+        return plain(StatusCode::BAD_REQUEST, &format!("Orbit: {message}."));
     }
     let limit = match query.get("limit").map(|l| l.parse::<usize>()) {
         None => DEFAULT_LIMIT,
@@ -63,7 +72,7 @@ pub(crate) async fn search(
         Some(_) => {
             return plain(
                 StatusCode::BAD_REQUEST,
-                &format!("Orbit: `limit` must be a whole number from 1 to {MAX_LIMIT}."),
+                &format!("Orbit: {}.", limit_error()),
             );
         }
     };

@@ -19,8 +19,9 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse as _, Response};
 use orbit_core::page_port::{PageConnection, PagePort};
+use orbit_core::search::MAX_LIMIT;
 use orbit_types::{
-    ActionAck, HostBody, HostFrame, PageFrame, PageMessage, Refusal, WorkspaceMessage,
+    ActionAck, HostBody, HostFrame, PageFrame, PageMessage, Refusal, SearchReply, WorkspaceMessage,
 };
 use tokio::sync::{broadcast, mpsc, watch};
 
@@ -215,7 +216,8 @@ impl Connection {
     }
 
     async fn live(&mut self, mut live: broadcast::Receiver<HostFrame>) -> End {
-        let (acks, mut acked) = mpsc::channel::<ActionAck>(64);
+        // The connection's own answers (acks, search answers), as they come.
+        let (acks, mut acked) = mpsc::channel::<HostFrame>(64);
         let mut stopping = self.stopping.clone();
         let mut open = self.open.clone();
         let mut kicked = self.shared.kick.subscribe();
@@ -227,8 +229,7 @@ impl Connection {
                 }
                 _ = kicked.changed() => return End::Close(close::LAGGED, "dropped"),
                 _ = open.changed() => return End::Close(close::GONE, "workspace closed"),
-                Some(ack) = acked.recv() => {
-                    let frame = ack_frame(ack);
+                Some(frame) = acked.recv() => {
                     if let Err(end) = self.send(&frame).await {
                         return end;
                     }
@@ -265,23 +266,29 @@ impl Connection {
     async fn incoming(
         &mut self,
         message: Message,
-        acks: &mpsc::Sender<ActionAck>,
+        acks: &mpsc::Sender<HostFrame>,
     ) -> Result<(), End> {
         if !self.bucket.take(self.shared.clock.now()) {
             let per_second = self.shared.limits.frames_per_second;
             let message_text =
                 format!("more than {per_second} frames a second: this one was dropped");
-            if let Message::Text(text) = &message
-                && let Ok(PageFrame::Action { id, .. } | PageFrame::Trust { id }) =
-                    serde_json::from_str::<PageFrame>(text.as_str())
-            {
-                self.send(&ack_frame(ActionAck {
-                    id,
-                    ok: false,
-                    code: Some("rate_limited".to_owned()),
-                    message: Some(message_text.clone()),
-                }))
-                .await?;
+            if let Message::Text(text) = &message {
+                match serde_json::from_str::<PageFrame>(text.as_str()) {
+                    Ok(PageFrame::Action { id, .. } | PageFrame::Trust { id }) => {
+                        self.send(&ack_frame(ActionAck {
+                            id,
+                            ok: false,
+                            code: Some("rate_limited".to_owned()),
+                            message: Some(message_text.clone()),
+                        }))
+                        .await?;
+                    }
+                    // A search waits for its answer: it gets one saying why not.
+                    Ok(PageFrame::Search { id, .. }) => {
+                        self.send(&search_refused(id, message_text.clone())).await?;
+                    }
+                    _ => {}
+                }
             }
             return self.refuse("frame", "rate_limited", &message_text).await;
         }
@@ -296,12 +303,16 @@ impl Connection {
                     .refuse("frame", "bad_frame", "`resume` comes only first")
                     .await;
             }
+            Ok(PageFrame::Search { id, q, limit }) => {
+                self.search(id, q, limit, acks);
+                return Ok(());
+            }
             Ok(frame) => frame,
             Err(error) => return self.refuse("frame", "bad_frame", &error.to_string()).await,
         };
         let id = match &frame {
             PageFrame::Action { id, .. } | PageFrame::Trust { id } => id.clone(),
-            PageFrame::Resume { .. } => String::new(),
+            PageFrame::Resume { .. } | PageFrame::Search { .. } => String::new(),
         };
         let answer = self.port.act(frame);
         let acks = acks.clone();
@@ -312,9 +323,39 @@ impl Connection {
                 code: Some("unavailable".to_owned()),
                 message: Some("the workspace is closing".to_owned()),
             });
-            let _ = acks.send(ack).await;
+            let _ = acks.send(ack_frame(ack)).await;
         });
         Ok(())
+    }
+
+    /// A `search` frame: the workspace's matcher (as `GET /w/<id>/search`
+    /// asks it), off the runtime's threads; the answer goes with the
+    /// connection's own frames, `searchAnswer` with the page's `id`.
+    fn search(&self, id: u32, q: String, limit: u32, answers: &mpsc::Sender<HostFrame>) {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        let refused = crate::map::query_error(&q)
+            .or_else(|| (!(1..=MAX_LIMIT).contains(&limit)).then(crate::map::limit_error));
+        let answers = answers.clone();
+        let port = Arc::clone(&self.port);
+        tokio::spawn(async move {
+            let frame = if let Some(message) = refused {
+                search_refused(id, message)
+            } else {
+                match tokio::task::spawn_blocking(move || port.search(&q, limit)).await {
+                    Ok(answer) => HostFrame {
+                        seq: None,
+                        body: HostBody::Workspace(WorkspaceMessage::SearchAnswer(SearchReply {
+                            id,
+                            hash: Some(answer.hash),
+                            matches: answer.matches,
+                            error: None,
+                        })),
+                    },
+                    Err(_) => search_refused(id, "the search failed".to_owned()),
+                }
+            };
+            let _ = answers.send(frame).await;
+        });
     }
 
     /// A read error: a frame over the limit is answered with `refused`
@@ -373,6 +414,19 @@ fn ack_frame(ack: ActionAck) -> HostFrame {
     HostFrame {
         seq: None,
         body: HostBody::Workspace(WorkspaceMessage::Ack(ack)),
+    }
+}
+
+/// A `searchAnswer` saying why the search `id` was not made.
+fn search_refused(id: u32, message: String) -> HostFrame {
+    HostFrame {
+        seq: None,
+        body: HostBody::Workspace(WorkspaceMessage::SearchAnswer(SearchReply {
+            id,
+            hash: None,
+            matches: Vec::new(),
+            error: Some(message),
+        })),
     }
 }
 

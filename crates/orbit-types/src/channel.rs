@@ -82,6 +82,9 @@ pub enum WorkspaceMessage {
     /// list): sent with each tick while it changes, and when a scan starts
     /// or ends without changing the list.
     HistoryProgress(crate::panels::HistoryProgress),
+    /// The answer to the page's `search` frame (the connection's own,
+    /// `seq` null; never in the log).
+    SearchAnswer(crate::map::SearchReply),
 }
 
 /// The workspace as the page shows it.
@@ -171,5 +174,16 @@ pub enum PageFrame {
     Trust {
         /// The page's own id for it.
         id: String,
+    },
+    /// Ask the workspace's file matcher (the one `GET /w/<id>/search`
+    /// asks): the connection answers `searchAnswer` with the same `id`
+    /// (not acked, not in the log).
+    Search {
+        /// The page's number for it, given back with the answer.
+        id: u32,
+        /// The query (nucleo's syntax; at most 256 characters).
+        q: String,
+        /// How many matches at most, 1 to 200.
+        limit: u32,
     },
 }

@@ -41,7 +41,7 @@ pub use keypad::{
 };
 pub use map::{
     MapDelta, MapEdge, MapEdgeRemoved, MapFolder, MapNode, MapReset, MapResetReason, SearchAnswer,
-    SearchMatch,
+    SearchMatch, SearchReply,
 };
 pub use page::{
     ActivityBatch, ActivityKind, ActivityRecord, CardOption, CardQuestion, ConversationEntry,

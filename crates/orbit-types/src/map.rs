@@ -118,6 +118,22 @@ pub struct SearchAnswer {
     pub matches: Vec<SearchMatch>,
 }
 
+/// The answer to the channel's `search` frame: `GET /w/<id>/search`'s
+/// answer with the page's `id`, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchReply {
+    /// The `search` frame's `id`.
+    pub id: u32,
+    /// The graph hash the paths were searched at (`null` with `error`).
+    pub hash: Option<String>,
+    /// Best first (empty with `error`).
+    pub matches: Vec<SearchMatch>,
+    /// Why the query was not searched (`q` too long, `limit` out of range,
+    /// too many frames): one line naming the field.
+    pub error: Option<String>,
+}
+
 /// One path that matched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -109,6 +109,8 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   const bubbles = new Bubbles(show, { software: () => scene.software() });
   const panels = deferredPanels({
     workspaceId: options.workspaceId,
+    // In a browser the file completion asks over the socket (an editor's relay answers no `search`).
+    channelSearch: options.host ? undefined : (q, limit) => channel.search(q, limit),
     send,
     show,
     openFile: (path) => { mdContext.openFile(path, null); },

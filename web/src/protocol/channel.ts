@@ -9,7 +9,7 @@
 import type { FrameChecker } from './checker';
 import type { Transport } from './transport';
 import { validateHostFrame, validatePageFrame } from './validate';
-import type { HostFrame, PageRequest } from './types';
+import type { HostFrame, PageRequest, SearchMatch, SearchReply } from './types';
 import {
   droppedNotice,
   memoryOutboxStorage,
@@ -69,6 +69,13 @@ const PRELOAD_WORKER_FRAME_BYTES = 256 * 1024;
 /** How often unacknowledged actions are checked for their minute. */
 const EXPIRY_CHECK_MS = 5000;
 
+/** A search's connection dropped before its answer (the caller may ask again another way). */
+export class ChannelDropped extends Error {
+  constructor() {
+    super('the connection to Orbit dropped');
+  }
+}
+
 export class Channel {
   /** Whether the current connection has had its `hello` (actions wait for it). */
   private greeted = false;
@@ -84,6 +91,9 @@ export class Channel {
   private opened = 0;
   /** Whether the stored outbox has been read. */
   private restored = false;
+  /** `search` frames waiting for their `searchAnswer`, by id. */
+  private readonly searches = new Map<number, { resolve: (matches: SearchMatch[]) => void; reject: (error: Error) => void }>();
+  private lastSearchId = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -101,6 +111,7 @@ export class Channel {
     transport.onState((connection) => {
       this.restore();
       this.greeted = false;
+      this.dropSearches();
       this.opened += 1;
       store.update((state) => {
         state.connection = connection;
@@ -228,6 +239,11 @@ export class Channel {
 
   private apply(frame: HostFrame, fromSocket: boolean): void {
     const body = frame.body;
+    // A search's answer is the asker's alone: the store (and the page's render) never sees it.
+    if (body.type === 'searchAnswer') {
+      this.answered(body);
+      return;
+    }
     this.store.update((state) => {
       applyFrame(state, frame);
       if (body.type === 'hello') {
@@ -258,6 +274,41 @@ export class Channel {
     this.save();
     if (this.greeted) this.sendFrame(item.frame);
     return item;
+  }
+
+  /**
+   * Asks the workspace's file matcher over the channel (a `search` frame, answered by
+   * `searchAnswer` with its id; the same matcher as `GET /w/<id>/search`). `null` when the
+   * channel cannot carry it now (not connected and greeted): the caller asks `/search`. The
+   * promise is rejected when the connection drops before the answer, or with the answer's
+   * `error`.
+   */
+  search(q: string, limit: number): Promise<SearchMatch[]> | null {
+    if (!this.greeted) return null;
+    this.lastSearchId = this.lastSearchId >= 0xffffffff ? 1 : this.lastSearchId + 1;
+    const id = this.lastSearchId;
+    const frame = { type: 'search', id, q, limit };
+    const checked = validatePageFrame(frame);
+    if (!checked.ok) return Promise.reject(new Error(checked.error));
+    if (!this.transport.send(checked.value)) return null;
+    return new Promise((resolve, reject) => {
+      this.searches.set(id, { resolve, reject });
+    });
+  }
+
+  private answered(reply: SearchReply): void {
+    const waiting = this.searches.get(reply.id);
+    if (!waiting) return;
+    this.searches.delete(reply.id);
+    if (reply.error) waiting.reject(new Error(reply.error));
+    else waiting.resolve(reply.matches);
+  }
+
+  /** The connection changed: searches still out get no answer. */
+  private dropSearches(): void {
+    const waiting = [...this.searches.values()];
+    this.searches.clear();
+    for (const w of waiting) w.reject(new ChannelDropped());
   }
 
   private sendFrame(frame: unknown): void {

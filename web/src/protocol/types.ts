@@ -390,6 +390,9 @@ export type WorkspaceMessage =
     })
   | (HistoryProgress & {
       type: 'historyProgress';
+    })
+  | (SearchReply & {
+      type: 'searchAnswer';
     });
 /**
  * The language of a graph node, decided from its file name.
@@ -453,6 +456,21 @@ export type PageFrame =
        */
       id: string;
       type: 'trust';
+    }
+  | {
+      /**
+       * The page's number for it, given back with the answer.
+       */
+      id: number;
+      /**
+       * How many matches at most, 1 to 200.
+       */
+      limit: number;
+      /**
+       * The query (nucleo's syntax; at most 256 characters).
+       */
+      q: string;
+      type: 'search';
     };
 /**
  * A request from the page.
@@ -1634,6 +1652,46 @@ export interface HistoryProgress {
   total: number;
 }
 /**
+ * The answer to the channel's `search` frame: `GET /w/<id>/search`'s
+ * answer with the page's `id`, or why there is none.
+ */
+export interface SearchReply {
+  /**
+   * Why the query was not searched (`q` too long, `limit` out of range,
+   * too many frames): one line naming the field.
+   */
+  error?: string | null;
+  /**
+   * The graph hash the paths were searched at (`null` with `error`).
+   */
+  hash?: string | null;
+  /**
+   * The `search` frame's `id`.
+   */
+  id: number;
+  /**
+   * Best first (empty with `error`).
+   */
+  matches: SearchMatch[];
+}
+/**
+ * One path that matched.
+ */
+export interface SearchMatch {
+  /**
+   * The positions (in chars) of the path that matched, ascending.
+   */
+  indices: number[];
+  /**
+   * The graph path.
+   */
+  path: string;
+  /**
+   * The matcher's score (higher is better).
+   */
+  score: number;
+}
+/**
  * The answer of `GET /w/<id>/keypad`: what the page's keypad panel and
  * Settings › Agents draw.
  */
@@ -1874,21 +1932,4 @@ export interface SearchAnswer {
    * Best first.
    */
   matches: SearchMatch[];
-}
-/**
- * One path that matched.
- */
-export interface SearchMatch {
-  /**
-   * The positions (in chars) of the path that matched, ascending.
-   */
-  indices: number[];
-  /**
-   * The graph path.
-   */
-  path: string;
-  /**
-   * The matcher's score (higher is better).
-   */
-  score: number;
 }

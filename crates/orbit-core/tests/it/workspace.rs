@@ -160,6 +160,16 @@ async fn a_whole_conversation_through_the_channel() {
     let refused = orbit.act("p1", prompt.clone()).await;
     assert!(!refused.ok);
     assert_eq!(refused.code.as_deref(), Some("untrusted"));
+    // A search frame is the connection's to answer, never acted on.
+    let search = orbit
+        .frame(PageFrame::Search {
+            id: 1,
+            q: "readme".to_owned(),
+            limit: 8,
+        })
+        .await;
+    assert!(!search.ok);
+    assert_eq!(search.code.as_deref(), Some("bad_frame"));
     // Trust from the page: the workspace says so.
     let trusted = orbit
         .frame(PageFrame::Trust {

@@ -153,6 +153,7 @@ impl PagePort for FakePort {
         let id = match &frame {
             PageFrame::Action { id, .. } | PageFrame::Trust { id } => id.clone(),
             PageFrame::Resume { .. } => "resume".to_owned(),
+            PageFrame::Search { .. } => "search".to_owned(),
         };
         self.calls.lock().unwrap().push(Call::Act(frame));
         let (sender, receiver) = oneshot::channel();

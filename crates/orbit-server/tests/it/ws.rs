@@ -334,3 +334,113 @@ async fn drop_pages_closes_every_attached_page_as_lagged() {
         (Some(close::LAGGED), "dropped".to_owned())
     );
 }
+
+#[tokio::test]
+async fn a_search_frame_is_answered_by_the_connection_with_the_matcher_s_answer() {
+    let harness = Harness::start().await;
+    let cookie = harness.login().await;
+    let mut ws = harness.ws(&cookie).await;
+    ws.resume(None, None).await;
+    ws.frame().await;
+    ws.send_json(&json!({"type": "search", "id": 7, "q": "a.ts", "limit": 8}))
+        .await;
+    assert_eq!(
+        ws.frame().await,
+        json!({"seq": null, "body": {"type": "searchAnswer", "id": 7, "hash": "fake-hash",
+            "matches": [{"path": "src/a.ts", "score": 7, "indices": [4]}], "error": null}})
+    );
+    let calls = harness.port.calls();
+    assert!(
+        calls.contains(&Call::Search("a.ts".to_owned(), 8)),
+        "{calls:?}"
+    );
+    assert!(
+        !calls.iter().any(|call| matches!(call, Call::Act(_))),
+        "a search is not an action: {calls:?}"
+    );
+    // The route's rules, each answered with the id and a one-line reason
+    // naming the field; the matcher is not asked.
+    for (id, bad, field) in [
+        (
+            8,
+            json!({"type": "search", "id": 8, "q": "x".repeat(257), "limit": 8}),
+            "`q`",
+        ),
+        (
+            9,
+            json!({"type": "search", "id": 9, "q": "a", "limit": 0}),
+            "`limit`",
+        ),
+        (
+            10,
+            json!({"type": "search", "id": 10, "q": "a", "limit": 201}),
+            "`limit`",
+        ),
+    ] {
+        ws.send_json(&bad).await;
+        let frame = ws.frame().await;
+        assert_eq!(frame["body"]["type"], "searchAnswer", "{frame}");
+        assert_eq!(frame["body"]["id"], id);
+        assert_eq!(frame["body"]["matches"], json!([]));
+        assert!(frame["body"]["hash"].is_null());
+        let error = frame["body"]["error"].as_str().unwrap();
+        assert!(error.contains(field) && !error.contains('\n'), "{error}");
+    }
+    assert_eq!(
+        harness
+            .port
+            .calls()
+            .iter()
+            .filter(|call| matches!(call, Call::Search(..)))
+            .count(),
+        1
+    );
+    // A search frame missing a field, or with an unknown one, is a bad frame.
+    for bad in [
+        json!({"type": "search", "id": 11, "q": "a"}),
+        json!({"type": "search", "id": 12, "q": "a", "limit": 8, "extra": 1}),
+        json!({"type": "search", "id": -1, "q": "a", "limit": 8}),
+    ] {
+        ws.send_json(&bad).await;
+        assert_eq!(refused_code(&ws.frame().await), Some("bad_frame"), "{bad}");
+    }
+}
+
+#[tokio::test]
+async fn a_rate_limited_search_gets_an_answer_saying_so() {
+    let harness = Harness::start().await;
+    let cookie = harness.login().await;
+    let mut ws = harness.ws(&cookie).await;
+    ws.resume(None, None).await;
+    ws.frame().await;
+    for n in 0..50 {
+        ws.send_json(&action(&format!("a{n}"))).await;
+    }
+    ws.send_json(&json!({"type": "search", "id": 99, "q": "a", "limit": 8}))
+        .await;
+    let mut answered = false;
+    let mut refused = false;
+    while !answered || !refused {
+        let frame = ws.frame().await;
+        if refused_code(&frame) == Some("rate_limited") {
+            refused = true;
+        } else if frame["body"]["type"] == "searchAnswer" {
+            assert_eq!(frame["body"]["id"], 99);
+            assert!(
+                frame["body"]["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("frames a second"),
+                "{frame}"
+            );
+            answered = true;
+        }
+    }
+    assert!(
+        !harness
+            .port
+            .calls()
+            .iter()
+            .any(|call| matches!(call, Call::Search(..)))
+    );
+}

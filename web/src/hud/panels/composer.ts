@@ -8,6 +8,7 @@
  * drops it with its notice). They reach the prompt as `skills` and `files`,
  * and Claude gets them as `/skill` and `@path` mentions.
  */
+import { ChannelDropped } from '../../protocol/channel';
 import type { SearchMatch } from '../../protocol/types';
 import type { PageState } from '../../state/store';
 import { clear, h, uniqueId } from '../dom';
@@ -35,6 +36,38 @@ export function serverSearch(workspaceId: string, fetchFn: typeof fetch = fetch)
   };
 }
 
+/** The channel's `search` (`Channel.search`): `null` when it cannot carry one now. */
+export type ChannelSearch = (query: string, limit: number) => Promise<SearchMatch[]> | null;
+
+/** How long a search over the channel may take before `/search` is asked instead. */
+const CHANNEL_SEARCH_TIMEOUT_MS = 5000;
+
+/**
+ * The matcher over the page's open channel (a `search` frame and its
+ * `searchAnswer`: no new HTTP request per keystroke), else `fallback`
+ * (`/search`): when the channel is not connected, drops before the answer,
+ * or has not answered within five seconds.
+ */
+export function channelFirst(channel: ChannelSearch, fallback: SearchFn): SearchFn {
+  return async (query, limit) => {
+    const asked = channel(query, limit);
+    if (asked === null) return fallback(query, limit);
+    // An answer (or a drop) after the five seconds is nobody's.
+    asked.catch(() => undefined);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<null>((resolve) => { timer = setTimeout(() => { resolve(null); }, CHANNEL_SEARCH_TIMEOUT_MS); });
+    try {
+      const answer = await Promise.race([asked, late]);
+      return answer ?? await fallback(query, limit);
+    } catch (error) {
+      if (error instanceof ChannelDropped) return await fallback(query, limit);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
 /** The graph path a dropped file's name (or a dropped path) most likely is, from the matcher's answers. */
 export function pickDropped(name: string, matches: readonly SearchMatch[]): string | null {
   const wanted = name.replace(/\\/g, '/').replace(/^\.\//, '');
@@ -43,6 +76,32 @@ export function pickDropped(name: string, matches: readonly SearchMatch[]): stri
   const base = wanted.split('/').pop() ?? wanted;
   const same = matches.filter((m) => (m.path.split('/').pop() ?? m.path) === base);
   return same.length === 1 && same[0] ? same[0].path : null;
+}
+
+/** A match's path as text and `<mark>`s: one node per run of matched or unmatched characters. */
+export function highlighted(m: SearchMatch): (Node | string)[] {
+  const marked = new Set(m.indices);
+  const parts: (Node | string)[] = [];
+  let run = '';
+  let runMarked = false;
+  let at = 0;
+  for (const ch of m.path) {
+    const isMarked = marked.has(at);
+    if (isMarked !== runMarked && run !== '') {
+      parts.push(runMarked ? h('mark', null, run) : run);
+      run = '';
+    }
+    runMarked = isMarked;
+    run += ch;
+    at += 1;
+  }
+  if (run !== '') parts.push(runMarked ? h('mark', null, run) : run);
+  return parts;
+}
+
+/** Sets an attribute only when it differs (an equal write still invalidates style). */
+function setAttr(el: Element, name: string, value: string): void {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }
 
 export class Composer {
@@ -57,6 +116,12 @@ export class Composer {
   private files: string[] = [];
   private matches: SearchMatch[] = [];
   private active = -1;
+  /**
+   * The listbox's rows, made once and updated in place (each with the key
+   * of what it shows: its path and marked characters); the first
+   * `matches.length` are in the list, the others detached.
+   */
+  private readonly rows: { li: HTMLLIElement; label: HTMLSpanElement; key: string; selected: boolean }[] = [];
   private request = 0;
   /** A completion request is out. */
   private asking = false;
@@ -73,6 +138,19 @@ export class Composer {
       onclick: () => { this.toggleSkills(); },
     }, 'Skills');
     this.listbox = h('ul', { class: 'completions', id: listId, role: 'listbox', 'aria-label': 'Files', hidden: true });
+    for (let i = 0; i < COMPLETIONS; i += 1) {
+      const label = h('span', null);
+      const li = h('li', {
+        id: `${listId}-${i}`,
+        role: 'option',
+        'aria-selected': 'false',
+        onmousedown: (event: Event) => {
+          event.preventDefault();
+          this.pick(i);
+        },
+      }, label);
+      this.rows.push({ li, label, key: '', selected: false });
+    }
     this.input = h('input', {
       type: 'text',
       class: 'add-file',
@@ -281,38 +359,45 @@ export class Composer {
     }
   }
 
+  /**
+   * Shows `matches` (at most eight) in the rows made once: a row whose
+   * path and marks are the same is left alone, another gets its text
+   * anew (runs of matched characters in `<mark>`); rows past the matches
+   * are detached. Nothing here reads layout.
+   */
   private showMatches(matches: SearchMatch[]): void {
-    this.matches = matches;
-    this.active = matches.length > 0 ? 0 : -1;
-    clear(this.listbox);
-    const listId = this.listbox.id;
-    matches.forEach((m, i) => {
-      const label = h('span', null);
-      const marked = new Set(m.indices);
-      Array.from(m.path).forEach((ch, at) => {
-        label.appendChild(marked.has(at) ? h('mark', null, ch) : document.createTextNode(ch));
-      });
-      this.listbox.appendChild(h('li', {
-        id: `${listId}-${i}`,
-        role: 'option',
-        'aria-selected': String(i === this.active),
-        'data-path': m.path,
-        onmousedown: (event: Event) => {
-          event.preventDefault();
-          this.pick(i);
-        },
-      }, label));
+    this.matches = matches.slice(0, COMPLETIONS);
+    this.active = this.matches.length > 0 ? 0 : -1;
+    this.rows.forEach((row, i) => {
+      const m = this.matches[i];
+      if (!m) {
+        if (row.li.parentNode) row.li.remove();
+        return;
+      }
+      const key = `${m.path}\n${m.indices.join(',')}`;
+      if (row.key !== key) {
+        row.key = key;
+        row.li.setAttribute('data-path', m.path);
+        row.label.replaceChildren(...highlighted(m));
+      }
+      if (row.li.parentNode !== this.listbox) this.listbox.appendChild(row.li);
     });
-    const open = matches.length > 0;
-    this.listbox.hidden = !open;
-    this.input.setAttribute('aria-expanded', String(open));
+    const open = this.matches.length > 0;
+    if (this.listbox.hidden === open) this.listbox.hidden = !open;
+    setAttr(this.input, 'aria-expanded', String(open));
     this.markActive();
   }
 
   private markActive(): void {
-    Array.from(this.listbox.children).forEach((li, i) => { li.setAttribute('aria-selected', String(i === this.active)); });
-    if (this.active >= 0) this.input.setAttribute('aria-activedescendant', `${this.listbox.id}-${this.active}`);
-    else this.input.removeAttribute('aria-activedescendant');
+    this.rows.forEach((row, i) => {
+      const selected = i === this.active;
+      if (row.selected !== selected) {
+        row.selected = selected;
+        row.li.setAttribute('aria-selected', String(selected));
+      }
+    });
+    if (this.active >= 0) setAttr(this.input, 'aria-activedescendant', `${this.listbox.id}-${this.active}`);
+    else if (this.input.hasAttribute('aria-activedescendant')) this.input.removeAttribute('aria-activedescendant');
   }
 
   private pick(i: number): void {

@@ -8,7 +8,7 @@ import type { PageRequest } from '../../protocol/types';
 import type { PageState } from '../../state/store';
 import { clear, h } from '../dom';
 import { ChangesPanel, UsagePanel } from './changes';
-import { Composer, serverSearch, type SearchFn } from './composer';
+import { channelFirst, Composer, serverSearch, type ChannelSearch, type SearchFn } from './composer';
 import { PanelFrame } from './frame';
 import { HistoryPanel } from './history';
 import { McpPanel } from './mcp';
@@ -21,6 +21,8 @@ export interface PanelsHost {
   openFile(path: string): void;
   /** The file matcher (tests); the server's by default. */
   search?: SearchFn;
+  /** The channel's `search`: the file completion asks through it first (else `/search`). */
+  channelSearch?: ChannelSearch;
 }
 
 export interface Panels {
@@ -43,7 +45,8 @@ export function mountPanels(host: PanelsHost): Panels {
   const settings = new SettingsPanel(send);
   const changes = new ChangesPanel((path) => { host.openFile(path); });
   const usage = new UsagePanel();
-  const composer = new Composer(host.search ?? serverSearch(host.workspaceId));
+  const http = serverSearch(host.workspaceId);
+  const composer = new Composer(host.search ?? (host.channelSearch ? channelFirst(host.channelSearch, http) : http));
   const frames: PanelFrame[] = [];
   const toggle = (frame: PanelFrame, open: boolean): void => {
     if (!open) return;
