@@ -227,7 +227,8 @@ if (!ONLY || ONLY === 'cost') {
 }
 
 // ------------------------------------------------------------------ 2. layers
-if (!ONLY || ONLY === 'layers') {
+/** The page's composited layers now (CDP LayerTree): size, whether it draws, the reasons. */
+async function layersOf(label) {
   await page.bringToFront();
   await settle(page);
   const cdp = await context.newCDPSession(page);
@@ -237,7 +238,7 @@ if (!ONLY || ONLY === 'layers') {
     cdp.on('LayerTree.layerTreeDidChange', (e) => { if (e.layers?.length) resolve(e.layers); });
   });
   await cdp.send('LayerTree.enable');
-  // A change so that a new tree is sent.
+  // A change, so that a new tree is sent.
   await page.evaluate(() => new Promise((resolve) => {
     const dot = document.createElement('div');
     Object.assign(dot.style, { position: 'fixed', left: '4px', bottom: '4px', width: '4px', height: '4px', zIndex: '99', background: '#000' });
@@ -265,14 +266,19 @@ if (!ONLY || ONLY === 'layers') {
   }
   await cdp.send('LayerTree.disable');
   await cdp.detach();
-  result.layers = described;
   const drawn = described.filter((l) => l.drawsContent && !l.invisible);
-  result.layersDrawn = drawn.length;
-  result.layersArea = drawn.reduce((a, l) => a + l.width * l.height, 0) / (1280 * 800);
-  process.stderr.write(`composited layers: ${described.length}, ${drawn.length} drawing content, ${result.layersArea.toFixed(2)} viewports of area\n`);
+  const area = drawn.reduce((a, l) => a + l.width * l.height, 0) / (1280 * 800);
+  process.stderr.write(`composited layers (${label}): ${described.length}, ${drawn.length} drawing content, ${area.toFixed(2)} viewports of area\n`);
   for (const l of described) {
     process.stderr.write(`  ${l.drawsContent && !l.invisible ? 'draws' : '     '} ${`${Math.round(l.width)}x${Math.round(l.height)}`.padEnd(10)} ${l.node.slice(0, 60).padEnd(60)} ${l.reasons.join(', ')}\n`);
   }
+  return { layers: described, drawn: drawn.length, area };
+}
+if (!ONLY || ONLY === 'layers') {
+  const l = await layersOf('settled');
+  result.layers = l.layers;
+  result.layersDrawn = l.drawn;
+  result.layersArea = l.area;
 }
 
 // ------------------------------------------------------------------ 3. a turn's first second
@@ -343,6 +349,7 @@ if ((!ONLY || ONLY === 'turns') && TURNS > 0) {
       return st.shown && st.sessions?.[st.shown]?.phase === 'idle';
     }, null, { timeout: 60000, polling: 100 });
   }
+  result.layersAfterTurns = await layersOf('after the turns, settled');
   const p = result.turns.map((t) => t.presented);
   result.presentedPerTurnSecond = p.reduce((a, b) => a + b, 0) / p.length;
   process.stderr.write(`frames drawn in a turn's first second: ${p.join(', ')} (mean ${result.presentedPerTurnSecond.toFixed(1)})\n`);
