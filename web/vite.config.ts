@@ -54,27 +54,9 @@ function fastSchemaDefs(): Plugin {
   };
 }
 
-/**
- * The map's chunk is fetched with the entry (a `modulepreload` link, from
- * 'self': the CSP stays strict), not only once the entry asks for it.
- */
-function preloadMapChunk(): Plugin {
-  return {
-    name: 'orbit-preload-map-chunk',
-    transformIndexHtml: {
-      order: 'post',
-      handler(_html, ctx) {
-        const chunk = Object.values(ctx.bundle ?? {}).find((c) => c.type === 'chunk' && c.isDynamicEntry && c.name === 'scene');
-        if (!chunk) return [];
-        return [{ tag: 'link', attrs: { rel: 'modulepreload', crossorigin: true, href: `/${chunk.fileName}` }, injectTo: 'head' }];
-      },
-    },
-  };
-}
-
 export default defineConfig({
   base: '/',
-  plugins: [schemaWithoutProse(), fastSchemaDefs(), preloadMapChunk()],
+  plugins: [schemaWithoutProse(), fastSchemaDefs()],
   // The frame checker's worker checks with the same definitions.
   worker: { plugins: () => [schemaWithoutProse(), fastSchemaDefs()] },
   build: {

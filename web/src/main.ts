@@ -8,7 +8,8 @@ import { Store, addError, inspect } from './state/store';
 import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
 import { Notifier, browserNotifyEnv, cardFromHash } from './hud/notify';
-import { afterFirstFrame, firstFrameShown, holdUntilFirstFrame, whenMarked } from './hud/later';
+import { afterFirstFrame, firstFrameShown, frameShown, holdUntilFirstFrame, whenMarked } from './hud/later';
+import { holdChrome } from './hud/hold';
 import type { NodeAt, SceneInspection } from './scene/scene';
 import type { OverlayMessage } from './scene/overlay';
 
@@ -26,8 +27,6 @@ const id = webview ? '' : workspaceId();
 const scheme = window.location.protocol === 'https:' ? 'wss:' : 'ws:';
 const url = `${scheme}//${window.location.host}/ws?w=${encodeURIComponent(id)}`;
 
-// The map's code is asked for first (its chunk is preloaded by index.html; `hud/deferred.ts`).
-void import('./scene/scene').catch(() => undefined);
 // The first frame first: the rest of the page's code is imported once it is shown (`hud/later.ts`).
 holdUntilFirstFrame();
 const firstFrame = afterFirstFrame(() => Promise.resolve());
@@ -52,8 +51,11 @@ if (!root) throw new Error('the page has no #app element');
 const notifyEnv = webview ? null : browserNotifyEnv(id);
 // The service worker is registered after the first frame.
 const notifier = notifyEnv ? new Notifier(id, { ...notifyEnv, registration: () => afterFirstFrame(() => notifyEnv.registration()) }) : undefined;
+/** Whether the page shows entries in its first frame: the map then starts after that frame (`hud/hold.ts`). */
+let entriesFirst = false;
 const hud = mountHud(root, store, channel, {
   workspaceId: id,
+  sceneStart: () => (entriesFirst ? frameShown() : null),
   ...(notifier ? { notifier } : {}),
   host: webview
     ? {
@@ -92,7 +94,18 @@ if (wanted) {
 
 // The conversation's window is in the DOM: the rest loads once the browser has shown it and the
 // map has drawn its first frame (or 2 s have passed: a map that cannot be drawn holds nothing up).
-firstFrameShown(whenMarked('orbit:first-frame', 2000));
+const mapDrawn = whenMarked('orbit:first-frame', 2000);
+firstFrameShown(mapDrawn);
+// With no entries to show (a fresh open), the map's first frame is the first the page presents: its
+// chrome comes in the next (`hud/hold.ts`; 2 s at most). Entries arriving meanwhile end the hold.
+entriesFirst = hud.rendered() > 0;
+if (!entriesFirst) {
+  const chrome = holdChrome(document.documentElement, mapDrawn);
+  const stop = store.subscribe(() => {
+    if (hud.rendered() > 0) chrome.release();
+    if (!chrome.held()) stop();
+  });
+}
 
 // The service worker's answers to a notification's actions.
 if ('serviceWorker' in navigator) {

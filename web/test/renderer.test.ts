@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MIN_OUTLINE_PX, WebGLUnavailable, compilePrograms, visibleOutlines } from '../src/scene/renderer';
+import { MIN_OUTLINE_PX, Renderer, WebGLUnavailable, compilePrograms, visibleOutlines, type Theme } from '../src/scene/renderer';
 import { depthOf } from '../src/scene/lod';
+import { anyGl } from './anyGl';
 
 describe('visibleOutlines', () => {
   it('counts the outlines (largest first) at least the given size', () => {
@@ -80,5 +81,38 @@ describe('compilePrograms', () => {
     expect(() => compilePrograms(gl, [['vs1', 'fs1'], ['vs2', 'fs2']])).toThrow(WebGLUnavailable);
     expect(() => compilePrograms(gl, [['vs1', 'fs1'], ['vs2', 'fs2']])).toThrow('a shader did not compile: cannot compile fs2');
     expect(calls.filter((c) => c === 'shader status').length).toBeGreaterThan(0);
+  });
+});
+
+describe('the renderer at start', () => {
+  const theme: Theme = { background: [0, 0, 0], edge: [1, 1, 1], outline: [1, 1, 1] };
+
+  it('draws nothing into the canvas before the first frame (its warm-up goes to a target of its own), and clears nothing', () => {
+    const { gl, calls } = anyGl();
+    new Renderer(gl, theme);
+    const names = calls.map(([name]) => name);
+    expect(names).not.toContain('clear');
+    const draws = names.flatMap((name, i) => (name.startsWith('draw') ? [i] : []));
+    expect(draws.length).toBeGreaterThan(0);
+    const bound = names.flatMap((name, i) => (name === 'bindFramebuffer' ? [i] : []));
+    expect(bound).toHaveLength(2);
+    const [into, back] = bound;
+    expect(calls[into ?? -1]?.[1][1]).not.toBeNull();
+    expect(calls[back ?? -1]?.[1][1]).toBeNull();
+    for (const at of draws) {
+      expect(at).toBeGreaterThan(into ?? Infinity);
+      expect(at).toBeLessThan(back ?? -Infinity);
+    }
+  });
+
+  it('looks up every uniform its shaders declare at start (a program\'s first lookup is a round trip to the GPU process)', () => {
+    const { gl, calls } = anyGl();
+    new Renderer(gl, theme);
+    const declared = new Set(calls
+      .filter(([name]) => name === 'shaderSource')
+      .flatMap(([, args]) => [...String(args[1]).matchAll(/uniform\s+\w+\s+(\w+)/g)].map((m) => m[1])));
+    const looked = new Set(calls.filter(([name]) => name === 'getUniformLocation').map(([, args]) => args[1]));
+    expect(declared.size).toBeGreaterThan(3);
+    expect([...declared].filter((u) => !looked.has(u))).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import { workspace } from './fixtures';
 import type { MapMessage } from '../src/scene/model';
 import { initialState, type PageState } from '../src/state/store';
 import { encodeMap, sampleFixture } from './mapFixture';
+import { anyGl } from './anyGl';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -75,6 +76,29 @@ describe('the map scene', () => {
     expect(h.fetches).toEqual(['/w/0123456789abcdef/map']);
     expect(h.scene.inspect()).toMatchObject({ graphHash: 'a1b2c3', nodes: 5, edges: 4, firstFrame: false, selected: null });
     expect(h.scene.redraw()).toBeNull();
+  });
+
+  it('asks the GPU process nothing before its first frame but its programs\' links, their uniforms and the pixel read that ends it; its name only after', async () => {
+    const { gl, calls } = anyGl();
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation((kind: string) => (kind === 'webgl2' ? gl : null));
+    performance.clearMarks('orbit:first-frame');
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    expect(h.scene.software()).toBe(false);
+    h.scene.render(h.ready);
+    await until('the first frame', () => h.scene.inspect().firstFrame);
+    expect(performance.getEntriesByName('orbit:first-frame')).toHaveLength(1);
+    // Every call that waits for an answer (a round trip on Chromium), in order, up to the pixel read before the mark.
+    const drawn = calls.findIndex(([name]) => name === 'readPixels');
+    const asks = calls.slice(0, drawn + 1).map(([name, args]) => `${name}${name === 'getExtension' ? ` ${String(args[0])}` : ''}`)
+      .filter((name) => /^(get|readPixels|finish|checkFramebufferStatus|isContextLost)/.test(name) && name !== 'getUniformLocation' && name !== 'isContextLost');
+    expect(asks).toEqual(['getExtension KHR_parallel_shader_compile', 'getProgramParameter', 'getProgramParameter', 'readPixels']);
+    expect(calls.filter(([name]) => name === 'getUniformLocation').length).toBeGreaterThan(0);
+    expect(calls.slice(drawn).filter(([name]) => name === 'getUniformLocation')).toEqual([]);
+    // After it, the effects may ask whether a software GPU draws them (once: the answer is kept).
+    expect(h.scene.software()).toBe(false);
+    expect(h.scene.software()).toBe(false);
+    expect(calls.filter(([name, args]) => name === 'getExtension' && args[0] === 'WEBGL_debug_renderer_info')).toHaveLength(1);
+    expect(calls.filter(([name]) => name === 'getParameter')).toHaveLength(1);
   });
 
   it('is put in the page and its canvas sized before the WebGL context is asked for; no label canvas is in the page (labels are drawn into the map\'s canvas)', () => {

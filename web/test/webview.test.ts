@@ -122,7 +122,7 @@ describe('the page in a VS Code webview', () => {
       host: { name: 'VS Code', openFile: () => undefined, fetchMap: () => transport.fetchMap() },
     });
     channel.start();
-    // The map's code is a chunk of its own, imported at once: the map is asked for once it is there.
+    // The map is made at the end of the task that mounts the HUD: the map is asked for then.
     const mapAsk = (): { id: number } | undefined => host.posted.find((m) => (m as { orbit?: string }).orbit === 'map') as { id: number } | undefined;
     for (let i = 0; i < 200 && mapAsk() === undefined; i += 1) await new Promise((r) => setTimeout(r, 5));
     const asked = mapAsk();

@@ -38,6 +38,8 @@ export interface HudOptions {
   notifier?: Notifier;
   /** The editor hosting the page; `null` in a browser. */
   host?: HudHost | null;
+  /** When the map starts: null at the end of the mounting task, else when the promise settles (`hud/deferred.ts`). */
+  sceneStart?: () => Promise<void> | null;
 }
 
 export interface Hud {
@@ -126,7 +128,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     takeActivity: () => store.takeActivity(),
     onRead: (key) => { bubbles.lightRead(key); },
     ...(options.host?.fetchMap ? { fetchMap: () => options.host?.fetchMap?.() ?? Promise.reject(new Error('the editor gives no map')) } : {}),
-  }, failed);
+  }, failed, options.sceneStart);
 
   const connection = h('p', { class: 'connection', role: 'status' });
   const offlineBanner = h('div', { class: 'banner banner-offline', role: 'alert', hidden: true });

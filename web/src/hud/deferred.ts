@@ -6,12 +6,13 @@
  * and replayed (a render, a file to open, a Ctrl+F), so no control is ever
  * dead: a control is either not there yet or works.
  *
- * The map's code (`scene/`) is imported at once, beside the entry; the rest
- * after the first frame has been shown.
+ * The map's code (`scene/`) is in the entry, and the map is made at the end
+ * of the entry's task; the rest is imported after the first frame has been
+ * shown.
  */
 import type { PageState } from '../state/store';
 import type { OverlayMessage } from '../scene/overlay';
-import type { NodeAt, Scene, SceneInspection, SceneOptions } from '../scene/scene';
+import { createScene, type NodeAt, type Scene, type SceneInspection, type SceneOptions } from '../scene/scene';
 import type { SearchHost } from './search';
 import type { PanelsHost } from './panels';
 import { h } from './dom';
@@ -53,25 +54,37 @@ function loadingInspection(error: string | null): SceneInspection {
 }
 
 /**
- * The map, its code imported at once (a chunk of its own, fetched and
- * compiled beside the entry); the scene is made as soon as it is there.
+ * The map, made at the end of the task that mounts the HUD (a microtask:
+ * the HUD is in the page by then, so its canvas has its size before the
+ * WebGL context is made). Its code is in the entry: as a chunk of its own
+ * its `import()` came back only after the tasks queued meanwhile (the
+ * socket's opening, the HUD's first render), 20-30 ms after the entry on
+ * this machine, while the map's bytes (preloaded with the HTML) waited.
  */
-export function deferredScene(options: SceneOptions, failed: LoadFailed): Scene {
+export function deferredScene(options: SceneOptions, failed: LoadFailed, start: () => Promise<void> | null = () => null): Scene {
   const placeholder = h('div', { class: 'scene' });
   let real: Scene | null = null;
   let error: string | null = null;
   let lastState: PageState | null = null;
   const fed: [{ key: string; inTurn: boolean }[], OverlayMessage[]][] = [];
-  import('../scene/scene').then(({ createScene }) => {
-    const scene = createScene({ ...options, mount: (el) => { swap(placeholder, el); } });
-    real = scene;
-    if (lastState) scene.render(lastState);
-    for (const [conversations, messages] of fed.splice(0)) scene.feedEffects(conversations, messages);
-  }).catch((e: unknown) => {
-    error = 'The map’s code could not be loaded; reload the page.';
-    placeholder.textContent = error;
-    placeholder.setAttribute('role', 'alert');
-    failed('the map', e);
+  const make = (): void => {
+    try {
+      const scene = createScene({ ...options, mount: (el) => { swap(placeholder, el); } });
+      real = scene;
+      if (lastState) scene.render(lastState);
+      for (const [conversations, messages] of fed.splice(0)) scene.feedEffects(conversations, messages);
+    } catch (e: unknown) {
+      error = 'The map could not be started; reload the page.';
+      placeholder.textContent = error;
+      placeholder.setAttribute('role', 'alert');
+      failed('the map', e);
+    }
+  };
+  // `start` is asked once the mounting task's script has run (the page's entry decides then).
+  queueMicrotask(() => {
+    const later = start();
+    if (later === null) make();
+    else void later.then(make, make);
   });
   return {
     get el() {

@@ -33,11 +33,15 @@ export function firstFrameShown(also: Promise<unknown> = Promise.resolve()): voi
     release?.();
     release = null;
   };
-  const shown = new Promise<void>((resolve) => {
+  void Promise.all([frameShown(), also.catch(() => undefined)]).then(open);
+}
+
+/** Resolves once the browser has shown the next frame (an animation frame, then a task after it). */
+export function frameShown(): Promise<void> {
+  return new Promise<void>((resolve) => {
     if (typeof requestAnimationFrame !== 'function') resolve();
     else requestAnimationFrame(() => { setTimeout(resolve, 0); });
   });
-  void Promise.all([shown, also.catch(() => undefined)]).then(open);
 }
 
 /**

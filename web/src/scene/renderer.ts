@@ -200,13 +200,15 @@ export class Renderer {
     this.bundleLayer = null;
     this.builtVersion = -1;
     this.edgeKey = '';
+    // Every uniform's location now: a program's first lookup is a round trip to the GPU process,
+    // which is freer while the map is on its way than when the first frame is drawn.
+    for (const name of ['u_view', 'u_size', 'u_time', 'u_palette']) this.uniform(points, name);
+    for (const name of ['u_view', 'u_px', 'u_colour']) this.uniform(lines, name);
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    // Nothing is drawn into the canvas before the map's first frame: a canvas drawn into is a frame
+    // for the browser to present, and on a software GPU the first frame's commands wait behind it.
     this.warmUp();
-    // The page's background until the first frame.
-    const [r, g, b] = this.theme.background;
-    gl.clearColor(r, g, b, 1);
-    gl.clear(gl.COLOR_BUFFER_BIT);
   }
 
   /**
@@ -217,6 +219,14 @@ export class Renderer {
    */
   private warmUp(): void {
     const gl = this.gl;
+    // Into a 1x1 target of its own (the canvas stays untouched until the first frame).
+    const target = gl.createFramebuffer();
+    const pixel = gl.createRenderbuffer();
+    gl.bindRenderbuffer(gl.RENDERBUFFER, pixel);
+    gl.renderbufferStorage(gl.RENDERBUFFER, gl.RGBA8, 1, 1);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, target);
+    gl.framebufferRenderbuffer(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.RENDERBUFFER, pixel);
+    gl.viewport(0, 0, 1, 1);
     const far = new Float32Array([-1e6, -1e6, -1e6, -1e6, -1e6, -1e6]);
     const points = this.layer(null, [{ data: far.subarray(0, 2), size: 2 }, { data: new Uint8Array(4), size: 1 }, { data: new Float32Array(1), size: 1 }], 1);
     const lines = this.layer(null, [{ data: far, size: 2 }, { data: new Float32Array(3), size: 1 }, { data: new Float32Array(6), size: 2 }], 3);
@@ -229,6 +239,9 @@ export class Renderer {
     gl.bindVertexArray(points.vao);
     gl.drawArrays(gl.POINTS, 0, 1);
     gl.bindVertexArray(null);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    gl.deleteFramebuffer(target);
+    gl.deleteRenderbuffer(pixel);
     for (const layer of [points, lines]) {
       for (const b of layer.buffers) gl.deleteBuffer(b);
       gl.deleteVertexArray(layer.vao);

@@ -148,7 +148,7 @@ export function createScene(options: SceneOptions): Scene {
   const now = (): number => performance.now();
 
   // --- DOM.
-  const glCanvas = h('canvas', { class: 'map-canvas', 'aria-hidden': 'true' });
+  const glCanvas = h('canvas', { class: 'map-canvas map-gl', 'aria-hidden': 'true' });
   // The labels: drawn by a 2D canvas that is not in the page, then into the map's own canvas
   // (renderer.drawImage). A transparent layer over the map would cost every frame the page
   // presents (the compositor blends it in: ~7 ms of the GPU process's CPU a frame on SwiftShader).
@@ -195,8 +195,10 @@ export function createScene(options: SceneOptions): Scene {
   let softwareGpu: boolean | null = null;
   /** The map's WebGL2 context, once made (below). */
   let gl: WebGL2RenderingContext | null = null;
+  /** Whether the map's first frame has been drawn: the GPU is not asked its name before (false until then). */
+  let started = false;
   const software = (): boolean => {
-    if (softwareGpu === null && gl && !gl.isContextLost()) softwareGpu = isSoftwareGpu(gl);
+    if (softwareGpu === null && started && gl && !gl.isContextLost()) softwareGpu = isSoftwareGpu(gl);
     return softwareGpu ?? false;
   };
   const overlay = new Overlay({
@@ -403,6 +405,7 @@ export function createScene(options: SceneOptions): Scene {
         renderer.finish();
         performance.mark('orbit:first-frame');
         firstFrame = true;
+        started = true;
       }
     }
     drawnCam = { ...cam };
