@@ -47,11 +47,12 @@
 // Playwright's keyboard).
 //
 //   ORBIT_LOGIN_URL=... ORBIT_SHIM_LOG=... [ORBIT_LATENCY_TRACE=...] ORBIT_LATENCY_TURNS=N node bench/page/latency.mjs
-import { readFileSync, readdirSync, existsSync, writeFileSync } from 'node:fs';
+import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { cpuByRole, cpuDelta, processRoles } from './proc.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const web = join(here, '..', '..', 'web');
@@ -73,60 +74,7 @@ const seqOf = (text) => /^\{"seq":(\d+)/.exec(text)?.[1] ?? null;
 const KINDS = [['a', 'text with a tool call'], ['t', 'the tool entry'], ['b', 'closing text']];
 const loadAtStart = loadavg();
 
-// CPU time (ms) of the processes on the path, from /proc (Linux; elsewhere none): who had the two
-// cores while a turn's frames were on their way. This script's own tree is Chromium's; its parent's
-// (the harness) holds Orbit, the claude-shim and the CLI behind it.
-const TICK_MS = 10;
-const procStat = (pid) => {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return s.slice(s.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return null;
-  }
-};
-function processRoles() {
-  let pids = [];
-  try {
-    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number);
-  } catch {
-    return new Map();
-  }
-  const info = new Map();
-  for (const pid of pids) {
-    const f = procStat(pid);
-    if (!f) continue;
-    let cmd = '';
-    try { cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' '); } catch { /* gone */ }
-    info.set(pid, { ppid: Number(f[1]), cmd });
-  }
-  const under = (pid, root) => {
-    for (let p = pid, n = 0; p > 1 && n < 64; p = info.get(p)?.ppid ?? 0, n += 1) if (p === root) return true;
-    return false;
-  };
-  const roles = new Map();
-  for (const [pid, { cmd }] of info) {
-    let role = null;
-    if (under(pid, process.pid) && cmd.includes('chromium')) {
-      role = cmd.includes('--type=gpu-process') ? 'chromium GPU process' : cmd.includes('--type=renderer') ? 'chromium renderers' : 'chromium browser, network';
-    } else if (pid !== process.pid && under(pid, process.ppid)) {
-      const shim = [...info].find(([p, i]) => i.cmd.includes('claude-shim.mjs') && under(pid, p));
-      role = cmd.includes('claude-shim.mjs') ? 'claude-shim' : shim ? 'claude CLI' : /\borbit\b.*\bopen\b/.test(cmd) ? 'orbit' : null;
-    }
-    if (role) roles.set(pid, role);
-  }
-  return roles;
-}
-/** CPU ms by role now (utime + stime of each process, its threads included). */
-function cpuByRole(roles) {
-  const out = {};
-  for (const [pid, role] of roles) {
-    const f = procStat(pid);
-    if (f) out[role] = (out[role] ?? 0) + (Number(f[11]) + Number(f[12])) * TICK_MS;
-  }
-  return out;
-}
-const cpuDelta = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (a[k] ?? 0)]));
+// CPU time of the processes on the path (/proc): bench/page/proc.mjs.
 
 /** Percentile by nearest rank. */
 const pct = (xs, p) => {
@@ -238,7 +186,9 @@ function replayer({ opening }) {
 const browser = await chromium.launch({
   executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
   headless: true,
-  args: ['--no-sandbox', '--headless=new', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage', '--no-first-run'],
+  // ORBIT_LATENCY_EXTRA_ARGS (an experiment, never the goal's figure: the floor and the live page share the flags above):
+  // more Chromium flags, space-separated, e.g. `--disable-gpu-compositing`.
+  args: ['--no-sandbox', '--headless=new', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage', '--no-first-run', ...(process.env.ORBIT_LATENCY_EXTRA_ARGS ?? '').split(' ').filter(Boolean)],
 });
 // ORBIT_LATENCY_REDUCED_MOTION=1: both pages with `prefers-reduced-motion: reduce` (no CSS animations, no effects' flow).
 const contextOptions = { viewport: { width: 1280, height: 800 }, ...(process.env.ORBIT_LATENCY_REDUCED_MOTION ? { reducedMotion: 'reduce' } : {}) };

@@ -98,6 +98,37 @@ describe('the bubble\'s fly-in on a software GPU', () => {
   });
 });
 
+describe('the stepped fly-in rides along with the page\'s own frames', () => {
+  it('takes its next step at a change of the page in the second half of the step, and drops the step\'s timer', () => {
+    const state = ready();
+    const timers = new Map<number, { fn: () => void; ms: number }>();
+    const rides: { afterMs: number; go: () => void; cancelled: boolean }[] = [];
+    const bubbles = new Bubbles(vi.fn(), {
+      software: () => true,
+      setTimeout: (fn, ms) => { timers.set(timers.size + 1, { fn, ms }); return timers.size as unknown as ReturnType<typeof setTimeout>; },
+      clearTimeout: (handle) => { timers.delete(handle as unknown as number); },
+      ride: (afterMs, go) => {
+        const ride = { afterMs, go, cancelled: false };
+        rides.push(ride);
+        return () => { ride.cancelled = true; };
+      },
+    });
+    applyFrame(state, { seq: 1, body: { type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 1 }) } });
+    bubbles.render(state);
+    const classes = (): string[] => FLY_STEPS.filter((c) => bubbles.el.querySelector('.bubble')?.classList.contains(c));
+    expect(rides.map((r) => r.afterMs)).toEqual([FLY_STEP_MS / 2]);
+    // The page presents a frame of its own: the step goes with it; its timer is dropped.
+    rides[0]?.go();
+    expect(classes()).toEqual([FLY_STEPS[1]]);
+    expect([...timers.values()].map((t) => t.ms)).toEqual([FLY_STEP_MS]);
+    // No change of the page comes: the timer takes the last step, and its ride is cancelled.
+    [...timers.values()][0]?.fn();
+    expect(classes()).toEqual([]);
+    expect(rides).toHaveLength(2);
+    expect(rides[1]?.cancelled).toBe(true);
+  });
+});
+
 describe('the conversation view', () => {
   it('is a log; an entry sent again with its seq replaces its node', () => {
     const state = ready();

@@ -128,3 +128,33 @@ describe('the effects loop sleeps', () => {
     expect(Date.now() - start).toBeLessThanOrEqual(FLASH_MS + RAF_MS);
   });
 });
+
+describe('the effects loop rides along with the page\'s own frames (hud/ridealong.ts)', () => {
+  it('on a software GPU draws its next frame with a change of the page in the second half of its wait; not on a hardware GPU', async () => {
+    vi.spyOn(performance, 'now').mockImplementation(() => Date.now());
+    const FLOW_MS = 400;
+    for (const software of [true, false]) {
+      const s = setup(software);
+      // A turn: the flow marches, a frame every SOFTWARE_FLOW_FRAME_MS (hardware: FLOW_FRAME_MS).
+      s.send(true, []);
+      await vi.advanceTimersByTimeAsync(RAF_MS + 1);
+      const wait = software ? FLOW_MS : 83;
+      const after = s.overlay.frames;
+      const pageChange = async (): Promise<void> => {
+        document.body.append(document.createElement('span'));
+        await vi.advanceTimersByTimeAsync(RAF_MS + 1);
+      };
+      // Early in the wait: the page's change does not pull the frame.
+      await pageChange();
+      expect(s.overlay.frames).toBe(after);
+      if (software) {
+        // In its second half: drawn with the page's frame, long before its timer.
+        await vi.advanceTimersByTimeAsync(wait / 2);
+        await pageChange();
+        expect(s.overlay.frames).toBe(after + 1);
+      }
+      s.send(false, []);
+      s.untilAsleep();
+    }
+  });
+});

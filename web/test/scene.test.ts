@@ -101,7 +101,7 @@ describe('the map scene', () => {
     expect(calls.filter(([name]) => name === 'getParameter')).toHaveLength(1);
   });
 
-  it('is put in the page and its canvas sized before the WebGL context is asked for; the label canvas is hidden while empty', () => {
+  it('is put in the page and its canvas sized before the WebGL context is asked for; no label canvas is in the page (labels are drawn into the map\'s canvas)', () => {
     const seen: { connected: boolean; width: number; height: number }[] = [];
     vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation(function (this: HTMLCanvasElement, kind: string) {
       if (kind === 'webgl2') seen.push({ connected: this.isConnected, width: this.width, height: this.height });
@@ -120,7 +120,8 @@ describe('the map scene', () => {
     // A context made at the default 300x150 would make its buffers again on the first resize.
     expect(seen).toEqual([{ connected: true, width: 800, height: 600 }]);
     expect(scene.el.isConnected).toBe(true);
-    expect(scene.el.querySelector<HTMLCanvasElement>('.map-labels')?.hidden).toBe(true);
+    expect(scene.el.querySelector('.map-labels')).toBeNull();
+    expect(scene.el.querySelectorAll('canvas.map-canvas:not(.map-effects)')).toHaveLength(1);
   });
 
   it('fetches at once; the channel\'s first snapshot does not fetch again, a later one does', async () => {

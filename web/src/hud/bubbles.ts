@@ -5,6 +5,7 @@
  */
 import type { PageState } from '../state/store';
 import { formatCost, formatDuration, h, setText } from './dom';
+import { rideAlong } from './ridealong';
 
 /** How long a finished bubble stays, in ms. */
 export const BUBBLE_LINGER_MS = 4000;
@@ -29,6 +30,8 @@ export interface BubblesOptions {
   /** Whether a software GPU draws the page (the fly-in then goes in {@link FLY_STEPS}); read when a bubble is made. */
   software?: () => boolean;
   /** Timers (tests inject their own). */
+  /** Runs a step sooner, with a frame the page presents anyway (hud/ridealong.ts); the page's one watch by default. */
+  ride?: (afterMs: number, go: () => void) => () => void;
   setTimeout?: (fn: () => void, ms: number) => ReturnType<typeof setTimeout>;
   clearTimeout?: (handle: ReturnType<typeof setTimeout>) => void;
 }
@@ -44,6 +47,8 @@ interface Bubble {
   timer: ReturnType<typeof setTimeout> | null;
   /** The stepped fly-in's next step, while it runs. */
   flyTimer: ReturnType<typeof setTimeout> | null;
+  /** Cancels the next fly-in step's ride along the page's own frames. */
+  unride: (() => void) | null;
 }
 
 function promptOf(state: PageState, key: string, turn: number): string | null {
@@ -78,12 +83,14 @@ export class Bubbles {
   private dismissed = new Set<string>();
 
   private readonly software: () => boolean;
+  private readonly ride: (afterMs: number, go: () => void) => () => void;
   private readonly setTimer: (fn: () => void, ms: number) => ReturnType<typeof setTimeout>;
   private readonly clearTimer: (handle: ReturnType<typeof setTimeout>) => void;
 
   constructor(private readonly open: (key: string) => void, options: BubblesOptions = {}) {
     this.el = h('div', { class: 'bubbles', role: 'region', 'aria-label': 'Turns in progress' });
     this.software = options.software ?? (() => false);
+    this.ride = options.ride ?? ((afterMs, go) => rideAlong.ride(afterMs, go));
     this.setTimer = options.setTimeout ?? ((fn, ms) => setTimeout(fn, ms));
     this.clearTimer = options.clearTimeout ?? ((handle) => { clearTimeout(handle); });
   }
@@ -93,7 +100,7 @@ export class Bubbles {
     const label = h('span', { class: 'bubble-label' });
     const stepped = this.software();
     const el = h('button', { type: 'button', class: `bubble ${stepped ? FLY_STEPS[0] : 'fly-in'}`, 'data-key': key }, text, label);
-    const bubble: Bubble = { key, turn, el, text, label, finished: false, failed: false, timer: null, flyTimer: null };
+    const bubble: Bubble = { key, turn, el, text, label, finished: false, failed: false, timer: null, flyTimer: null, unride: null };
     if (stepped) this.step(bubble, 0);
     el.addEventListener('click', () => {
       this.open(key);
@@ -109,8 +116,11 @@ export class Bubbles {
 
   /** The stepped fly-in: from step `i` to the next after {@link FLY_STEP_MS}, then in place. */
   private step(bubble: Bubble, i: number): void {
-    bubble.flyTimer = this.setTimer(() => {
+    const advance = (): void => {
+      if (bubble.flyTimer !== null) this.clearTimer(bubble.flyTimer);
       bubble.flyTimer = null;
+      bubble.unride?.();
+      bubble.unride = null;
       const current = FLY_STEPS[i];
       if (current !== undefined) bubble.el.classList.remove(current);
       const next = FLY_STEPS[i + 1];
@@ -118,13 +128,18 @@ export class Bubbles {
         bubble.el.classList.add(next);
         this.step(bubble, i + 1);
       }
-    }, FLY_STEP_MS);
+    };
+    bubble.flyTimer = this.setTimer(advance, FLY_STEP_MS);
+    // Sooner if the page presents a frame for a change of its own in the second half of the wait (hud/ridealong.ts).
+    bubble.unride = this.ride(FLY_STEP_MS / 2, advance);
   }
 
   private remove(bubble: Bubble): void {
     if (bubble.timer !== null) clearTimeout(bubble.timer);
     if (bubble.flyTimer !== null) this.clearTimer(bubble.flyTimer);
     bubble.flyTimer = null;
+    bubble.unride?.();
+    bubble.unride = null;
     bubble.el.classList.add('leaving');
     bubble.el.remove();
     if (this.bubbles.get(bubble.key) === bubble) this.bubbles.delete(bubble.key);

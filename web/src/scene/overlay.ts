@@ -30,6 +30,7 @@
  */
 import './effects.css';
 import { clear, h } from '../hud/dom';
+import { rideAlong } from '../hud/ridealong';
 import type { ActivityBatch, SubagentMessage } from '../protocol/types';
 import type { PageState, SubagentInfo } from '../state/store';
 import { viewRect, worldToScreen, type Camera } from './camera';
@@ -183,6 +184,8 @@ export class Overlay {
   private readonly starGroup: HTMLElement;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private raf = 0;
+  /** Cancels the pending frame's ride along the page's own frames (software GPU), if any. */
+  private unride: (() => void) | null = null;
   private lastFrame = -Infinity;
   /** The effects' version the last frame drew; the view (size, map) changed since when null. */
   private drawnVersion: number | null = null;
@@ -321,6 +324,8 @@ export class Overlay {
   private cancel(): void {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+    this.unride?.();
+    this.unride = null;
     if (this.raf !== 0) cancelAnimationFrame(this.raf);
     this.raf = 0;
   }
@@ -346,14 +351,25 @@ export class Overlay {
   /** Draws a frame at `due` (the overlay's clock), or at once if that has passed. */
   private wakeAt(due: number): void {
     if (this.timer !== null || this.raf !== 0) return;
-    const wait = Math.max(0, Math.ceil(due - this.now()));
-    this.timer = setTimeout(() => {
+    const now = this.now();
+    const wait = Math.max(0, Math.ceil(due - now));
+    const go = (): void => {
+      if (this.timer !== null) clearTimeout(this.timer);
       this.timer = null;
+      this.unride?.();
+      this.unride = null;
       this.raf = requestAnimationFrame(() => {
         this.raf = 0;
         this.frame();
       });
-    }, wait);
+    };
+    this.timer = setTimeout(go, wait);
+    // On a software GPU, a frame the page presents for a change of its own
+    // in the second half of the wait draws this one too (hud/ridealong.ts):
+    // one frame presented instead of two a moment apart.
+    if (wait > 0 && this.lastFrame !== -Infinity && this.software()) {
+      this.unride = rideAlong.ride((due + this.lastFrame) / 2 - now, go);
+    }
   }
 
   private frame(): void {

@@ -137,7 +137,26 @@ export function compilePrograms(gl: WebGL2RenderingContext, sources: readonly (r
   return built.map(({ program }) => program);
 }
 
+// An image over the whole map (its labels, drawn by a 2D canvas off the page): one triangle that
+// covers the view, its texture premultiplied.
+const IMAGE_VS = `#version 300 es
+out vec2 v_uv;
+void main() {
+  vec2 p = vec2(float((gl_VertexID & 1) << 2) - 1.0, float((gl_VertexID & 2) << 1) - 1.0);
+  v_uv = vec2((p.x + 1.0) * 0.5, (1.0 - p.y) * 0.5);
+  gl_Position = vec4(p, 0.0, 1.0);
+}`;
+
+const IMAGE_FS = `#version 300 es
+precision mediump float;
+in vec2 v_uv;
+uniform sampler2D u_image;
+out vec4 outColour;
+void main() { outColour = texture(u_image, v_uv); }`;
+
 export class Renderer {
+  /** The image program and texture (made at the first {@link Renderer.drawImage}, not while the map starts). */
+  private image: { program: WebGLProgram; texture: WebGLTexture; sampler: WebGLUniformLocation | null } | null = null;
   private points!: WebGLProgram;
   private lines!: WebGLProgram;
   private pointLayer: Layer | null = null;
@@ -174,6 +193,7 @@ export class Renderer {
     this.points = points;
     this.lines = lines;
     this.uniforms.clear();
+    this.image = null;
     this.pointLayer = null;
     this.outlineLayer = null;
     this.edgeLayer = null;
@@ -432,6 +452,41 @@ export class Renderer {
     }
     gl.bindVertexArray(null);
     return { ...stats, points: points?.count ?? 0 };
+  }
+
+  /**
+   * Draws `source` (as large as the drawing buffer, e.g. the map's labels
+   * drawn by a 2D canvas that is not in the page) over what {@link draw}
+   * drew just before, in the same task: the labels are then part of the
+   * map's one canvas, and not a transparent layer of their own that the
+   * compositor blends in every frame the page presents (~7 ms of the GPU
+   * process's CPU a frame on a software GPU).
+   */
+  drawImage(source: TexImageSource): void {
+    const gl = this.gl;
+    if (!this.image) {
+      const [program] = compilePrograms(gl, [[IMAGE_VS, IMAGE_FS]]);
+      const texture = gl.createTexture();
+      if (!program) return;
+      gl.bindTexture(gl.TEXTURE_2D, texture);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.NEAREST);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.NEAREST);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_S, gl.CLAMP_TO_EDGE);
+      gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_WRAP_T, gl.CLAMP_TO_EDGE);
+      this.image = { program, texture, sampler: gl.getUniformLocation(program, 'u_image') };
+    }
+    gl.viewport(0, 0, gl.drawingBufferWidth, gl.drawingBufferHeight);
+    gl.useProgram(this.image.program);
+    gl.activeTexture(gl.TEXTURE0);
+    gl.bindTexture(gl.TEXTURE_2D, this.image.texture);
+    gl.pixelStorei(gl.UNPACK_PREMULTIPLY_ALPHA_WEBGL, true);
+    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, source);
+    gl.pixelStorei(gl.UNPACK_PREMULTIPLY_ALPHA_WEBGL, false);
+    gl.uniform1i(this.image.sampler, 0);
+    gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
+    gl.bindVertexArray(null);
+    gl.drawArrays(gl.TRIANGLES, 0, 3);
+    gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
   }
 
   /** Makes the next draw rebuild what depends on the camera (the imports drawn), as a camera change does. */

@@ -46,6 +46,7 @@ mod mcp_support;
 mod open;
 mod open_support;
 mod page_e2e;
+mod page_frame_cost;
 mod page_latency;
 mod page_relay;
 mod panels_e2e;

@@ -17,7 +17,7 @@ use crate::page_e2e::{Scene, chromium, lock, repo};
 
 /// Turn `i`: a text with a tool call (`mk<i>a`), the tool entry (a Read of
 /// `mk<i>t.md`), a closing text (`mk<i>b`); no marker appears elsewhere.
-fn turn(scene: &Scene, i: usize) -> [Reply; 2] {
+pub(crate) fn turn(scene: &Scene, i: usize) -> [Reply; 2] {
     let file = scene.env.ws.path().join(format!("mk{i}t.md"));
     [
         text_and_tool(

@@ -1,0 +1,91 @@
+/**
+ * Decorative steps that ride along with the page's own frames (issue 15).
+ *
+ * On a software GPU (SwiftShader) every frame Chromium presents costs its
+ * GPU process about the same CPU whatever changed in it (the whole frame is
+ * composited again: 16-23 ms at 1280x800, measured by
+ * bench/page/frame-cost), and at a turn's start those frames take a core
+ * from the claude CLI and from the socket's frames on their way to the
+ * page. So a decorative step that is due soon (the map effects' next frame,
+ * a bubble's next fly-in step) is taken in the frame the page presents
+ * anyway for a change of its own, not in a frame of its own a moment later.
+ *
+ * A change of the page is a DOM mutation that can be seen: nodes added or
+ * removed, text or an attribute given another value (not `aria-*` or
+ * `title`, and not the same value written again). The watch starts with
+ * the first rider.
+ */
+
+interface Rider {
+  earliest: number;
+  go: () => void;
+}
+
+export class RideAlong {
+  private readonly riders = new Set<Rider>();
+  private observer: MutationObserver | null = null;
+
+  constructor(
+    private readonly root: () => Node | null = () => (typeof document === 'undefined' ? null : document.body),
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /**
+   * Runs `go` once, at the first change of the page `afterMs` from now or
+   * later; the returned function cancels it. The caller keeps its own
+   * timer for when no change comes.
+   */
+  ride(afterMs: number, go: () => void): () => void {
+    this.watch();
+    const rider: Rider = { earliest: this.now() + afterMs, go };
+    this.riders.add(rider);
+    return () => {
+      this.riders.delete(rider);
+    };
+  }
+
+  /** Riders waiting (for tests and inspection). */
+  get waiting(): number {
+    return this.riders.size;
+  }
+
+  /** The page changed (the observer's records, or a test): the riders due go. */
+  changed(): void {
+    if (this.riders.size === 0) return;
+    const now = this.now();
+    for (const rider of [...this.riders]) {
+      if (rider.earliest > now) continue;
+      this.riders.delete(rider);
+      rider.go();
+    }
+  }
+
+  private watch(): void {
+    if (this.observer !== null || typeof MutationObserver === 'undefined') return;
+    const root = this.root();
+    if (!root) return;
+    this.observer = new MutationObserver((records) => {
+      if (this.riders.size > 0 && records.some(seen)) this.changed();
+    });
+    this.observer.observe(root, { subtree: true, childList: true, characterData: true, characterDataOldValue: true, attributes: true, attributeOldValue: true });
+  }
+}
+
+/** Whether a mutation can change what is drawn. */
+export function seen(record: MutationRecord): boolean {
+  switch (record.type) {
+    case 'childList':
+      return record.addedNodes.length > 0 || record.removedNodes.length > 0;
+    case 'characterData':
+      return record.oldValue !== record.target.nodeValue;
+    default: {
+      const name = record.attributeName ?? '';
+      if (name === 'title' || name.startsWith('aria-')) return false;
+      const el = record.target as Element;
+      return record.oldValue !== el.getAttribute(name);
+    }
+  }
+}
+
+/** The page's one watch. */
+export const rideAlong = new RideAlong();
