@@ -7,10 +7,23 @@ use orbit_server::ws::close;
 use orbit_types::{HostBody, HostFrame, PageFrame, PageRequest, WorkspaceMessage};
 use serde_json::json;
 
-use crate::harness::{Call, Harness, WORKSPACE, hello};
+use crate::harness::{Call, Harness, WORKSPACE, Ws, hello};
 
 fn action(id: &str) -> serde_json::Value {
     json!({"type": "action", "id": id, "request": {"type": "stopAll"}})
+}
+
+/// A resumed socket that has just sent the fifty frames a second allows.
+async fn at_the_rate_limit() -> (Harness, Ws) {
+    let harness = Harness::start().await;
+    let cookie = harness.login().await;
+    let mut ws = harness.ws(&cookie).await;
+    ws.resume(None, None).await;
+    ws.frame().await;
+    for n in 0..50 {
+        ws.send_json(&action(&format!("a{n}"))).await;
+    }
+    (harness, ws)
 }
 
 fn refused_code(frame: &serde_json::Value) -> Option<&str> {
@@ -189,14 +202,7 @@ async fn a_page_that_sends_no_resume_in_time_is_closed() {
 
 #[tokio::test]
 async fn over_fifty_frames_a_second_are_refused_as_rate_limited() {
-    let harness = Harness::start().await;
-    let cookie = harness.login().await;
-    let mut ws = harness.ws(&cookie).await;
-    ws.resume(None, None).await;
-    ws.frame().await;
-    for n in 0..50 {
-        ws.send_json(&action(&format!("a{n}"))).await;
-    }
+    let (harness, mut ws) = at_the_rate_limit().await;
     ws.send_json(&action("a50")).await;
     let mut acked = 0;
     let mut limited_ack = false;
@@ -408,14 +414,7 @@ async fn a_search_frame_is_answered_by_the_connection_with_the_matcher_s_answer(
 
 #[tokio::test]
 async fn a_rate_limited_search_gets_an_answer_saying_so() {
-    let harness = Harness::start().await;
-    let cookie = harness.login().await;
-    let mut ws = harness.ws(&cookie).await;
-    ws.resume(None, None).await;
-    ws.frame().await;
-    for n in 0..50 {
-        ws.send_json(&action(&format!("a{n}"))).await;
-    }
+    let (harness, mut ws) = at_the_rate_limit().await;
     ws.send_json(&json!({"type": "search", "id": 99, "q": "a", "limit": 8}))
         .await;
     let mut answered = false;

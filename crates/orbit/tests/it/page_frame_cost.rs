@@ -9,32 +9,16 @@
 
 use std::process::{Command, Stdio};
 
-use serde_json::json;
-
 use crate::harness::real_claude;
 use crate::open_support::scenario_result;
-use crate::page_e2e::{Scene, chromium, lock, repo};
-use crate::page_latency::turn;
+use crate::page_e2e::{chromium, lock, repo};
+use crate::page_latency::{shim_scene, turn};
 
 #[test]
 #[ignore = "a benchmark: bench/page/frame-cost runs it"]
 fn presented_frame_cost() {
     let _one = lock();
-    let turns: usize = std::env::var("ORBIT_FRAME_COST_TURNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
-    let mut scene = Scene::new(true);
-    for i in 0..turns {
-        std::fs::write(
-            scene.env.ws.path().join(format!("mk{i}t.md")),
-            "Notes: nothing to see here.\n",
-        )
-        .unwrap();
-    }
-    let shim = repo().join("bench/page/claude-shim.mjs");
-    let log = scene.env.home.path().join("shim-lines.jsonl");
-    scene.env.write_settings(json!({ "claude.path": shim }));
+    let (mut scene, turns, log) = shim_scene("ORBIT_FRAME_COST_TURNS", 3);
     scene.extra_env = vec![
         ("ORBIT_SHIM_CLAUDE".to_owned(), real_claude()),
         ("ORBIT_SHIM_LOG".to_owned(), log),

@@ -6,6 +6,7 @@
 //! `bench/page/latency.mjs` driving the page in Chromium. Ignored in the
 //! test suite: it measures, and asserts only that every change was seen.
 
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::json;
@@ -29,15 +30,15 @@ pub(crate) fn turn(scene: &Scene, i: usize) -> [Reply; 2] {
     ]
 }
 
-#[test]
-#[ignore = "a benchmark: bench/page/latency runs it"]
-fn claude_line_to_dom_latency() {
-    let _one = lock();
-    let turns: usize = std::env::var("ORBIT_LATENCY_TURNS")
+/// The benchmarks' scene: `turns` (from the variable `turns_var`, else
+/// `default_turns`) files for the turns to read, and `claude.path` set to
+/// the timestamping shim, whose log is the returned path.
+pub(crate) fn shim_scene(turns_var: &str, default_turns: usize) -> (Scene, usize, PathBuf) {
+    let turns: usize = std::env::var(turns_var)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(100);
-    let mut scene = Scene::new(true);
+        .unwrap_or(default_turns);
+    let scene = Scene::new(true);
     for i in 0..turns {
         std::fs::write(
             scene.env.ws.path().join(format!("mk{i}t.md")),
@@ -48,6 +49,14 @@ fn claude_line_to_dom_latency() {
     let shim = repo().join("bench/page/claude-shim.mjs");
     let log = scene.env.home.path().join("shim-lines.jsonl");
     scene.env.write_settings(json!({ "claude.path": shim }));
+    (scene, turns, log)
+}
+
+#[test]
+#[ignore = "a benchmark: bench/page/latency runs it"]
+fn claude_line_to_dom_latency() {
+    let _one = lock();
+    let (mut scene, turns, log) = shim_scene("ORBIT_LATENCY_TURNS", 100);
     // Orbit's own timestamps along the path (`orbit_common::latency_note`).
     let trace = scene.env.home.path().join("orbit-trace.jsonl");
     scene.extra_env = vec![
