@@ -56,6 +56,27 @@ export function clear(el: Node): void {
 
 let uid = 0;
 /** A document-unique id for aria references. */
+/** `text` as text and `<mark>`s for the characters at `indices` (a matcher's): one node per run of marked or unmarked characters. */
+export function marked(text: string, indices: readonly number[]): (Node | string)[] {
+  const at = new Set(indices);
+  const parts: (Node | string)[] = [];
+  let run = '';
+  let runMarked = false;
+  let i = 0;
+  for (const ch of text) {
+    const isMarked = at.has(i);
+    if (isMarked !== runMarked && run !== '') {
+      parts.push(runMarked ? h('mark', null, run) : run);
+      run = '';
+    }
+    runMarked = isMarked;
+    run += ch;
+    i += 1;
+  }
+  if (run !== '') parts.push(runMarked ? h('mark', null, run) : run);
+  return parts;
+}
+
 export function uniqueId(prefix: string): string {
   uid += 1;
   return `${prefix}-${uid}`;

@@ -13,7 +13,7 @@
 import type { SearchAnswer } from '../protocol/types';
 import { validateSearchAnswer } from '../protocol/validate';
 import type { PageState } from '../state/store';
-import { clear, h, uniqueId } from '../hud/dom';
+import { clear, h, marked, uniqueId } from '../hud/dom';
 import {
   clampZoom,
   fitCamera,
@@ -729,23 +729,7 @@ export function createScene(options: SceneOptions): Scene {
     active = list.length > 0 ? 0 : -1;
     clear(results);
     list.forEach((m, i) => {
-      const marked = new Set(m.indices);
-      // Runs of matched and unmatched characters; matched ones in <mark>.
-      const parts: (Node | string)[] = [];
-      let run = '';
-      let runMarked = false;
-      let ci = 0;
-      for (const ch of m.path) {
-        const isMarked = marked.has(ci);
-        if (isMarked !== runMarked && run !== '') {
-          parts.push(runMarked ? h('mark', null, run) : run);
-          run = '';
-        }
-        runMarked = isMarked;
-        run += ch;
-        ci += 1;
-      }
-      if (run !== '') parts.push(runMarked ? h('mark', null, run) : run);
+      const parts = marked(m.path, m.indices);
       const option = h('li', {
         role: 'option',
         id: `${listId}-${i}`,

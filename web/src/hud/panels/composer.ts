@@ -11,7 +11,7 @@
 import { ChannelDropped } from '../../protocol/channel';
 import type { SearchMatch } from '../../protocol/types';
 import type { PageState } from '../../state/store';
-import { clear, h, uniqueId } from '../dom';
+import { clear, h, marked, uniqueId } from '../dom';
 import { keyed } from './frame';
 
 /** A prompt's skills at most (the controller drops the rest). */
@@ -76,27 +76,6 @@ export function pickDropped(name: string, matches: readonly SearchMatch[]): stri
   const base = wanted.split('/').pop() ?? wanted;
   const same = matches.filter((m) => (m.path.split('/').pop() ?? m.path) === base);
   return same.length === 1 && same[0] ? same[0].path : null;
-}
-
-/** A match's path as text and `<mark>`s: one node per run of matched or unmatched characters. */
-export function highlighted(m: SearchMatch): (Node | string)[] {
-  const marked = new Set(m.indices);
-  const parts: (Node | string)[] = [];
-  let run = '';
-  let runMarked = false;
-  let at = 0;
-  for (const ch of m.path) {
-    const isMarked = marked.has(at);
-    if (isMarked !== runMarked && run !== '') {
-      parts.push(runMarked ? h('mark', null, run) : run);
-      run = '';
-    }
-    runMarked = isMarked;
-    run += ch;
-    at += 1;
-  }
-  if (run !== '') parts.push(runMarked ? h('mark', null, run) : run);
-  return parts;
 }
 
 /** Sets an attribute only when it differs (an equal write still invalidates style). */
@@ -378,7 +357,7 @@ export class Composer {
       if (row.key !== key) {
         row.key = key;
         row.li.setAttribute('data-path', m.path);
-        row.label.replaceChildren(...highlighted(m));
+        row.label.replaceChildren(...marked(m.path, m.indices));
       }
       if (row.li.parentNode !== this.listbox) this.listbox.appendChild(row.li);
     });
