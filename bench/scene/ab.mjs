@@ -9,7 +9,7 @@
 // drawing the same `/map` bytes at the same canvas size, as the last tab.
 //
 //   node bench/scene/ab.mjs --orbit BIN --workspace DIR [--loads 9] [--minimal]
-//        [--trace PREFIX] DIST_A [DIST_B ...]
+//        [--trace PREFIX] [--categories viz,gpu,...] DIST_A [DIST_B ...]
 //
 // `orbit` as a DIST is Orbit's own embedded page (no proxy). Per build: the
 // median first frame (navigation start to `orbit:first-frame`), its ratio to
@@ -45,6 +45,8 @@ const bin = flags.get('orbit') ?? process.env.ORBIT_BIN;
 const ws = flags.get('workspace');
 const LOADS = Number(flags.get('loads') ?? 9);
 const tracePrefix = flags.get('trace');
+// `--categories a,b` replaces the trace's categories (e.g. adding cc, blink, v8 for bench/scene/path.mjs).
+const CATEGORIES = (flags.get('categories') ?? 'viz,gpu,toplevel,blink.user_timing,devtools.timeline,loading').split(',');
 if (!bin || !ws || dists.length === 0) {
   console.error('usage: ab.mjs --orbit BIN --workspace DIR [--loads N] [--minimal] [--trace PREFIX] DIST...');
   process.exit(2);
@@ -271,7 +273,7 @@ for (let i = 0; i < LOADS; i += 1) {
   for (const [n, tab] of tabs.entries()) {
     await tab.page.bringToFront();
     const trace = tracePrefix && i === LOADS - 1 ? `${tracePrefix}-${n}.json` : null;
-    if (trace) await browser.startTracing(tab.page, { path: trace, categories: ['viz', 'gpu', 'toplevel', 'blink.user_timing', 'devtools.timeline', 'loading'] });
+    if (trace) await browser.startTracing(tab.page, { path: trace, categories: CATEGORIES });
     const g0 = gpuTicks();
     await tab.page.reload({ waitUntil: 'commit' });
     const got = await firstFrame(tab.page);
