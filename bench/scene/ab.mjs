@@ -9,7 +9,8 @@
 // drawing the same `/map` bytes at the same canvas size, as the last tab.
 //
 //   node bench/scene/ab.mjs --orbit BIN --workspace DIR [--loads 9] [--minimal]
-//        [--trace PREFIX] [--categories viz,gpu,...] DIST_A [DIST_B ...]
+//        [--trace PREFIX] [--categories viz,gpu,...] [--back-to-back] [--settle-ms MS]
+//        DIST_A [DIST_B ...]
 //
 // `orbit` as a DIST is Orbit's own embedded page (no proxy). Per build: the
 // median first frame (navigation start to `orbit:first-frame`), its ratio to
@@ -36,6 +37,7 @@ const dists = [];
 for (let i = 0; i < argv.length; i += 1) {
   const a = argv[i];
   if (a === '--minimal') flags.set('minimal', true);
+  else if (a === '--back-to-back') flags.set('back-to-back', true);
   else if (a.startsWith('--')) {
     flags.set(a.slice(2), argv[i + 1]);
     i += 1;
@@ -44,6 +46,15 @@ for (let i = 0; i < argv.length; i += 1) {
 const bin = flags.get('orbit') ?? process.env.ORBIT_BIN;
 const ws = flags.get('workspace');
 const LOADS = Number(flags.get('loads') ?? 9);
+// `--back-to-back`: as bench/scene/bench.mjs reloads (each reload as soon as
+// the last one's mark is seen, polled every 50 ms), so the page a measured
+// reload replaces has just drawn its first frame and is still starting: each
+// measured reload comes right after an unmeasured one. `--settle-ms` is the
+// pause after a tab's reloads before the next tab's (default 300), long
+// enough with `--back-to-back` for work a page leaves for later not to fall
+// into the next tab's reloads.
+const BACK_TO_BACK = flags.get('back-to-back') === true;
+const SETTLE_MS = Number(flags.get('settle-ms') ?? 300);
 const tracePrefix = flags.get('trace');
 // `--categories a,b` replaces the trace's categories (e.g. adding cc, blink, v8 for bench/scene/path.mjs).
 const CATEGORIES = (flags.get('categories') ?? 'viz,gpu,toplevel,blink.user_timing,devtools.timeline,loading').split(',');
@@ -188,7 +199,7 @@ function gpuTicks() {
 }
 
 async function firstFrame(page) {
-  await page.waitForFunction((mark) => performance.getEntriesByName(mark).length > 0 || window.benchError !== undefined, MARK, { timeout: 120000, polling: 20 });
+  await page.waitForFunction((mark) => performance.getEntriesByName(mark).length > 0 || window.benchError !== undefined, MARK, { timeout: 120000, polling: BACK_TO_BACK ? 50 : 20 });
   return page.evaluate((mark) => {
     // The map's bytes: when asked for, the request sent, its answer's first and last byte.
     const map = performance.getEntriesByType('resource').find((e) => /\/map(\.bin)?$/.test(new URL(e.name).pathname));
@@ -274,6 +285,10 @@ for (let i = 0; i < LOADS; i += 1) {
     await tab.page.bringToFront();
     const trace = tracePrefix && i === LOADS - 1 ? `${tracePrefix}-${n}.json` : null;
     if (trace) await browser.startTracing(tab.page, { path: trace, categories: CATEGORIES });
+    if (BACK_TO_BACK) {
+      await tab.page.reload({ waitUntil: 'commit' });
+      await firstFrame(tab.page);
+    }
     const g0 = gpuTicks();
     await tab.page.reload({ waitUntil: 'commit' });
     const got = await firstFrame(tab.page);
@@ -285,7 +300,7 @@ for (let i = 0; i < LOADS; i += 1) {
       await browser.stopTracing();
       traced.push([tab.name, framesBeforeMark(trace)]);
     }
-    await sleep(300);
+    await sleep(SETTLE_MS);
   }
 }
 const load1 = loadavg()[0];

@@ -8,7 +8,7 @@ import { Store, addError, inspect } from './state/store';
 import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
 import { Notifier, browserNotifyEnv, cardFromHash } from './hud/notify';
-import { afterFirstFrame, firstFrameShown, frameShown, holdUntilFirstFrame, whenMarked } from './hud/later';
+import { afterSettled, firstFrameShown, frameShown, holdUntilFirstFrame, whenMarked } from './hud/later';
 import { holdChrome } from './hud/hold';
 import type { NodeAt, SceneInspection } from './scene/scene';
 import type { OverlayMessage } from './scene/overlay';
@@ -29,7 +29,8 @@ const url = `${scheme}//${window.location.host}/ws?w=${encodeURIComponent(id)}`;
 
 // The first frame first: the rest of the page's code is imported once it is shown (`hud/later.ts`).
 holdUntilFirstFrame();
-const firstFrame = afterFirstFrame(() => Promise.resolve());
+// The frame checker's worker and the stored outbox once the page has settled after it.
+const firstFrame = afterSettled(() => Promise.resolve());
 const store = new Store();
 // In a webview the page has no HTTP routes of its own (the extension raises
 // the notifications; the keypad panel is the browser's).
@@ -49,8 +50,8 @@ else store.update((state) => { addError(state, preloaded.error); });
 const root = document.getElementById('app');
 if (!root) throw new Error('the page has no #app element');
 const notifyEnv = webview ? null : browserNotifyEnv(id);
-// The service worker is registered after the first frame.
-const notifier = notifyEnv ? new Notifier(id, { ...notifyEnv, registration: () => afterFirstFrame(() => notifyEnv.registration()) }) : undefined;
+// The service worker is registered once the page has settled after its first frame.
+const notifier = notifyEnv ? new Notifier(id, { ...notifyEnv, registration: () => afterSettled(() => notifyEnv.registration()) }) : undefined;
 /** Whether the page shows entries in its first frame: the map then starts after that frame (`hud/hold.ts`). */
 let entriesFirst = false;
 const hud = mountHud(root, store, channel, {
@@ -70,7 +71,7 @@ const hud = mountHud(root, store, channel, {
 });
 let keypad: ReturnType<typeof import('./hud/keypad').mountKeypad> | null = null;
 if (!webview) {
-  void afterFirstFrame(() => import('./hud/keypad')).then(({ mountKeypad }) => {
+  void afterSettled(() => import('./hud/keypad')).then(({ mountKeypad }) => {
     keypad = mountKeypad(root, { workspaceId: id, showConversation: (key) => { hud.show(key); } });
   }).catch((error: unknown) => {
     store.update((state) => { addError(state, `The keypad's code could not be loaded (${String(error)}); reload the page.`); });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { HASH_GRACE_MS, createScene, type Scene } from '../src/scene/scene';
+import { HASH_GRACE_MS, LABELS_AFTER_MS, createScene, type Scene } from '../src/scene/scene';
 import { workspace } from './fixtures';
 import type { MapMessage } from '../src/scene/model';
 import { initialState, type PageState } from '../src/state/store';
@@ -99,6 +99,21 @@ describe('the map scene', () => {
     expect(h.scene.software()).toBe(false);
     expect(calls.filter(([name, args]) => name === 'getExtension' && args[0] === 'WEBGL_debug_renderer_info')).toHaveLength(1);
     expect(calls.filter(([name]) => name === 'getParameter')).toHaveLength(1);
+  });
+
+  it('draws a new map\'s labels LABELS_AFTER_MS after its first frame, not in the frames right after it', async () => {
+    const { gl, calls } = anyGl();
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation((kind: string) => (kind === 'webgl2' ? gl : null));
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    h.scene.render(h.ready);
+    await until('the first frame', () => h.scene.inspect().firstFrame);
+    const draws = (): number => calls.filter(([name]) => name === 'drawArrays' || name === 'drawElements').length;
+    const atFirst = draws();
+    await sleep(LABELS_AFTER_MS / 2);
+    expect(draws()).toBe(atFirst);
+    // Then the map again, with its labels (drawn into the map's canvas).
+    for (let i = 0; i < 100 && draws() === atFirst; i += 1) await sleep(20);
+    expect(draws()).toBeGreaterThan(atFirst);
   });
 
   it('is put in the page and its canvas sized before the WebGL context is asked for; no label canvas is in the page (labels are drawn into the map\'s canvas)', () => {

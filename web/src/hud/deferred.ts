@@ -7,8 +7,8 @@
  * dead: a control is either not there yet or works.
  *
  * The map's code (`scene/`) is in the entry, and the map is made at the end
- * of the entry's task; the rest is imported after the first frame has been
- * shown.
+ * of the entry's task; the rest is imported once the page has settled after
+ * its first frame (`later.ts`, `afterSettled`).
  */
 import type { PageState } from '../state/store';
 import type { OverlayMessage } from '../scene/overlay';
@@ -16,7 +16,7 @@ import { createScene, type NodeAt, type Scene, type SceneInspection, type SceneO
 import type { SearchHost } from './search';
 import type { PanelsHost } from './panels';
 import { h } from './dom';
-import { afterFirstFrame } from './later';
+import { afterSettled } from './later';
 
 /** Something the page says when a part's code could not be loaded (the server stopped, a broken build). */
 export type LoadFailed = (what: string, error: unknown) => void;
@@ -124,7 +124,7 @@ export interface DeferredPanels {
   inspect(): { open: string | null; skills: string[]; files: string[] };
 }
 
-/** The panels (`panels/`), after the first frame: their buttons appear when their code has arrived. */
+/** The panels (`panels/`), once the page has settled after its first frame: their buttons appear when their code has arrived. */
 export function deferredPanels(host: PanelsHost, failed: LoadFailed): DeferredPanels {
   const toolbar = h('div', { class: 'panel-buttons' });
   const el = h('div', { class: 'panels' });
@@ -133,7 +133,7 @@ export function deferredPanels(host: PanelsHost, failed: LoadFailed): DeferredPa
   let real: ReturnType<typeof import('./panels').mountPanels> | null = null;
   let last: [PageState, string | null] | null = null;
   const drops: HTMLElement[] = [];
-  void afterFirstFrame(() => import('./panels')).then(({ mountPanels }) => {
+  void afterSettled(() => import('./panels')).then(({ mountPanels }) => {
     const panels = mountPanels(host);
     real = panels;
     swap(toolbar, panels.toolbar);
@@ -181,7 +181,7 @@ export interface DeferredSearch {
 }
 
 /**
- * The conversation search (`search.ts`), after the first frame. Ctrl+F / ⌘F
+ * The conversation search (`search.ts`), once the page has settled. Ctrl+F / ⌘F
  * within the scope given to `bind` opens the bar (the browser's own find
  * cannot see entries not rendered); it is bound at once: pressed before the
  * code arrives, the bar opens when it does.
@@ -190,7 +190,7 @@ export function deferredSearch(host: SearchHost, failed: LoadFailed): DeferredSe
   const placeholder = h('div', { class: 'search-bar', hidden: true });
   let real: import('./search').ConversationSearch | null = null;
   let wanted = false;
-  void afterFirstFrame(() => import('./search')).then(({ ConversationSearch }) => {
+  void afterSettled(() => import('./search')).then(({ ConversationSearch }) => {
     const search = new ConversationSearch(host);
     real = search;
     swap(placeholder, search.el);
@@ -218,11 +218,11 @@ export interface DeferredFilePanel {
   open(path: string, line: number | null): Promise<void>;
 }
 
-/** The file panel (`filePanel.ts`), after the first frame; a file asked for before it arrives opens when it does. */
+/** The file panel (`filePanel.ts`), once the page has settled; a file asked for before it arrives opens when it does. */
 export function deferredFilePanel(workspaceId: string, failed: LoadFailed): DeferredFilePanel {
   const placeholder = h('aside', { class: 'file-panel', hidden: true });
   let real: import('./filePanel').FilePanel | null = null;
-  const loaded = afterFirstFrame(() => import('./filePanel')).then(({ FilePanel }) => {
+  const loaded = afterSettled(() => import('./filePanel')).then(({ FilePanel }) => {
     const panel = new FilePanel(workspaceId);
     real = panel;
     swap(placeholder, panel.el);

@@ -70,6 +70,33 @@ export function whenMarked(name: string, patienceMs: number): Promise<void> {
   });
 }
 
+/** How long after the first frame the start-up work that shows nothing waits ({@link afterSettled}). */
+export const SETTLED_MS = 1000;
+
+/**
+ * Runs `load` once the first frame has been shown and then {@link SETTLED_MS}
+ * have passed and the page is idle: the parts whose code is not in the entry
+ * (panels, search, file panel, keypad: their buttons appear then, and what is
+ * asked of them meanwhile is replayed, `deferred.ts`) and the start-up work
+ * that shows nothing (the frame checker's worker, the stored outbox, the
+ * notification permission's watch, the service worker). Done at once after
+ * the first frame, each part was one more frame for the browser to present
+ * (20-40 ms of the GPU process's time each on a software GPU) while it was
+ * still presenting the page's first frames, and a reload in that moment (the
+ * map's benchmark reloads as soon as it sees the first frame) waited for the
+ * page it replaces (bench/README.md, branch `ff2`). At once when nothing
+ * holds (tests, tools mounting the HUD themselves).
+ */
+export function afterSettled<T>(load: () => Promise<T>): Promise<T> {
+  if (!held) return gate.then(load);
+  return gate.then(() => new Promise<void>((resolve) => {
+    setTimeout(() => {
+      if (typeof requestIdleCallback === 'function') requestIdleCallback(() => { resolve(); }, { timeout: SETTLED_MS });
+      else resolve();
+    }, SETTLED_MS);
+  })).then(load);
+}
+
 /** Runs `load` once the first frame has been shown (at once when nothing holds). */
 export function afterFirstFrame<T>(load: () => Promise<T>): Promise<T> {
   return gate.then(load);

@@ -11,7 +11,7 @@
  * first card arrives while the page is hidden, or from the "Notify me"
  * button; never on load.
  */
-import { afterFirstFrame } from './later';
+import { afterSettled } from './later';
 import type { PendingCard } from '../protocol/types';
 import type { PageState } from '../state/store';
 
@@ -98,8 +98,8 @@ export function browserNotifyEnv(workspaceId: string): NotifyEnv {
   };
   if (supported) {
     document.addEventListener('visibilitychange', forget);
-    // Asked after the page's first frame (a round trip to the browser).
-    if ('permissions' in navigator) void afterFirstFrame(() => navigator.permissions.query({ name: 'notifications' })).then((status) => {
+    // Asked once the page has settled after its first frame (a round trip to the browser).
+    if ('permissions' in navigator) void afterSettled(() => navigator.permissions.query({ name: 'notifications' })).then((status) => {
       status.addEventListener('change', forget);
     }, forget);
   }

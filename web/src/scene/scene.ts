@@ -37,6 +37,13 @@ import type { ActivityInboxItem } from '../state/store';
 export const SETTLE_MS = 150;
 /** How long the map's hash may differ from the workspace's graph hash before the map is fetched again. */
 export const HASH_GRACE_MS = 2000;
+/**
+ * A new map's labels come this long after its first frame (then at an idle
+ * moment): every frame presented right after the first costs the GPU
+ * process 20-40 ms on a software GPU (bench/README.md, branch `ff2`). A
+ * camera change draws them at once.
+ */
+export const LABELS_AFTER_MS = 1000;
 /** The device pixel ratio is capped here (a 4K laptop draws 4x the pixels of 2x for little gain). */
 export const MAX_DPR = 2;
 /** How long a flight to a file takes. */
@@ -415,12 +422,14 @@ export function createScene(options: SceneOptions): Scene {
     labelWork = null;
     if (first) {
       // A new map's labels, then its files' objects (hover, search,
-      // effects), come at the next idle moments: the first frame does not
-      // wait for them.
+      // effects), come once the page has settled (LABELS_AFTER_MS, then an
+      // idle moment): the first frame does not wait for them, and the
+      // labels' frame is not presented while the browser is still showing
+      // the page's first frames (the chrome's comes right after the map's).
       const m = model;
       const c = drawnCam;
       modelWork?.cancel();
-      labelWork = whenIdle(() => {
+      labelWork = whenSettled(() => {
         labelWork = null;
         // Into the map's canvas: the map again (the frame shown is done with), then its labels.
         if (renderer && !contextLost && m === model) {
@@ -447,6 +456,18 @@ export function createScene(options: SceneOptions): Scene {
     overlay.redraw();
     draws += 1;
     caption.textContent = `${model.nodeCount} files · ${model.edgeCount} imports`;
+  }
+
+  /** Runs `work` {@link LABELS_AFTER_MS} from now, when the page is idle. */
+  function whenSettled(work: () => void): { cancel: () => void } {
+    let idle: { cancel: () => void } | null = null;
+    const handle = setTimeout(() => { idle = whenIdle(work); }, LABELS_AFTER_MS);
+    return {
+      cancel: () => {
+        clearTimeout(handle);
+        idle?.cancel();
+      },
+    };
   }
 
   /** Runs `work` when the page is idle (at most 200 ms from now). */
