@@ -305,6 +305,21 @@ impl Harness {
     /// Opens the WebSocket; the HTTP status on a refused handshake.
     pub(crate) async fn ws_with(&self, cookie: &str, origin: Option<&str>) -> Result<Ws, u16> {
         let url = format!("ws://127.0.0.1:{}/ws?w={WORKSPACE}", self.server.port());
+        self.ws_at(&url, cookie, origin).await
+    }
+
+    /// Opens the search-only socket (`/w/<workspace>/search` upgraded);
+    /// the HTTP status on a refused handshake.
+    pub(crate) async fn search_ws_with(
+        &self,
+        cookie: &str,
+        origin: Option<&str>,
+    ) -> Result<Ws, u16> {
+        let url = format!("ws://127.0.0.1:{}/w/{WORKSPACE}/search", self.server.port());
+        self.ws_at(&url, cookie, origin).await
+    }
+
+    async fn ws_at(&self, url: &str, cookie: &str, origin: Option<&str>) -> Result<Ws, u16> {
         let mut request = url.into_client_request().unwrap();
         if let Some(origin) = origin {
             request
