@@ -4,7 +4,7 @@
 use orbit_server::ws::close;
 use serde_json::json;
 
-use crate::harness::{Call, Harness, WORKSPACE, Ws};
+use crate::harness::{Call, Harness, Socket, WORKSPACE, Ws};
 
 fn refused(frame: &serde_json::Value) -> Option<(&str, &str)> {
     (frame["seq"].is_null() && frame["body"]["type"] == "refused").then(|| {
@@ -18,54 +18,18 @@ fn refused(frame: &serde_json::Value) -> Option<(&str, &str)> {
 async fn search_socket(harness: &Harness) -> Ws {
     let cookie = harness.login().await;
     harness
-        .search_ws_with(&cookie, Some(&harness.origin()))
+        .socket_with(Socket::SearchOnly, &cookie, Some(&harness.origin()))
         .await
         .unwrap()
 }
 
 #[tokio::test]
 async fn the_search_socket_obeys_the_page_socket_s_host_origin_and_cookie_rules() {
-    let harness = Harness::start().await;
-    let cookie = harness.login().await;
     // A WebSocket upgrade needs the exact Origin, like `/ws` (a plain GET
     // of `/search` may go without one when the browser says same-origin).
-    assert_eq!(harness.search_ws_with(&cookie, None).await.err(), Some(403));
-    assert_eq!(
-        harness
-            .search_ws_with(&cookie, Some("http://attacker.example"))
-            .await
-            .err(),
-        Some(403)
-    );
-    let localhost = format!("http://localhost:{}", harness.server.port());
-    assert_eq!(
-        harness
-            .search_ws_with(&cookie, Some(&localhost))
-            .await
-            .err(),
-        Some(403)
-    );
-    assert_eq!(
-        harness
-            .search_ws_with("", Some(&harness.origin()))
-            .await
-            .err(),
-        Some(401)
-    );
-    assert!(
-        harness
-            .search_ws_with(&cookie, Some(&harness.origin()))
-            .await
-            .is_ok()
-    );
-    harness.server.remove_workspace(WORKSPACE);
-    assert_eq!(
-        harness
-            .search_ws_with(&cookie, Some(&harness.origin()))
-            .await
-            .err(),
-        Some(404)
-    );
+    let harness = Harness::start().await;
+    harness.assert_socket_rules(Socket::SearchOnly).await;
+    assert!(harness.port.calls().is_empty());
 }
 
 #[tokio::test]
@@ -73,13 +37,7 @@ async fn the_search_socket_answers_search_refuses_everything_else_and_is_not_a_p
     let harness = Harness::start().await;
     let mut ws = search_socket(&harness).await;
     // No `resume` first: a search is answered at once, as on the page's socket.
-    ws.send_json(&json!({"type": "search", "id": 7, "q": "a.ts", "limit": 8}))
-        .await;
-    assert_eq!(
-        ws.frame().await,
-        json!({"seq": null, "body": {"type": "searchAnswer", "id": 7, "hash": "fake-hash",
-            "matches": [{"path": "src/a.ts", "score": 7, "indices": [4]}], "error": null}})
-    );
+    ws.assert_search_answered(7).await;
     // The route's rules.
     ws.send_json(&json!({"type": "search", "id": 8, "q": "a", "limit": 0}))
         .await;
@@ -103,9 +61,7 @@ async fn the_search_socket_answers_search_refuses_everything_else_and_is_not_a_p
     }
     ws.send_text("not json").await;
     assert_eq!(refused(&ws.frame().await).map(|r| r.0), Some("bad_frame"));
-    ws.send_json(&json!({"type": "search", "id": 9, "q": "a.ts", "limit": 8}))
-        .await;
-    assert_eq!(ws.frame().await["body"]["id"], 9);
+    ws.assert_search_answered(9).await;
     // Not a page: the port was never connected nor told a page attached,
     // nothing was acted on, and `drop_pages` neither counts nor closes it.
     let calls = harness.port.calls();
@@ -114,9 +70,7 @@ async fn the_search_socket_answers_search_refuses_everything_else_and_is_not_a_p
         "{calls:?}"
     );
     assert_eq!(harness.server.drop_pages(), 0);
-    ws.send_json(&json!({"type": "search", "id": 10, "q": "a.ts", "limit": 8}))
-        .await;
-    assert_eq!(ws.frame().await["body"]["id"], 10);
+    ws.assert_search_answered(10).await;
 }
 
 #[tokio::test]
@@ -143,15 +97,7 @@ async fn the_search_socket_is_rate_limited_like_the_page_s() {
         }
     }
     assert_eq!(limited, Some(51));
-    assert_eq!(
-        harness
-            .port
-            .calls()
-            .iter()
-            .filter(|call| matches!(call, Call::Search(..)))
-            .count(),
-        50
-    );
+    assert_eq!(harness.port.searches(), 50);
 }
 
 #[tokio::test]
