@@ -369,6 +369,12 @@ impl Harness {
                 .headers_mut()
                 .insert("Cookie", HeaderValue::from_str(cookie).unwrap());
         }
+        // As a browser's handshake of a same-origin page: the guard's
+        // exemption of a same-origin `GET` without Origin must not reach
+        // a socket.
+        request
+            .headers_mut()
+            .insert("Sec-Fetch-Site", HeaderValue::from_static("same-origin"));
         match tokio_tungstenite::connect_async(request).await {
             Ok((stream, _)) => Ok(Ws { stream }),
             Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
