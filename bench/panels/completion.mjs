@@ -156,6 +156,9 @@ async function instrument(page) {
 
 /** Types `q` into `add` a key at a time, each measured in the page and checked against the matcher. */
 async function typeQuery(page, add, id, q, run) {
+  // With two tabs (--ab), only the front one is shown and has frames.
+  await page.bringToFront();
+  await page.waitForFunction(() => document.visibilityState === 'visible' && document.hasFocus(), null, { timeout: 10000 });
   await add.fill('');
   for (let i = 1; i <= q.length; i += 1) {
     const prefix = q.slice(0, i);
