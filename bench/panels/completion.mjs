@@ -21,7 +21,7 @@
 // folders) and deleted at the end (--keep keeps them).
 //
 //   cargo build --release -p orbit && npm --prefix web run build
-//   node bench/panels/completion.mjs [--files 100000] [--queries 20] [--keep]
+//   node bench/panels/completion.mjs [--files 100000] [--queries 20] [--ab] [--keep]
 //
 // ORBIT_BIN names the binary (default target/release/orbit). Prints a table
 // to stderr and one JSON line to stdout.
@@ -49,6 +49,10 @@ const KEEP = args.includes('--keep');
 const TRACE = args.includes('--trace');
 // --no-socket: no `search` frames (a build before them answers none).
 const SOCKET = !args.includes('--no-socket');
+// --ab: the same keystrokes typed, alternating per query, into a second tab
+// of the same page with `?completion=channel` (the search worker off: the
+// channel's way), the same-run baseline of the worker's hand-over.
+const AB = args.includes('--ab');
 const TRACE_DEPTH = opt('--trace-depth', 3);
 const BIN = process.env.ORBIT_BIN ?? join(repo, 'target', 'release', 'orbit');
 const log = (m) => process.stderr.write(`${m}\n`);
@@ -92,6 +96,87 @@ function queries(paths) {
     picked.push(`${name.replace('_', '')}rs`);
   }
   return picked;
+}
+
+function newRun() {
+  return { page: [], painted: [], wall: [], splits: [] };
+}
+
+/** The page's own measure of each keystroke (see the comment inside). */
+async function instrument(page) {
+  // In the page: from the keystroke's `keydown` (its event time, as the
+  // browser stamped it) until the listbox `Files` changed for it (the
+  // answer in the DOM), and until the frame after (painted). Playwright's
+  // own cost (the CDP round trip of `press` and of the wait) is outside
+  // these; the wall clock around `press` + wait is kept as `playwright`.
+  await page.evaluate(() => {
+    const input = document.querySelector('input[role="combobox"][aria-label="Add file"]');
+    const list = document.getElementById(input.getAttribute('aria-controls'));
+    const w = window;
+    w.benchTimes = new Map();
+    w.benchSeq = 0;
+    w.benchKey = null;
+    // Where a keystroke's time goes: the search request's resource
+    // timing (sent, first byte, end) and the main thread's long tasks.
+    performance.setResourceTimingBufferSize(100000);
+    w.benchLong = [];
+    try {
+      new PerformanceObserver((l) => { for (const e of l.getEntries()) w.benchLong.push([e.startTime, e.duration]); }).observe({ type: 'longtask', buffered: false });
+    } catch { /* no longtask entries in this browser */ }
+    input.addEventListener('keydown', (e) => {
+      w.benchSeq += 1;
+      const key = { at: e.timeStamp, seq: w.benchSeq, frame: null };
+      w.benchKey = key;
+      performance.mark(`bench-key-${w.benchSeq}`, { startTime: e.timeStamp });
+      // The first frame after the key (its animation-frame callbacks):
+      // Chromium defers the page's other tasks (the answer's arrival
+      // among them) after a key until that frame.
+      requestAnimationFrame(() => { key.frame = performance.now(); });
+    }, true);
+    new MutationObserver(() => {
+      const key = w.benchKey;
+      if (key === null) return;
+      w.benchKey = null;
+      const dom = performance.now() - key.at;
+      performance.mark(`bench-dom-${key.seq}`);
+      const first = list.querySelector('[role="option"]')?.getAttribute('data-path') ?? null;
+      const domAt = performance.now();
+      requestAnimationFrame(() => { requestAnimationFrame(() => {
+        // The last search request for this value, sent after the key.
+        const url = `search?q=${encodeURIComponent(input.value.trim())}&limit=8`;
+        const r = performance.getEntriesByType('resource').filter((e) => e.name.endsWith(url) && e.startTime >= key.at).pop();
+        const split = r ? { toSent: r.startTime - key.at, server: r.responseStart - r.requestStart, wait: r.requestStart - r.startTime, body: r.responseEnd - r.responseStart, toDom: domAt - r.responseEnd } : null;
+        const frames = key.frame === null ? {} : { toFrame: key.frame - key.at, frameToDom: domAt - key.frame };
+        const long = w.benchLong.filter(([s, d]) => s + d >= key.at && s <= domAt).reduce((a, [, d]) => a + d, 0);
+        w.benchTimes.set(key.seq, { dom, painted: performance.now() - key.at, first, value: input.value, split: { ...split, ...frames }, long });
+      }); });
+    }).observe(list, { childList: true, subtree: true, attributes: true });
+  });
+}
+
+/** Types `q` into `add` a key at a time, each measured in the page and checked against the matcher. */
+async function typeQuery(page, add, id, q, run) {
+  // With two tabs (--ab), only the front one is shown and has frames.
+  await page.bringToFront();
+  await page.waitForFunction(() => document.visibilityState === 'visible' && document.hasFocus(), null, { timeout: 10000 });
+  await add.fill('');
+  for (let i = 1; i <= q.length; i += 1) {
+    const prefix = q.slice(0, i);
+    const want = await page.evaluate(async ({ id, prefix }) => {
+      const r = await fetch(`/w/${encodeURIComponent(id)}/search?q=${encodeURIComponent(prefix)}&limit=8`);
+      return (await r.json()).matches?.[0]?.path ?? null;
+    }, { id, prefix });
+    const seq = await page.evaluate(() => window.benchSeq + 1);
+    const start = performance.now();
+    await add.press(q[i - 1]);
+    const handle = await page.waitForFunction((s) => window.benchTimes.get(s), seq, { timeout: 10000, polling: 'raf' });
+    run.wall.push(performance.now() - start);
+    const t = await handle.jsonValue();
+    if (t.value !== prefix || t.first !== want) throw new Error(`after ${JSON.stringify(prefix)} the list shows ${t.first} for ${JSON.stringify(t.value)}, the matcher says ${want}`);
+    run.page.push(t.dom);
+    run.painted.push(t.painted);
+    run.splits.push({ query: prefix, dom: t.dom, long: t.long, ...(t.split ?? {}) });
+  }
 }
 
 async function measure({ ws, paths }) {
@@ -163,81 +248,34 @@ async function measure({ ws, paths }) {
     const socketTimes = both.ws;
     const add = page.getByRole('combobox', { name: 'Add file' });
     await add.waitFor();
-    // In the page: from the keystroke's `keydown` (its event time, as the
-    // browser stamped it) until the listbox `Files` changed for it (the
-    // answer in the DOM), and until the frame after (painted). Playwright's
-    // own cost (the CDP round trip of `press` and of the wait) is outside
-    // these; the wall clock around `press` + wait is kept as `playwright`.
-    await page.evaluate(() => {
-      const input = document.querySelector('input[role="combobox"][aria-label="Add file"]');
-      const list = document.getElementById(input.getAttribute('aria-controls'));
-      const w = window;
-      w.benchTimes = new Map();
-      w.benchSeq = 0;
-      w.benchKey = null;
-      // Where a keystroke's time goes: the search request's resource
-      // timing (sent, first byte, end) and the main thread's long tasks.
-      performance.setResourceTimingBufferSize(100000);
-      w.benchLong = [];
-      try {
-        new PerformanceObserver((l) => { for (const e of l.getEntries()) w.benchLong.push([e.startTime, e.duration]); }).observe({ type: 'longtask', buffered: false });
-      } catch { /* no longtask entries in this browser */ }
-      input.addEventListener('keydown', (e) => {
-        w.benchSeq += 1;
-        const key = { at: e.timeStamp, seq: w.benchSeq, frame: null };
-        w.benchKey = key;
-        performance.mark(`bench-key-${w.benchSeq}`, { startTime: e.timeStamp });
-        // The first frame after the key (its animation-frame callbacks):
-        // Chromium defers the page's other tasks (the answer's arrival
-        // among them) after a key until that frame.
-        requestAnimationFrame(() => { key.frame = performance.now(); });
-      }, true);
-      new MutationObserver(() => {
-        const key = w.benchKey;
-        if (key === null) return;
-        w.benchKey = null;
-        const dom = performance.now() - key.at;
-        performance.mark(`bench-dom-${key.seq}`);
-        const first = list.querySelector('[role="option"]')?.getAttribute('data-path') ?? null;
-        const domAt = performance.now();
-        requestAnimationFrame(() => { requestAnimationFrame(() => {
-          // The last search request for this value, sent after the key.
-          const url = `search?q=${encodeURIComponent(input.value.trim())}&limit=8`;
-          const r = performance.getEntriesByType('resource').filter((e) => e.name.endsWith(url) && e.startTime >= key.at).pop();
-          const split = r ? { toSent: r.startTime - key.at, server: r.responseStart - r.requestStart, wait: r.requestStart - r.startTime, body: r.responseEnd - r.responseStart, toDom: domAt - r.responseEnd } : null;
-          const frames = key.frame === null ? {} : { toFrame: key.frame - key.at, frameToDom: domAt - key.frame };
-          const long = w.benchLong.filter(([s, d]) => s + d >= key.at && s <= domAt).reduce((a, [, d]) => a + d, 0);
-          w.benchTimes.set(key.seq, { dom, painted: performance.now() - key.at, first, value: input.value, split: { ...split, ...frames }, long });
-        }); });
-      }).observe(list, { childList: true, subtree: true, attributes: true });
-    });
-    const pageTimes = [];
-    const paintTimes = [];
-    const wallTimes = [];
-    const splits = [];
-    for (const q of typed) {
-      await add.fill('');
-      for (let i = 1; i <= q.length; i += 1) {
-        const prefix = q.slice(0, i);
-        const want = await page.evaluate(async ({ id, prefix }) => {
-          const r = await fetch(`/w/${encodeURIComponent(id)}/search?q=${encodeURIComponent(prefix)}&limit=8`);
-          return (await r.json()).matches?.[0]?.path ?? null;
-        }, { id, prefix });
-        const seq = await page.evaluate(() => window.benchSeq + 1);
-        const start = performance.now();
-        await add.press(q[i - 1]);
-        const handle = await page.waitForFunction((s) => window.benchTimes.get(s), seq, { timeout: 10000, polling: 'raf' });
-        wallTimes.push(performance.now() - start);
-        const t = await handle.jsonValue();
-        if (t.value !== prefix || t.first !== want) throw new Error(`after ${JSON.stringify(prefix)} the list shows ${t.first} for ${JSON.stringify(t.value)}, the matcher says ${want}`);
-        pageTimes.push(t.dom);
-        paintTimes.push(t.painted);
-        splits.push({ query: prefix, dom: t.dom, long: t.long, ...(t.split ?? {}) });
+    await instrument(page);
+    const runs = { worker: newRun(), channel: newRun() };
+    let other = null;
+    if (AB) {
+      other = await context.newPage();
+      other.on('pageerror', (e) => { log(`page error (channel tab): ${e.message}`); });
+      const url = new URL(page.url());
+      url.search = '?completion=channel';
+      url.hash = '';
+      await other.goto(url.toString());
+      await other.waitForFunction((n) => (window.orbitInspect?.state()?.workspace?.graph?.files ?? 0) >= n, paths.length, { timeout: 600000, polling: 250 });
+      await other.getByRole('combobox', { name: 'Add file' }).waitFor();
+      await instrument(other);
+    }
+    const tabs = [[page, add, runs.worker]];
+    if (other) tabs.push([other, other.getByRole('combobox', { name: 'Add file' }), runs.channel]);
+    for (const [n, q] of typed.entries()) {
+      // Which tab types first alternates per query.
+      for (const [p, input, run] of n % 2 === 0 ? tabs : [...tabs].reverse()) {
+        await typeQuery(p, input, id, q, run);
       }
     }
+    const completionPaths = [];
+    for (const [p] of tabs) completionPaths.push(await p.evaluate(() => window.orbitInspect.panels().completionPath));
+    const r = runs.worker;
     const trace = TRACE && paths.length === FILES ? await traceKeys(page, add, typed[0]) : null;
     await context.close();
-    return { trace, server, socket: socketTimes, byLength: byLength.map((xs) => pct(xs, 50)), page: pageTimes, painted: paintTimes, wall: wallTimes, splits };
+    return { trace, server, socket: socketTimes, byLength: byLength.map((xs) => pct(xs, 50)), page: r.page, painted: r.painted, wall: r.wall, splits: r.splits, base: AB ? runs.channel : null, completionPaths };
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit').catch(() => {});
@@ -307,6 +345,14 @@ for (const [name, r] of [['100 files', floor], [`${FILES} files`, result]]) {
 }
 row('page: 100 files (floor)', floor.page, floor.page);
 row(`page: ${FILES} files`, result.page, floor.page);
+if (AB) {
+  row('page, channel (no worker): 100 files', floor.base.page, floor.page);
+  row(`page, channel (no worker): ${FILES} files`, result.base.page, floor.page);
+  for (const [name, r] of [['100 files', floor], [`${FILES} files`, result]]) {
+    log(`worker / channel in the page, ${name}, same run: p50 ${(pct(r.page, 50) / pct(r.base.page, 50)).toFixed(2)}x, p99 ${(pct(r.page, 99) / pct(r.base.page, 99)).toFixed(2)}x`);
+  }
+}
+log(`the completion's way (orbitInspect.panels().completionPath), per tab: 100 files ${floor.completionPaths.join(' / ')}, ${FILES} files ${result.completionPaths.join(' / ')}`);
 row('page painted: 100 files (floor)', floor.painted, floor.painted);
 row(`page painted: ${FILES} files`, result.painted, floor.painted);
 row('playwright: 100 files (floor)', floor.wall, floor.wall);
@@ -316,7 +362,10 @@ log(`server p50 by query length (1, 2, ...): ${result.byLength.slice(1).map((ms)
 // request sent, queued before sending, the server's answer (request to
 // first byte), the body, the answer to the DOM, long tasks meanwhile.
 const f1 = (x) => (x === undefined ? '   -' : x.toFixed(1).padStart(5));
-for (const [name, r] of [['100 files', floor], [`${FILES} files`, result]]) {
+const tabsOf = (name, r) => (r.base ? [[`${name}, worker`, r], [`${name}, channel`, r.base]] : [[name, r]]);
+for (const [name, r] of [...tabsOf('100 files', floor), ...tabsOf(`${FILES} files`, result)]) {
+  const before = r.splits.filter((s) => s.frameToDom !== undefined && s.frameToDom < 0).length;
+  log(`${name}: keystrokes whose list changed before the key's first frame: ${before}/${r.splits.length}`);
   log(`slowest keystrokes, ${name}: query, page = to-sent + wait + server + body + to-DOM (HTTP only) (long tasks); key to first frame, that frame to DOM`);
   for (const s of [...r.splits].sort((a, b) => b.dom - a.dom).slice(0, 6)) {
     log(`  ${JSON.stringify(s.query).padEnd(14)} ${f1(s.dom)} = ${f1(s.toSent)} + ${f1(s.wait)} + ${f1(s.server)} + ${f1(s.body)} + ${f1(s.toDom)}  (${f1(s.long)}); ${f1(s.toFrame)}, ${f1(s.frameToDom)}`);
@@ -333,6 +382,10 @@ process.stdout.write(`${JSON.stringify({
   load,
   serverP50: pct(result.server, 50), serverP99: pct(result.server, 99), serverFloorP99: pct(floor.server, 99),
   pageP50: pct(result.page, 50), pageP99: pct(result.page, 99), pageFloorP99: pct(floor.page, 99),
+  ...(AB ? { channelPageP50: pct(result.base.page, 50), channelPageP99: pct(result.base.page, 99), channelPageFloorP99: pct(floor.base.page, 99) } : {}),
+  completionPaths: result.completionPaths,
+  beforeFrame: result.splits.filter((s) => s.frameToDom < 0).length,
+  ...(AB ? { channelBeforeFrame: result.base.splits.filter((s) => s.frameToDom < 0).length } : {}),
   paintedP99: pct(result.painted, 99), paintedFloorP99: pct(floor.painted, 99),
   playwrightP99: pct(result.wall, 99), playwrightFloorP99: pct(floor.wall, 99),
   serverByLength: result.byLength.slice(1),

@@ -369,6 +369,10 @@ function handleFrame(ws, frame) {
     ws.ready = true;
     return;
   }
+  if (frame.type === 'search') {
+    answerSearch(ws, frame);
+    return;
+  }
   const id = frame.id;
   if (acks.has(id)) {
     direct(ws, acks.get(id));
@@ -411,7 +415,11 @@ function mockMapBody() {
 
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1');
-  const headers = { 'Content-Security-Policy': CSP, 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff' };
+  // Cross-origin isolated, as Orbit serves it (the search worker's hand-over needs it).
+  const headers = {
+    'Content-Security-Policy': CSP, 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff',
+    'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp', 'Cross-Origin-Resource-Policy': 'same-origin',
+  };
   if (!hostOk(req)) {
     res.writeHead(421, headers).end('Wrong Host.');
     return;
@@ -476,22 +484,9 @@ const server = http.createServer(async (req, res) => {
     return;
   }
   if (url.pathname === `/w/${WORKSPACE_ID}/search`) {
-    const q = (url.searchParams.get('q') ?? '').toLowerCase();
+    const q = url.searchParams.get('q') ?? '';
     const limit = Math.min(200, Number(url.searchParams.get('limit') ?? 20) || 20);
-    // A plain subsequence match (the real server uses nucleo).
-    const matches = [];
-    for (const node of mockMap().nodes) {
-      if (!q || matches.length >= limit) break;
-      const indices = [];
-      let at = 0;
-      for (const [i, ch] of Array.from(node.path.toLowerCase()).entries()) {
-        if (at < q.length && ch === q[at]) {
-          indices.push(i);
-          at += 1;
-        }
-      }
-      if (at === q.length) matches.push({ path: node.path, score: 100 - node.path.length, indices });
-    }
+    const matches = mockSearch(q, limit);
     res.writeHead(200, { ...headers, 'Content-Type': 'application/json' }).end(JSON.stringify({ hash: mockMap().hash, matches }));
     return;
   }
@@ -510,13 +505,57 @@ const server = http.createServer(async (req, res) => {
   res.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream', 'Cache-Control': cache }).end(await readFile(file));
 });
 
+/** A plain subsequence match (the real server uses nucleo). */
+function mockSearch(query, limit) {
+  const q = query.toLowerCase();
+  const matches = [];
+  for (const node of mockMap().nodes) {
+    if (!q || matches.length >= limit) break;
+    const indices = [];
+    let at = 0;
+    for (const [i, ch] of Array.from(node.path.toLowerCase()).entries()) {
+      if (at < q.length && ch === q[at]) {
+        indices.push(i);
+        at += 1;
+      }
+    }
+    if (at === q.length) matches.push({ path: node.path, score: 100 - node.path.length, indices });
+  }
+  return matches;
+}
+
+/** A `search` frame's `searchAnswer` (on the page's socket or the search-only one). */
+function answerSearch(ws, frame) {
+  direct(ws, { type: 'searchAnswer', id: frame.id, hash: mockMap().hash, matches: mockSearch(frame.q, frame.limit), error: null });
+}
+
+/** The search-only socket (`/w/<id>/search` upgraded): `search` frames only. */
+function searchSocket(ws) {
+  ws.on('message', (data) => {
+    let frame = null;
+    try {
+      frame = JSON.parse(String(data));
+    } catch { /* refused below */ }
+    if (frame?.type !== 'search' || !pageFrameValidator.validate(frame).valid) {
+      direct(ws, { type: 'refused', request: 'frame', code: 'bad_frame', message: 'this socket carries only `search` frames' });
+      return;
+    }
+    answerSearch(ws, frame);
+  });
+}
+
 const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
 server.on('upgrade', (req, socket, head) => {
   const url = new URL(req.url, 'http://127.0.0.1');
   const origin = req.headers.origin;
   const host = req.headers.host;
-  if (!hostOk(req) || url.pathname !== '/ws' || url.searchParams.get('w') !== WORKSPACE_ID || !hasCookie(req) || origin !== `http://${host}`) {
+  const searchOnly = url.pathname === `/w/${WORKSPACE_ID}/search`;
+  if (!hostOk(req) || !(searchOnly || (url.pathname === '/ws' && url.searchParams.get('w') === WORKSPACE_ID)) || !hasCookie(req) || origin !== `http://${host}`) {
     socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+    return;
+  }
+  if (searchOnly) {
+    wss.handleUpgrade(req, socket, head, searchSocket);
     return;
   }
   wss.handleUpgrade(req, socket, head, (ws) => {

@@ -237,8 +237,22 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     const viaHttp = [];
     const onRequest = (r) => { if (r.url().includes('/search?')) viaHttp.push(r.url()); };
     page.on('request', onRequest);
-    await add.fill('utl');
-    await page.getByRole('listbox', { name: 'Files' }).getByRole('option', { name: 'src/util.rs' }).waitFor();
+    // The page is cross-origin isolated (COOP + COEP), so the answer comes
+    // through the search worker's socket and the shared buffer
+    // (`completionPath`); the first keystrokes may come over the channel
+    // while the worker's socket opens.
+    if (!(await page.evaluate(() => crossOriginIsolated))) throw new Error('the page is not cross-origin isolated');
+    const option = page.getByRole('listbox', { name: 'Files' }).getByRole('option', { name: 'src/util.rs' });
+    const paths = [];
+    for (let tries = 0; ; tries += 1) {
+      await add.fill('');
+      await add.fill('utl');
+      await option.waitFor();
+      paths.push((await panelsOf(page)).completionPath);
+      if (paths.at(-1) === 'worker') break;
+      if (tries >= 40) throw new Error(`the completion never came through the search worker: ${paths.join(', ')}`);
+      await page.waitForTimeout(250);
+    }
     page.off('request', onRequest);
     if (viaHttp.length > 0) throw new Error(`the completion asked /search over HTTP: ${viaHttp.join(', ')}`);
     await add.press('Enter');
@@ -249,7 +263,7 @@ export function panelScenarios({ until, shot, ask, origin, timeout }) {
     const s = await until(page, 'the prompt entry', (st) => (st.transcripts[st.shown]?.kinds ?? []).includes('prompt'));
     const after = await panelsOf(page);
     if (after.skills.length !== 0 || after.files.length !== 0) throw new Error('the chips were not spent');
-    return { skills: attached.skills, files: attached.files, key: s.shown };
+    return { skills: attached.skills, files: attached.files, key: s.shown, completionPaths: paths };
   }
 
   // Changes lists the files an Edit and a Write changed, each with its diff

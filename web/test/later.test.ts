@@ -38,7 +38,7 @@ describe('the start in two steps', () => {
     expect(file.el.hidden).toBe(true);
     expect(panels.toolbar.querySelectorAll('button')).toHaveLength(0);
     expect(panels.composer.attachments()).toEqual({ skills: [], files: [] });
-    expect(panels.inspect()).toEqual({ open: null, skills: [], files: [] });
+    expect(panels.inspect()).toEqual({ open: null, skills: [], files: [], completionPath: null });
 
     // Before the code has arrived: a file asked for, Ctrl+F pressed.
     const opened = file.open('src/a.rs', 2);

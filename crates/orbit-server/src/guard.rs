@@ -17,7 +17,8 @@
 //!    navigations) and the file panel, the map and the search
 //!    (`/w/<id>/file`, `/map`, `/search`) when the browser
 //!    says `Sec-Fetch-Site: same-origin` (a same-origin `fetch` GET carries
-//!    no Origin in any browser). `/ws` and every other method need the exact
+//!    no Origin in any browser). `/ws`, every WebSocket upgrade (the search
+//!    worker's `/w/<id>/search`) and every other method need the exact
 //!    Origin: else **403**.
 //!
 //! Every response, refusals included, gets the headers of
@@ -104,7 +105,7 @@ fn origin_may_be_missing(method: &Method, path: &str, headers: &HeaderMap) -> bo
     if method != Method::GET && method != Method::HEAD {
         return false;
     }
-    if path == "/ws" {
+    if path == "/ws" || is_upgrade(headers) {
         return false;
     }
     if is_fetched_data(path) {
@@ -113,6 +114,14 @@ fn origin_may_be_missing(method: &Method, path: &str, headers: &HeaderMap) -> bo
             .is_some_and(|site| site.as_bytes() == b"same-origin");
     }
     true
+}
+
+/// A WebSocket handshake (`Upgrade: websocket`): a browser always sends its
+/// Origin with one.
+fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::UPGRADE)
+        .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"websocket"))
 }
 
 /// The routes the page fetches (a same-origin `fetch` GET sends no

@@ -2,11 +2,15 @@
 //! (`application/octet-stream`), and `GET /w/<id>/search?q=&limit=`, the
 //! one fuzzy matcher over graph paths (JSON). Same rules as the file panel
 //! (the guard: cookie, Host, Origin or `Sec-Fetch-Site: same-origin`).
+//! `/w/<id>/search` upgraded to a WebSocket is the search-only socket
+//! ([`crate::ws::search_socket`]; the guard requires its exact Origin).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::{HeaderValue, StatusCode};
@@ -53,12 +57,17 @@ pub(crate) fn limit_error() -> String {
     format!("`limit` must be a whole number from 1 to {MAX_LIMIT}")
 }
 
-/// `GET /w/<id>/search?q=<query>&limit=<n>`.
+/// `GET /w/<id>/search?q=<query>&limit=<n>`, or the search-only socket
+/// when the request is a WebSocket upgrade.
 pub(crate) async fn search(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
     Query(query): Query<HashMap<String, String>>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
+    if let Ok(upgrade) = upgrade {
+        return crate::ws::search_socket(shared, &id, upgrade);
+    }
     let Some((port, _)) = shared.workspace(&id) else {
         return respond::no_workspace();
     };

@@ -32,7 +32,8 @@ pub(crate) fn plain(status: StatusCode, text: &str) -> Response {
         .into_response()
 }
 
-/// Adds the headers every response carries; a handler's own
+/// Adds the headers every response carries (COOP, COEP and CORP: the page
+/// is cross-origin isolated); a handler's own
 /// Content-Security-Policy and Cache-Control are kept (the file panel's
 /// sandbox, the assets' long caching), every other response is `no-store`.
 pub(crate) fn secure(headers: &mut HeaderMap) {
@@ -55,6 +56,14 @@ pub(crate) fn secure(headers: &mut HeaderMap) {
     headers.insert(
         "cross-origin-resource-policy",
         HeaderValue::from_static("same-origin"),
+    );
+    // With COOP same-origin, the page is cross-origin isolated
+    // (`crossOriginIsolated`: `SharedArrayBuffer`, `Atomics.waitAsync`
+    // handed over from the search worker). On every response: the page's
+    // workers, the file panel's document and the assets embed under it.
+    headers.insert(
+        "cross-origin-embedder-policy",
+        HeaderValue::from_static("require-corp"),
     );
 }
 

@@ -5,6 +5,13 @@
 //! 1008 no `resume` in time or another frame first, 1009 a frame over the
 //! limit, 4000 `lagged` (the page fell behind the live log: reconnect and
 //! resume), 4004 the workspace is no longer open.
+//!
+//! The search-only socket, `GET /w/<id>/search` upgraded (the page's search
+//! worker's): no `resume`, no frames of the workspace, never a page (the
+//! port is not connected, `page_attached` is not said, `drop_pages` does
+//! not count it); it answers `search` frames as the page's socket does (the
+//! same rules, rate and size limits) and refuses every other frame
+//! (`bad_frame`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -54,6 +61,30 @@ pub(crate) async fn upgrade(
             "Orbit: `/ws` needs `?w=<workspace id>`.",
         );
     };
+    accept(shared, id, upgrade, Kind::Page)
+}
+
+/// `GET /w/<id>/search` upgraded to a WebSocket (Host, Origin and cookie
+/// already checked): the search-only socket.
+pub(crate) fn search_socket(shared: Arc<Shared>, id: &str, upgrade: WebSocketUpgrade) -> Response {
+    accept(shared, id, Ok(upgrade), Kind::SearchOnly)
+}
+
+/// What a connection carries.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The page's channel: `resume`, the workspace's frames, actions.
+    Page,
+    /// `search` frames only (the page's search worker); not a page.
+    SearchOnly,
+}
+
+fn accept(
+    shared: Arc<Shared>,
+    id: &str,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    kind: Kind,
+) -> Response {
     let Some((port, open)) = shared.workspace(id) else {
         return respond::no_workspace();
     };
@@ -77,6 +108,7 @@ pub(crate) async fn upgrade(
                 bucket: Bucket::new(shared.limits.frames_per_second, shared.clock.now()),
                 shared,
                 unreadable: false,
+                kind,
             };
             connection.run().await;
             drop(token);
@@ -100,6 +132,7 @@ struct Connection {
     shared: Arc<Shared>,
     /// A frame over the limit was refused: the stream cannot be read on.
     unreadable: bool,
+    kind: Kind,
 }
 
 /// Says `page_attached(false)` when the connection ends, however it ends.
@@ -153,6 +186,9 @@ impl Connection {
     }
 
     async fn serve(&mut self) -> End {
+        if self.kind == Kind::SearchOnly {
+            return self.live(None).await;
+        }
         let ended = stopped_or_gone(self.stopping.clone(), self.open.clone());
         let resume_timeout = self.shared.limits.resume_timeout;
         let resume = tokio::select! {
@@ -179,7 +215,7 @@ impl Connection {
                 return end;
             }
         }
-        self.live(live).await
+        self.live(Some(live)).await
     }
 
     /// Waits for the first frame, which must be `resume`.
@@ -215,26 +251,29 @@ impl Connection {
         }
     }
 
-    async fn live(&mut self, mut live: broadcast::Receiver<HostFrame>) -> End {
+    /// The connection's life after its `resume` (a page's, with its live
+    /// log) or from its start (the search-only socket's, with none).
+    async fn live(&mut self, mut live: Option<broadcast::Receiver<HostFrame>>) -> End {
         // The connection's own answers (acks, search answers), as they come.
         let (acks, mut acked) = mpsc::channel::<HostFrame>(64);
         let mut stopping = self.stopping.clone();
         let mut open = self.open.clone();
-        let mut kicked = self.shared.kick.subscribe();
+        // Only a page is dropped (and counted) by `drop_pages`.
+        let mut kicked = live.is_some().then(|| self.shared.kick.subscribe());
         loop {
             tokio::select! {
                 biased;
                 () = until_stopping(&mut stopping) => {
                     return End::Close(close::GOING_AWAY, "orbit stopped");
                 }
-                _ = kicked.changed() => return End::Close(close::LAGGED, "dropped"),
+                () = changed(kicked.as_mut()) => return End::Close(close::LAGGED, "dropped"),
                 _ = open.changed() => return End::Close(close::GONE, "workspace closed"),
                 Some(frame) = acked.recv() => {
                     if let Err(end) = self.send(&frame).await {
                         return end;
                     }
                 }
-                frame = live.recv() => match frame {
+                frame = next_live(live.as_mut()) => match frame {
                     Ok(frame) => {
                         if let Err(end) = self.send(&frame).await {
                             return end;
@@ -274,7 +313,9 @@ impl Connection {
                 format!("more than {per_second} frames a second: this one was dropped");
             if let Message::Text(text) = &message {
                 match serde_json::from_str::<PageFrame>(text.as_str()) {
-                    Ok(PageFrame::Action { id, .. } | PageFrame::Trust { id }) => {
+                    Ok(PageFrame::Action { id, .. } | PageFrame::Trust { id })
+                        if self.kind == Kind::Page =>
+                    {
                         self.send(&ack_frame(ActionAck {
                             id,
                             ok: false,
@@ -298,14 +339,23 @@ impl Connection {
                 .await;
         };
         let frame = match serde_json::from_str::<PageFrame>(text.as_str()) {
+            Ok(PageFrame::Search { id, q, limit }) => {
+                self.search(id, q, limit, acks);
+                return Ok(());
+            }
+            Ok(_) if self.kind == Kind::SearchOnly => {
+                return self
+                    .refuse(
+                        "frame",
+                        "bad_frame",
+                        "this socket carries only `search` frames",
+                    )
+                    .await;
+            }
             Ok(PageFrame::Resume { .. }) => {
                 return self
                     .refuse("frame", "bad_frame", "`resume` comes only first")
                     .await;
-            }
-            Ok(PageFrame::Search { id, q, limit }) => {
-                self.search(id, q, limit, acks);
-                return Ok(());
             }
             Ok(frame) => frame,
             Err(error) => return self.refuse("frame", "bad_frame", &error.to_string()).await,
@@ -467,6 +517,26 @@ impl Bucket {
         } else {
             false
         }
+    }
+}
+
+/// Resolves when `kick` changes (or its sender is gone); never without one.
+async fn changed(kick: Option<&mut watch::Receiver<u64>>) {
+    match kick {
+        Some(kick) => {
+            let _ = kick.changed().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// The live log's next frame; never without one.
+async fn next_live(
+    live: Option<&mut broadcast::Receiver<HostFrame>>,
+) -> Result<HostFrame, broadcast::error::RecvError> {
+    match live {
+        Some(live) => live.recv().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -19,6 +19,7 @@ import type { MarkdownContext } from './markdown';
 import { titleWithCount, waitingCards, type Notifier } from './notify';
 // Not in the page's entry: their code is imported after the first frame (the map's at once).
 import { deferredFilePanel, deferredPanels, deferredScene, deferredSearch, type LoadFailed } from './deferred';
+import type { PanelsInspect } from './panels';
 
 /** An editor hosting the page (a VS Code webview): its trust is the trust, and it opens files itself. */
 export interface HudHost {
@@ -55,8 +56,8 @@ export interface Hud {
   openCard(key: string, requestId: string): void;
   /** The map. */
   scene: Scene;
-  /** Which panel is open, and the prompt's attachments. */
-  panels(): { open: string | null; skills: string[]; files: string[] };
+  /** Which panel is open, the prompt's attachments, the way the last file completion came. */
+  panels(): PanelsInspect;
 }
 
 const CONNECTION_TEXT: Record<PageState['connection'], string> = {

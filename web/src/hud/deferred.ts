@@ -14,7 +14,7 @@ import type { PageState } from '../state/store';
 import type { OverlayMessage } from '../scene/overlay';
 import { createScene, type NodeAt, type Scene, type SceneInspection, type SceneOptions } from '../scene/scene';
 import type { SearchHost } from './search';
-import type { PanelsHost } from './panels';
+import type { PanelsHost, PanelsInspect } from './panels';
 import { h } from './dom';
 import { afterSettled } from './later';
 
@@ -121,7 +121,7 @@ export interface DeferredPanels {
   continuation: HTMLElement;
   composer: Attachments;
   render(state: PageState, shown: string | null): void;
-  inspect(): { open: string | null; skills: string[]; files: string[] };
+  inspect(): PanelsInspect;
 }
 
 /** The panels (`panels/`), once the page has settled after its first frame: their buttons appear when their code has arrived. */
@@ -170,7 +170,7 @@ export function deferredPanels(host: PanelsHost, failed: LoadFailed): DeferredPa
       if (real) real.render(state, shown);
       else last = [state, shown];
     },
-    inspect: () => real?.inspect() ?? { open: null, skills: [], files: [] },
+    inspect: () => real?.inspect() ?? { open: null, skills: [], files: [], completionPath: null },
   };
 }
 

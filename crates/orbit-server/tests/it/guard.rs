@@ -284,6 +284,23 @@ fn assert_secure(reply: &Reply, what: &str) {
         Some("nosniff"),
         "{what}"
     );
+    // Cross-origin isolated: the page's `SharedArrayBuffer` and
+    // `Atomics.waitAsync` (the search worker's hand-over) need all three.
+    assert_eq!(
+        reply.header("cross-origin-opener-policy"),
+        Some("same-origin"),
+        "{what}"
+    );
+    assert_eq!(
+        reply.header("cross-origin-embedder-policy"),
+        Some("require-corp"),
+        "{what}"
+    );
+    assert_eq!(
+        reply.header("cross-origin-resource-policy"),
+        Some("same-origin"),
+        "{what}"
+    );
 }
 
 #[tokio::test]

@@ -64,6 +64,14 @@ impl FakePort {
         })
     }
 
+    /// How many searches the matcher was asked.
+    pub(crate) fn searches(&self) -> usize {
+        self.calls()
+            .iter()
+            .filter(|call| matches!(call, Call::Search(..)))
+            .count()
+    }
+
     pub(crate) fn calls(&self) -> Vec<Call> {
         self.calls.lock().unwrap().clone()
     }
@@ -304,7 +312,52 @@ impl Harness {
 
     /// Opens the WebSocket; the HTTP status on a refused handshake.
     pub(crate) async fn ws_with(&self, cookie: &str, origin: Option<&str>) -> Result<Ws, u16> {
-        let url = format!("ws://127.0.0.1:{}/ws?w={WORKSPACE}", self.server.port());
+        self.socket_with(Socket::Page, cookie, origin).await
+    }
+
+    /// Opens `socket`; the HTTP status on a refused handshake.
+    pub(crate) async fn socket_with(
+        &self,
+        socket: Socket,
+        cookie: &str,
+        origin: Option<&str>,
+    ) -> Result<Ws, u16> {
+        let url = match socket {
+            Socket::Page => format!("ws://127.0.0.1:{}/ws?w={WORKSPACE}", self.server.port()),
+            Socket::SearchOnly => {
+                format!("ws://127.0.0.1:{}/w/{WORKSPACE}/search", self.server.port())
+            }
+        };
+        self.ws_at(&url, cookie, origin).await
+    }
+
+    /// The handshake's rules, as for every socket: the exact Origin (not
+    /// another site's, not `localhost` for `127.0.0.1`), the session
+    /// cookie, an open workspace (removed at the end).
+    pub(crate) async fn assert_socket_rules(&self, socket: Socket) {
+        let cookie = self.login().await;
+        let origin = self.origin();
+        let localhost = format!("http://localhost:{}", self.server.port());
+        for (cookie, origin, status) in [
+            (cookie.as_str(), None, 403),
+            (&cookie, Some("http://attacker.example"), 403),
+            (&cookie, Some(localhost.as_str()), 403),
+            ("", Some(origin.as_str()), 401),
+        ] {
+            let refused = self.socket_with(socket, cookie, origin).await.err();
+            assert_eq!(refused, Some(status), "{socket:?} {origin:?}");
+        }
+        assert!(
+            self.socket_with(socket, &cookie, Some(&origin))
+                .await
+                .is_ok()
+        );
+        self.server.remove_workspace(WORKSPACE);
+        let gone = self.socket_with(socket, &cookie, Some(&origin)).await.err();
+        assert_eq!(gone, Some(404), "{socket:?}");
+    }
+
+    async fn ws_at(&self, url: &str, cookie: &str, origin: Option<&str>) -> Result<Ws, u16> {
         let mut request = url.into_client_request().unwrap();
         if let Some(origin) = origin {
             request
@@ -316,6 +369,12 @@ impl Harness {
                 .headers_mut()
                 .insert("Cookie", HeaderValue::from_str(cookie).unwrap());
         }
+        // As a browser's handshake of a same-origin page: the guard's
+        // exemption of a same-origin `GET` without Origin must not reach
+        // a socket.
+        request
+            .headers_mut()
+            .insert("Sec-Fetch-Site", HeaderValue::from_static("same-origin"));
         match tokio_tungstenite::connect_async(request).await {
             Ok((stream, _)) => Ok(Ws { stream }),
             Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
@@ -324,6 +383,13 @@ impl Harness {
             Err(error) => panic!("websocket handshake: {error}"),
         }
     }
+}
+
+/// Which socket: the page's `/ws`, or the search-only `/w/<id>/search`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Socket {
+    Page,
+    SearchOnly,
 }
 
 /// A page's WebSocket.
@@ -349,6 +415,19 @@ impl Ws {
 
     pub(crate) async fn send_json(&mut self, value: &serde_json::Value) {
         self.send_text(value.to_string()).await;
+    }
+
+    /// Sends `search` `a.ts` (limit 8) as `id` and checks the fake
+    /// matcher's answer comes back with it.
+    pub(crate) async fn assert_search_answered(&mut self, id: u32) {
+        self.send_json(&serde_json::json!({"type": "search", "id": id, "q": "a.ts", "limit": 8}))
+            .await;
+        assert_eq!(
+            self.frame().await,
+            serde_json::json!({"seq": null, "body": {"type": "searchAnswer", "id": id,
+                "hash": "fake-hash", "matches": [{"path": "src/a.ts", "score": 7, "indices": [4]}],
+                "error": null}})
+        );
     }
 
     pub(crate) async fn resume(&mut self, instance_id: Option<&str>, last_seq: Option<u64>) {

@@ -14,4 +14,5 @@ mod harness;
 mod login;
 mod logs;
 mod map;
+mod search_socket;
 mod ws;

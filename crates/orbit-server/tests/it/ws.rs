@@ -7,7 +7,7 @@ use orbit_server::ws::close;
 use orbit_types::{HostBody, HostFrame, PageFrame, PageRequest, WorkspaceMessage};
 use serde_json::json;
 
-use crate::harness::{Call, Harness, WORKSPACE, Ws, hello};
+use crate::harness::{Call, Harness, Socket, WORKSPACE, Ws, hello};
 
 fn action(id: &str) -> serde_json::Value {
     json!({"type": "action", "id": id, "request": {"type": "stopAll"}})
@@ -35,39 +35,7 @@ fn refused_code(frame: &serde_json::Value) -> Option<&str> {
 #[tokio::test]
 async fn the_upgrade_needs_the_origin_and_the_cookie() {
     let harness = Harness::start().await;
-    let cookie = harness.login().await;
-    assert_eq!(harness.ws_with(&cookie, None).await.err(), Some(403));
-    assert_eq!(
-        harness
-            .ws_with(&cookie, Some("http://attacker.example"))
-            .await
-            .err(),
-        Some(403)
-    );
-    let localhost = format!("http://localhost:{}", harness.server.port());
-    assert_eq!(
-        harness.ws_with(&cookie, Some(&localhost)).await.err(),
-        Some(403)
-    );
-    assert_eq!(
-        harness.ws_with("", Some(&harness.origin())).await.err(),
-        Some(401)
-    );
-    assert!(
-        harness
-            .ws_with(&cookie, Some(&harness.origin()))
-            .await
-            .is_ok()
-    );
-    // An unknown workspace.
-    harness.server.remove_workspace(WORKSPACE);
-    assert_eq!(
-        harness
-            .ws_with(&cookie, Some(&harness.origin()))
-            .await
-            .err(),
-        Some(404)
-    );
+    harness.assert_socket_rules(Socket::Page).await;
     assert!(
         harness
             .port
@@ -348,13 +316,7 @@ async fn a_search_frame_is_answered_by_the_connection_with_the_matcher_s_answer(
     let mut ws = harness.ws(&cookie).await;
     ws.resume(None, None).await;
     ws.frame().await;
-    ws.send_json(&json!({"type": "search", "id": 7, "q": "a.ts", "limit": 8}))
-        .await;
-    assert_eq!(
-        ws.frame().await,
-        json!({"seq": null, "body": {"type": "searchAnswer", "id": 7, "hash": "fake-hash",
-            "matches": [{"path": "src/a.ts", "score": 7, "indices": [4]}], "error": null}})
-    );
+    ws.assert_search_answered(7).await;
     let calls = harness.port.calls();
     assert!(
         calls.contains(&Call::Search("a.ts".to_owned(), 8)),
@@ -392,15 +354,7 @@ async fn a_search_frame_is_answered_by_the_connection_with_the_matcher_s_answer(
         let error = frame["body"]["error"].as_str().unwrap();
         assert!(error.contains(field) && !error.contains('\n'), "{error}");
     }
-    assert_eq!(
-        harness
-            .port
-            .calls()
-            .iter()
-            .filter(|call| matches!(call, Call::Search(..)))
-            .count(),
-        1
-    );
+    assert_eq!(harness.port.searches(), 1);
     // A search frame missing a field, or with an unknown one, is a bad frame.
     for bad in [
         json!({"type": "search", "id": 11, "q": "a"}),

@@ -200,6 +200,10 @@ fn a_picked_skill_leads_and_a_file_chip_reaches_the_model() {
     let result = scene.run_in("panels-compose", "panels", &[]);
     assert_eq!(result["skills"], json!(["review"]), "{result}");
     assert_eq!(result["files"], json!(["src/util.rs"]), "{result}");
+    // The page is cross-origin isolated and the completion's answer came
+    // through the search worker (`orbitInspect.panels().completionPath`).
+    let ways = result["completionPaths"].as_array().unwrap();
+    assert_eq!(ways.last(), Some(&json!("worker")), "{result}");
     let requests = scene.env.api.requests();
     let sent = sent_text(requests.last().unwrap());
     assert!(sent.contains("SKILL-BODY-MARKER"), "the skill ran: {sent}");

@@ -2,8 +2,8 @@
  * The prompt's attachments: the `Skills` picker (the catalog's skills, up
  * to eight, shown as chips; the first goes as the leading slash command,
  * the rest are named) and file chips (up to twenty graph files: the `Add
- * file` combobox completes paths with the server's fuzzy matcher,
- * `/w/<id>/search`; a file dropped or pasted onto the prompt box is added
+ * file` combobox completes paths with the server's fuzzy matcher, through
+ * the search worker, the channel or `/w/<id>/search`: `workerSearch.ts`; a file dropped or pasted onto the prompt box is added
  * when it names a graph file, anything else goes to the controller, which
  * drops it with its notice). They reach the prompt as `skills` and `files`,
  * and Claude gets them as `/skill` and `@path` mentions.
@@ -106,7 +106,8 @@ export class Composer {
   private asking = false;
   private last: PageState | null = null;
 
-  constructor(private readonly search: SearchFn) {
+  /** `warm`: starts what the completion will ask through (the search worker), on the input's first focus. */
+  constructor(private readonly search: SearchFn, warm: () => void = () => undefined) {
     const listId = uniqueId('file-completions');
     const popupId = uniqueId('skills');
     this.skillsPopup = h('div', { class: 'skills-popup', id: popupId, role: 'group', 'aria-label': 'Skills to use', hidden: true });
@@ -140,6 +141,7 @@ export class Composer {
       'aria-controls': listId,
       placeholder: 'Add file…',
       autocomplete: 'off',
+      onfocus: warm,
       oninput: () => { void this.complete(); },
       onkeydown: (event: Event) => { this.keys(event as KeyboardEvent); },
     });

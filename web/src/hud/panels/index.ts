@@ -8,11 +8,12 @@ import type { PageRequest } from '../../protocol/types';
 import type { PageState } from '../../state/store';
 import { clear, h } from '../dom';
 import { ChangesPanel, UsagePanel } from './changes';
-import { channelFirst, Composer, serverSearch, type ChannelSearch, type SearchFn } from './composer';
+import { Composer, serverSearch, type ChannelSearch, type SearchFn } from './composer';
 import { PanelFrame } from './frame';
 import { HistoryPanel } from './history';
 import { McpPanel } from './mcp';
 import { SettingsPanel } from './settings';
+import { canHandOver, completionSearch, searchSocketUrl, workerSearch, type CompletionPath } from './workerSearch';
 
 export interface PanelsHost {
   workspaceId: string;
@@ -21,7 +22,11 @@ export interface PanelsHost {
   openFile(path: string): void;
   /** The file matcher (tests); the server's by default. */
   search?: SearchFn;
-  /** The channel's `search`: the file completion asks through it first (else `/search`). */
+  /**
+   * The channel's `search`: the file completion asks through it (else
+   * `/search`); given (a browser, not an editor's webview) and the page
+   * cross-origin isolated, through the search worker first.
+   */
   channelSearch?: ChannelSearch;
 }
 
@@ -34,8 +39,15 @@ export interface Panels {
   continuation: HTMLElement;
   composer: Composer;
   render(state: PageState, shown: string | null): void;
-  /** Which panel is open (`window.orbitInspect.panels()`). */
-  inspect(): { open: string | null; skills: string[]; files: string[] };
+  /** Which panel is open, the chips, the way the last completion came (`window.orbitInspect.panels()`). */
+  inspect(): PanelsInspect;
+}
+
+export interface PanelsInspect {
+  open: string | null;
+  skills: string[];
+  files: string[];
+  completionPath: CompletionPath | null;
 }
 
 export function mountPanels(host: PanelsHost): Panels {
@@ -45,8 +57,13 @@ export function mountPanels(host: PanelsHost): Panels {
   const settings = new SettingsPanel(send);
   const changes = new ChangesPanel((path) => { host.openFile(path); });
   const usage = new UsagePanel();
-  const http = serverSearch(host.workspaceId);
-  const composer = new Composer(host.search ?? (host.channelSearch ? channelFirst(host.channelSearch, http) : http));
+  const completion = completionSearch({
+    channelSearch: host.channelSearch,
+    http: serverSearch(host.workspaceId),
+    isolated: canHandOver(),
+    worker: () => workerSearch(searchSocketUrl(host.workspaceId, location.href)),
+  });
+  const composer = new Composer(host.search ?? completion.search, completion.warm);
   const frames: PanelFrame[] = [];
   const toggle = (frame: PanelFrame, open: boolean): void => {
     if (!open) return;
@@ -94,6 +111,6 @@ export function mountPanels(host: PanelsHost): Panels {
       composer.render(state);
       renderContinuation(state, shown);
     },
-    inspect: () => ({ open: frames.find((f) => f.isOpen())?.name ?? null, ...composer.attachments() }),
+    inspect: () => ({ open: frames.find((f) => f.isOpen())?.name ?? null, ...composer.attachments(), completionPath: completion.path() }),
   };
 }
