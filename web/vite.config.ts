@@ -98,10 +98,6 @@ export default defineConfig({
         // it is there when the entry runs (the map of a page with nothing else to show starts
         // at the end of the entry's task), and the two compile side by side (`preloadStaticImports`).
         codeSplitting: { groups: [{ name: 'scene', test: /[\\/]src[\\/]scene[\\/]/ }] },
-        // V8's explicit compile hint: every function of the entry and of the map's chunk is compiled
-        // with its script, on the streaming thread while the HTML is parsed, instead of each on the
-        // page's thread at its first call (~150 functions: 10-20 ms of a 400-entry load in traces).
-        postBanner: (chunk) => ((chunk.isEntry && chunk.name === 'index') || chunk.name === 'scene' ? '//# allFunctionsCalledOnLoad\n' : ''),
       },
     },
   },
