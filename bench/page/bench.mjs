@@ -20,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { reported, watchPage, watchStatic } from './watch.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const web = join(here, '..', '..', 'web');
@@ -122,51 +123,18 @@ if (before) {
 }
 
 /**
- * What the watcher (below) says once it is done: a `console.log` line, which reaches the bench over
- * CDP without any script of Playwright's in the page. `page.waitForFunction` (how the bench waited
- * until 2026-12-05) first evaluates Playwright's injected script in the page: 13-20 ms of parsing on
- * the page's main thread, which landed in the middle of the measured load whenever the call came
- * before the entries were shown (the page's loads; the static file's came after its `load` event).
- */
-function reported(page) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { reject(new Error(`no report from ${page.url()} within 60 s`)); }, 60000);
-    page.on('console', (message) => {
-      const text = message.text();
-      if (!text.startsWith('__bench ')) return;
-      clearTimeout(timer);
-      resolve(JSON.parse(text.slice('__bench '.length)));
-    });
-  });
-}
-
-/**
  * Loads `url`; the times (ms from navigation start) of the first animation frame in which the
  * 400 entries are shown, and of the first in which the socket is open too. The frames are watched
- * from the document's start by a script of the bench's own (Playwright's own polling would start
- * only after the `load` event, which waits for the map's preload), which reports when it is done.
+ * from the document's start by a script of the bench's own (`watch.mjs`; Playwright's own polling
+ * would start only after the `load` event, which waits for the map's preload), which reports with
+ * a console line: `page.waitForFunction` (how the bench waited until 2026-12-05) first evaluates
+ * Playwright's injected script in the page, 13-20 ms of parsing on the page's main thread, which
+ * landed inside the measured load whenever the call came before the entries were shown.
  */
 async function load(url) {
   const page = await context.newPage();
   const done = reported(page);
-  await page.addInitScript(() => {
-    const watch = () => {
-      const inspect = window.orbitInspect;
-      if (inspect && inspect.rendered() > 0) {
-        const st = inspect.state();
-        if (st.ready && st.shown && st.transcripts[st.shown]?.length === 400) {
-          window.__benchShown ??= performance.now();
-          if (st.connection === 'open') {
-            window.__benchConnected = performance.now();
-            console.log(`__bench ${JSON.stringify({ shown: window.__benchShown, connected: window.__benchConnected })}`);
-            return;
-          }
-        }
-      }
-      requestAnimationFrame(watch);
-    };
-    requestAnimationFrame(watch);
-  });
+  await page.addInitScript(watchPage, { untilConnected: true });
   await page.goto(url, { waitUntil: 'commit' });
   const times = await done;
   await page.close();
@@ -185,23 +153,7 @@ const staticUrl = `http://127.0.0.1:${staticServer.address().port}/bench-static.
 async function loadStatic() {
   const page = await context.newPage();
   const done = reported(page);
-  await page.addInitScript(() => {
-    // Once shown and loaded (`loadEventEnd` is set after the load event's handlers).
-    const report = () => {
-      const loadEnd = performance.getEntriesByType('navigation')[0]?.loadEventEnd ?? 0;
-      if (loadEnd > 0) console.log(`__bench ${JSON.stringify({ shown: window.__benchShown, loadEnd })}`);
-      else setTimeout(report, 5);
-    };
-    const watch = () => {
-      if (document.querySelectorAll('[role="log"] article').length === 400) {
-        window.__benchShown = performance.now();
-        report();
-        return;
-      }
-      requestAnimationFrame(watch);
-    };
-    requestAnimationFrame(watch);
-  });
+  await page.addInitScript(watchStatic);
   await page.goto(staticUrl, { waitUntil: 'commit' });
   const times = await done;
   await page.close();

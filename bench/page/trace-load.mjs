@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import http from 'node:http';
+import { reported, watchPage, watchStatic } from './watch.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -62,36 +63,6 @@ const staticServer = http.createServer((req, res) => {
 await new Promise((resolve) => { staticServer.listen(0, '127.0.0.1', resolve); });
 const staticUrl = `http://127.0.0.1:${staticServer.address().port}/bench-static.html`;
 
-// The bench's watchers (bench.mjs): the first animation frame in which the entries are shown.
-function watchPage() {
-  const watch = () => {
-    const inspect = window.orbitInspect;
-    if (inspect && inspect.rendered() > 0) {
-      const st = inspect.state();
-      if (st.ready && st.shown && st.transcripts[st.shown]?.length === 400) {
-        window.__benchShown ??= performance.now();
-        performance.mark('bench:shown');
-        console.log(`__bench ${window.__benchShown}`);
-        return;
-      }
-    }
-    requestAnimationFrame(watch);
-  };
-  requestAnimationFrame(watch);
-}
-function watchStatic() {
-  const watch = () => {
-    if (document.querySelectorAll('[role="log"] article').length === 400) {
-      window.__benchShown = performance.now();
-      performance.mark('bench:shown');
-      console.log(`__bench ${window.__benchShown}`);
-      return;
-    }
-    requestAnimationFrame(watch);
-  };
-  requestAnimationFrame(watch);
-}
-
 const CATEGORIES = [
   'devtools.timeline', 'disabled-by-default-devtools.timeline', 'disabled-by-default-devtools.timeline.frame',
   'v8', 'v8.execute', 'disabled-by-default-v8.compile', 'blink', 'blink.user_timing', 'loading', 'navigation',
@@ -100,39 +71,26 @@ const CATEGORIES = [
   ...(args.includes('--profile') ? ['disabled-by-default-v8.cpu_profiler'] : []),
 ];
 
-/** The watcher's report (a console line: no script of Playwright's evaluated in the page while it loads, as `bench.mjs`). */
-function shownOf(page) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { reject(new Error('no report within 60 s')); }, 60000);
-    page.on('console', (message) => {
-      const text = message.text();
-      if (!text.startsWith('__bench ')) return;
-      clearTimeout(timer);
-      resolve(Number(text.slice('__bench '.length)));
-    });
-  });
-}
-
 async function traced(url, watcher, name) {
   for (let i = 0; i < WARM; i += 1) {
     const page = await context.newPage();
-    const shown = shownOf(page);
-    await page.addInitScript(watcher);
+    const shown = reported(page);
+    await page.addInitScript(...watcher);
     await page.goto(url, { waitUntil: 'commit' });
     await shown;
     await new Promise((r) => setTimeout(r, 300));
     await page.close();
   }
   const page = await context.newPage();
-  const shownAt = shownOf(page);
-  await page.addInitScript(watcher);
+  const shownAt = reported(page);
+  await page.addInitScript(...watcher);
   const cdp = await browser.newBrowserCDPSession();
   const chunks = [];
   cdp.on('Tracing.dataCollected', ({ value }) => { chunks.push(...value); });
   const done = new Promise((resolve) => { cdp.once('Tracing.tracingComplete', resolve); });
   await cdp.send('Tracing.start', { traceConfig: { includedCategories: CATEGORIES, recordMode: 'recordAsMuchAsPossible' }, transferMode: 'ReportEvents' });
   await page.goto(url, { waitUntil: 'commit' });
-  const shown = await shownAt;
+  const { shown } = await shownAt;
   await new Promise((r) => setTimeout(r, 500));
   await cdp.send('Tracing.end');
   await done;
@@ -236,8 +194,8 @@ function profileSplit(events, mark, t0, end) {
   return lines;
 }
 
-const pageRun = await traced(pageUrl, watchPage, 'page');
-const staticRun = await traced(staticUrl, watchStatic, 'static');
+const pageRun = await traced(pageUrl, [watchPage, { untilConnected: false }], 'page');
+const staticRun = await traced(staticUrl, [watchStatic], 'static');
 await browser.close();
 child.kill('SIGTERM');
 staticServer.close();
