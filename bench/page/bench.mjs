@@ -20,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { reported, watchPage, watchStatic } from './watch.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const web = join(here, '..', '..', 'web');
@@ -124,31 +125,18 @@ if (before) {
 /**
  * Loads `url`; the times (ms from navigation start) of the first animation frame in which the
  * 400 entries are shown, and of the first in which the socket is open too. The frames are watched
- * from the document's start by a script of the bench's own (Playwright's own polling would start
- * only after the `load` event, which waits for the map's preload).
+ * from the document's start by a script of the bench's own (`watch.mjs`; Playwright's own polling
+ * would start only after the `load` event, which waits for the map's preload), which reports with
+ * a console line: `page.waitForFunction` (how the bench waited until 2026-12-05) first evaluates
+ * Playwright's injected script in the page, 13-20 ms of parsing on the page's main thread, which
+ * landed inside the measured load whenever the call came before the entries were shown.
  */
 async function load(url) {
   const page = await context.newPage();
-  await page.addInitScript(() => {
-    const watch = () => {
-      const inspect = window.orbitInspect;
-      if (inspect && inspect.rendered() > 0) {
-        const st = inspect.state();
-        if (st.ready && st.shown && st.transcripts[st.shown]?.length === 400) {
-          window.__benchShown ??= performance.now();
-          if (st.connection === 'open') {
-            window.__benchConnected = performance.now();
-            return;
-          }
-        }
-      }
-      requestAnimationFrame(watch);
-    };
-    requestAnimationFrame(watch);
-  });
+  const done = reported(page);
+  await page.addInitScript(watchPage, { untilConnected: true });
   await page.goto(url, { waitUntil: 'commit' });
-  const t = await page.waitForFunction(() => (window.__benchConnected ? { shown: window.__benchShown, connected: window.__benchConnected } : false), null, { timeout: 60000 });
-  const times = await t.jsonValue();
+  const times = await done;
   await page.close();
   return times;
 }
@@ -164,21 +152,12 @@ await new Promise((resolve) => { staticServer.listen(0, '127.0.0.1', resolve); }
 const staticUrl = `http://127.0.0.1:${staticServer.address().port}/bench-static.html`;
 async function loadStatic() {
   const page = await context.newPage();
-  await page.addInitScript(() => {
-    const watch = () => {
-      if (document.querySelectorAll('[role="log"] article').length === 400) {
-        window.__benchShown = performance.now();
-        return;
-      }
-      requestAnimationFrame(watch);
-    };
-    requestAnimationFrame(watch);
-  });
-  await page.goto(staticUrl, { waitUntil: 'load' });
-  const shown = await (await page.waitForFunction(() => window.__benchShown ?? false, null, { timeout: 60000 })).jsonValue();
-  const loadEnd = await page.evaluate(() => performance.getEntriesByType('navigation')[0].loadEventEnd);
+  const done = reported(page);
+  await page.addInitScript(watchStatic);
+  await page.goto(staticUrl, { waitUntil: 'commit' });
+  const times = await done;
   await page.close();
-  return { shown, loadEnd };
+  return times;
 }
 
 const loads = [];

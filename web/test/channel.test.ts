@@ -197,6 +197,29 @@ describe('the outbox across reloads', () => {
     expect(storage.items.map((i) => i.id)).toEqual(['mine', item.id]);
   });
 
+  it('the socket starting to connect does not read the stored outbox (the first frame would wait); its opening does', async () => {
+    const { memoryOutboxStorage } = await import('../src/state/outbox');
+    const storage = memoryOutboxStorage([
+      { id: 'mine', frame: { type: 'action', id: 'mine', request: { type: 'stopAll' } }, at: 1000, instanceId: 'i1' },
+    ]);
+    let loads = 0;
+    const counted = { load: () => { loads += 1; return storage.load(); }, save: (items: Parameters<typeof storage.save>[0]) => { storage.save(items); } };
+    const t = new FakeTransport();
+    const store = new Store();
+    const channel = new Channel(t, store, { storage: counted, now: () => 2000, restoreAfter: new Promise(() => undefined) });
+    channel.start();
+    expect(store.state.connection).toBe('connecting');
+    expect(loads).toBe(0);
+    expect(store.state.outbox).toEqual([]);
+    t.setState('reconnecting');
+    expect(loads).toBe(0);
+    t.setState('open');
+    expect(loads).toBe(1);
+    expect(store.state.outbox.map((i) => i.id)).toEqual(['mine']);
+    t.deliver(hello(true, 0));
+    expect(t.sent.filter((f) => (f as { type: string }).type === 'action').map((f) => (f as { id: string }).id)).toEqual(['mine']);
+  });
+
   it('an action not acknowledged within a minute is dropped and said, by the injected clock', async () => {
     const { memoryOutboxStorage } = await import('../src/state/outbox');
     const storage = memoryOutboxStorage();

@@ -149,6 +149,33 @@ describe('the conversation view', () => {
     expect(view.el.querySelector('[data-seq="4"]')?.textContent).toBe('Done · 2 files changed · 1.5 s · $0.01');
   });
 
+  it('its first window with entries lays the page out once, with the entries in it: the viewport bounds the window until then', () => {
+    const state = ready();
+    applyFrame(state, { seq: 1, body: { type: 'transcript', key: 'c1', subagents: false, reset: true, entries: Array.from({ length: 400 }, (_, i) => entry(i + 1, { kind: 'prompt', text: `p${i + 1}`, skills: [], files: [] })) } });
+    const view = new TranscriptView(ctx);
+    document.body.append(view.el);
+    // What the log's own box says, and how many entries it held when it was asked (a layout read).
+    const reads: number[] = [];
+    Object.defineProperty(view.el, 'clientHeight', { configurable: true, get: () => { reads.push(view.el.querySelectorAll('[data-seq]').length); return 500; } });
+    try {
+      view.render(state, 'c1');
+      // Never asked before the entries were in it; the window is the bottom's, sized by the viewport.
+      expect(reads.every((held) => held > 0)).toBe(true);
+      const shown = Array.from(view.el.querySelectorAll<HTMLElement>('[data-seq]')).map((e) => Number(e.dataset.seq));
+      expect(shown.at(-1)).toBe(400);
+      expect(shown.length).toBeLessThan(60);
+      expect(shown.length).toBeGreaterThanOrEqual(Math.ceil((window.innerHeight + 800) / 56) - 1);
+      // Once laid out, the log's own height decides the window.
+      const next = applyFrame(state, { seq: 2, body: { type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [entry(401, { kind: 'prompt', text: 'p401', skills: [], files: [] })] } });
+      expect(next).toBe(true);
+      reads.length = 0;
+      view.render(state, 'c1');
+      expect(reads.length).toBeGreaterThan(0);
+    } finally {
+      view.el.remove();
+    }
+  });
+
   it('a frame that changes nothing it shows costs it no rebuild and no layout; one that does is shown at once', () => {
     const state = ready();
     const view = new TranscriptView(ctx);

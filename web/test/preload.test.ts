@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Channel } from '../src/protocol/channel';
 import type { CheckResult, FrameChecker } from '../src/protocol/checker';
-import { PRELOAD_ID, readPreloaded } from '../src/protocol/preload';
+import { PRELOAD_ID, PRELOAD_WORKER_FRAME_BYTES, readPreloaded } from '../src/protocol/preload';
 import { FakeTransport } from './fakeTransport';
 import { Store } from '../src/state/store';
 import { entry, session, workspace } from './fixtures';
@@ -99,6 +99,35 @@ describe('the snapshot in the page', () => {
     expect(transport.sent).toEqual([{ type: 'resume', instanceId: 'i1', lastSeq: HEAD }]);
   });
 
+  it('parsed frames (a short block) are checked and applied as text frames are', () => {
+    const store = new Store();
+    const checker = new HeldChecker();
+    const channel = new Channel(new FakeTransport(), store, { checker });
+    channel.preload(snapshot(5).map((text) => JSON.parse(text) as unknown));
+    expect(checker.held).toHaveLength(0);
+    expect(store.state.ready).toBe(true);
+    expect(store.state.transcripts.c1).toHaveLength(5);
+    const refused = new Store();
+    new Channel(new FakeTransport(), refused).preload([{ seq: 3, body: { type: 'session', key: 'c1' } }]);
+    expect(refused.state.errors[0]).toContain('"session" frame');
+    expect(refused.state.sessions).toEqual({});
+  });
+
+  it('a parsed frame after one being checked in the worker waits for it: frames apply in order', async () => {
+    const store = new Store();
+    const checker = new HeldChecker();
+    const channel = new Channel(new FakeTransport(), store, { checker });
+    const [hello, ws, sessions, sessionFrame, transcript, end] = snapshot();
+    channel.preload([hello, ws, sessions, sessionFrame, transcript, JSON.parse(end ?? '') as unknown]);
+    // The long transcript is in the worker: the parsed snapshotEnd waits behind it.
+    expect(store.state.transcripts.c1).toBeUndefined();
+    expect(store.state.ready).toBe(false);
+    await checker.releaseAll();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(store.state.transcripts.c1).toHaveLength(15);
+    expect(store.state.ready).toBe(true);
+  });
+
   it('a preloaded frame that does not match the protocol is refused visibly, as a socket frame is', () => {
     const store = new Store();
     const channel = new Channel(new FakeTransport(), store);
@@ -121,10 +150,17 @@ describe('readPreloaded', () => {
     return doc;
   }
 
-  it('reads the frames as text and removes the block', () => {
+  it('reads the frames of a short block parsed, once, and removes the block', () => {
     const doc = pageWith('[{"seq":null,"body":{"type":"snapshotEnd","note":"\\u003c/script>"}}]');
-    expect(readPreloaded(doc)).toEqual({ ok: true, frames: ['{"seq":null,"body":{"type":"snapshotEnd","note":"</script>"}}'] });
+    expect(readPreloaded(doc)).toEqual({ ok: true, frames: [{ seq: null, body: { type: 'snapshotEnd', note: '</script>' } }] });
     expect(doc.getElementById(PRELOAD_ID)).toBeNull();
+  });
+
+  it('reads a block longer than the worker limit as text frames (a long one is checked in the worker)', () => {
+    const long = { seq: null, body: { type: 'snapshotEnd', note: 'x'.repeat(PRELOAD_WORKER_FRAME_BYTES) } };
+    const short = { seq: null, body: { type: 'snapshotEnd' } };
+    const read = readPreloaded(pageWith(JSON.stringify([short, long])));
+    expect(read).toEqual({ ok: true, frames: [JSON.stringify(short), JSON.stringify(long)] });
   });
 
   it('a page without the block has no frames', () => {

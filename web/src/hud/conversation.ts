@@ -164,6 +164,12 @@ export class TranscriptView {
   private readonly heights = new Map<number, number>();
   private readonly resize: ResizeObserver | null;
   private frame: number | null = null;
+  /**
+   * Whether the window has been laid out once with its entries. Before that, the log's height is
+   * taken as the viewport's (an upper bound, read without laying the page out): reading the log's
+   * own height would lay the whole page out before its entries are in it, then again with them.
+   */
+  private sized = false;
   private atBottom = true;
   /** The entry the search marks now. */
   private marked: number | null = null;
@@ -249,7 +255,7 @@ export class TranscriptView {
   /** The window of entries to render: [from, to). */
   private window(): [number, number] {
     const n = this.entries.length;
-    const view = this.el.clientHeight;
+    const view = this.sized || !(window.innerHeight > 0) ? this.el.clientHeight : window.innerHeight;
     if (view === 0) return [Math.max(0, n - WINDOW_WITHOUT_LAYOUT), n];
     const total = this.entries.reduce((sum, e) => sum + this.height(e.seq), 0);
     const top = this.atBottom ? Math.max(0, total - view) : this.el.scrollTop;
@@ -299,6 +305,16 @@ export class TranscriptView {
     }
     const live = new Set(this.entries.map((e) => e.seq));
     for (const seq of this.heights.keys()) if (!live.has(seq)) this.heights.delete(seq);
+    // The spacers hold the entries outside the window (their heights are not measured here): set
+    // before the window is measured, so that one layout serves the measuring and the scroll.
+    let above = 0;
+    let below = 0;
+    this.entries.forEach((entry, i) => {
+      if (i < from) above += this.height(entry.seq);
+      else if (i >= to) below += this.height(entry.seq);
+    });
+    this.top.style.height = `${above}px`;
+    this.bottom.style.height = `${below}px`;
     // An entry's height is from its top to the next one's (margins included).
     for (let i = from; i < to; i += 1) {
       const entry = this.entries[i];
@@ -308,14 +324,7 @@ export class TranscriptView {
       const measured = next ? next.offsetTop - node.offsetTop : node.offsetHeight;
       if (measured > 0) this.heights.set(entry.seq, measured);
     }
-    let above = 0;
-    let below = 0;
-    this.entries.forEach((entry, i) => {
-      if (i < from) above += this.height(entry.seq);
-      else if (i >= to) below += this.height(entry.seq);
-    });
-    this.top.style.height = `${above}px`;
-    this.bottom.style.height = `${below}px`;
+    if (to > from) this.sized = true;
     if (this.atBottom) this.el.scrollTop = this.el.scrollHeight;
     if (this.marked !== null) this.markNode(this.marked);
   }

@@ -8,6 +8,7 @@
  */
 import type { FrameChecker } from './checker';
 import type { Transport } from './transport';
+import { PRELOAD_WORKER_FRAME_BYTES } from './preload';
 import { validateHostFrame, validatePageFrame } from './validate';
 import type { HostFrame, PageRequest, SearchMatch, SearchReply } from './types';
 import {
@@ -58,13 +59,6 @@ export interface ChannelOptions {
 /** Frames longer than this (characters) are checked in the worker: their validation would block the page. */
 const WORKER_FRAME_BYTES = 32 * 1024;
 
-/**
- * The same for the snapshot preloaded with the page: the worker is still
- * starting then (its script, the schema; 150-250 ms on a busy 2-core
- * machine), while checking a 400-entry transcript (~115 KB) here takes
- * ~30 ms, so only a bigger frame waits for the worker.
- */
-const PRELOAD_WORKER_FRAME_BYTES = 256 * 1024;
 
 /** How often unacknowledged actions are checked for their minute. */
 const EXPIRY_CHECK_MS = 5000;
@@ -109,7 +103,10 @@ export class Channel {
       });
     } else this.restore();
     transport.onState((connection) => {
-      this.restore();
+      // The socket's opening needs the stored outbox (its actions go again once greeted); its
+      // `connecting`, at `start()` in the page's first task, does not: the tab's storage is a
+      // round trip to the browser that the first frame would wait for.
+      if (connection === 'open') this.restore();
       this.greeted = false;
       this.dropSearches();
       this.opened += 1;
@@ -138,9 +135,11 @@ export class Channel {
    * Applies the snapshot the page's HTML carried (`<script type="application/json"
    * id="orbit-snapshot">`: the frames a fresh connection's `resume` gets), checked as the
    * socket's frames are, so the page shows its state before the socket has opened. The
-   * socket then resumes from the snapshot's `head`.
+   * socket then resumes from the snapshot's `head`. A frame given as text is checked as a
+   * socket's (a long one in the worker); one already parsed (`readPreloaded`, a block too short
+   * to hold a long frame) is checked here as it is, without being written and parsed again.
    */
-  preload(frames: readonly string[]): void {
+  preload(frames: readonly unknown[]): void {
     for (const frame of frames) this.incoming(frame, false);
   }
 
@@ -156,6 +155,13 @@ export class Channel {
         const result = await checker.check(data);
         this.inWorker -= 1;
         this.receiveChecked(data, result, fromSocket);
+      });
+    } else if (this.inWorker > 0) {
+      // A frame that is not text (parsed already) still waits for those in the worker.
+      this.inWorker += 1;
+      this.queue = this.queue.then(() => {
+        this.inWorker -= 1;
+        this.receive(data, fromSocket);
       });
     } else {
       this.receive(data, fromSocket);

@@ -165,12 +165,18 @@ export class ChangesPanel {
   }
 }
 
-/** One formatter: `toLocaleString` builds a new one per call (~0.1 ms, on every frame's render). */
-const TOKENS = new Intl.NumberFormat('en-US');
+/**
+ * One formatter: `toLocaleString` builds a new one per call (~0.1 ms, on every frame's render).
+ * Made at its first use, not when the module is evaluated: this module is in the page's entry
+ * (the conversation view's turn lines), and the first `Intl.NumberFormat` of a page costs its
+ * start 5-13 ms (ICU's locale data; a CPU profile of a 400-entry load, bench/README.md "Branch `load`").
+ */
+let formatter: Intl.NumberFormat | null = null;
 
 /** A token count as the panel shows it (thousands separated). */
 export function tokens(n: number): string {
-  return TOKENS.format(n);
+  formatter ??= new Intl.NumberFormat('en-US');
+  return formatter.format(n);
 }
 
 /** When a limit resets, as the panel says it (local time, and how long from now). */
