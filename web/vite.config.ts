@@ -54,29 +54,9 @@ function fastSchemaDefs(): Plugin {
   };
 }
 
-/**
- * A `modulepreload` link (from 'self': the CSP stays strict) for each chunk the entry imports
- * statically (the map's, `scene`): the browser fetches and compiles it beside the entry, on
- * another thread, instead of after the entry's own compile has found the import.
- */
-function preloadStaticImports(): Plugin {
-  return {
-    name: 'orbit-preload-static-imports',
-    transformIndexHtml: {
-      order: 'post',
-      handler(_html, ctx) {
-        const chunks = Object.values(ctx.bundle ?? {});
-        const entry = chunks.find((c) => c.type === 'chunk' && c.isEntry && c.facadeModuleId?.endsWith('index.html'));
-        if (!entry || entry.type !== 'chunk') return [];
-        return entry.imports.map((file) => ({ tag: 'link', attrs: { rel: 'modulepreload', crossorigin: true, href: `/${file}` }, injectTo: 'head' as const }));
-      },
-    },
-  };
-}
-
 export default defineConfig({
   base: '/',
-  plugins: [schemaWithoutProse(), fastSchemaDefs(), preloadStaticImports()],
+  plugins: [schemaWithoutProse(), fastSchemaDefs()],
   // The frame checker's worker checks with the same definitions.
   worker: { plugins: () => [schemaWithoutProse(), fastSchemaDefs()] },
   build: {
@@ -94,10 +74,6 @@ export default defineConfig({
       input: { index: 'index.html', sw: 'src/sw.ts' },
       output: {
         entryFileNames: (chunk) => (chunk.name === 'sw' ? 'sw.js' : 'assets/[name]-[hash].js'),
-        // The map's code (`src/scene/`) is a chunk of its own that the entry imports statically:
-        // it is there when the entry runs (the map of a page with nothing else to show starts
-        // at the end of the entry's task), and the two compile side by side (`preloadStaticImports`).
-        codeSplitting: { groups: [{ name: 'scene', test: /[\\/]src[\\/]scene[\\/]/ }] },
       },
     },
   },
