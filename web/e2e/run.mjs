@@ -833,10 +833,37 @@ async function flood(page, n, bytes = 0, word = '') {
  * that is not rendered, and the longest main-thread task while a 1 MB reply
  * arrives is reported (a figure, not asserted).
  */
+/**
+ * The layout with a full log, as in a user's long session: the conversation's title keeps its
+ * whole line above the log (no part of the column shrinks under a long log), and the keypad's
+ * button covers nothing of the map's legend.
+ */
+async function fullLogLayout(page) {
+  const heading = page.getByRole('heading', { name: 'Conversation', exact: true });
+  const title = await heading.boundingBox();
+  const clipped = await heading.evaluate((el) => el.scrollHeight > el.clientHeight + 1);
+  const log = await page.getByRole('log').boundingBox();
+  if (!title || !log) throw new Error('no conversation title or log on the page');
+  if (clipped || title.height < 16) throw new Error(`the conversation's title is squeezed (${title.height.toFixed(1)} px high) under the log`);
+  if (log.y < title.y + title.height - 1) throw new Error(`the log (top ${log.y}) overlaps the conversation's title (bottom ${title.y + title.height})`);
+  const keypad = page.getByRole('button', { name: 'Keypad' });
+  await keypad.waitFor();
+  const legend = page.getByRole('list', { name: 'Languages' });
+  if (await legend.isVisible()) {
+    const a = await keypad.boundingBox();
+    const b = await legend.boundingBox();
+    if (a && b && a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height) {
+      throw new Error(`the Keypad button ${JSON.stringify(a)} covers the map's legend ${JSON.stringify(b)}`);
+    }
+  }
+}
+
 async function longSession(page) {
   if (!process.env.ORBIT_FLOOD_URL) throw new Error('long-session needs ORBIT_FLOOD_URL (the mock host)');
   await flood(page, 400);
   await new Promise((r) => setTimeout(r, 300));
+  // (Before the heap at 400 entries: the keypad's code is loaded in both measures.)
+  await fullLogLayout(page);
   const heap400 = await heapAfterGc(page);
   const rendered400 = await page.evaluate(() => window.orbitInspect.rendered());
   await shot(page, 'at-400');
