@@ -53,6 +53,11 @@ const SOCKET = !args.includes('--no-socket');
 // of the same page with `?completion=channel` (the search worker off: the
 // channel's way), the same-run baseline of the worker's hand-over.
 const AB = args.includes('--ab');
+// --before BIN: a second `orbit open` (another build, e.g. main's) on the
+// same workspace, its page (the worker's way) typed into alternating per
+// query with the others: the same-run baseline of a change to the server,
+// the worker or the page.
+const BEFORE = args.includes('--before') ? args[args.indexOf('--before') + 1] : null;
 const TRACE_DEPTH = opt('--trace-depth', 3);
 const BIN = process.env.ORBIT_BIN ?? join(repo, 'target', 'release', 'orbit');
 const log = (m) => process.stderr.write(`${m}\n`);
@@ -148,7 +153,12 @@ async function instrument(page) {
         const split = r ? { toSent: r.startTime - key.at, server: r.responseStart - r.requestStart, wait: r.requestStart - r.startTime, body: r.responseEnd - r.responseStart, toDom: domAt - r.responseEnd } : null;
         const frames = key.frame === null ? {} : { toFrame: key.frame - key.at, frameToDom: domAt - key.frame };
         const long = w.benchLong.filter(([s, d]) => s + d >= key.at && s <= domAt).reduce((a, [, d]) => a + d, 0);
-        w.benchTimes.set(key.seq, { dom, painted: performance.now() - key.at, first, value: input.value, split: { ...split, ...frames }, long });
+        // The worker's hand-over of this answer (its times, ms since the
+        // epoch): the page's `orbit:completion-answer` mark.
+        const origin = performance.timeOrigin;
+        const handed = performance.getEntriesByName('orbit:completion-answer').pop()?.detail ?? null;
+        const epoch = { key: origin + key.at, frame: key.frame === null ? null : origin + key.frame, dom: origin + domAt, handed };
+        w.benchTimes.set(key.seq, { dom, painted: performance.now() - key.at, first, value: input.value, split: { ...split, ...frames }, long, epoch });
       }); });
     }).observe(list, { childList: true, subtree: true, attributes: true });
   });
@@ -175,18 +185,14 @@ async function typeQuery(page, add, id, q, run) {
     if (t.value !== prefix || t.first !== want) throw new Error(`after ${JSON.stringify(prefix)} the list shows ${t.first} for ${JSON.stringify(t.value)}, the matcher says ${want}`);
     run.page.push(t.dom);
     run.painted.push(t.painted);
-    run.splits.push({ query: prefix, dom: t.dom, long: t.long, ...(t.split ?? {}) });
+    run.splits.push({ query: prefix, dom: t.dom, long: t.long, ...(t.split ?? {}), epoch: t.epoch });
   }
 }
 
 async function measure({ ws, paths }) {
-  const state = join(root, `state-${paths.length}`);
-  const env = { ...process.env, ORBIT_CONFIG_DIR: state, HOME: join(root, 'home'), ORBIT_LOG: undefined, XDG_RUNTIME_DIR: undefined, DBUS_SESSION_BUS_ADDRESS: undefined };
-  mkdirSync(join(root, 'home'), { recursive: true });
-  spawnSync(BIN, ['trust', ws], { env, stdio: 'ignore' });
-  const child = spawn(BIN, ['open', '--no-browser', ws], { env, cwd: ws, stdio: ['ignore', 'pipe', 'ignore'] });
+  const orbits = [];
   try {
-    const [login] = await once(createInterface({ input: child.stdout }), 'line');
+    const { login, tracePath } = await startOrbit(BIN, ws, `${paths.length}`, orbits);
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await context.newPage();
     page.on('crash', () => { log('the page crashed'); });
@@ -249,7 +255,7 @@ async function measure({ ws, paths }) {
     const add = page.getByRole('combobox', { name: 'Add file' });
     await add.waitFor();
     await instrument(page);
-    const runs = { worker: newRun(), channel: newRun() };
+    const runs = { worker: newRun(), channel: newRun(), before: newRun() };
     let other = null;
     if (AB) {
       other = await context.newPage();
@@ -264,6 +270,22 @@ async function measure({ ws, paths }) {
     }
     const tabs = [[page, add, runs.worker]];
     if (other) tabs.push([other, other.getByRole('combobox', { name: 'Add file' }), runs.channel]);
+    let beforeContext = null;
+    let beforeTrace = null;
+    if (BEFORE) {
+      // Its own context: cookies are per host, not per port.
+      const started = await startOrbit(BEFORE, ws, `${paths.length}-before`, orbits);
+      beforeTrace = started.tracePath;
+      beforeContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const before = await beforeContext.newPage();
+      before.on('pageerror', (e) => { log(`page error (before tab): ${e.message}`); });
+      await before.goto(started.login);
+      await before.waitForFunction((n) => (window.orbitInspect?.state()?.workspace?.graph?.files ?? 0) >= n, paths.length, { timeout: 600000, polling: 250 });
+      const input = before.getByRole('combobox', { name: 'Add file' });
+      await input.waitFor();
+      await instrument(before);
+      tabs.push([before, input, runs.before]);
+    }
     for (const [n, q] of typed.entries()) {
       // Which tab types first alternates per query.
       for (const [p, input, run] of n % 2 === 0 ? tabs : [...tabs].reverse()) {
@@ -275,11 +297,85 @@ async function measure({ ws, paths }) {
     const r = runs.worker;
     const trace = TRACE && paths.length === FILES ? await traceKeys(page, add, typed[0]) : null;
     await context.close();
-    return { trace, server, socket: socketTimes, byLength: byLength.map((xs) => pct(xs, 50)), page: r.page, painted: r.painted, wall: r.wall, splits: r.splits, base: AB ? runs.channel : null, completionPaths };
+    await beforeContext?.close();
+    if (BEFORE) runs.before.notes = serverNotes(beforeTrace);
+    return { trace, server, socket: socketTimes, byLength: byLength.map((xs) => pct(xs, 50)), page: r.page, painted: r.painted, wall: r.wall, splits: r.splits, base: AB ? runs.channel : null, before: BEFORE ? runs.before : null, completionPaths, notes: serverNotes(tracePath) };
   } finally {
-    child.kill('SIGTERM');
-    await once(child, 'exit').catch(() => {});
+    for (const child of orbits) {
+      child.kill('SIGTERM');
+      await once(child, 'exit').catch(() => {});
+    }
   }
+}
+
+/** `bin open` on `ws` (its own state and trace, named by `tag`); its login address. */
+async function startOrbit(bin, ws, tag, children) {
+  // The server's notes of each `search` frame (read, matcher, answer
+  // written: `orbit_common::latency_note`), for the split of a keystroke.
+  const tracePath = join(root, `trace-${tag}.jsonl`);
+  const env = { ...process.env, ORBIT_CONFIG_DIR: join(root, `state-${tag}`), HOME: join(root, 'home'), ORBIT_LOG: undefined, XDG_RUNTIME_DIR: undefined, DBUS_SESSION_BUS_ADDRESS: undefined, ORBIT_LATENCY_TRACE: tracePath };
+  mkdirSync(join(root, 'home'), { recursive: true });
+  spawnSync(bin, ['trust', ws], { env, stdio: 'ignore' });
+  const child = spawn(bin, ['open', '--no-browser', ws], { env, cwd: ws, stdio: ['ignore', 'pipe', 'ignore'] });
+  children.push(child);
+  const [login] = await once(createInterface({ input: child.stdout }), 'line');
+  return { login, tracePath };
+}
+
+/**
+ * The server's notes of the search-only socket's frames (the worker's), by
+ * the frame's id: `{read, matching, matched, sent, q}` in ms since the epoch.
+ */
+function serverNotes(path) {
+  const notes = new Map();
+  let text = '';
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return notes;
+  }
+  const names = { searchRead: 'read', searchMatching: 'matching', searchMatched: 'matched', searchSent: 'sent' };
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const note = JSON.parse(line);
+    const name = names[note.stage];
+    if (name === undefined || !note.text.startsWith('search')) continue;
+    const entry = notes.get(note.seq) ?? {};
+    entry[name] = note.t;
+    if (name === 'read') entry.q = note.text.slice('search '.length);
+    notes.set(note.seq, entry);
+  }
+  return notes;
+}
+
+/**
+ * Each worker keystroke's round trip, stage by stage (ms), from the page's
+ * epoch times, the worker's (in the hand-over) and the server's notes.
+ */
+const STAGES = [
+  ['key->asked', (e) => e.handed.asked - e.key],
+  ['asked->worker took', (e) => e.handed.took - e.handed.asked],
+  ['worker took->sent', (e) => e.handed.sent - e.handed.took],
+  ['sent->server read', (e) => e.server.read - e.handed.sent],
+  ['read->match start', (e) => e.server.matching - e.server.read],
+  ['match', (e) => e.server.matched - e.server.matching],
+  ['matched->server sent', (e) => e.server.sent - e.server.matched],
+  ['server sent->worker read', (e) => e.handed.answered - e.server.sent],
+  ['worker read->handed', (e) => e.handed.handed - e.handed.answered],
+  ['handed->page took', (e) => e.handed.taken - e.handed.handed],
+  ['page took->DOM', (e) => e.dom - e.handed.taken],
+];
+function stagesOf(r) {
+  const rows = [];
+  for (const s of r.splits) {
+    const e = s.epoch;
+    if (!e?.handed || e.handed.q !== s.query) continue;
+    const server = r.notes.get(e.handed.seq);
+    if (!server || server.q !== s.query || server.sent === undefined) continue;
+    const parts = STAGES.map(([, f]) => f({ ...e, server }));
+    rows.push({ query: s.query, dom: s.dom, toFrame: s.toFrame, parts });
+  }
+  return rows;
 }
 
 /** Types `q` under a Chrome trace; per keystroke, the main thread's events from the key to the list changed. */
@@ -362,7 +458,14 @@ log(`server p50 by query length (1, 2, ...): ${result.byLength.slice(1).map((ms)
 // request sent, queued before sending, the server's answer (request to
 // first byte), the body, the answer to the DOM, long tasks meanwhile.
 const f1 = (x) => (x === undefined ? '   -' : x.toFixed(1).padStart(5));
-const tabsOf = (name, r) => (r.base ? [[`${name}, worker`, r], [`${name}, channel`, r.base]] : [[name, r]]);
+if (BEFORE) {
+  row('page, before (BEFORE\'s build): 100 files', floor.before.page, floor.page);
+  row(`page, before: ${FILES} files`, result.before.page, floor.page);
+  for (const [name, r] of [['100 files', floor], [`${FILES} files`, result]]) {
+    log(`this build / before in the page, ${name}, same run: p50 ${(pct(r.page, 50) / pct(r.before.page, 50)).toFixed(2)}x, p99 ${(pct(r.page, 99) / pct(r.before.page, 99)).toFixed(2)}x`);
+  }
+}
+const tabsOf = (name, r) => [[r.base || r.before ? `${name}, worker` : name, r], ...(r.base ? [[`${name}, channel`, r.base]] : []), ...(r.before ? [[`${name}, before`, r.before]] : [])];
 for (const [name, r] of [...tabsOf('100 files', floor), ...tabsOf(`${FILES} files`, result)]) {
   const before = r.splits.filter((s) => s.frameToDom !== undefined && s.frameToDom < 0).length;
   log(`${name}: keystrokes whose list changed before the key's first frame: ${before}/${r.splits.length}`);
@@ -374,6 +477,23 @@ for (const [name, r] of [...tabsOf('100 files', floor), ...tabsOf(`${FILES} file
   log(`  p50/p99: key to its first frame ${f1(pct(part('toFrame'), 50))}/${f1(pct(part('toFrame'), 99))}  that frame to the list changed ${f1(pct(part('frameToDom'), 50))}/${f1(pct(part('frameToDom'), 99))}  keystrokes whose list changed before that frame: ${r.splits.filter((x) => x.frameToDom !== undefined && x.frameToDom < 0).length}`);
   log(`  p50/p99: to-sent ${f1(pct(part('toSent'), 50))}/${f1(pct(part('toSent'), 99))}  server ${f1(pct(part('server'), 50))}/${f1(pct(part('server'), 99))}  to-DOM ${f1(pct(part('toDom'), 50))}/${f1(pct(part('toDom'), 99))}  keystrokes with long tasks ${r.splits.filter((s) => s.long > 0).length}`);
 }
+const stageTable = (title, r) => {
+  // Where a worker keystroke's time goes, stage by stage.
+  const rows = stagesOf(r);
+  log(`\n${title}: the worker's round trip by stage, ${FILES} files (${rows.length} of ${r.splits.length} keystrokes matched to the server's notes), ms:`);
+  log(`  ${'stage'.padEnd(26)}   p50    p99   mean of the 5 slowest keystrokes`);
+  const slow = [...rows].sort((a, b) => b.dom - a.dom).slice(0, 5);
+  STAGES.forEach(([name], k) => {
+    const xs = rows.map((x) => x.parts[k]);
+    const mean = slow.reduce((a, x) => a + x.parts[k], 0) / Math.max(1, slow.length);
+    log(`  ${name.padEnd(26)} ${f1(pct(xs, 50))}  ${f1(pct(xs, 99))}  ${f1(mean)}`);
+  });
+  log(`  the 5 slowest: query, page (key to its first frame): ${STAGES.map(([n]) => n).join(', ')}`);
+  for (const x of slow) log(`  ${JSON.stringify(x.query).padEnd(14)} ${f1(x.dom)} (${f1(x.toFrame)}): ${x.parts.map((v) => v.toFixed(1)).join(' ')}`);
+  return Object.fromEntries(STAGES.map(([name], k) => [name, { p50: pct(rows.map((x) => x.parts[k]), 50), p99: pct(rows.map((x) => x.parts[k]), 99) }]));
+};
+result.stages = stageTable('this build', result);
+if (BEFORE) result.before.stages = stageTable('before', result.before);
 if (result.trace) for (const line of result.trace) log(line);
 log(`goal: p99 under 16 ms: server ${pct(result.server, 99) < 16 ? 'met' : 'MISSED'}, page ${pct(result.page, 99) < 16 ? 'met' : 'MISSED'}`);
 process.stdout.write(`${JSON.stringify({
@@ -391,4 +511,6 @@ process.stdout.write(`${JSON.stringify({
   serverByLength: result.byLength.slice(1),
   socketP50: pct(result.socket, 50), socketP99: pct(result.socket, 99), socketFloorP50: pct(floor.socket, 50), socketFloorP99: pct(floor.socket, 99), serverFloorP50: pct(floor.server, 50),
   serverRatio: pct(result.server, 99) / pct(floor.server, 99), pageRatio: pct(result.page, 99) / pct(floor.page, 99),
+  stages: result.stages,
+  ...(BEFORE ? { beforePageP50: pct(result.before.page, 50), beforePageP99: pct(result.before.page, 99), beforePageFloorP99: pct(floor.before.page, 99), beforeStages: result.before.stages } : {}),
 })}\n`);

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { SearchMatch } from '../src/protocol/types';
 import { ChannelDropped } from '../src/protocol/channel';
-import { FULL, HEADER_BYTES, STATE, handoverBuffer, hasWaitAsync, readAnswer, release, writeAnswer } from '../src/hud/panels/handover';
-import { canHandOver, completionSearch, searchSocketUrl, workerSearch, type WorkerLike, type WorkerSearch } from '../src/hud/panels/workerSearch';
+import { FULL, HEADER_BYTES, STATE, TIMES, handoverBuffer, hasWaitAsync, readAnswer, readTimes, release, writeAnswer } from '../src/hud/panels/handover';
+import { ANSWER_MARK, canHandOver, completionSearch, searchSocketUrl, workerSearch, type WorkerLike, type WorkerSearch } from '../src/hud/panels/workerSearch';
 
 const m = (path: string, indices: number[] = [0]): SearchMatch => ({ path, indices, score: 1 });
 
@@ -41,8 +41,25 @@ describe('the hand-over buffer', () => {
     expect(writeAnswer(buffer, 1, 'error', '12345678')).toBe(true);
   });
 
+  it('carries the worker\'s times beside the answer, 0 where unknown or not a number', () => {
+    const buffer = handoverBuffer(4096);
+    expect(writeAnswer(buffer, 1, 'matches', '[]', [1.5, 2.25, 3, 4.125])).toBe(true);
+    expect(readTimes(buffer)).toEqual([1.5, 2.25, 3, 4.125]);
+    release(buffer);
+    // Fewer times (a drop has no answer's): the rest are 0, none left from the last answer.
+    expect(writeAnswer(buffer, 2, 'dropped', '', [7])).toBe(true);
+    expect(readTimes(buffer)).toEqual([7, 0, 0, 0]);
+    release(buffer);
+    expect(writeAnswer(buffer, 3, 'matches', '[]', [Number.NaN, Infinity, -Infinity, 5])).toBe(true);
+    expect(readTimes(buffer)).toEqual([0, 0, 0, 5]);
+    expect(readTimes(buffer)).toHaveLength(TIMES);
+    // The payload starts after the times: they never overlap it.
+    expect(readAnswer(buffer)).toEqual({ seq: 3, kind: 'matches', matches: [] });
+    expect(readTimes(new SharedArrayBuffer(8))).toEqual([]);
+  });
+
   it('reads bad bytes as no answer, never throwing', () => {
-    const buffer = handoverBuffer(64);
+    const buffer = handoverBuffer(HEADER_BYTES + 48);
     const text = (s: string): number[] => [...new TextEncoder().encode(s)];
     const cases: [[number, number, number, number], number[]][] = [
       [[FULL, 1, 49, 0], []], // a length past the buffer
@@ -70,7 +87,7 @@ describe('the hand-over buffer', () => {
 });
 
 /** A worker that answers in the buffer as the search worker does, when told to. */
-function fakeWorker(): WorkerLike & { asked: { seq: number; q: string }[]; answer(seq: number, kind: 'matches' | 'error' | 'dropped', payload: string): void; say(type: string): void } {
+function fakeWorker(): WorkerLike & { asked: { seq: number; q: string }[]; answer(seq: number, kind: 'matches' | 'error' | 'dropped', payload: string, times?: number[]): void; say(type: string): void } {
   let buffer: SharedArrayBuffer | null = null;
   const fake = {
     asked: [] as { seq: number; q: string }[],
@@ -81,8 +98,8 @@ function fakeWorker(): WorkerLike & { asked: { seq: number; q: string }[]; answe
       if (msg.type === 'start') buffer = msg.buffer ?? null;
       else fake.asked.push({ seq: msg.seq ?? 0, q: msg.q ?? '' });
     },
-    answer(seq: number, kind: 'matches' | 'error' | 'dropped', payload: string) {
-      if (!buffer || !writeAnswer(buffer, seq, kind, payload)) throw new Error('not written');
+    answer(seq: number, kind: 'matches' | 'error' | 'dropped', payload: string, times: number[] = []) {
+      if (!buffer || !writeAnswer(buffer, seq, kind, payload, times)) throw new Error('not written');
     },
     say(type: string) {
       fake.onmessage?.({ data: { type } } as MessageEvent);
@@ -120,6 +137,27 @@ describe('the worker’s way', () => {
     worker.say('closed');
     await expect(fourth).rejects.toBeInstanceOf(ChannelDropped);
     expect(ways.search('z', 8)).toBeNull();
+  });
+
+  it('marks each answer taken with the keystroke\'s times (only the last mark kept)', async () => {
+    performance.clearMarks(ANSWER_MARK);
+    const worker = fakeWorker();
+    const ways = workerSearch('ws://x/w/x/search', () => worker);
+    ways.warm();
+    worker.say('open');
+    const before = performance.timeOrigin + performance.now();
+    for (const q of ['f', 'fi']) {
+      const asked = ways.search(q, 8);
+      const seq = worker.asked[worker.asked.length - 1]?.seq ?? 0;
+      worker.answer(seq, 'matches', '[]', [before + 1, before + 2, before + 3, before + 4]);
+      await expect(asked).resolves.toEqual([]);
+    }
+    const marks = performance.getEntriesByName(ANSWER_MARK) as PerformanceMark[];
+    expect(marks).toHaveLength(1);
+    const detail = marks[0]?.detail as Record<string, number | string>;
+    expect(detail).toMatchObject({ seq: worker.asked[1]?.seq, q: 'fi', took: before + 1, sent: before + 2, answered: before + 3, handed: before + 4 });
+    expect(detail.asked).toBeGreaterThanOrEqual(before);
+    expect(detail.taken).toBeGreaterThanOrEqual(detail.asked as number);
   });
 
   it('takes an answer already in the buffer when it starts waiting', async () => {

@@ -2,7 +2,9 @@
 //! its way to the page: read from the CLI's stdout (orbit-agent), taken by
 //! the workspace (orbit-core, before the projector), pushed to the page log
 //! (the projector's output) and handed to a page's socket (orbit-server).
-//! `bench/page/latency` splits its latency with it.
+//! `bench/page/latency` splits its latency with it. The `search*` stages
+//! do the same for a `search` frame's round trip (read, matcher, answer
+//! written; `seq` the frame's id): `bench/panels/completion.mjs`.
 //!
 //! Off unless the binary installs it ([`install_latency_trace`]; `orbit
 //! open` does when `ORBIT_LATENCY_TRACE` names a file, which only the
@@ -33,6 +35,16 @@ pub enum LatencyStage {
     /// write: a note after it could be taken later than the page sees the
     /// frame, the writing task being preempted).
     Sent,
+    /// A `search` frame read from a socket (its text: the socket's kind,
+    /// the frame's id and query); `bench/panels/completion.mjs` splits a
+    /// keystroke's round trip with these.
+    SearchRead,
+    /// The matcher starts on a `search` frame.
+    SearchMatching,
+    /// The matcher is done.
+    SearchMatched,
+    /// The `searchAnswer` encoded and handed to the socket (before the write).
+    SearchSent,
 }
 
 impl LatencyStage {
@@ -44,6 +56,10 @@ impl LatencyStage {
             LatencyStage::Event => "event",
             LatencyStage::Push => "push",
             LatencyStage::Sent => "sent",
+            LatencyStage::SearchRead => "searchRead",
+            LatencyStage::SearchMatching => "searchMatching",
+            LatencyStage::SearchMatched => "searchMatched",
+            LatencyStage::SearchSent => "searchSent",
         }
     }
 }

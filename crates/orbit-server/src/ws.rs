@@ -26,6 +26,7 @@ use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse as _, Response};
 use orbit_core::page_port::{PageConnection, PagePort};
+use orbit_common::LatencyStage;
 use orbit_core::search::MAX_LIMIT;
 use orbit_types::{
     ActionAck, HostBody, HostFrame, PageFrame, PageMessage, Refusal, SearchReply, WorkspaceMessage,
@@ -382,6 +383,8 @@ impl Connection {
     /// asks it), off the runtime's threads; the answer goes with the
     /// connection's own frames, `searchAnswer` with the page's `id`.
     fn search(&self, id: u32, q: String, limit: u32, answers: &mpsc::Sender<HostFrame>) {
+        let kind = self.kind;
+        search_note(LatencyStage::SearchRead, kind, id, &q);
         let limit = usize::try_from(limit).unwrap_or(usize::MAX);
         let refused = crate::map::query_error(&q)
             .or_else(|| (!(1..=MAX_LIMIT).contains(&limit)).then(crate::map::limit_error));
@@ -391,7 +394,13 @@ impl Connection {
             let frame = if let Some(message) = refused {
                 search_refused(id, message)
             } else {
-                match tokio::task::spawn_blocking(move || port.search(&q, limit)).await {
+                let matching = move || {
+                    search_note(LatencyStage::SearchMatching, kind, id, &q);
+                    let answer = port.search(&q, limit);
+                    search_note(LatencyStage::SearchMatched, kind, id, &q);
+                    answer
+                };
+                match tokio::task::spawn_blocking(matching).await {
                     Ok(answer) => HostFrame {
                         seq: None,
                         body: HostBody::Workspace(WorkspaceMessage::SearchAnswer(SearchReply {
@@ -451,13 +460,28 @@ impl Connection {
         };
         // The benchmark's trace (off unless installed): the frame goes to the socket.
         if frame.seq.is_some() {
-            orbit_common::latency_note(orbit_common::LatencyStage::Sent, frame.seq, String::new);
+            orbit_common::latency_note(LatencyStage::Sent, frame.seq, String::new);
+        }
+        if let HostBody::Workspace(WorkspaceMessage::SearchAnswer(reply)) = &frame.body {
+            search_note(LatencyStage::SearchSent, self.kind, reply.id, "");
         }
         self.socket
             .send(Message::Text(text.into()))
             .await
             .map_err(|_| End::Gone)
     }
+}
+
+/// The benchmark's trace of a `search` frame (off unless installed):
+/// `seq` its id, the text the socket's kind and the query.
+fn search_note(stage: LatencyStage, kind: Kind, id: u32, q: &str) {
+    orbit_common::latency_note(stage, Some(u64::from(id)), || {
+        let kind = match kind {
+            Kind::Page => "page",
+            Kind::SearchOnly => "search",
+        };
+        format!("{kind} {q}")
+    });
 }
 
 fn ack_frame(ack: ActionAck) -> HostFrame {

@@ -15,7 +15,11 @@
  *   word 3  KIND    0 matches (JSON: the `searchAnswer`'s `matches`),
  *                   1 an error (text: the answer's `error`),
  *                   2 dropped (the worker's socket closed before the answer)
- *   bytes from 16   the payload (UTF-8)
+ *   bytes 16-47     four 64-bit floats: when the worker took the request,
+ *                   sent it, read the answer and handed it over (ms since
+ *                   the Unix epoch, `performance.timeOrigin + now()`; 0
+ *                   unknown): the benchmark's split of a keystroke
+ *   bytes from 48   the payload (UTF-8)
  *
  * Everything read from the buffer is checked: `readAnswer` never throws,
  * whatever the bytes.
@@ -26,8 +30,12 @@ export const STATE = 0;
 const SEQ = 1;
 const LEN = 2;
 const KIND = 3;
-/** The header's bytes (four words). */
-export const HEADER_BYTES = 16;
+/** Where the worker's times are (four 64-bit floats). */
+const TIMES_AT = 16;
+/** The times written: took, sent, answered, handed. */
+export const TIMES = 4;
+/** The header's bytes (four words, then the times). */
+export const HEADER_BYTES = TIMES_AT + TIMES * 8;
 /** The buffer's bytes: eight matches of long paths fit many times over. */
 export const HANDOVER_BYTES = HEADER_BYTES + 256 * 1024;
 
@@ -51,12 +59,14 @@ export function handoverBuffer(bytes = HANDOVER_BYTES): SharedArrayBuffer {
  * when it is full (the page has not read the last one yet) or the payload
  * does not fit. The worker's side.
  */
-export function writeAnswer(buffer: SharedArrayBuffer, seq: number, kind: AnswerKind, payload: string): boolean {
+export function writeAnswer(buffer: SharedArrayBuffer, seq: number, kind: AnswerKind, payload: string, times: readonly number[] = []): boolean {
   const words = new Int32Array(buffer, 0, HEADER_BYTES / 4);
   if (Atomics.load(words, STATE) !== EMPTY) return false;
   const bytes = new TextEncoder().encode(payload);
   if (bytes.length > buffer.byteLength - HEADER_BYTES) return false;
   new Uint8Array(buffer, HEADER_BYTES, bytes.length).set(bytes);
+  const stamps = new Float64Array(buffer, TIMES_AT, TIMES);
+  for (let i = 0; i < TIMES; i += 1) stamps[i] = times[i] ?? 0;
   Atomics.store(words, SEQ, seq);
   Atomics.store(words, LEN, bytes.length);
   Atomics.store(words, KIND, KINDS.indexOf(kind));
@@ -98,6 +108,20 @@ export function readAnswer(buffer: SharedArrayBuffer): Answer | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The worker's times of the answer in the buffer (see the layout; read
+ * before `release`): finite numbers, 0 where unknown.
+ */
+export function readTimes(buffer: SharedArrayBuffer): number[] {
+  if (buffer.byteLength < HEADER_BYTES) return [];
+  return Array.from(new Float64Array(buffer, TIMES_AT, TIMES), (t) => (Number.isFinite(t) ? t : 0));
+}
+
+/** Now, in milliseconds since the Unix epoch (the page's and its workers' common clock). */
+export function epochNow(): number {
+  return performance.timeOrigin + performance.now();
 }
 
 type WaitAsync = (words: Int32Array, index: number, value: number) =>

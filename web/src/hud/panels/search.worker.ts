@@ -12,7 +12,7 @@
  * 'open'}` when the socket is open, `{type: 'closed'}` when it is not
  * (the page asks another way meanwhile; the worker reconnects).
  */
-import { EMPTY, FULL, HEADER_BYTES, STATE, whenChanged, writeAnswer, type AnswerKind } from './handover';
+import { EMPTY, FULL, HEADER_BYTES, STATE, epochNow, whenChanged, writeAnswer, type AnswerKind } from './handover';
 
 type FromPage =
   | { type: 'start'; buffer: SharedArrayBuffer; url: string }
@@ -27,14 +27,17 @@ let buffer: SharedArrayBuffer | null = null;
 let url = '';
 let socket: WebSocket | null = null;
 let retry = 500;
-/** The searches sent and not answered (by the page's sequence number). */
-const asked = new Set<number>();
-/** Answers waiting for the buffer to be read. */
-const queue: [number, AnswerKind, string][] = [];
+/**
+ * The searches sent and not answered (by the page's sequence number), with
+ * when the request came from the page and went to the socket.
+ */
+const asked = new Map<number, [number, number]>();
+/** Answers waiting for the buffer to be read, with their times so far. */
+const queue: [number, AnswerKind, string, number[]][] = [];
 let waiting = false;
 
-function hand(seq: number, kind: AnswerKind, payload: string): void {
-  queue.push([seq, kind, payload]);
+function hand(seq: number, kind: AnswerKind, payload: string, times: number[] = []): void {
+  queue.push([seq, kind, payload, times]);
   flush();
 }
 
@@ -45,13 +48,14 @@ function flush(): void {
   for (;;) {
     const next = queue[0];
     if (!next) return;
-    if (writeAnswer(buffer, ...next)) {
+    const [seq, kind, payload, times] = next;
+    if (writeAnswer(buffer, seq, kind, payload, [...times, epochNow()])) {
       queue.shift();
       continue;
     }
     if (Atomics.load(words, STATE) === EMPTY) {
       // Empty but not written: the answer does not fit.
-      queue[0] = [next[0], 'error', 'the answer is too large to hand over'];
+      queue[0] = [seq, 'error', 'the answer is too large to hand over', times];
       continue;
     }
     waiting = true;
@@ -74,6 +78,7 @@ function connect(): void {
     scope.postMessage({ type: 'open' });
   };
   ws.onmessage = (event: MessageEvent) => {
+    const answered = epochNow();
     if (typeof event.data !== 'string') return;
     let frame: unknown;
     try {
@@ -82,15 +87,19 @@ function connect(): void {
       return;
     }
     const body = (frame as { body?: { type?: unknown; id?: unknown; matches?: unknown; error?: unknown } } | null)?.body;
-    if (body?.type !== 'searchAnswer' || typeof body.id !== 'number' || !asked.delete(body.id)) return;
-    if (typeof body.error === 'string') hand(body.id, 'error', body.error);
-    else if (Array.isArray(body.matches)) hand(body.id, 'matches', JSON.stringify(body.matches));
-    else hand(body.id, 'error', 'the answer has no matches');
+    if (body?.type !== 'searchAnswer' || typeof body.id !== 'number') return;
+    const sent = asked.get(body.id);
+    if (!sent) return;
+    asked.delete(body.id);
+    const times = [...sent, answered];
+    if (typeof body.error === 'string') hand(body.id, 'error', body.error, times);
+    else if (Array.isArray(body.matches)) hand(body.id, 'matches', JSON.stringify(body.matches), times);
+    else hand(body.id, 'error', 'the answer has no matches', times);
   };
   ws.onclose = () => {
     socket = null;
     scope.postMessage({ type: 'closed' });
-    for (const seq of asked) hand(seq, 'dropped', 'the search socket closed');
+    for (const seq of asked.keys()) hand(seq, 'dropped', 'the search socket closed');
     asked.clear();
     setTimeout(connect, retry);
     retry = Math.min(retry * 2, 10000);
@@ -98,6 +107,7 @@ function connect(): void {
 }
 
 scope.onmessage = (event) => {
+  const took = epochNow();
   const message = event.data;
   if (message.type === 'start') {
     if (buffer) return;
@@ -110,6 +120,6 @@ scope.onmessage = (event) => {
     hand(message.seq, 'dropped', 'the search socket is not open');
     return;
   }
-  asked.add(message.seq);
   socket.send(JSON.stringify({ type: 'search', id: message.seq, q: message.q, limit: message.limit }));
+  asked.set(message.seq, [took, epochNow()]);
 };

@@ -18,7 +18,27 @@
 import type { SearchMatch } from '../../protocol/types';
 import { ChannelDropped } from '../../protocol/channel';
 import { channelFirst, type ChannelSearch, type SearchFn } from './composer';
-import { EMPTY, HEADER_BYTES, STATE, handoverBuffer, hasWaitAsync, readAnswer, release, whenChanged, type Answer } from './handover';
+import { EMPTY, HEADER_BYTES, STATE, epochNow, handoverBuffer, hasWaitAsync, readAnswer, readTimes, release, whenChanged, type Answer } from './handover';
+
+/**
+ * The `performance.mark` of each answer the worker hands over (only the
+ * last one is kept): its `detail` is the keystroke's round trip in ms
+ * since the Unix epoch, `{seq, q, asked, took, sent, answered, handed,
+ * taken}` (the page asked the worker; the worker took the request, sent
+ * it, read the answer, handed it over; the page took it). The benchmark's
+ * split (`bench/panels/completion.mjs`), with the server's own notes.
+ */
+export const ANSWER_MARK = 'orbit:completion-answer';
+
+function markAnswer(seq: number, q: string, asked: number, times: readonly number[], taken: number): void {
+  const [took = 0, sent = 0, answered = 0, handed = 0] = times;
+  try {
+    performance.clearMarks(ANSWER_MARK);
+    performance.mark(ANSWER_MARK, { detail: { seq, q, asked, took, sent, answered, handed, taken } });
+  } catch {
+    // No user timing here: the answer goes on regardless.
+  }
+}
 
 /** What the page needs of a worker (a fake one in the tests). */
 export interface WorkerLike {
@@ -59,20 +79,23 @@ export function workerSearch(url: string, make: () => WorkerLike = startWorker):
   let seq = 0;
   const buffer = handoverBuffer();
   const words = new Int32Array(buffer, 0, HEADER_BYTES / 4);
-  const waiting = new Map<number, { resolve: (matches: SearchMatch[]) => void; reject: (error: Error) => void }>();
+  const waiting = new Map<number, { q: string; asked: number; resolve: (matches: SearchMatch[]) => void; reject: (error: Error) => void }>();
 
-  const deliver = (answer: Answer): void => {
+  const deliver = (answer: Answer, times: readonly number[], taken: number): void => {
     const asker = waiting.get(answer.seq);
     if (!asker) return;
     waiting.delete(answer.seq);
+    markAnswer(answer.seq, asker.q, asker.asked, times, taken);
     if (answer.kind === 'matches') asker.resolve(answer.matches);
     else if (answer.kind === 'dropped') asker.reject(new ChannelDropped());
     else asker.reject(new Error(answer.message));
   };
   const take = (): void => {
+    const taken = epochNow();
     const answer = readAnswer(buffer);
+    const times = readTimes(buffer);
     release(buffer);
-    if (answer) deliver(answer);
+    if (answer) deliver(answer, times, taken);
     arm();
   };
   // Always armed: resolves when the worker fills the buffer.
@@ -112,9 +135,9 @@ export function workerSearch(url: string, make: () => WorkerLike = startWorker):
       warm();
       if (!open || !worker) return null;
       seq = seq >= 0x7fffffff ? 1 : seq + 1;
-      const asked = seq;
-      const answer = new Promise<SearchMatch[]>((resolve, reject) => { waiting.set(asked, { resolve, reject }); });
-      worker.postMessage({ type: 'search', seq: asked, q, limit });
+      const id = seq;
+      const answer = new Promise<SearchMatch[]>((resolve, reject) => { waiting.set(id, { q, asked: epochNow(), resolve, reject }); });
+      worker.postMessage({ type: 'search', seq: id, q, limit });
       return answer;
     },
   };
