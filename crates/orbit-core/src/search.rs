@@ -160,6 +160,8 @@ pub struct PathIndex {
     matcher: PathMatcher,
     /// The last plain query and the position of every path it matched.
     last: Option<(String, Vec<u32>)>,
+    /// A buffer for the next keystroke's candidates (kept, not allocated anew).
+    spare: Vec<u32>,
     found: Vec<Found>,
     /// One matcher per thread for a search over many paths.
     pool: Vec<Matcher>,
@@ -200,6 +202,7 @@ impl PathIndex {
             names: Vec::new(),
             matcher: PathMatcher::new(),
             last: None,
+            spare: Vec::new(),
             found: Vec::new(),
             pool: Vec::new(),
             parallel_from: PARALLEL_FROM,
@@ -339,79 +342,68 @@ impl PathIndex {
     ) -> (Vec<Found>, Option<Vec<u32>>) {
         let mut best = self.exact(pattern, wanted);
         let count = narrowed.as_ref().map_or(self.haystacks.len(), Vec::len);
-        let parts = rayon::current_num_threads().clamp(1, 16);
-        let parts = if count < self.parallel_from { 1 } else { parts };
+        // One thread, the caller's, whatever the count: the scan is short
+        // (under a millisecond on 100,000 paths), and split over the pool
+        // it waited for the pool's threads to wake and both to get a core,
+        // 4x slower at p50 on a busy 2-core machine
+        // (`cargo bench -p orbit-core --bench search`, `RAYON_NUM_THREADS=1`
+        // against the pool: the fifth character 0.79 against 3.27 ms) and
+        // the keystrokes' tail through the page (`completion.mjs`).
         let mut pool = std::mem::take(&mut self.pool);
-        if pool.len() < parts {
-            pool.resize_with(parts, || Matcher::new(Config::DEFAULT.match_paths()));
+        if pool.is_empty() {
+            pool.push(Matcher::new(Config::DEFAULT.match_paths()));
         }
-        let chunk = count.div_ceil(parts).max(1);
-        let this = &*self;
-        let narrowed_ref = narrowed.as_deref();
-        let scan = |matcher: &mut Matcher, range: std::ops::Range<usize>| {
-            let mut top = Top::new(limit);
-            let mut candidates = Vec::new();
-            let mut whole = true;
-            for i in range {
-                let at =
-                    narrowed_ref.map_or_else(|| u32::try_from(i).unwrap_or(u32::MAX), |c| c[i]);
-                let Some(bound) = this.shapes.get(at as usize).and_then(|s| needle.bound(s)) else {
+        let matcher = &mut pool[0];
+        // The candidates go in the buffer the last keystroke's left.
+        let mut candidates = std::mem::take(&mut self.spare);
+        candidates.clear();
+        let mut top = Top::new(limit);
+        let mut whole = true;
+        for i in 0..count {
+            let at = narrowed
+                .as_deref()
+                .map_or_else(|| u32::try_from(i).unwrap_or(u32::MAX), |c| c[i]);
+            let Some(shape) = self.shapes.get(at as usize) else {
+                continue;
+            };
+            let Some(bound) = needle.bound(shape) else {
+                continue;
+            };
+            if let Some(worst) = top.worst() {
+                // Every later path comes after this worst one at an
+                // equal score: none beats the highest score there is.
+                if worst >= needle.most {
+                    whole = false;
+                    break;
+                }
+                candidates.push(at);
+                if bound <= worst {
                     continue;
-                };
-                if let Some(worst) = top.worst() {
-                    // Every later path comes after this worst one at an
-                    // equal score: none beats the highest score there is.
-                    if worst >= needle.most {
-                        whole = false;
-                        break;
-                    }
-                    candidates.push(at);
-                    if bound <= worst {
-                        continue;
-                    }
-                } else {
-                    candidates.push(at);
                 }
-                let haystack = this.haystacks[at as usize].slice(..);
-                if let Some(score) = pattern.score(haystack, matcher)
-                    && top.beats(score)
-                    && !is_file_name(&this.paths[at as usize], wanted)
-                {
-                    top.push(Found {
-                        exact: false,
-                        score,
-                        at,
-                    });
-                }
+            } else {
+                candidates.push(at);
             }
-            (top.found, whole.then_some(candidates))
-        };
-        let parts_found: Vec<_> = if parts == 1 {
-            vec![scan(&mut pool[0], 0..count)]
-        } else {
-            pool[..parts]
-                .par_iter_mut()
-                .enumerate()
-                .map(|(k, matcher)| {
-                    scan(
-                        matcher,
-                        (k * chunk).min(count)..((k + 1) * chunk).min(count),
-                    )
-                })
-                .collect()
-        };
+            let haystack = self.haystacks[at as usize].slice(..);
+            if let Some(score) = pattern.score(haystack, matcher)
+                && top.beats(score)
+                && !is_file_name(&self.paths[at as usize], wanted)
+            {
+                top.push(Found {
+                    exact: false,
+                    score,
+                    at,
+                });
+            }
+        }
         self.pool = pool;
-        let mut candidates = Some(narrowed.unwrap_or_default());
-        if let Some(c) = candidates.as_mut() {
-            c.clear();
-        }
-        for (found, part) in parts_found {
-            best.extend(found);
-            match (candidates.as_mut(), part) {
-                (Some(c), Some(part)) => c.extend(part),
-                _ => candidates = None,
-            }
-        }
+        best.extend(top.found);
+        self.spare = narrowed.unwrap_or_default();
+        let candidates = if whole {
+            Some(candidates)
+        } else {
+            self.spare = candidates;
+            None
+        };
         (best_ranked(&mut best, limit), candidates)
     }
 
