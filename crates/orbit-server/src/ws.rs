@@ -25,8 +25,8 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse as _, Response};
-use orbit_core::page_port::{PageConnection, PagePort};
 use orbit_common::LatencyStage;
+use orbit_core::page_port::{PageConnection, PagePort};
 use orbit_core::search::MAX_LIMIT;
 use orbit_types::{
     ActionAck, HostBody, HostFrame, PageFrame, PageMessage, Refusal, SearchReply, WorkspaceMessage,
@@ -340,6 +340,14 @@ impl Connection {
                 .await;
         };
         let frame = match serde_json::from_str::<PageFrame>(text.as_str()) {
+            Ok(PageFrame::Search { id, q, limit }) if self.kind == Kind::SearchOnly => {
+                // The search-only socket answers on its own task, the
+                // matcher run in place: no hop to another task or thread
+                // and back before the answer is written (a keystroke's
+                // tail on a busy machine was its wake-ups).
+                let frame = self.search_here(id, &q, limit);
+                return self.send(&frame).await;
+            }
             Ok(PageFrame::Search { id, q, limit }) => {
                 self.search(id, q, limit, acks);
                 return Ok(());
@@ -401,20 +409,48 @@ impl Connection {
                     answer
                 };
                 match tokio::task::spawn_blocking(matching).await {
-                    Ok(answer) => HostFrame {
-                        seq: None,
-                        body: HostBody::Workspace(WorkspaceMessage::SearchAnswer(SearchReply {
-                            id,
-                            hash: Some(answer.hash),
-                            matches: answer.matches,
-                            error: None,
-                        })),
-                    },
+                    Ok(answer) => search_answer(id, answer),
                     Err(_) => search_refused(id, "the search failed".to_owned()),
                 }
             };
             let _ = answers.send(frame).await;
         });
+    }
+
+    /// A `search` frame's answer, made on the connection's own task (the
+    /// search-only socket's, which carries nothing else): the matcher runs
+    /// in place (`block_in_place` on a multi-threaded runtime, which hands
+    /// the runtime's other tasks to another thread meanwhile).
+    fn search_here(&self, id: u32, q: &str, limit: u32) -> HostFrame {
+        search_note(LatencyStage::SearchRead, self.kind, id, q);
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        if let Some(message) = crate::map::query_error(q)
+            .or_else(|| (!(1..=MAX_LIMIT).contains(&limit)).then(crate::map::limit_error))
+        {
+            return search_refused(id, message);
+        }
+        let matching = || {
+            search_note(LatencyStage::SearchMatching, self.kind, id, q);
+            // A panic in the matcher answers this search, as a failed
+            // blocking task does on the page's socket.
+            let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.port.search(q, limit)
+            }));
+            search_note(LatencyStage::SearchMatched, self.kind, id, q);
+            answer
+        };
+        let multi_threaded = tokio::runtime::Handle::try_current().is_ok_and(|runtime| {
+            runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread
+        });
+        let answer = if multi_threaded {
+            tokio::task::block_in_place(matching)
+        } else {
+            matching()
+        };
+        match answer {
+            Ok(answer) => search_answer(id, answer),
+            Err(_) => search_refused(id, "the search failed".to_owned()),
+        }
     }
 
     /// A read error: a frame over the limit is answered with `refused`
@@ -488,6 +524,19 @@ fn ack_frame(ack: ActionAck) -> HostFrame {
     HostFrame {
         seq: None,
         body: HostBody::Workspace(WorkspaceMessage::Ack(ack)),
+    }
+}
+
+/// The `searchAnswer` of the search `id`.
+fn search_answer(id: u32, answer: orbit_types::SearchAnswer) -> HostFrame {
+    HostFrame {
+        seq: None,
+        body: HostBody::Workspace(WorkspaceMessage::SearchAnswer(SearchReply {
+            id,
+            hash: Some(answer.hash),
+            matches: answer.matches,
+            error: None,
+        })),
     }
 }
 

@@ -194,6 +194,12 @@ impl PagePort for FakePort {
             .lock()
             .unwrap()
             .push(Call::Search(query.to_owned(), limit));
+        // A slow match, and one that fails (the search-only socket's tests).
+        match query {
+            "slow.ts" => std::thread::sleep(Duration::from_millis(300)),
+            "panic.ts" => panic!("the fake matcher failed"),
+            _ => {}
+        }
         SearchAnswer {
             hash: "fake-hash".to_owned(),
             matches: vec![SearchMatch {

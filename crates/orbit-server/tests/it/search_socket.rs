@@ -73,6 +73,29 @@ async fn the_search_socket_answers_search_refuses_everything_else_and_is_not_a_p
     ws.assert_search_answered(10).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_search_socket_answers_on_its_own_task_in_order_and_survives_a_failed_match() {
+    // The matcher runs in place on the connection's task (no hop to
+    // another task or thread before the answer is written), so a slow
+    // match is answered before a quick one sent after it: spawned per
+    // search, the quick one would come first.
+    let harness = Harness::start().await;
+    let mut ws = search_socket(&harness).await;
+    for (id, q) in [(1, "slow.ts"), (2, "a.ts")] {
+        ws.send_json(&json!({"type": "search", "id": id, "q": q, "limit": 8}))
+            .await;
+    }
+    let ids = [ws.frame().await, ws.frame().await].map(|f| f["body"]["id"].clone());
+    assert_eq!(ids, [json!(1), json!(2)]);
+    // A match that panics is answered with an error; the socket goes on.
+    ws.send_json(&json!({"type": "search", "id": 3, "q": "panic.ts", "limit": 8}))
+        .await;
+    let frame = ws.frame().await;
+    assert_eq!(frame["body"]["id"], 3, "{frame}");
+    assert_eq!(frame["body"]["error"], "the search failed", "{frame}");
+    ws.assert_search_answered(4).await;
+}
+
 #[tokio::test]
 async fn the_search_socket_is_rate_limited_like_the_page_s() {
     let harness = Harness::start().await;
