@@ -91,6 +91,17 @@ fn queries(paths: &[String], count: usize) -> Vec<String> {
         .collect()
 }
 
+/// The eight slowest keystrokes, slowest first: `query ms, ...`.
+fn slowest_of(mut keystrokes: Vec<(f64, String)>) -> String {
+    keystrokes.sort_by(|a, b| b.0.total_cmp(&a.0));
+    keystrokes
+        .iter()
+        .take(8)
+        .map(|(ms, q)| format!("{q} {ms:.2}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn run(label: &str, paths: &[String], rounds: usize) {
     let typed = queries(paths, 20);
     let mut base_ms = Vec::new();
@@ -98,6 +109,7 @@ fn run(label: &str, paths: &[String], rounds: usize) {
     let mut by_len: Vec<Vec<f64>> = Vec::new();
     let mut base_by_len: Vec<Vec<f64>> = Vec::new();
     let mut plain_ms = Vec::new();
+    let mut slowest: Vec<(f64, String)> = Vec::new();
     let mut matcher = PathMatcher::new();
     let mut index = PathIndex::new();
     let start = Instant::now();
@@ -135,6 +147,7 @@ fn run(label: &str, paths: &[String], rounds: usize) {
                     base_by_len.resize(end, Vec::new());
                 }
                 by_len[end - 1].push(i);
+                slowest.push((i, prefix.to_owned()));
                 base_by_len[end - 1].push(b);
             }
         }
@@ -182,6 +195,7 @@ fn run(label: &str, paths: &[String], rounds: usize) {
         line(&base_by_len)
     );
     let _ = writeln!(out, "  p50 by query length, PathIndex: {}", line(&by_len));
+    let _ = writeln!(out, "  slowest keystrokes: {}", slowest_of(slowest));
     let p99: Vec<Vec<f64>> = by_len.clone();
     let _ = writeln!(
         out,
