@@ -54,31 +54,9 @@ function fastSchemaDefs(): Plugin {
   };
 }
 
-/**
- * The entry's `<script>` is render-blocking (`blocking="render"`): the browser shows no frame of
- * the page before the entry has run, so its first frame is the conversation, not an empty page
- * (whose frame cost the load's two cores a style pass, a paint and a composite while the entry
- * was still coming; bench/README.md, branch `ld2`). Vite writes the entry's tag itself, so the
- * attribute is added to the tag it wrote.
- */
-export function renderBlockingEntry(): Plugin {
-  return {
-    name: 'orbit-render-blocking-entry',
-    apply: 'build',
-    transformIndexHtml: {
-      order: 'post',
-      handler(html) {
-        const tag = /<script type="module" crossorigin src="([^"]+)"><\/script>/;
-        if (!tag.test(html)) throw new Error('index.html: the entry\'s script tag was not found');
-        return html.replace(tag, '<script type="module" crossorigin blocking="render" src="$1"></script>');
-      },
-    },
-  };
-}
-
 export default defineConfig({
   base: '/',
-  plugins: [schemaWithoutProse(), fastSchemaDefs(), renderBlockingEntry()],
+  plugins: [schemaWithoutProse(), fastSchemaDefs()],
   // The frame checker's worker checks with the same definitions.
   worker: { plugins: () => [schemaWithoutProse(), fastSchemaDefs()] },
   build: {

@@ -170,13 +170,6 @@ export class TranscriptView {
    * own height would lay the whole page out before its entries are in it, then again with them.
    */
   private sized = false;
-  /**
-   * The window is in the DOM but not measured yet: the first window is measured when the browser
-   * has laid the page out (the resize observer's first callback, after that layout and before the
-   * frame is painted), not by reading a height in the page's start-up script, which laid the whole
-   * page out there and then again once the rest of the page had changed (bench/README.md, `ld2`).
-   */
-  private unmeasured = false;
   private atBottom = true;
   /** The entry the search marks now. */
   private marked: number | null = null;
@@ -191,13 +184,7 @@ export class TranscriptView {
       this.schedule();
     }, { passive: true });
     // An entry that changes height (a subagent's work opened, fonts) moves the window's arithmetic.
-    // The first window is measured here, after the browser's own layout of the page (see `layout`).
-    this.resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => {
-      if (this.unmeasured) {
-        this.unmeasured = false;
-        this.layout(true);
-      } else this.schedule();
-    });
+    this.resize = typeof ResizeObserver === 'undefined' ? null : new ResizeObserver(() => { this.schedule(); });
     // The log's own box changing (the page around it) moves the window too: a render no longer lays out on every frame.
     this.resize?.observe(this.el);
   }
@@ -291,12 +278,8 @@ export class TranscriptView {
     return [Math.min(first, n), last];
   }
 
-  /**
-   * Renders the window, measures it, and keeps the bottom in view when it was. Before the first
-   * measure (`sized`), the measuring waits for the browser's layout unless `now` (or there is no
-   * resize observer to say when it is done).
-   */
-  private layout(now = false): void {
+  /** Renders the window, measures it, and keeps the bottom in view when it was. */
+  private layout(): void {
     const [from, to] = this.window();
     const keep = new Set<number>();
     let before: Node = this.bottom;
@@ -332,11 +315,6 @@ export class TranscriptView {
     });
     this.top.style.height = `${above}px`;
     this.bottom.style.height = `${below}px`;
-    if (!this.sized && !now && this.resize && to > from) {
-      this.unmeasured = true;
-      return;
-    }
-    this.unmeasured = false;
     // An entry's height is from its top to the next one's (margins included).
     for (let i = from; i < to; i += 1) {
       const entry = this.entries[i];
@@ -384,7 +362,7 @@ export class TranscriptView {
     }
     this.atBottom = false;
     this.el.scrollTop = Math.max(0, y - this.el.clientHeight / 3);
-    this.layout(true);
+    this.layout();
     const node = this.markNode(seq);
     node?.scrollIntoView({ block: 'center' });
     this.atBottom = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 40;
