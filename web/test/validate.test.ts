@@ -156,6 +156,26 @@ describe('the compiled schema', () => {
     expect(() => new CompiledSchema({ A: { $ref: 'https://example.com/s.json' } }).def('A')).toThrow(/outside/);
   });
 
+  it('compiles a tagged union\'s branch at its tag\'s first value, and checks it as written then', () => {
+    const branch = (type: string, then: unknown) => ({ if: { properties: { type: { const: type } } }, then });
+    const schema = new CompiledSchema({
+      Frame: {
+        type: 'object',
+        required: ['type'],
+        allOf: [
+          branch('a', { properties: { n: { type: 'integer' } } }),
+          // A keyword the checker does not know: found when a `b` is checked, not before.
+          branch('b', { properties: { s: { type: 'string', pattern: '^x' } } }),
+        ],
+      },
+    });
+    const frame = schema.def('Frame');
+    expect(frame({ type: 'a', n: 1 })).toBeNull();
+    expect(frame({ type: 'a', n: 'one' })?.path).toEqual(['n']);
+    expect(frame({ type: 'c' })).toBeNull();
+    expect(() => frame({ type: 'b', s: 'x' })).toThrow(/pattern/);
+  });
+
   it('says where a value failed and why', () => {
     const schema = new CompiledSchema({
       A: { type: 'object', required: ['list'], properties: { list: { type: 'array', items: { $ref: '#/$defs/B' } } }, additionalProperties: false },

@@ -275,18 +275,32 @@ export class CompiledSchema {
     const first = tagged[0];
     if (first && tagged.every((t) => t !== null && t.key === first.key)) {
       const key = first.key;
-      const byTag = new Map<string, Check[]>();
+      // Each tag's branches are compiled at the tag's first value, as a `$ref` is at its first
+      // use: the page's first frames (its snapshot) use a few of the protocol's ~40 frame types,
+      // and compiling all of them was most of the schema's cost at start-up (bench/README.md,
+      // branch `ld2`). The tests check every tag against the schema as written.
+      const byTag = new Map<string, unknown[]>();
       for (const t of tagged) {
         if (!t) continue;
         const list = byTag.get(t.tag) ?? [];
-        list.push(t.then === undefined ? () => null : this.compile(t.then));
+        list.push(t.then);
         byTag.set(t.tag, list);
       }
-      const byTagCheck = new Map<string, Check>([...byTag].map(([tag, list]) => [tag, list.length === 1 && list[0] ? list[0] : every(list)]));
+      const byTagCheck = new Map<string, Check>();
+      const tagCheck = (tag: string): Check | undefined => {
+        const held = byTagCheck.get(tag);
+        if (held) return held;
+        const branches = byTag.get(tag);
+        if (!branches) return undefined;
+        const list = branches.map((then): Check => (then === undefined ? () => null : this.compile(then)));
+        const check = list.length === 1 && list[0] ? list[0] : every(list);
+        byTagCheck.set(tag, check);
+        return check;
+      };
       return (v) => {
         if (!isObject(v)) return null;
         const tag = v[key];
-        const check = typeof tag === 'string' ? byTagCheck.get(tag) : undefined;
+        const check = typeof tag === 'string' ? tagCheck(tag) : undefined;
         return check ? check(v) : null;
       };
     }
