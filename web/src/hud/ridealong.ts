@@ -89,3 +89,33 @@ export function seen(record: MutationRecord): boolean {
 
 /** The page's one watch. */
 export const rideAlong = new RideAlong();
+
+let budgetOff: boolean | null = null;
+
+/**
+ * Whether the page keeps its frame budget on a software GPU: the
+ * decorative steps' frames of their own (not riding along one the page
+ * presents anyway) at most every {@link SOFTWARE_OWN_FRAME_MS} ms
+ * (scene/overlay.ts, hud/bubbles.ts). On, unless the page's address says
+ * `?frames=all` (the latency bench's A/B: bench/page/latency.mjs,
+ * `ORBIT_LATENCY_QUERY=frames=all`). Read once.
+ */
+export function frameBudget(): boolean {
+  if (budgetOff === null) {
+    const search = typeof location === 'undefined' ? '' : location.search;
+    budgetOff = new URLSearchParams(search).get('frames') === 'all';
+  }
+  return !budgetOff;
+}
+
+/** Tests only: read the page's address again. */
+export function resetFrameBudget(): void {
+  budgetOff = null;
+}
+
+/**
+ * On a software GPU, with the frame budget: at most one frame a decorative
+ * step asks for on its own per this many ms (2 a second); in between it
+ * rides along the page's own frames (bench/README.md, branch `lat2`).
+ */
+export const SOFTWARE_OWN_FRAME_MS = 500;
