@@ -110,6 +110,9 @@ export interface OverlayInspection {
   effectFrameMs: number;
   /** The least time between two frames the effects ask for on their own (not riding along the page's): the frame cap, or the software GPU's frame budget. */
   effectOwnFrameMs: number;
+  /** Frames the overlay drew ({@link Overlay.frames}), and of those its own ({@link Overlay.ownFrames}). */
+  effectFrames: number;
+  effectOwnFrames: number;
 }
 
 const IN_TURN = new Set(['thinking', 'writing', 'reading', 'editing', 'asking', 'tool', 'waiting', 'compacting', 'stopping']);
@@ -739,6 +742,8 @@ export class Overlay {
       comets: this.effects.comets.length,
       effectFrameMs: this.frameMs(),
       effectOwnFrameMs: this.budgeted() ? SOFTWARE_OWN_FRAME_MS : this.frameMs(),
+      effectFrames: this.frames,
+      effectOwnFrames: this.ownFrames,
     };
   }
 
