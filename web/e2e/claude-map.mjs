@@ -114,6 +114,11 @@ async function claudeRead(kit, page) {
   await kit.sleep(1500);
   const own1 = await kit.sceneOf(page);
   const turnMs = Date.now() - t0;
+  // With the frame budget, the composer's caret is lit, not blinking (a blink is a presented frame).
+  const caret = await page.getByRole('textbox', { name: 'Ask Claude' }).evaluate((el) => ({
+    budget: document.documentElement.hasAttribute('data-frame-budget'),
+    animation: getComputedStyle(el).getPropertyValue('caret-animation'),
+  }));
   const after = await endAndSleep(kit, page);
   await kit.shot(page, 'read-ended');
   const log = await stopRecording(page);
@@ -125,6 +130,7 @@ async function claudeRead(kit, page) {
     effectFramesInTurn: own1.effectFrames - own0.effectFrames,
     effectOwnFramesInTurn: own1.effectOwnFrames - own0.effectOwnFrames,
     turnMs,
+    caret,
     // The flash as drawn: its canvas's opacity while `flash` held, and after.
     flashSamples: flashing.length,
     flashOpacityMax: Math.max(0, ...flashing.map((e) => e.flashOpacity)),

@@ -224,3 +224,13 @@ describe('the page\'s frame budget on a software GPU (hud/ridealong.ts `frameBud
     expect(s.overlay.inspect().lit).toEqual([]);
   });
 });
+
+describe('the page is told whether the frame budget holds (the caret then does not blink)', () => {
+  for (const [software, budget] of [[true, true], [true, false], [false, true]] as const) {
+    it(`after the effects' first frame: software GPU ${String(software)}, budget ${String(budget)}`, () => {
+      document.documentElement.removeAttribute('data-frame-budget');
+      setup(software, budget);
+      expect(document.documentElement.hasAttribute('data-frame-budget')).toBe(software && budget);
+    });
+  }
+});

@@ -41,7 +41,7 @@
  */
 import './effects.css';
 import { clear, h } from '../hud/dom';
-import { frameBudget, rideAlong, SOFTWARE_OWN_FRAME_MS } from '../hud/ridealong';
+import { frameBudget, rideAlong, showFrameBudget, SOFTWARE_OWN_FRAME_MS } from '../hud/ridealong';
 import type { ActivityBatch, SubagentMessage } from '../protocol/types';
 import type { PageState, SubagentInfo } from '../state/store';
 import { viewRect, worldToScreen, type Camera } from './camera';
@@ -218,6 +218,8 @@ export class Overlay {
   frames = 0;
   /** Of those, the frames it asked for on its own (its timer; not riding along the page's frames, not the map's redraws). */
   ownFrames = 0;
+  /** Whether the page has been told if the frame budget holds (`showFrameBudget`). */
+  private budgetShown = false;
   private lines: { key: string; flow: Float32Array; flash: Float32Array } | null = null;
   private buttons = new Map<string, { button: HTMLButtonElement; sprite: Sprite }>();
   /** For which view the flash and flow canvases were stroked. */
@@ -424,6 +426,11 @@ export class Overlay {
 
   private frame(own: boolean): void {
     this.draw();
+    if (!this.budgetShown) {
+      // Asked after a frame has been drawn (the software check is a round trip to the GPU process).
+      this.budgetShown = true;
+      showFrameBudget(this.budgeted());
+    }
     if (own) {
       this.lastOwnFrame = this.lastFrame;
       this.ownFrames += 1;
