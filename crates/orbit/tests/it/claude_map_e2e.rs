@@ -110,7 +110,10 @@ fn a_read_lights_exactly_the_file_it_named_and_other_tools_light_nothing() {
     let turn_ms = result["turnMs"].as_f64().unwrap();
     let own = result["effectOwnFramesInTurn"].as_f64().unwrap();
     assert!(own <= turn_ms / 500.0 + 2.0, "{result}");
-    assert!(result["effectFramesInTurn"].as_f64().unwrap() >= own, "{result}");
+    assert!(
+        result["effectFramesInTurn"].as_f64().unwrap() >= own,
+        "{result}"
+    );
     assert_eq!(result["loopLater"], "awake", "{result}");
     // And the composer's caret does not blink (each blink a presented frame).
     assert_eq!(result["caret"]["budget"], true, "{result}");
