@@ -22,11 +22,12 @@
 // its asset tags the directory's); ORBIT_FRAME_COST_BEFORE=<dir>: a second page of the same Orbit
 // with that build, measured in turn with the first (before/after in one run).
 import { loadavg } from 'node:os';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, extname, join, normalize } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { cpuByRole, processRoles } from './proc.mjs';
+import { DIST_ARGS, serveBuild } from './serve-build.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(join(here, '..', '..', 'web', 'package.json'));
@@ -40,6 +41,9 @@ if (!login) {
 const TURNS = Number(process.env.ORBIT_FRAME_COST_TURNS ?? 3);
 const MS = Number(process.env.ORBIT_FRAME_COST_MS ?? 3000);
 const ONLY = process.env.ORBIT_FRAME_COST_ONLY ?? '';
+// ORBIT_FRAME_COST_TURN_MS: how long after the Enter a turn's frames are counted (1000: its first
+// second; 2500 takes in a short turn's end, the glows fading and the star going home).
+const TURN_MS = Number(process.env.ORBIT_FRAME_COST_TURN_MS ?? 1000);
 // Where the 4x4 px element is: `x,y` (position: fixed, px from the viewport's left and top; over a
 // composited layer it is composited itself, for the overlap) or a selector (an inline block at the
 // end of that element, in its flow: as the page's own changes are). By default in the HUD's column.
@@ -55,9 +59,8 @@ const browser = await chromium.launch({
   executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
   headless: true,
   args: ['--no-sandbox', '--headless=new', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage', '--no-first-run', ...(process.env.ORBIT_FRAME_COST_ARGS ? process.env.ORBIT_FRAME_COST_ARGS.split(' ') : []),
-    // A page answered by the browser (ORBIT_FRAME_COST_DIST) is not from a local address for Chromium, which then
-    // blocks its socket to 127.0.0.1; nothing of the rendering changes with this.
-    ...(process.env.ORBIT_FRAME_COST_DIST || process.env.ORBIT_FRAME_COST_BEFORE ? ['--disable-features=LocalNetworkAccessChecks'] : [])],
+    // A page answered by the browser (ORBIT_FRAME_COST_DIST): bench/page/serve-build.mjs.
+    ...(process.env.ORBIT_FRAME_COST_DIST || process.env.ORBIT_FRAME_COST_BEFORE ? DIST_ARGS : [])],
 });
 const gpuCpu = () => cpuByRole(processRoles())[GPU] ?? 0;
 const sleep = (ms) => new Promise((r) => { setTimeout(r, ms); });
@@ -126,31 +129,6 @@ const hide = (page, what) => page.evaluate((w) => {
   const els = w === 'canvases' ? document.querySelectorAll('.scene canvas') : w === 'map' ? document.querySelectorAll('.map-view') : [];
   for (const el of els) { el.style.display = 'none'; el.setAttribute('data-frame-cost-hidden', ''); }
 }, what);
-
-const TYPES = { '.js': 'text/javascript', '.css': 'text/css', '.html': 'text/html; charset=utf-8', '.json': 'application/json' };
-/** Serves the page's build from `dist` to `p` (see ORBIT_FRAME_COST_DIST). */
-async function serveBuild(p, dist) {
-  const html = readFileSync(join(dist, 'index.html'), 'utf8');
-  const tags = html.match(/<(script type="module"|link rel="(stylesheet|modulepreload)")[^>]*>(<\/script>)?/g) ?? [];
-  await p.route('**/*', async (route) => {
-    const url = new URL(route.request().url());
-    if (url.pathname.startsWith('/assets/')) {
-      const file = join(dist, normalize(url.pathname));
-      if (file.startsWith(dist) && existsSync(file)) {
-        return route.fulfill({ status: 200, headers: { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }, body: readFileSync(file) });
-      }
-      return route.continue();
-    }
-    // The page's HTML (not the login's redirect, followed by the browser itself).
-    if (route.request().resourceType() !== 'document' || !url.pathname.startsWith('/w/')) return route.continue();
-    const response = await route.fetch();
-    const body = await response.text();
-    const own = body.replace(/<(script type="module"|link rel="(stylesheet|modulepreload)")[^>]*>(<\/script>)?\s*/g, '');
-    const headers = { ...response.headers() };
-    delete headers['content-length'];
-    return route.fulfill({ status: response.status(), headers, body: own.replace('</head>', `${tags.join('\n')}\n</head>`) });
-  });
-}
 
 // One context for Orbit's pages: the login address is good once; a second page goes to the first's address.
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -320,7 +298,7 @@ if ((!ONLY || ONLY === 'turns') && TURNS > 0) {
         requestAnimationFrame(tick);
       };
       requestAnimationFrame(tick);
-    }), 1200);
+    }), TURN_MS + 200);
     const gpuBefore = gpuCpu();
     const enterAt = Date.now();
     await box.press('Enter');
@@ -330,15 +308,15 @@ if ((!ONLY || ONLY === 'turns') && TURNS > 0) {
     const events = JSON.parse(buffer.toString('utf8')).traceEvents ?? [];
     const draws = events.filter((e) => e.name === 'Display::DrawAndSwap' && (e.ph === 'X' || e.ph === 'B'))
       .map((e) => ({ t: e.ts / 1000 + epochOffsetMs, dur: (e.dur ?? 0) / 1000 }))
-      .filter((d) => d.t >= enterAt && d.t <= enterAt + 1000)
+      .filter((d) => d.t >= enterAt && d.t <= enterAt + TURN_MS)
       .sort((a, b) => a.t - b.t);
     // Each drawn frame: the page's last animation frame with a change before it.
     const frames = draws.map((d) => {
       const cause = [...changed].reverse().find((c) => c.t <= d.t);
       return { at: Math.round(d.t - enterAt), drawMs: Math.round(d.dur * 10) / 10, cause: cause ? { at: Math.round(cause.t - enterAt), changes: cause.changes.slice(0, 6), anims: cause.anims, socket: cause.socket } : null };
     });
-    result.turns.push({ turn: i + 1, gpuMs, presented: draws.length, pageFramesWithChanges: changed.filter((c) => c.t - enterAt <= 1000).length, frames });
-    process.stderr.write(`turn ${i + 1}: ${draws.length} frames drawn in the first second after Enter, GPU process ${gpuMs} ms of CPU (1.2 s)\n`);
+    result.turns.push({ turn: i + 1, gpuMs, presented: draws.length, pageFramesWithChanges: changed.filter((c) => c.t - enterAt <= TURN_MS).length, frames });
+    process.stderr.write(`turn ${i + 1}: ${draws.length} frames drawn in the ${TURN_MS} ms after Enter, GPU process ${gpuMs} ms of CPU (${TURN_MS + 200} ms)\n`);
     for (const f of frames) {
       const c = f.cause;
       process.stderr.write(`  +${String(f.at).padStart(4)} ms  ${c ? `page frame +${c.at}: ${[...c.socket.map((s) => `socket ${s}`), ...c.anims.map((a) => `anim ${a}`), ...c.changes].join('; ').slice(0, 200)}` : '(no page change before it)'}\n`);
@@ -352,7 +330,7 @@ if ((!ONLY || ONLY === 'turns') && TURNS > 0) {
   result.layersAfterTurns = await layersOf('after the turns, settled');
   const p = result.turns.map((t) => t.presented);
   result.presentedPerTurnSecond = p.reduce((a, b) => a + b, 0) / p.length;
-  process.stderr.write(`frames drawn in a turn's first second: ${p.join(', ')} (mean ${result.presentedPerTurnSecond.toFixed(1)})\n`);
+  process.stderr.write(`frames drawn in a turn's first ${TURN_MS} ms: ${p.join(', ')} (mean ${result.presentedPerTurnSecond.toFixed(1)})\n`);
 }
 
 result.load.end = loadavg().map((x) => Math.round(x * 10) / 10);

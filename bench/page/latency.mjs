@@ -46,17 +46,28 @@
 // ORBIT_LATENCY_SUBMIT=script (Enter dispatched in the page, not through
 // Playwright's keyboard).
 //
+// A/B of the page alone, without a release build of Orbit: ORBIT_LATENCY_DIST=<dir> (a copy of a
+// `web/dist`) serves both pages' build from that directory (the live page's HTML still from Orbit,
+// its snapshot block kept: bench/page/serve-build.mjs; Chromium then runs with
+// `--disable-features=LocalNetworkAccessChecks`, both pages), and ORBIT_LATENCY_QUERY=<query>
+// opens both pages with that query (`frames=all`: the page's frame budget on a software GPU off,
+// scene/framebudget.ts). Runs with and without, back to back, are the A/B.
+//
 //   ORBIT_LOGIN_URL=... ORBIT_SHIM_LOG=... [ORBIT_LATENCY_TRACE=...] ORBIT_LATENCY_TURNS=N node bench/page/latency.mjs
 import { readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { dirname, extname, join, normalize } from 'node:path';
+import { dirname, extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { cpuByRole, cpuDelta, processRoles } from './proc.mjs';
+import { DIST_ARGS, serveBuild } from './serve-build.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const web = join(here, '..', '..', 'web');
-const dist = join(web, 'dist');
+// The page's build both pages load: Orbit's own (web/dist, which the binary embeds) or ORBIT_LATENCY_DIST.
+const DIST = process.env.ORBIT_LATENCY_DIST ? resolve(process.env.ORBIT_LATENCY_DIST) : null;
+const dist = DIST ?? join(web, 'dist');
+const QUERY = process.env.ORBIT_LATENCY_QUERY ?? '';
 const require = createRequire(join(web, 'package.json'));
 const { chromium } = require('playwright-core');
 
@@ -188,7 +199,7 @@ const browser = await chromium.launch({
   headless: true,
   // ORBIT_LATENCY_EXTRA_ARGS (an experiment, never the goal's figure: the floor and the live page share the flags above):
   // more Chromium flags, space-separated, e.g. `--disable-gpu-compositing`.
-  args: ['--no-sandbox', '--headless=new', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage', '--no-first-run', ...(process.env.ORBIT_LATENCY_EXTRA_ARGS ?? '').split(' ').filter(Boolean)],
+  args: ['--no-sandbox', '--headless=new', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage', '--no-first-run', ...(DIST ? DIST_ARGS : []), ...(process.env.ORBIT_LATENCY_EXTRA_ARGS ?? '').split(' ').filter(Boolean)],
 });
 // ORBIT_LATENCY_REDUCED_MOTION=1: both pages with `prefers-reduced-motion: reduce` (no CSS animations, no effects' flow).
 const contextOptions = { viewport: { width: 1280, height: 800 }, ...(process.env.ORBIT_LATENCY_REDUCED_MOTION ? { reducedMotion: 'reduce' } : {}) };
@@ -218,6 +229,13 @@ page.on('response', (response) => {
   }
 });
 await page.goto(login);
+if (DIST || QUERY) {
+  // Logged in (the browser follows the login's redirect itself, where no route sees it): the page again, from DIST, with QUERY.
+  if (DIST) await serveBuild(page, DIST);
+  const url = new URL(page.url());
+  if (QUERY) url.search = `?${QUERY}`;
+  await page.goto(url.href);
+}
 await page.waitForFunction(() => window.orbitInspect?.state().ready === true && window.orbitInspect.state().connection === 'open');
 
 // ------------------------------------------------------------------ floor page
@@ -244,7 +262,7 @@ await replay.route(`${origin}/**`, (route) => {
 });
 await replay.addInitScript(recorder);
 await replay.addInitScript(replayer, { opening });
-await replay.goto(`${origin}/w/replay/`);
+await replay.goto(`${origin}/w/replay/${QUERY ? `?${QUERY}` : ''}`);
 await replay.waitForFunction(() => window.orbitInspect?.state().ready === true);
 
 // When Orbit handed each numbered frame to the socket (its trace, read as it grows).
@@ -485,6 +503,7 @@ const result = {
   markers: markers.length,
   expected,
   load: { start: round(loadAtStart), end: round(loadAtEnd) },
+  page: { dist: DIST, query: QUERY },
   traced: trace.length > 0,
   live: liveAll,
   floor: floorAll,
@@ -502,7 +521,7 @@ const result = {
 const f = (x) => (x === null || x === undefined ? '-' : x.toFixed(1));
 const row = (name, s) => `${name.padEnd(44)} ${f(s.p50).padStart(8)} ${f(s.p99).padStart(8)} ${f(s.max).padStart(8)} ${String(s.n).padStart(5)}`;
 const out = [];
-out.push(`load average (1, 5, 15 min): ${round(loadAtStart).join(' ')} at the start, ${round(loadAtEnd).join(' ')} at the end; ${TURNS} turns`);
+out.push(`load average (1, 5, 15 min): ${round(loadAtStart).join(' ')} at the start, ${round(loadAtEnd).join(' ')} at the end; ${TURNS} turns; page ${DIST ?? "Orbit's"}${QUERY ? ` ?${QUERY}` : ''}`);
 out.push(`${'claude line -> DOM (ms)'.padEnd(44)} ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'max'.padStart(8)} ${'n'.padStart(5)}`);
 out.push(row('live (shim line -> DOM)', liveAll));
 out.push(row('floor (replayed from memory, interleaved)', floorAll));

@@ -93,6 +93,9 @@ async function endAndSleep(kit, page) {
 async function claudeRead(kit, page) {
   await kit.mapReady(page);
   await startRecording(page);
+  // The effects' frames of their own during the turn (the frame budget on a software GPU: hud/ridealong.ts).
+  const own0 = await kit.sceneOf(page);
+  const t0 = Date.now();
   await kit.ask(page, 'Read the files');
   // The reply's thinking block fires the violet flash over the import lines.
   await untilLit(kit, page, 'the thinking flash', (sc) => sc.flash, 30000);
@@ -107,13 +110,27 @@ async function claudeRead(kit, page) {
   // the recorder, or now).
   const bubbleNow = await page.locator('.bubble[data-lit="read"]').count();
   const during = await kit.sceneOf(page);
+  // Still in the turn (its closing text streams for seconds): the flow alone moves now.
+  await kit.sleep(1500);
+  const own1 = await kit.sceneOf(page);
+  const turnMs = Date.now() - t0;
+  // With the frame budget, the composer's caret is lit, not blinking (a blink is a presented frame).
+  const caret = await page.getByRole('textbox', { name: 'Ask Claude' }).evaluate((el) => ({
+    budget: document.documentElement.hasAttribute('data-frame-budget'),
+    animation: getComputedStyle(el).getPropertyValue('caret-animation'),
+  }));
   const after = await endAndSleep(kit, page);
   await kit.shot(page, 'read-ended');
   const log = await stopRecording(page);
   const flashing = log.filter((e) => e.flash);
   const bubbleLit = Math.max(bubbleNow, ...log.map((e) => e.bubbleLit ?? 0));
   return {
-    key, reads, others: others.length, star, loopDuring: during.loop, bubbleLit, ...after,
+    key, reads, others: others.length, star, loopDuring: during.loop, loopLater: own1.loop, bubbleLit, ...after,
+    effectOwnFrameMs: own1.effectOwnFrameMs,
+    effectFramesInTurn: own1.effectFrames - own0.effectFrames,
+    effectOwnFramesInTurn: own1.effectOwnFrames - own0.effectOwnFrames,
+    turnMs,
+    caret,
     // The flash as drawn: its canvas's opacity while `flash` held, and after.
     flashSamples: flashing.length,
     flashOpacityMax: Math.max(0, ...flashing.map((e) => e.flashOpacity)),

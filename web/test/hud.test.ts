@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HostBody, TranscriptEntry } from '../src/protocol/types';
 import { BUBBLE_LINGER_MS, Bubbles, FLY_STEP_MS, FLY_STEPS } from '../src/hud/bubbles';
+import { SOFTWARE_OWN_FRAME_MS } from '../src/hud/ridealong';
 import { TranscriptView } from '../src/hud/conversation';
 import { applyFrame, initialState, type PageState } from '../src/state/store';
 import { entry, session, workspace } from './fixtures';
@@ -71,6 +72,8 @@ describe('the bubble\'s fly-in on a software GPU', () => {
     let software = true;
     const bubbles = new Bubbles(vi.fn(), {
       software: () => software,
+      // The frame budget off (`?frames=all`): each step's own frame after FLY_STEP_MS.
+      budget: () => false,
       setTimeout: (fn, ms) => { timers.push({ fn, ms }); return timers.length as unknown as ReturnType<typeof setTimeout>; },
       clearTimeout: () => {},
     });
@@ -105,6 +108,7 @@ describe('the stepped fly-in rides along with the page\'s own frames', () => {
     const rides: { afterMs: number; go: () => void; cancelled: boolean }[] = [];
     const bubbles = new Bubbles(vi.fn(), {
       software: () => true,
+      budget: () => false,
       setTimeout: (fn, ms) => { timers.set(timers.size + 1, { fn, ms }); return timers.size as unknown as ReturnType<typeof setTimeout>; },
       clearTimeout: (handle) => { timers.delete(handle as unknown as number); },
       ride: (afterMs, go) => {
@@ -126,6 +130,31 @@ describe('the stepped fly-in rides along with the page\'s own frames', () => {
     expect(classes()).toEqual([]);
     expect(rides).toHaveLength(2);
     expect(rides[1]?.cancelled).toBe(true);
+  });
+
+  it('with the frame budget, a step has a frame of its own only after SOFTWARE_OWN_FRAME_MS; it still rides along from half a step', () => {
+    const state = ready();
+    const timers = new Map<number, { fn: () => void; ms: number }>();
+    const rides: { afterMs: number; go: () => void }[] = [];
+    const bubbles = new Bubbles(vi.fn(), {
+      software: () => true,
+      budget: () => true,
+      setTimeout: (fn, ms) => { timers.set(timers.size + 1, { fn, ms }); return timers.size as unknown as ReturnType<typeof setTimeout>; },
+      clearTimeout: (handle) => { timers.delete(handle as unknown as number); },
+      ride: (afterMs, go) => { rides.push({ afterMs, go }); return () => {}; },
+    });
+    applyFrame(state, { seq: 1, body: { type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 1 }) } });
+    bubbles.render(state);
+    const classes = (): string[] => FLY_STEPS.filter((c) => bubbles.el.querySelector('.bubble')?.classList.contains(c));
+    expect(classes()).toEqual([FLY_STEPS[0]]);
+    expect(SOFTWARE_OWN_FRAME_MS).toBeGreaterThan(FLY_STEP_MS);
+    expect([...timers.values()].map((t) => t.ms)).toEqual([SOFTWARE_OWN_FRAME_MS]);
+    expect(rides.map((r) => r.afterMs)).toEqual([FLY_STEP_MS / 2]);
+    // Both steps go with the page's own frames, or in the end on their timers: the bubble lands all the same.
+    rides[0]?.go();
+    expect(classes()).toEqual([FLY_STEPS[1]]);
+    [...timers.values()][0]?.fn();
+    expect(classes()).toEqual([]);
   });
 });
 

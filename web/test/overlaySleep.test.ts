@@ -10,7 +10,8 @@ import type { ActivityRecord } from '../src/protocol/types';
 import { decodeMap } from '../src/scene/decode';
 import { FADE_OUT_MS, FLASH_MS, TRAVEL_MS } from '../src/scene/effects';
 import { MapModel } from '../src/scene/model';
-import { FRAME_MS, Overlay, SOFTWARE_FRAME_MS, type OverlayMessage } from '../src/scene/overlay';
+import { SOFTWARE_OWN_FRAME_MS } from '../src/hud/ridealong';
+import { FRAME_MS, Overlay, SOFTWARE_FLOW_OWN_MS, SOFTWARE_FRAME_MS, type OverlayMessage } from '../src/scene/overlay';
 import { initialState } from '../src/state/store';
 import { encodeMap, sampleFixture } from './mapFixture';
 
@@ -19,7 +20,8 @@ const RAF_MS = 16;
 
 const rec = (kind: ActivityRecord['kind'], file: string | null): ActivityRecord => ({ kind, file, mcp: null, subagent: null });
 
-function setup(software: boolean) {
+/** `budget`: the page's frame budget on a software GPU (off here unless said: `?frames=all`, the loop as before it). */
+function setup(software: boolean, budget = false) {
   const ctx = { setTransform() {}, clearRect() {}, beginPath() {}, moveTo() {}, lineTo() {}, setLineDash() {}, stroke() {} };
   vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation(() => ctx as unknown as RenderingContext);
   const model = MapModel.fromSnapshot(decodeMap(encodeMap(sampleFixture())));
@@ -30,6 +32,7 @@ function setup(software: boolean) {
     size: () => ({ width: 800, height: 600, dpr: 1, fitZoom: 40 }),
     now: () => Date.now(),
     software: () => software,
+    budget: () => budget,
     reducedMotion: () => false,
   });
   document.body.replaceChildren(overlay.canvas, overlay.starLayer);
@@ -157,4 +160,77 @@ describe('the effects loop rides along with the page\'s own frames (hud/ridealon
       s.untilAsleep();
     }
   });
+});
+
+describe('the page\'s frame budget on a software GPU (hud/ridealong.ts `frameBudget`)', () => {
+  /** Runs a turn for `ms`: a read every 300 ms (a comet, the star's move), the page changing every `pageEvery` ms (0: never); frames drawn and frames of the overlay's own. */
+  async function turn(budget: boolean, ms: number, pageEvery: number) {
+    vi.spyOn(performance, 'now').mockImplementation(() => Date.now());
+    const s = setup(true, budget);
+    s.send(true, []);
+    await vi.advanceTimersByTimeAsync(RAF_MS + 1);
+    const frames = s.overlay.frames;
+    const own = s.overlay.ownFrames;
+    for (let t = 0; t < ms; t += 50) {
+      if (t % 300 === 0) s.send(true, [rec('read', t % 600 === 0 ? 'src/main.ts' : 'README.md')]);
+      if (pageEvery > 0 && t % pageEvery === 0) document.body.append(document.createElement('span'));
+      await vi.advanceTimersByTimeAsync(50);
+    }
+    return { s, frames: s.overlay.frames - frames, own: s.overlay.ownFrames - own };
+  }
+
+  it('asks for at most two frames a second of its own while effects move, five without the budget', async () => {
+    const held = await turn(true, 3000, 0);
+    expect(held.s.overlay.inspect().effectOwnFrameMs).toBe(SOFTWARE_OWN_FRAME_MS);
+    expect(held.own).toBeLessThanOrEqual(Math.ceil(3000 / SOFTWARE_OWN_FRAME_MS) + 1);
+    expect(held.own).toBeGreaterThanOrEqual(3000 / SOFTWARE_OWN_FRAME_MS - 1);
+    held.s.send(false, []);
+    held.s.untilAsleep();
+    vi.restoreAllMocks();
+    const free = await turn(false, 3000, 0);
+    expect(free.s.overlay.inspect().effectOwnFrameMs).toBe(SOFTWARE_FRAME_MS);
+    expect(free.own).toBeGreaterThanOrEqual(3000 / SOFTWARE_FRAME_MS - 2);
+  });
+
+  it('steps with the page\'s own frames in between, at the frame cap', async () => {
+    const t = await turn(true, 3000, 100);
+    // Frames of its own at most twice a second; in all about five a second (the cap), the rest riding along.
+    expect(t.own).toBeLessThanOrEqual(Math.ceil(3000 / SOFTWARE_OWN_FRAME_MS) + 1);
+    expect(t.frames).toBeGreaterThanOrEqual(3000 / SOFTWARE_FRAME_MS - 2);
+    expect(t.frames).toBeLessThanOrEqual(3000 / SOFTWARE_FRAME_MS + 4);
+  });
+
+  it('keeps the loop awake during a turn (the flow steps at least every SOFTWARE_FLOW_OWN_MS) and asleep as soon after it', () => {
+    vi.spyOn(performance, 'now').mockImplementation(() => Date.now());
+    const s = setup(true, true);
+    s.send(true, [rec('edit', 'src/main.ts')]);
+    for (let t = 0; t < 3000; t += 10) {
+      vi.advanceTimersByTime(10);
+      expect(s.overlay.awake()).toBe(true);
+    }
+    // Only the flow moves now: a frame of its own at most every SOFTWARE_FLOW_OWN_MS.
+    const own = s.overlay.ownFrames;
+    vi.advanceTimersByTime(3000);
+    expect(s.overlay.ownFrames - own).toBeLessThanOrEqual(Math.ceil(3000 / SOFTWARE_FLOW_OWN_MS));
+    expect(s.overlay.ownFrames - own).toBeGreaterThanOrEqual(2);
+    // The turn ends 50 ms after a frame: the glows fade and the loop sleeps at their end, as without the budget.
+    const before = s.overlay.frames;
+    for (let ms = 0; s.overlay.frames === before && ms < 2000; ms += 1) vi.advanceTimersByTime(1);
+    vi.advanceTimersByTime(50);
+    s.send(false, []);
+    const slept = s.untilAsleep();
+    expect(slept).toBeGreaterThanOrEqual(FADE_OUT_MS);
+    expect(slept).toBeLessThanOrEqual(FADE_OUT_MS + RAF_MS);
+    expect(s.overlay.inspect().lit).toEqual([]);
+  });
+});
+
+describe('the page is told whether the frame budget holds (the caret then does not blink)', () => {
+  for (const [software, budget] of [[true, true], [true, false], [false, true]] as const) {
+    it(`after the effects' first frame: software GPU ${String(software)}, budget ${String(budget)}`, () => {
+      document.documentElement.removeAttribute('data-frame-budget');
+      setup(software, budget);
+      expect(document.documentElement.hasAttribute('data-frame-budget')).toBe(software && budget);
+    });
+  }
 });

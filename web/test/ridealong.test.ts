@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RideAlong } from '../src/hud/ridealong';
+import { frameBudget, resetFrameBudget, RideAlong } from '../src/hud/ridealong';
 
 const tick = (): Promise<void> => new Promise((resolve) => { setTimeout(resolve, 0); });
 
@@ -54,5 +54,20 @@ describe('RideAlong', () => {
     text.nodeValue = 'other';
     await tick();
     expect(went).toEqual(['went']);
+  });
+
+  it('keeps the page\'s frame budget unless its address says ?frames=all (the latency bench\'s A/B)', () => {
+    const at = location.pathname + location.search;
+    try {
+      history.replaceState(null, '', '/w/abc/?frames=all');
+      resetFrameBudget();
+      expect(frameBudget()).toBe(false);
+      history.replaceState(null, '', '/w/abc/');
+      resetFrameBudget();
+      expect(frameBudget()).toBe(true);
+    } finally {
+      history.replaceState(null, '', at);
+      resetFrameBudget();
+    }
   });
 });

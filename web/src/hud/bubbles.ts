@@ -5,7 +5,7 @@
  */
 import type { PageState } from '../state/store';
 import { formatCost, formatDuration, h, setText } from './dom';
-import { rideAlong } from './ridealong';
+import { frameBudget, rideAlong, SOFTWARE_OWN_FRAME_MS } from './ridealong';
 
 /** How long a finished bubble stays, in ms. */
 export const BUBBLE_LINGER_MS = 4000;
@@ -20,6 +20,9 @@ export const READ_GLOW_MS = 2000;
  * vsync, and there each presented frame costs the CPU ~25 ms (SwiftShader
  * composites the whole window): 17-25 frames, at the moment a turn's first
  * messages are on their way to the page (bench/page/README.md, latency).
+ * A step rides along with a frame the page presents for a change of its
+ * own from half this wait; with the page's frame budget (hud/ridealong.ts)
+ * it has a frame of its own only after {@link SOFTWARE_OWN_FRAME_MS} ms.
  */
 export const FLY_STEP_MS = 140;
 
@@ -32,6 +35,8 @@ export interface BubblesOptions {
   /** Timers (tests inject their own). */
   /** Runs a step sooner, with a frame the page presents anyway (hud/ridealong.ts); the page's one watch by default. */
   ride?: (afterMs: number, go: () => void) => () => void;
+  /** Whether the page keeps its frame budget on a software GPU (`frameBudget` by default). */
+  budget?: () => boolean;
   setTimeout?: (fn: () => void, ms: number) => ReturnType<typeof setTimeout>;
   clearTimeout?: (handle: ReturnType<typeof setTimeout>) => void;
 }
@@ -84,6 +89,7 @@ export class Bubbles {
 
   private readonly software: () => boolean;
   private readonly ride: (afterMs: number, go: () => void) => () => void;
+  private readonly budget: () => boolean;
   private readonly setTimer: (fn: () => void, ms: number) => ReturnType<typeof setTimeout>;
   private readonly clearTimer: (handle: ReturnType<typeof setTimeout>) => void;
 
@@ -91,6 +97,7 @@ export class Bubbles {
     this.el = h('div', { class: 'bubbles', role: 'region', 'aria-label': 'Turns in progress' });
     this.software = options.software ?? (() => false);
     this.ride = options.ride ?? ((afterMs, go) => rideAlong.ride(afterMs, go));
+    this.budget = options.budget ?? frameBudget;
     this.setTimer = options.setTimeout ?? ((fn, ms) => setTimeout(fn, ms));
     this.clearTimer = options.clearTimeout ?? ((handle) => { clearTimeout(handle); });
   }
@@ -129,7 +136,8 @@ export class Bubbles {
         this.step(bubble, i + 1);
       }
     };
-    bubble.flyTimer = this.setTimer(advance, FLY_STEP_MS);
+    // Only stepped on a software GPU: with the frame budget, a frame of its own waits longer.
+    bubble.flyTimer = this.setTimer(advance, this.budget() ? SOFTWARE_OWN_FRAME_MS : FLY_STEP_MS);
     // Sooner if the page presents a frame for a change of its own in the second half of the wait (hud/ridealong.ts).
     bubble.unride = this.ride(FLY_STEP_MS / 2, advance);
   }

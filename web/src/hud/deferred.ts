@@ -50,6 +50,9 @@ function loadingInspection(error: string | null): SceneInspection {
     flash: false,
     comets: 0,
     effectFrameMs: 0,
+    effectOwnFrameMs: 0,
+    effectFrames: 0,
+    effectOwnFrames: 0,
   };
 }
 

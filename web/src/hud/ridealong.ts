@@ -89,3 +89,47 @@ export function seen(record: MutationRecord): boolean {
 
 /** The page's one watch. */
 export const rideAlong = new RideAlong();
+
+let budgetOff: boolean | null = null;
+
+/**
+ * Whether the page keeps its frame budget on a software GPU: the
+ * decorative steps' frames of their own (not riding along one the page
+ * presents anyway) at most every {@link SOFTWARE_OWN_FRAME_MS} ms
+ * (scene/overlay.ts, hud/bubbles.ts). On, unless the page's address says
+ * `?frames=all` (the latency bench's A/B: bench/page/latency.mjs,
+ * `ORBIT_LATENCY_QUERY=frames=all`). Read once.
+ */
+export function frameBudget(): boolean {
+  if (budgetOff === null) {
+    const search = typeof location === 'undefined' ? '' : location.search;
+    budgetOff = new URLSearchParams(search).get('frames') === 'all';
+  }
+  return !budgetOff;
+}
+
+/**
+ * Marks the page's root while the frame budget holds on a software GPU
+ * (`data-frame-budget`), for what the style sheet does then: a text
+ * field's caret stays lit instead of blinking (`caret-animation: manual`,
+ * scene/effects.css). Each blink, twice a second while the composer has
+ * the focus, is a frame Chromium presents, ~16-25 ms of its GPU process's
+ * CPU on SwiftShader (bench/page/frame-cost: frames every 500 ms with no
+ * change of the page's).
+ */
+export function showFrameBudget(on: boolean): void {
+  if (typeof document === 'undefined') return;
+  document.documentElement.toggleAttribute('data-frame-budget', on);
+}
+
+/** Tests only: read the page's address again. */
+export function resetFrameBudget(): void {
+  budgetOff = null;
+}
+
+/**
+ * On a software GPU, with the frame budget: at most one frame a decorative
+ * step asks for on its own per this many ms (2 a second); in between it
+ * rides along the page's own frames (bench/README.md, branch `lat2`).
+ */
+export const SOFTWARE_OWN_FRAME_MS = 500;

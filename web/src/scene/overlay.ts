@@ -20,6 +20,17 @@
  * the next step of the cap), and a change of the page that changes no
  * effect (a message for the panels) draws no frame.
  *
+ * On a software GPU its frames ride along with the page's own (a frame the
+ * page presents for a change of its own draws the effects' next step too,
+ * hud/ridealong.ts), and with the page's frame budget (`frameBudget`, on
+ * unless `?frames=all`) a frame of its own, one the page would not have
+ * presented, comes at most every {@link SOFTWARE_OWN_FRAME_MS} ms while
+ * effects move and every {@link SOFTWARE_FLOW_OWN_MS} ms while only the
+ * flow does: at a turn's start, when the claude CLI, Orbit and the page's
+ * socket want the two cores, the effects' steps are drawn in the frames
+ * the turn's messages present anyway (bench/README.md, branch `lat2`).
+ * The last frame, when the effects end, still comes at its time.
+ *
  * "Flow" is the turn's motion along the imports: idle, the lines do not
  * move (nothing is drawn, no frame runs); during a turn the strongest
  * {@link FLOW_LINES} import lines in view carry dashes that march.
@@ -30,7 +41,7 @@
  */
 import './effects.css';
 import { clear, h } from '../hud/dom';
-import { rideAlong } from '../hud/ridealong';
+import { frameBudget, rideAlong, showFrameBudget, SOFTWARE_OWN_FRAME_MS } from '../hud/ridealong';
 import type { ActivityBatch, SubagentMessage } from '../protocol/types';
 import type { PageState, SubagentInfo } from '../state/store';
 import { viewRect, worldToScreen, type Camera } from './camera';
@@ -57,6 +68,8 @@ export const SOFTWARE_FRAME_MS = 200;
 export const FLOW_FRAME_MS = 83;
 /** On a software GPU: the flow's dashes step every this many ms. */
 export const SOFTWARE_FLOW_FRAME_MS = 400;
+/** On a software GPU, with the frame budget: the flow's step in a frame of its own at most every this many ms (in between it rides along). */
+export const SOFTWARE_FLOW_OWN_MS = 1000;
 /** Import lines that carry the turn's flow (the strongest in view). */
 export const FLOW_LINES = 300;
 /** Import lines fired violet by a thinking block, at most. */
@@ -76,6 +89,8 @@ export interface OverlayView {
   reducedMotion?: () => boolean;
   /** Whether the map is drawn by a software GPU (every presented frame then costs the CPU ~25 ms). */
   software?: () => boolean;
+  /** Whether the page keeps its frame budget on a software GPU (hud/ridealong.ts `frameBudget` by default). */
+  budget?: () => boolean;
   /** A read's comet landed (the HUD lights the conversation's bubble). */
   onRead?: (key: string, path: string) => void;
 }
@@ -93,6 +108,11 @@ export interface OverlayInspection {
   comets: number;
   /** The effects' frame cap now (ms between frames while something moves). */
   effectFrameMs: number;
+  /** The least time between two frames the effects ask for on their own (not riding along the page's): the frame cap, or the software GPU's frame budget. */
+  effectOwnFrameMs: number;
+  /** Frames the overlay drew ({@link Overlay.frames}), and of those its own ({@link Overlay.ownFrames}). */
+  effectFrames: number;
+  effectOwnFrames: number;
 }
 
 const IN_TURN = new Set(['thinking', 'writing', 'reading', 'editing', 'asking', 'tool', 'waiting', 'compacting', 'stopping']);
@@ -171,6 +191,7 @@ export class Overlay {
   private readonly now: () => number;
   private readonly reduced: () => boolean;
   private readonly software: () => boolean;
+  private readonly budget: () => boolean;
   /** The flow's canvases, a third of a dash period apart. */
   private readonly flowCanvases: HTMLCanvasElement[];
   private readonly flowSprites: Sprite[];
@@ -183,14 +204,22 @@ export class Overlay {
   private readonly beamPulsePool: SpritePool;
   private readonly starGroup: HTMLElement;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** When the pending timer fires (the overlay's clock). */
+  private timerAt = Infinity;
   private raf = 0;
   /** Cancels the pending frame's ride along the page's own frames (software GPU), if any. */
   private unride: (() => void) | null = null;
   private lastFrame = -Infinity;
+  /** When the last frame the overlay asked for on its own (its timer, not a ride along the page's frames) was drawn. */
+  private lastOwnFrame = -Infinity;
   /** The effects' version the last frame drew; the view (size, map) changed since when null. */
   private drawnVersion: number | null = null;
   /** Frames the overlay drew (not the map's). */
   frames = 0;
+  /** Of those, the frames it asked for on its own (its timer; not riding along the page's frames, not the map's redraws). */
+  ownFrames = 0;
+  /** Whether the page has been told if the frame budget holds (`showFrameBudget`). */
+  private budgetShown = false;
   private lines: { key: string; flow: Float32Array; flash: Float32Array } | null = null;
   private buttons = new Map<string, { button: HTMLButtonElement; sprite: Sprite }>();
   /** For which view the flash and flow canvases were stroked. */
@@ -207,6 +236,7 @@ export class Overlay {
     this.now = view.now ?? (() => performance.now());
     this.reduced = view.reducedMotion ?? reducedFromPage;
     this.software = view.software ?? (() => false);
+    this.budget = view.budget ?? frameBudget;
     this.effects = new Effects({ reducedMotion: this.reduced });
     this.canvas = h('canvas', { class: 'map-canvas map-effects map-flash', 'aria-hidden': 'true' });
     this.flashSprite = new Sprite(this.canvas);
@@ -233,7 +263,9 @@ export class Overlay {
       this.effects.blastOn = this.blastToggle.checked;
       this.effects.version += 1;
       this.updateBlast();
-      this.wake();
+      // The user's own change: drawn now, not at the frame budget's pace.
+      this.cancel();
+      this.wakeAt(-Infinity);
     });
     this.blastEl = h('div', { class: 'map-blast' }, h('label', null, this.blastToggle, ' Blast radius'), this.blastText);
     this.popup = h('div', { class: 'map-popup', role: 'dialog', 'aria-label': 'Subagent', hidden: true });
@@ -335,6 +367,11 @@ export class Overlay {
     return this.software() ? SOFTWARE_FRAME_MS : FRAME_MS;
   }
 
+  /** Whether frames of the overlay's own are held to the frame budget (a software GPU, the budget on). */
+  private budgeted(): boolean {
+    return this.software() && this.budget();
+  }
+
   private flowMs(): number {
     return this.software() ? SOFTWARE_FLOW_FRAME_MS : FLOW_FRAME_MS;
   }
@@ -345,35 +382,59 @@ export class Overlay {
    * GPU's check, a round trip to the GPU process while the map starts).
    */
   wake(every?: number): void {
-    this.wakeAt(this.lastFrame === -Infinity ? -Infinity : this.lastFrame + (every ?? this.frameMs()));
+    if (this.lastFrame === -Infinity) this.wakeAt(-Infinity);
+    else this.wakeAt(this.lastFrame + (every ?? this.frameMs()), this.lastOwnFrame + SOFTWARE_OWN_FRAME_MS);
   }
 
-  /** Draws a frame at `due` (the overlay's clock), or at once if that has passed. */
-  private wakeAt(due: number): void {
-    if (this.timer !== null || this.raf !== 0) return;
+  /**
+   * Draws a frame at `due` (the overlay's clock), or at once if that has
+   * passed. On a software GPU a frame the page presents for a change of its
+   * own in the second half of the wait draws this one too; with the frame
+   * budget, a frame of the overlay's own comes no sooner than `own`.
+   */
+  private wakeAt(due: number, own = due): void {
+    // A frame already on its way no later than this one serves (`due` is the soonest it can be).
+    if (this.raf !== 0 || (this.timer !== null && this.timerAt <= due)) return;
     const now = this.now();
-    const wait = Math.max(0, Math.ceil(due - now));
-    const go = (): void => {
+    const rides = this.lastFrame !== -Infinity && this.software();
+    const at = rides && this.budget() ? Math.max(due, own) : due;
+    // A later one (the flow's next step, held by the frame budget) gives way to this.
+    if (this.timer !== null) {
+      if (this.timerAt <= at) return;
+      this.cancel();
+    }
+    const wait = Math.max(0, Math.ceil(at - now));
+    this.timerAt = now + wait;
+    const go = (rode: boolean): void => {
       if (this.timer !== null) clearTimeout(this.timer);
       this.timer = null;
       this.unride?.();
       this.unride = null;
       this.raf = requestAnimationFrame(() => {
         this.raf = 0;
-        this.frame();
+        this.frame(!rode);
       });
     };
-    this.timer = setTimeout(go, wait);
+    this.timer = setTimeout(() => { go(false); }, wait);
     // On a software GPU, a frame the page presents for a change of its own
     // in the second half of the wait draws this one too (hud/ridealong.ts):
     // one frame presented instead of two a moment apart.
-    if (wait > 0 && this.lastFrame !== -Infinity && this.software()) {
-      this.unride = rideAlong.ride((due + this.lastFrame) / 2 - now, go);
+    if (wait > 0 && rides) {
+      this.unride = rideAlong.ride((due + this.lastFrame) / 2 - now, () => { go(true); });
     }
   }
 
-  private frame(): void {
+  private frame(own: boolean): void {
     this.draw();
+    if (!this.budgetShown) {
+      // Asked after a frame has been drawn (the software check is a round trip to the GPU process).
+      this.budgetShown = true;
+      showFrameBudget(this.budgeted());
+    }
+    if (own) {
+      this.lastOwnFrame = this.lastFrame;
+      this.ownFrames += 1;
+    }
     this.next();
   }
 
@@ -385,8 +446,16 @@ export class Overlay {
    */
   private next(): void {
     const now = this.now();
-    if (this.effects.animating(now)) this.wakeAt(Math.min(this.lastFrame + this.frameMs(), this.effects.settlesAt()));
-    else if (this.flows()) this.wake(this.flowMs());
+    if (this.effects.animating(now)) {
+      const settles = this.effects.settlesAt();
+      const due = Math.min(this.lastFrame + this.frameMs(), settles);
+      // The frame budget holds back the frames between, not the last one after a turn (the loop then
+      // sleeps at once); during a turn the flow keeps the loop awake, and the effects' end waits its turn.
+      const own = this.lastOwnFrame + SOFTWARE_OWN_FRAME_MS;
+      this.wakeAt(due, this.flows() ? own : Math.min(settles, own));
+    } else if (this.flows()) {
+      this.wakeAt(this.lastFrame + this.flowMs(), this.lastOwnFrame + SOFTWARE_FLOW_OWN_MS);
+    }
   }
 
   /** How long the last overlay frames took to draw (ms, at most 2000 kept), for benchmarks; taking them empties the list. */
@@ -679,6 +748,9 @@ export class Overlay {
       flash: this.effects.flashAt !== null,
       comets: this.effects.comets.length,
       effectFrameMs: this.frameMs(),
+      effectOwnFrameMs: this.budgeted() ? SOFTWARE_OWN_FRAME_MS : this.frameMs(),
+      effectFrames: this.frames,
+      effectOwnFrames: this.ownFrames,
     };
   }
 

@@ -103,6 +103,11 @@ export interface SceneInspection {
   comets: number;
   /** The effects' frame cap now: ms between frames while something moves (33; 200 on a software GPU). */
   effectFrameMs: number;
+  /** The least time between two frames the effects ask for on their own, not riding along the page's (the cap; 500 on a software GPU with the frame budget). */
+  effectOwnFrameMs: number;
+  /** Frames the effects drew, and of those the frames they asked for on their own (scene/overlay.ts). */
+  effectFrames: number;
+  effectOwnFrames: number;
 }
 
 /** Whether `gl` is drawn by a software rasterizer (every presented frame then costs the CPU). */

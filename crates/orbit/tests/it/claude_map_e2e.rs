@@ -103,6 +103,21 @@ fn a_read_lights_exactly_the_file_it_named_and_other_tools_light_nothing() {
     // Motion as usual: the comets flew and the turn's flow ran.
     assert!(result["cometsSeen"].as_u64().unwrap() >= 1, "{result}");
     assert!(result["flowShownDuring"].as_u64().unwrap() >= 1, "{result}");
+    // The browser tests' Chromium draws on SwiftShader: the page's frame
+    // budget holds the effects' frames of their own (not riding along the
+    // page's) to two a second, and the loop stays awake for the whole turn.
+    assert_eq!(result["effectOwnFrameMs"], 500, "{result}");
+    let turn_ms = result["turnMs"].as_f64().unwrap();
+    let own = result["effectOwnFramesInTurn"].as_f64().unwrap();
+    assert!(own <= turn_ms / 500.0 + 2.0, "{result}");
+    assert!(
+        result["effectFramesInTurn"].as_f64().unwrap() >= own,
+        "{result}"
+    );
+    assert_eq!(result["loopLater"], "awake", "{result}");
+    // And the composer's caret does not blink (each blink a presented frame).
+    assert_eq!(result["caret"]["budget"], true, "{result}");
+    assert_eq!(result["caret"]["animation"], "manual", "{result}");
     asleep_soon(&result);
     scene.end();
 }
