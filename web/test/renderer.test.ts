@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MIN_OUTLINE_PX, Renderer, WebGLUnavailable, compilePrograms, visibleOutlines, type Theme } from '../src/scene/renderer';
 import { depthOf } from '../src/scene/lod';
-import { decodeMap } from '../src/scene/decode';
-import { MapModel } from '../src/scene/model';
-import { encodeMap, sampleFixture } from './mapFixture';
 import { anyGl } from './anyGl';
 
 describe('visibleOutlines', () => {
@@ -117,38 +114,5 @@ describe('the renderer at start', () => {
     const looked = new Set(calls.filter(([name]) => name === 'getUniformLocation').map(([, args]) => args[1]));
     expect(declared.size).toBeGreaterThan(3);
     expect([...declared].filter((u) => !looked.has(u))).toEqual([]);
-  });
-});
-
-describe('the map\'s one program', () => {
-  const theme: Theme = { background: [0, 0, 0], edge: [1, 1, 1], outline: [1, 1, 1] };
-
-  it('is the only program linked at start: one link status before the first frame, not one per kind of draw', () => {
-    const { gl, calls } = anyGl();
-    new Renderer(gl, theme);
-    expect(calls.filter(([name]) => name === 'linkProgram')).toHaveLength(1);
-    expect(calls.filter(([name]) => name === 'getProgramParameter')).toHaveLength(1);
-  });
-
-  it('draws lines and quads with u_size 0 and files as points with a size above 0, in one program', () => {
-    const { gl, calls } = anyGl();
-    const renderer = new Renderer(gl, theme);
-    const model = MapModel.fromSnapshot(decodeMap(encodeMap(sampleFixture())));
-    const start = calls.length;
-    renderer.draw(model, { x: 0, y: 0, zoom: 1 }, 100, 100, 1, 1);
-    const used = calls.slice(start).filter(([name]) => name === 'useProgram').map(([, args]) => args[0]);
-    expect(new Set(used).size).toBe(1);
-    let size: number | null = null;
-    const draws: [string, number | null][] = [];
-    for (const [name, args] of calls.slice(start)) {
-      if (name === 'uniform1f' && (args[0] as { uniform?: string } | null)?.uniform === 'u_size') size = Number(args[1]);
-      if (name === 'drawArrays') draws.push([String(args[0]), size]);
-    }
-    expect(draws.some(([mode]) => mode === 'POINTS')).toBe(true);
-    expect(draws.some(([mode]) => mode !== 'POINTS')).toBe(true);
-    for (const [mode, at] of draws) {
-      if (mode === 'POINTS') expect(at).toBeGreaterThan(0);
-      else expect(at).toBe(0);
-    }
   });
 });

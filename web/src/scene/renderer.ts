@@ -11,57 +11,58 @@ import { LANGUAGE_COLOURS } from './languages';
 import { bundleDepth, bundleEdges, depthOf, fileEdgesInView, fileLevel, type Bundle } from './lod';
 import { viewRect } from './camera';
 
-// One program draws the whole map, files and lines alike (`u_size` > 0: files as round points; 0:
-// lines and bundle quads): a program's first status or uniform lookup is a round trip to the GPU
-// process (WebGL asks each program's link status before its first use), and while the page starts
-// that process is busy presenting frames: one program is one wait before the first frame, not two.
-const MAP_VS = `#version 300 es
+const POINT_VS = `#version 300 es
 precision highp float;
 layout(location = 0) in vec2 a_pos;
-layout(location = 1) in float a_value;  // files: the language; lines: the alpha
-layout(location = 2) in vec2 a_extra;   // files: the fade's time in x; lines: CSS px across the line (a wide bundle's quad), 0 otherwise
+layout(location = 1) in float a_lang;
+layout(location = 2) in float a_fade;
 uniform vec4 u_view;      // camera x, y; scale x, y (clip units per world unit)
-uniform vec2 u_px;        // clip units per CSS px
-uniform float u_size;     // files: point diameter, device px; 0 draws lines
+uniform float u_size;     // point diameter, device px
 uniform float u_time;     // ms since the renderer's epoch
 uniform vec3 u_palette[17];
-uniform vec3 u_colour;    // lines' colour
 out vec4 v_colour;
-flat out float v_round;
 void main() {
-  if (u_size > 0.0) {
-    vec2 p = (a_pos - u_view.xy) * u_view.zw;
-    gl_Position = vec4(p.x, -p.y, 0.0, 1.0);
-    float fade = a_extra.x;
-    float alpha = 1.0;
-    if (fade > 0.0) alpha = clamp((u_time - fade) / ${FADE_MS.toFixed(1)}, 0.0, 1.0);
-    else if (fade < 0.0) alpha = 1.0 - clamp((u_time + fade) / ${FADE_MS.toFixed(1)}, 0.0, 1.0);
-    gl_PointSize = u_size * (0.6 + 0.4 * alpha);
-    v_colour = vec4(u_palette[int(a_value)], alpha);
-    v_round = 1.0;
-  } else {
-    vec2 p = (a_pos - u_view.xy) * u_view.zw + a_extra * u_px;
-    gl_Position = vec4(p.x, -p.y, 0.0, 1.0);
-    gl_PointSize = 1.0;
-    v_colour = vec4(u_colour, a_value);
-    v_round = 0.0;
-  }
+  vec2 p = (a_pos - u_view.xy) * u_view.zw;
+  gl_Position = vec4(p.x, -p.y, 0.0, 1.0);
+  float alpha = 1.0;
+  if (a_fade > 0.0) alpha = clamp((u_time - a_fade) / ${FADE_MS.toFixed(1)}, 0.0, 1.0);
+  else if (a_fade < 0.0) alpha = 1.0 - clamp((u_time + a_fade) / ${FADE_MS.toFixed(1)}, 0.0, 1.0);
+  gl_PointSize = u_size * (0.6 + 0.4 * alpha);
+  v_colour = vec4(u_palette[int(a_lang)], alpha);
 }`;
 
-const MAP_FS = `#version 300 es
+const POINT_FS = `#version 300 es
 precision mediump float;
 in vec4 v_colour;
-flat in float v_round;
 out vec4 outColour;
 void main() {
-  float edge = 1.0;
-  if (v_round > 0.5) {
-    vec2 d = gl_PointCoord - vec2(0.5);
-    edge = 1.0 - smoothstep(0.8, 1.0, length(d) * 2.0);
-    if (edge <= 0.0) discard;
-  }
+  vec2 d = gl_PointCoord - vec2(0.5);
+  float r = length(d) * 2.0;
+  float edge = 1.0 - smoothstep(0.8, 1.0, r);
+  if (edge <= 0.0) discard;
   outColour = vec4(v_colour.rgb, v_colour.a * edge);
 }`;
+
+const LINE_VS = `#version 300 es
+precision highp float;
+layout(location = 0) in vec2 a_pos;
+layout(location = 1) in float a_alpha;
+layout(location = 2) in vec2 a_offset; // CSS px across the line (a wide bundle's quad); 0 otherwise
+uniform vec4 u_view;
+uniform vec2 u_px;        // clip units per CSS px
+out float v_alpha;
+void main() {
+  vec2 p = (a_pos - u_view.xy) * u_view.zw + a_offset * u_px;
+  gl_Position = vec4(p.x, -p.y, 0.0, 1.0);
+  v_alpha = a_alpha;
+}`;
+
+const LINE_FS = `#version 300 es
+precision mediump float;
+in float v_alpha;
+uniform vec3 u_colour;
+out vec4 outColour;
+void main() { outColour = vec4(u_colour, v_alpha); }`;
 
 /** A folder outline whose larger side is under this many CSS px on screen is not drawn (it would be a dot). */
 export const MIN_OUTLINE_PX = 3;
@@ -156,8 +157,8 @@ void main() { outColour = texture(u_image, v_uv); }`;
 export class Renderer {
   /** The image program and texture (made at the first {@link Renderer.drawImage}, not while the map starts). */
   private image: { program: WebGLProgram; texture: WebGLTexture; sampler: WebGLUniformLocation | null } | null = null;
-  /** The map's one program (files and lines). */
-  private program!: WebGLProgram;
+  private points!: WebGLProgram;
+  private lines!: WebGLProgram;
   private pointLayer: Layer | null = null;
   private outlineLayer: Layer | null = null;
   private edgeLayer: Layer | null = null;
@@ -185,11 +186,12 @@ export class Renderer {
   /** (Re)creates programs; after a lost context is restored, every buffer is built again. */
   init(): void {
     const gl = this.gl;
-    // Asked for first: where the driver has it, the program compiles while the page goes on.
+    // Asked for first: where the driver has it, the two programs compile side by side.
     gl.getExtension('KHR_parallel_shader_compile');
-    const [program] = compilePrograms(gl, [[MAP_VS, MAP_FS]]);
-    if (!program) throw new WebGLUnavailable('the map’s program was not made');
-    this.program = program;
+    const [points, lines] = compilePrograms(gl, [[POINT_VS, POINT_FS], [LINE_VS, LINE_FS]]);
+    if (!points || !lines) throw new WebGLUnavailable('the map’s programs were not made');
+    this.points = points;
+    this.lines = lines;
     this.uniforms.clear();
     this.image = null;
     this.pointLayer = null;
@@ -198,11 +200,10 @@ export class Renderer {
     this.bundleLayer = null;
     this.builtVersion = -1;
     this.edgeKey = '';
-    // Every uniform's location now (answered from what the link status brought, no more round trips),
-    // while the map is on its way rather than when the first frame is drawn.
-    for (const name of ['u_view', 'u_px', 'u_size', 'u_time', 'u_palette', 'u_colour']) this.uniform(name);
-    gl.useProgram(program);
-    gl.uniform3fv(this.uniform('u_palette'), PALETTE);
+    // Every uniform's location now: a program's first lookup is a round trip to the GPU process,
+    // which is freer while the map is on its way than when the first frame is drawn.
+    for (const name of ['u_view', 'u_size', 'u_time', 'u_palette']) this.uniform(points, name);
+    for (const name of ['u_view', 'u_px', 'u_colour']) this.uniform(lines, name);
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
     // Nothing is drawn into the canvas before the map's first frame: a canvas drawn into is a frame
@@ -229,12 +230,12 @@ export class Renderer {
     const far = new Float32Array([-1e6, -1e6, -1e6, -1e6, -1e6, -1e6]);
     const points = this.layer(null, [{ data: far.subarray(0, 2), size: 2 }, { data: new Uint8Array(4), size: 1 }, { data: new Float32Array(1), size: 1 }], 1);
     const lines = this.layer(null, [{ data: far, size: 2 }, { data: new Float32Array(3), size: 1 }, { data: new Float32Array(6), size: 2 }], 3);
-    gl.useProgram(this.program);
-    gl.uniform1f(this.uniform('u_size'), 0);
+    gl.useProgram(this.lines);
     gl.bindVertexArray(lines.vao);
     gl.drawArrays(gl.LINES, 0, 2);
     gl.drawArrays(gl.TRIANGLES, 0, 3);
-    gl.uniform1f(this.uniform('u_size'), 1);
+    gl.useProgram(this.points);
+    gl.uniform3fv(this.uniform(this.points, 'u_palette'), PALETTE);
     gl.bindVertexArray(points.vao);
     gl.drawArrays(gl.POINTS, 0, 1);
     gl.bindVertexArray(null);
@@ -247,9 +248,10 @@ export class Renderer {
     }
   }
 
-  private uniform(name: string): WebGLUniformLocation | null {
-    if (!this.uniforms.has(name)) this.uniforms.set(name, this.gl.getUniformLocation(this.program, name));
-    return this.uniforms.get(name) ?? null;
+  private uniform(program: WebGLProgram, name: string): WebGLUniformLocation | null {
+    const key = `${program === this.points ? 'p' : 'l'}:${name}`;
+    if (!this.uniforms.has(key)) this.uniforms.set(key, this.gl.getUniformLocation(program, name));
+    return this.uniforms.get(key) ?? null;
   }
 
   private layer(old: Layer | null, arrays: { data: Float32Array | Uint8Array; size: number }[], count: number): Layer {
@@ -415,19 +417,18 @@ export class Renderer {
     gl.clear(gl.COLOR_BUFFER_BIT);
     const view: [number, number, number, number] = [cam.x, cam.y, (2 * cam.zoom) / width, (2 * cam.zoom) / height];
 
-    gl.useProgram(this.program);
-    gl.uniform4f(this.uniform('u_view'), ...view);
-    gl.uniform2f(this.uniform('u_px'), 2 / width, 2 / height);
-    gl.uniform1f(this.uniform('u_size'), 0);
+    gl.useProgram(this.lines);
+    gl.uniform4f(this.uniform(this.lines, 'u_view'), ...view);
+    gl.uniform2f(this.uniform(this.lines, 'u_px'), 2 / width, 2 / height);
     const outline = this.outlineLayer;
     // Outlines are stored largest folder first: those under MIN_OUTLINE_PX on screen are left out.
     const outlines = outline ? 8 * visibleOutlines(this.outlineSizes, MIN_OUTLINE_PX / cam.zoom) : 0;
     if (outline && outlines > 0) {
-      gl.uniform3f(this.uniform('u_colour'), ...this.theme.outline);
+      gl.uniform3f(this.uniform(this.lines, 'u_colour'), ...this.theme.outline);
       gl.bindVertexArray(outline.vao);
       gl.drawArrays(gl.LINES, 0, outlines);
     }
-    gl.uniform3f(this.uniform('u_colour'), ...this.theme.edge);
+    gl.uniform3f(this.uniform(this.lines, 'u_colour'), ...this.theme.edge);
     if (stats.bundled && this.bundleLayer && this.bundleLayer.count > 0) {
       gl.bindVertexArray(this.bundleLayer.vao);
       if (this.bundleQuadVertices > 0) gl.drawArrays(gl.TRIANGLES, 0, this.bundleQuadVertices);
@@ -440,9 +441,12 @@ export class Renderer {
 
     const points = this.pointLayer;
     if (points && points.count > 0) {
+      gl.useProgram(this.points);
+      gl.uniform4f(this.uniform(this.points, 'u_view'), ...view);
       const size = Math.min(28, Math.max(2, cam.zoom * 0.7)) * dpr;
-      gl.uniform1f(this.uniform('u_size'), size);
-      gl.uniform1f(this.uniform('u_time'), this.time(at));
+      gl.uniform1f(this.uniform(this.points, 'u_size'), size);
+      gl.uniform1f(this.uniform(this.points, 'u_time'), this.time(at));
+      gl.uniform3fv(this.uniform(this.points, 'u_palette'), PALETTE);
       gl.bindVertexArray(points.vao);
       gl.drawArrays(gl.POINTS, 0, points.count);
     }
