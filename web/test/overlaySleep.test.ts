@@ -21,7 +21,7 @@ const RAF_MS = 16;
 const rec = (kind: ActivityRecord['kind'], file: string | null): ActivityRecord => ({ kind, file, mcp: null, subagent: null });
 
 /** `budget`: the page's frame budget on a software GPU (off here unless said: `?frames=all`, the loop as before it). */
-function setup(software: boolean, budget = false) {
+function setup(software: boolean | (() => boolean), budget = false) {
   const ctx = { setTransform() {}, clearRect() {}, beginPath() {}, moveTo() {}, lineTo() {}, setLineDash() {}, stroke() {} };
   vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation(() => ctx as unknown as RenderingContext);
   const model = MapModel.fromSnapshot(decodeMap(encodeMap(sampleFixture())));
@@ -31,7 +31,7 @@ function setup(software: boolean, budget = false) {
     camera: () => (root ? { x: root.x + root.w / 2, y: root.y + root.h / 2, zoom: 40 } : null),
     size: () => ({ width: 800, height: 600, dpr: 1, fitZoom: 40 }),
     now: () => Date.now(),
-    software: () => software,
+    software: typeof software === 'function' ? software : () => software,
     budget: () => budget,
     reducedMotion: () => false,
   });
@@ -233,4 +233,16 @@ describe('the page is told whether the frame budget holds (the caret then does n
       expect(document.documentElement.hasAttribute('data-frame-budget')).toBe(software && budget);
     });
   }
+
+  it('and told again once the GPU is known to be a software one (not known at the first frame)', () => {
+    document.documentElement.removeAttribute('data-frame-budget');
+    // As the scene answers before the map's first frame: not a software GPU, since not asked yet.
+    let known = false;
+    const s = setup(() => known, true);
+    expect(document.documentElement.hasAttribute('data-frame-budget')).toBe(false);
+    known = true;
+    s.overlay.modelChanged();
+    s.untilAsleep();
+    expect(document.documentElement.hasAttribute('data-frame-budget')).toBe(true);
+  });
 });

@@ -218,8 +218,8 @@ export class Overlay {
   frames = 0;
   /** Of those, the frames it asked for on its own (its timer; not riding along the page's frames, not the map's redraws). */
   ownFrames = 0;
-  /** Whether the page has been told if the frame budget holds (`showFrameBudget`). */
-  private budgetShown = false;
+  /** What the page was last told of the frame budget (`showFrameBudget`; null: nothing yet). */
+  private budgetShown: boolean | null = null;
   private lines: { key: string; flow: Float32Array; flash: Float32Array } | null = null;
   private buttons = new Map<string, { button: HTMLButtonElement; sprite: Sprite }>();
   /** For which view the flash and flow canvases were stroked. */
@@ -426,10 +426,13 @@ export class Overlay {
 
   private frame(own: boolean): void {
     this.draw();
-    if (!this.budgetShown) {
-      // Asked after a frame has been drawn (the software check is a round trip to the GPU process).
-      this.budgetShown = true;
-      showFrameBudget(this.budgeted());
+    // Asked after a frame has been drawn (the software check is a round trip to the GPU process),
+    // and again at each frame until it is known: an early frame can come before the map's first
+    // (the GPU not asked yet, so not a software one then).
+    const budgeted = this.budgeted();
+    if (budgeted !== this.budgetShown) {
+      this.budgetShown = budgeted;
+      showFrameBudget(budgeted);
     }
     if (own) {
       this.lastOwnFrame = this.lastFrame;
