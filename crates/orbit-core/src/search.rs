@@ -349,11 +349,7 @@ impl PathIndex {
         // (`cargo bench -p orbit-core --bench search`, `RAYON_NUM_THREADS=1`
         // against the pool: the fifth character 0.79 against 3.27 ms) and
         // the keystrokes' tail through the page (`completion.mjs`).
-        let mut pool = std::mem::take(&mut self.pool);
-        if pool.is_empty() {
-            pool.push(Matcher::new(Config::DEFAULT.match_paths()));
-        }
-        let matcher = &mut pool[0];
+        let matcher = &mut self.matcher.matcher;
         // The candidates go in the buffer the last keystroke's left.
         let mut candidates = std::mem::take(&mut self.spare);
         candidates.clear();
@@ -385,7 +381,9 @@ impl PathIndex {
                 // corpus: `il` and `/c` hold its bits), and then every
                 // path with the characters was scored (`file9`, 10-20 ms
                 // on 100,000 paths). The path's bytes say exactly.
-                if needle.bound_exact(shape, self.paths[at as usize].as_bytes(), worst) <= worst {
+                if needle.bound_exact(shape, self.paths[at as usize].as_bytes(), bound, worst)
+                    <= worst
+                {
                     continue;
                 }
             } else {
@@ -403,7 +401,6 @@ impl PathIndex {
                 });
             }
         }
-        self.pool = pool;
         best.extend(top.found);
         self.spare = narrowed.unwrap_or_default();
         let candidates = if whole {
@@ -662,11 +659,9 @@ impl Shape {
 struct Needle {
     /// The first character's class bit.
     first: u64,
-    /// Each next character's class bit and the bit of its pair with the
-    /// one before.
-    next: Vec<(u64, Pair)>,
-    /// Each pair's two classes, as `next`.
-    classes: Vec<(u32, u32)>,
+    /// Each next character's class bit, the bits of its pair with the
+    /// one before, and the pair's two classes.
+    next: Vec<(u64, Pair, (u32, u32))>,
     mask: u64,
     /// The highest score the query can have in any path.
     most: u32,
@@ -702,9 +697,8 @@ impl Needle {
             first: 1 << codes[0],
             next: codes
                 .windows(2)
-                .map(|pair| (1 << pair[1], Pair::of(pair[0], pair[1])))
+                .map(|pair| (1 << pair[1], Pair::of(pair[0], pair[1]), (pair[0], pair[1])))
                 .collect(),
-            classes: codes.windows(2).map(|pair| (pair[0], pair[1])).collect(),
             mask,
             most: n * (SCORE_MATCH + MOST_BONUS) + MOST_BONUS,
         })
@@ -715,17 +709,15 @@ impl Needle {
     /// but without the run bonus of a pair the filter says may be held and
     /// the path's bytes do not hold side by side. The last pairs are looked
     /// at first (the one just typed is the likeliest not held), and only
-    /// until the bound is down to `worst`.
-    fn bound_exact(&self, shape: &Shape, path: &[u8], worst: u32) -> u32 {
-        let Some(mut bound) = self.bound(shape) else {
-            return 0;
-        };
+    /// until the bound is down to `worst`. `bound` is [`Needle::bound`]'s
+    /// for this shape.
+    fn bound_exact(&self, shape: &Shape, path: &[u8], mut bound: u32, worst: u32) -> u32 {
         if shape.pairs == Shape::ANY.pairs {
             // Not plain ASCII (matched through normalization), or a path
             // holding every pair's bits: the bound as it is.
             return bound;
         }
-        for (&(bit, pair), &(a, b)) in self.next.iter().zip(&self.classes).rev() {
+        for &(bit, pair, (a, b)) in self.next.iter().rev() {
             if bound <= worst {
                 break;
             }
@@ -743,7 +735,7 @@ impl Needle {
             return None;
         }
         let mut bound = SCORE_MATCH + 2 * own(shape, self.first);
-        for &(bit, pair) in &self.next {
+        for &(bit, pair, _) in &self.next {
             let run = if pair.held(&shape.pairs) {
                 MOST_BONUS
             } else {
@@ -954,10 +946,10 @@ mod tests {
                 let haystack = Utf32String::from(path.as_str());
                 let score = pattern.score(haystack.slice(..), &mut matcher);
                 let bound = needle.bound(&Shape::of(path));
-                let exact = needle.bound_exact(&Shape::of(path), path.as_bytes(), 0);
+                let exact = bound.map(|b| needle.bound_exact(&Shape::of(path), path.as_bytes(), b, 0));
                 if let Some(score) = score {
-                    prop_assert!(exact >= score, "{query:?} in {path:?}: score {score}, exact bound {exact}");
-                    prop_assert!(bound.is_some_and(|b| b >= exact), "{query:?} in {path:?}: exact bound {exact} over {bound:?}");
+                    prop_assert!(exact.is_some_and(|e| e >= score), "{query:?} in {path:?}: score {score}, exact bound {exact:?}");
+                    prop_assert!(bound.zip(exact).is_some_and(|(b, e)| b >= e), "{query:?} in {path:?}: exact bound {exact:?} over {bound:?}");
                     prop_assert!(bound.is_some_and(|b| b >= score), "{query:?} in {path:?}: score {score}, bound {bound:?}");
                     prop_assert!(score <= needle.most, "{query:?} in {path:?}: score {score} over {}", needle.most);
                 }
@@ -1014,15 +1006,14 @@ mod tests {
         let shape = Shape::of(path);
         // `il` and `/c` set the filter's two bits of `e9`.
         assert!(Pair::of(code(b'e'), code(b'9')).held(&shape.pairs));
-        let exact = needle.bound_exact(&shape, path.as_bytes(), 0);
-        assert!(exact < needle.bound(&shape).unwrap(), "{exact}");
+        let bound = needle.bound(&shape).unwrap();
+        let exact = needle.bound_exact(&shape, path.as_bytes(), bound, 0);
+        assert!(exact < bound, "{exact}");
         // A path that holds the pair side by side keeps its run bonus.
         let held = "src/File9.rs";
         let shape = Shape::of(held);
-        assert_eq!(
-            needle.bound_exact(&shape, held.as_bytes(), 0),
-            needle.bound(&shape).unwrap()
-        );
+        let bound = needle.bound(&shape).unwrap();
+        assert_eq!(needle.bound_exact(&shape, held.as_bytes(), bound, 0), bound);
         // And the index answers as the matcher on such paths.
         let paths: Vec<String> = (0..3000)
             .map(|i| format!("crates/c{}/src/m{}/file_{i}.rs", i / 1000, (i / 10) % 10))
