@@ -18,6 +18,7 @@
 import { chromium } from 'playwright-core';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { CLAUDE_MAP_SCENARIOS } from './claude-map.mjs';
 import { PANEL_SCENARIOS, panelScenarios } from './panels.mjs';
 import { WATCHED_SCENARIOS } from './watched.mjs';
@@ -752,6 +753,16 @@ async function openCard(page) {
   await cardGroup(page, card).waitFor();
   await page.waitForFunction((id) => document.activeElement?.getAttribute('data-request-id') === id, card.requestId);
   await shot(page, 'opened-on-card');
+  // ORBIT_E2E_ANSWER_AFTER=<file>: the card is answered only once the test has made that file
+  // (it checks what must hold while the page shows the card unanswered).
+  const gate = process.env.ORBIT_E2E_ANSWER_AFTER;
+  if (gate) {
+    const until = Date.now() + TIMEOUT;
+    while (!existsSync(gate)) {
+      if (Date.now() > until) throw new Error(`${gate} was never made`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
   await cardGroup(page, card).getByRole('button', { name: 'Allow', exact: true }).click();
   const done = await until(page, 'the turn to end', turnEnded);
   await shot(page, 'answered');

@@ -5,7 +5,10 @@
 //! with `&card=<key>/<request id>`, through the same private redirect file
 //! as `orbit open`); a question's also offers to skip the questions (the
 //! skip goes through the controller like the card's own). The notification
-//! is closed once the card is answered anywhere. With no notification
+//! is closed once the card is answered anywhere, and once a page of the
+//! workspace is connected (the page shows the card, and raises its own
+//! notification while hidden: a card never has two); it is raised only after
+//! no page has been connected for two seconds (a reload is no reason). With no notification
 //! service (no session bus, or nobody owning `org.freedesktop.Notifications`),
 //! `orbit open`'s terminal says so, with the card's address.
 //!
@@ -31,6 +34,9 @@ const BUS_NAME: &str = "org.freedesktop.Notifications";
 const OBJECT_PATH: &str = "/org/freedesktop/Notifications";
 /// How often the watcher checks whether a page is connected.
 const CHECK: Duration = Duration::from_secs(1);
+/// How long no page must have been connected before a card is notified on
+/// the desktop (a page reloading is away for a moment).
+const GRACE: Duration = Duration::from_secs(2);
 /// After the service could not be reached, how long before trying again.
 const RETRY: Duration = Duration::from_secs(30);
 
@@ -192,6 +198,8 @@ pub(crate) async fn watch(workspace: Arc<WorkspaceHandle>, context: Arc<Context>
     let mut shown: HashMap<String, u32> = HashMap::new();
     // Request ids the terminal was told of.
     let mut told: Vec<String> = Vec::new();
+    // Since when no page has been connected (None while one is).
+    let mut alone_since: Option<Instant> = None;
     loop {
         let Ok(connection) = workspace.connect(None, None).await else {
             break;
@@ -210,6 +218,7 @@ pub(crate) async fn watch(workspace: Arc<WorkspaceHandle>, context: Arc<Context>
                 &pending,
                 &mut shown,
                 &mut told,
+                &mut alone_since,
             )
             .await;
             tokio::select! {
@@ -260,8 +269,9 @@ fn waiting(pending: &HashMap<String, Vec<PendingCard>>) -> Vec<Waiting> {
     all
 }
 
-/// Raises a notification for each card waiting with no page connected;
-/// closes those whose card is gone.
+/// Raises a notification for each card waiting once no page has been
+/// connected for [`GRACE`]; closes those whose card is gone, and every one
+/// once a page is connected (the page shows the card, and notifies itself).
 async fn sync(
     workspace: &WorkspaceHandle,
     context: &Context,
@@ -269,6 +279,7 @@ async fn sync(
     pending: &HashMap<String, Vec<PendingCard>>,
     shown: &mut HashMap<String, u32>,
     told: &mut Vec<String>,
+    alone_since: &mut Option<Instant>,
 ) {
     let now = waiting(pending);
     let gone: Vec<String> = shown
@@ -283,6 +294,17 @@ async fn sync(
     }
     told.retain(|id| now.iter().any(|w| w.card.request_id() == id.as_str()));
     if workspace.pages() > 0 {
+        // A page shows the cards (and raises its own notification while
+        // hidden): the desktop's are closed, so that a card never has two.
+        *alone_since = None;
+        for (_, id) in shown.drain() {
+            desktop.close(id).await;
+        }
+        return;
+    }
+    // A page that reloads is gone for a moment: no notification for that.
+    let alone = *alone_since.get_or_insert_with(Instant::now);
+    if alone.elapsed() < GRACE {
         return;
     }
     for waiting in now {

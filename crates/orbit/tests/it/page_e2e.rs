@@ -727,13 +727,28 @@ fn with_no_page_open_a_card_reaches_the_desktop_bus_and_its_action_opens_it() {
         "{address}"
     );
     scene.login = address;
-    let result = scene.run("open-card", None);
+    // The page shows the card: the desktop's notification is closed while
+    // the card still waits (a card never has two notifications), and none is
+    // raised again while the page is there. The page answers only after.
+    let gate = scene.env.home.path().join("answer-now");
+    let result = std::thread::scope(|s| {
+        let page = s.spawn(|| {
+            scene.run_in(
+                "open-card",
+                "page",
+                &[("ORBIT_E2E_ANSWER_AFTER", gate.to_str().unwrap())],
+            )
+        });
+        bus.wait_closed(notified.id);
+        std::thread::sleep(Duration::from_secs(3));
+        std::fs::write(&gate, "").unwrap();
+        page.join().unwrap()
+    });
     assert!(
         result["kinds"].as_array().unwrap().contains(&json!("tool")),
         "{result}"
     );
-    // Answered: its notification is closed; only one was ever raised.
-    bus.wait_closed(notified.id);
+    // Answered: only one notification was ever raised.
     assert_eq!(bus.notified().len(), 1, "{:?}", bus.notified());
     scene.end();
 }
