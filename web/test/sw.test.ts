@@ -89,6 +89,7 @@ async function load(clients: Client[]): Promise<void> {
   vi.stubGlobal('self', scope);
   vi.stubGlobal('WebSocket', FakeSocket);
   vi.resetModules();
+  // @ts-expect-error sw.ts is a classic script of its own (no exports): it is run for its listeners.
   await import('../src/sw');
 }
 
