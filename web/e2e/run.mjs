@@ -157,6 +157,16 @@ const turnEnded = (s) => {
 const pendingCards = (s) => shownSession(s)?.pending ?? [];
 
 async function open(context) {
+  // Counts the page's requests for permission to notify (issue 15: asked at a moment that makes sense, never on load).
+  await context.addInitScript(() => {
+    window.__orbitPermissionAsks = 0;
+    if (typeof Notification === 'undefined') return;
+    const real = Notification.requestPermission.bind(Notification);
+    Notification.requestPermission = (...args) => {
+      window.__orbitPermissionAsks += 1;
+      return real(...args);
+    };
+  });
   const page = await newPage(context);
   const response = await page.goto(loginUrl);
   if (!response || response.status() >= 400) throw new Error(`the login address answered ${response?.status()}`);
@@ -194,7 +204,19 @@ async function prompt(page) {
   const log = page.getByRole('log');
   await log.getByText(text, { exact: false }).first().waitFor();
   await shot(page, 'reply');
-  return { key: s.shown, kinds: shownKinds(s), turnCostUsd: shownSession(s).turnCostUsd };
+  // Loaded and a whole turn seen, visible: permission to notify was never asked; the button asks, once.
+  const asksOnLoad = await page.evaluate(() => window.__orbitPermissionAsks);
+  if (asksOnLoad !== 0) throw new Error(`the page asked for permission to notify ${asksOnLoad} time(s) unasked`);
+  const notifyMe = page.getByRole('button', { name: 'Notify me of cards' });
+  await notifyMe.click();
+  await page.waitForFunction(() => Notification.permission !== 'default' || window.__orbitPermissionAsks > 0);
+  await notifyMe.waitFor({ state: 'hidden' });
+  const asksAfterButton = await page.evaluate(() => window.__orbitPermissionAsks);
+  if (asksAfterButton !== 1) throw new Error(`Notify me asked ${asksAfterButton} time(s)`);
+  const permission = await page.evaluate(() => Notification.permission);
+  // Headless Chromium refuses unasked-for prompts: the page says notifications are blocked.
+  if (permission === 'denied') await page.getByRole('status').filter({ hasText: 'Notifications are blocked for this page in the browser.' }).waitFor();
+  return { key: s.shown, kinds: shownKinds(s), turnCostUsd: shownSession(s).turnCostUsd, asksOnLoad, asksAfterButton, permission };
 }
 
 async function answerPermission(page, choice) {
