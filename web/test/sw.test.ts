@@ -84,6 +84,15 @@ async function click(action: string, payload: unknown): Promise<{ closed: boolea
   return { closed: notification.close.mock.calls.length > 0, outcome };
 }
 
+/** The worker's own channel number `n` once made, opened. */
+async function opened(n: number): Promise<FakeSocket> {
+  await vi.waitFor(() => { expect(FakeSocket.made).toHaveLength(n + 1); });
+  const socket = FakeSocket.made[n];
+  if (!socket) throw new Error('no socket');
+  socket.dispatchEvent(new Event('open'));
+  return socket;
+}
+
 async function load(clients: Client[]): Promise<void> {
   scope = workerScope(clients);
   vi.stubGlobal('self', scope);
@@ -135,11 +144,8 @@ describe('the service worker', () => {
   it('Skip with no tab open sends one skipQuestions over a channel of its own, after the snapshot, and waits for its ack', async () => {
     await load([]);
     const done = click('skip', data('questions'));
-    await vi.waitFor(() => { expect(FakeSocket.made).toHaveLength(1); });
-    const socket = FakeSocket.made[0];
-    if (!socket) throw new Error('no socket');
+    const socket = await opened(0);
     expect(socket.url).toBe('ws://127.0.0.1:4321/ws?w=0123456789abcdef');
-    socket.dispatchEvent(new Event('open'));
     expect(socket.sent).toEqual([{ type: 'resume', instanceId: null, lastSeq: null }]);
     // Nothing is sent before the snapshot has ended (the controller would not know the card yet).
     socket.receive({ seq: null, body: { type: 'hello', protocol: 1, instanceId: 'i1', workspaceId: '0123456789abcdef', head: 3, resumed: false } });
@@ -160,10 +166,7 @@ describe('the service worker', () => {
   it('says when its own channel\'s skip is refused, and gives up after its timeout', async () => {
     await load([]);
     const refused = click('skip', data('questions'));
-    await vi.waitFor(() => { expect(FakeSocket.made).toHaveLength(1); });
-    const first = FakeSocket.made[0];
-    if (!first) throw new Error('no socket');
-    first.dispatchEvent(new Event('open'));
+    const first = await opened(0);
     first.receive({ seq: null, body: { type: 'snapshotEnd' } });
     const id = (first.sent[1] as { id: string }).id;
     first.receive({ seq: null, body: { type: 'ack', id, ok: false, code: 'not_pending', message: 'answered already' } });
