@@ -920,7 +920,28 @@ async function longSession(page) {
   await new Promise((r) => setTimeout(r, 500));
   const longestTaskMs = await page.evaluate(() => window.__orbitLongest);
   await shot(page, 'big-reply');
-  return { heap400, heap5000, heapRatio: heap5000 / heap400, rendered400, rendered, held, longestTaskMs, lastSeq: target.lastSeq };
+  // A Task whose subagent sent 400 entries (the host's ring): its history opens whole, and follows
+  // the subagent while open (the ring dropping the oldest).
+  const sub = new URL(process.env.ORBIT_FLOOD_URL);
+  sub.searchParams.set('n', '0');
+  sub.searchParams.set('subagent', '400');
+  const lastSub = Number(await (await fetch(sub)).text());
+  await until(page, 'the Task entry', (st) => (st.transcripts[st.shown]?.seqs ?? []).includes(lastSub - 400));
+  const showWork = page.getByRole('button', { name: "Show the subagent's work" }).last();
+  await page.getByRole('log').evaluate((log) => { log.scrollTop = log.scrollHeight; });
+  await showWork.waitFor();
+  await showWork.click();
+  const subRows = (want, lastSeq) => page.waitForFunction(([n, seq]) => {
+    const rows = document.querySelectorAll('[role="region"][aria-label="The subagent\'s work"] [data-seq]');
+    return rows.length === n && rows[rows.length - 1]?.getAttribute('data-seq') === String(seq);
+  }, [want, lastSeq]);
+  await subRows(400, lastSub);
+  sub.searchParams.set('subagent', '5');
+  sub.searchParams.set('task', `task${lastSub - 400}`);
+  const lastMore = Number(await (await fetch(sub)).text());
+  await subRows(400, lastMore);
+  await shot(page, 'subagent-work');
+  return { heap400, heap5000, heapRatio: heap5000 / heap400, rendered400, rendered, held, longestTaskMs, lastSeq: target.lastSeq, subagentRows: 400 };
 }
 
 // --- The map (scene/).
