@@ -452,6 +452,28 @@ const server = http.createServer(async (req, res) => {
       }
       addEntries(c, bodies);
     }
+    // With `subagent`, a Task call whose subagent then sends that many entries (its own history);
+    // with `task` too, more entries of that Task's subagent.
+    const subagent = Number(url.searchParams.get('subagent') ?? 0);
+    if (subagent > 0) {
+      let task = url.searchParams.get('task');
+      if (!task) {
+        task = `task${entrySeq + 1}`;
+        addEntries(c, [{ kind: 'tool', toolUseId: task, tool: 'Task', detail: 'Explore the code', file: null }]);
+      }
+      for (let done = 0; done < subagent; done += 50) {
+        const entries = [];
+        for (let i = done; i < Math.min(subagent, done + 50); i += 1) {
+          entrySeq += 1;
+          const text = `Subagent entry ${entrySeq}: ${'what the subagent found in the code, '.repeat(6)}`;
+          const body = i % 2 === 0
+            ? { kind: 'reply', messageId: `s${entrySeq}`, nodes: [{ t: 'paragraph', children: [{ t: 'text', text }] }] }
+            : { kind: 'tool', toolUseId: `st${entrySeq}`, tool: 'Grep', detail: text.slice(0, 80), file: null };
+          entries.push({ seq: entrySeq, turn: c.session.turns, subagent: task, body });
+        }
+        broadcast({ type: 'transcript', key: c.key, subagents: true, reset: false, entries });
+      }
+    }
     if (bytes > 0) {
       const paragraph = 'Streaming reply text that goes on and on. '.repeat(24);
       const count = Math.max(1, Math.round(bytes / paragraph.length));

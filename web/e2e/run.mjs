@@ -158,6 +158,16 @@ const turnEnded = (s) => {
 const pendingCards = (s) => shownSession(s)?.pending ?? [];
 
 async function open(context) {
+  // Counts the page's requests for permission to notify (issue 15: asked at a moment that makes sense, never on load).
+  await context.addInitScript(() => {
+    window.__orbitPermissionAsks = 0;
+    if (typeof Notification === 'undefined') return;
+    const real = Notification.requestPermission.bind(Notification);
+    Notification.requestPermission = (...args) => {
+      window.__orbitPermissionAsks += 1;
+      return real(...args);
+    };
+  });
   const page = await newPage(context);
   const response = await page.goto(loginUrl);
   if (!response || response.status() >= 400) throw new Error(`the login address answered ${response?.status()}`);
@@ -195,7 +205,19 @@ async function prompt(page) {
   const log = page.getByRole('log');
   await log.getByText(text, { exact: false }).first().waitFor();
   await shot(page, 'reply');
-  return { key: s.shown, kinds: shownKinds(s), turnCostUsd: shownSession(s).turnCostUsd };
+  // Loaded and a whole turn seen, visible: permission to notify was never asked; the button asks, once.
+  const asksOnLoad = await page.evaluate(() => window.__orbitPermissionAsks);
+  if (asksOnLoad !== 0) throw new Error(`the page asked for permission to notify ${asksOnLoad} time(s) unasked`);
+  const notifyMe = page.getByRole('button', { name: 'Notify me of cards' });
+  await notifyMe.click();
+  await page.waitForFunction(() => Notification.permission !== 'default' || window.__orbitPermissionAsks > 0);
+  await notifyMe.waitFor({ state: 'hidden' });
+  const asksAfterButton = await page.evaluate(() => window.__orbitPermissionAsks);
+  if (asksAfterButton !== 1) throw new Error(`Notify me asked ${asksAfterButton} time(s)`);
+  const permission = await page.evaluate(() => Notification.permission);
+  // Headless Chromium refuses unasked-for prompts: the page says notifications are blocked.
+  if (permission === 'denied') await page.getByRole('status').filter({ hasText: 'Notifications are blocked for this page in the browser.' }).waitFor();
+  return { key: s.shown, kinds: shownKinds(s), turnCostUsd: shownSession(s).turnCostUsd, asksOnLoad, asksAfterButton, permission };
 }
 
 async function answerPermission(page, choice) {
@@ -909,7 +931,28 @@ async function longSession(page) {
   await new Promise((r) => setTimeout(r, 500));
   const longestTaskMs = await page.evaluate(() => window.__orbitLongest);
   await shot(page, 'big-reply');
-  return { heap400, heap5000, heapRatio: heap5000 / heap400, rendered400, rendered, held, longestTaskMs, lastSeq: target.lastSeq };
+  // A Task whose subagent sent 400 entries (the host's ring): its history opens whole, and follows
+  // the subagent while open (the ring dropping the oldest).
+  const sub = new URL(process.env.ORBIT_FLOOD_URL);
+  sub.searchParams.set('n', '0');
+  sub.searchParams.set('subagent', '400');
+  const lastSub = Number(await (await fetch(sub)).text());
+  await until(page, 'the Task entry', (st) => (st.transcripts[st.shown]?.seqs ?? []).includes(lastSub - 400));
+  const showWork = page.getByRole('button', { name: "Show the subagent's work" }).last();
+  await page.getByRole('log').evaluate((log) => { log.scrollTop = log.scrollHeight; });
+  await showWork.waitFor();
+  await showWork.click();
+  const subRows = (want, lastSeq) => page.waitForFunction(([n, seq]) => {
+    const rows = document.querySelectorAll('[role="region"][aria-label="The subagent\'s work"] [data-seq]');
+    return rows.length === n && rows[rows.length - 1]?.getAttribute('data-seq') === String(seq);
+  }, [want, lastSeq]);
+  await subRows(400, lastSub);
+  sub.searchParams.set('subagent', '5');
+  sub.searchParams.set('task', `task${lastSub - 400}`);
+  const lastMore = Number(await (await fetch(sub)).text());
+  await subRows(400, lastMore);
+  await shot(page, 'subagent-work');
+  return { heap400, heap5000, heapRatio: heap5000 / heap400, rendered400, rendered, held, longestTaskMs, lastSeq: target.lastSeq, subagentRows: 400 };
 }
 
 // --- The map (scene/).

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Channel, ChannelDropped } from '../src/protocol/channel';
 import { FakeTransport } from './fakeTransport';
 import { Store } from '../src/state/store';
@@ -239,6 +239,32 @@ describe('the outbox across reloads', () => {
     expect(store.state.outbox).toEqual([]);
     expect(storage.items).toEqual([]);
     expect(store.state.notices.at(-1)?.text).toBe('Not sent, because Orbit did not confirm it within a minute: Stop. Do it again if it still matters.');
+  });
+
+  it('the page drops an action unacknowledged for a minute by itself, connected or not (its own timer, the real clock)', async () => {
+    vi.useFakeTimers();
+    try {
+      const { memoryOutboxStorage } = await import('../src/state/outbox');
+      const storage = memoryOutboxStorage();
+      const t = new FakeTransport();
+      const store = new Store();
+      const channel = new Channel(t, store, { storage });
+      channel.start();
+      t.setState('open');
+      t.deliver(hello(false, 0));
+      channel.act({ type: 'stopAll' });
+      // Orbit never answers; then the socket drops too.
+      vi.advanceTimersByTime(30_000);
+      t.setState('reconnecting');
+      vi.advanceTimersByTime(29_000);
+      expect(store.state.outbox).toHaveLength(1);
+      vi.advanceTimersByTime(7_000);
+      expect(store.state.outbox).toEqual([]);
+      expect(storage.items).toEqual([]);
+      expect(store.state.notices.at(-1)?.text).toBe('Not sent, because Orbit did not confirm it within a minute: Stop all. Do it again if it still matters.');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a stored outbox that is not ours is ignored', async () => {

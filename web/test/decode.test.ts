@@ -143,3 +143,12 @@ describe('the /map decoder', () => {
     expect(accepted).toBeLessThan(3000);
   });
 });
+
+describe('the languages', () => {
+  it('have a label and a colour each, the colours all different (the legend tells them apart)', async () => {
+    const { LANGUAGES, LANGUAGE_COLOURS, LANGUAGE_LABELS, colourCss } = await import('../src/scene/languages');
+    expect(Object.keys(LANGUAGE_LABELS)).toEqual([...LANGUAGES]);
+    expect(LANGUAGE_COLOURS).toHaveLength(LANGUAGES.length);
+    expect(new Set(LANGUAGES.map((_, i) => colourCss(i))).size).toBe(LANGUAGES.length);
+  });
+});

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { HostBody, TranscriptEntry } from '../src/protocol/types';
 import { BUBBLE_LINGER_MS, Bubbles, FLY_STEP_MS, FLY_STEPS } from '../src/hud/bubbles';
 import { SOFTWARE_OWN_FRAME_MS } from '../src/hud/ridealong';
-import { TranscriptView } from '../src/hud/conversation';
+import { SUBAGENT_SLICE, TranscriptView, subagentHistoryView } from '../src/hud/conversation';
 import { applyFrame, initialState, type PageState } from '../src/state/store';
 import { entry, session, workspace } from './fixtures';
 
@@ -285,5 +285,54 @@ describe('the conversation view', () => {
     subagentHistory.mockClear();
     view.render(state, 'c1');
     expect(subagentHistory).not.toHaveBeenCalled();
+  });
+  it("opens a subagent's 400 entries a slice per task, and follows an open one entry by entry", () => {
+    vi.useFakeTimers();
+    try {
+      const state = ready();
+      const sub = (seq: number, text: string) => entry(seq, { kind: 'tool', toolUseId: `g${seq}`, tool: 'Grep', detail: text, file: null }, 1, 'task1');
+      applyFrame(state, { seq: 1, body: { type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [entry(1, { kind: 'tool', toolUseId: 'task1', tool: 'Task', detail: 'Explore the code', file: null })] } });
+      applyFrame(state, { seq: 2, body: { type: 'subagent', key: 'c1', id: 'task1', event: 'started', agentType: 'Explore', description: 'look around', status: null, output: null } });
+      applyFrame(state, { seq: 3, body: { type: 'transcript', key: 'c1', subagents: true, reset: false, entries: Array.from({ length: 400 }, (_, i) => sub(100 + i, `found ${100 + i}`)) } });
+      const base = { openFile: vi.fn() };
+      const view = new TranscriptView({ ...base, subagentHistory: (id) => subagentHistoryView(state, 'c1', id, base) });
+      document.body.replaceChildren(view.el);
+      view.render(state, 'c1');
+      view.el.querySelector<HTMLButtonElement>('button[aria-expanded]')?.click();
+      const region = () => view.el.querySelector('[role="region"][aria-label="The subagent\'s work"]');
+      const rows = () => Array.from(region()?.querySelectorAll('[data-seq]') ?? []);
+      // The first slice at once; the rest in tasks of their own, in order.
+      expect(rows()).toHaveLength(SUBAGENT_SLICE);
+      expect(region()?.textContent).toContain('Explore · look around · running');
+      vi.runAllTimers();
+      expect(rows().map((r) => Number(r.getAttribute('data-seq')))).toEqual(Array.from({ length: 400 }, (_, i) => 100 + i));
+      // Two more arrive (the ring drops the two oldest) and one is sent again changed: only those are built.
+      const before = new Map(rows().map((r) => [r.getAttribute('data-seq'), r]));
+      applyFrame(state, { seq: 4, body: { type: 'transcript', key: 'c1', subagents: true, reset: false, entries: [sub(500, 'found 500'), sub(501, 'found 501'), sub(300, 'changed 300')] } });
+      applyFrame(state, { seq: 5, body: { type: 'subagent', key: 'c1', id: 'task1', event: 'ended', agentType: 'Explore', description: 'look around', status: 'completed', output: null } });
+      applyFrame(state, { seq: 6, body: { type: 'subagent', key: 'c1', id: 'task1', event: 'output', agentType: null, description: null, status: null, output: 'All done.' } });
+      view.render(state, 'c1');
+      vi.runAllTimers();
+      const after = rows();
+      const seqs = after.map((r) => Number(r.getAttribute('data-seq')));
+      expect(seqs).toEqual(state.subagentTranscripts.c1?.map((e) => e.seq));
+      expect(seqs.slice(-2)).toEqual([500, 501]);
+      expect(after.find((r) => r.getAttribute('data-seq') === '300')?.textContent).toContain('changed 300');
+      const rebuilt = after.filter((r) => before.get(r.getAttribute('data-seq')) !== r).map((r) => Number(r.getAttribute('data-seq')));
+      expect(rebuilt).toEqual([300, 500, 501]);
+      expect(region()?.textContent).toContain('Explore · look around · completed');
+      expect(region()?.textContent).toContain('All done.');
+      // Closed while its slices were still coming: nothing more is built.
+      const toggle = view.el.querySelector<HTMLButtonElement>('button[aria-expanded]');
+      toggle?.click();
+      toggle?.click();
+      expect(rows()).toHaveLength(SUBAGENT_SLICE);
+      const opened = region();
+      toggle?.click();
+      vi.runAllTimers();
+      expect(opened?.querySelectorAll('[data-seq]')).toHaveLength(SUBAGENT_SLICE);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

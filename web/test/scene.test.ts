@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { HASH_GRACE_MS, LABELS_AFTER_MS, createScene, type Scene } from '../src/scene/scene';
+import { HASH_GRACE_MS, LABELS_AFTER_MS, MAX_DPR, createScene, type Scene } from '../src/scene/scene';
 import { workspace } from './fixtures';
 import type { MapMessage } from '../src/scene/model';
 import { initialState, type PageState } from '../src/state/store';
@@ -45,6 +45,20 @@ function harness(answers: Record<string, () => Response>): Harness {
   });
   document.body.replaceChildren(h.scene.el);
   return h;
+}
+
+/** A scene put in the page through its `mount` (its canvas sized before its context), every fetch answered 404. */
+function mountedScene(): Scene {
+  const holder = document.createElement('div');
+  document.body.replaceChildren(holder);
+  return createScene({
+    workspaceId: '0123456789abcdef',
+    openFile: () => undefined,
+    rearrange: () => undefined,
+    takeMapMessages: () => [],
+    fetch: () => Promise.resolve(new Response('', { status: 404 })),
+    mount: (el) => { holder.replaceWith(el); },
+  });
 }
 
 const mapAnswer = (body: ArrayBuffer) => () => new Response(body, { status: 200, headers: { 'Content-Type': 'application/octet-stream' } });
@@ -122,21 +136,23 @@ describe('the map scene', () => {
       if (kind === 'webgl2') seen.push({ connected: this.isConnected, width: this.width, height: this.height });
       return null;
     });
-    const holder = document.createElement('div');
-    document.body.replaceChildren(holder);
-    const scene = createScene({
-      workspaceId: '0123456789abcdef',
-      openFile: () => undefined,
-      rearrange: () => undefined,
-      takeMapMessages: () => [],
-      fetch: () => Promise.resolve(new Response('', { status: 404 })),
-      mount: (el) => { holder.replaceWith(el); },
-    });
+    const scene = mountedScene();
     // A context made at the default 300x150 would make its buffers again on the first resize.
     expect(seen).toEqual([{ connected: true, width: 800, height: 600 }]);
     expect(scene.el.isConnected).toBe(true);
     expect(scene.el.querySelector('.map-labels')).toBeNull();
     expect(scene.el.querySelectorAll('canvas.map-canvas:not(.map-effects)')).toHaveLength(1);
+  });
+
+  it('caps the device pixel ratio at MAX_DPR for every canvas it draws into, and follows a smaller one', () => {
+    const sizes = (el: HTMLElement) => Array.from(el.querySelectorAll('canvas')).map((c) => [c.className, c.width, c.height]);
+    vi.spyOn(window, 'devicePixelRatio', 'get').mockReturnValue(3);
+    expect(MAX_DPR).toBe(2);
+    const capped = sizes(mountedScene().el);
+    expect(capped.length).toBeGreaterThan(1);
+    for (const [name, w, h] of capped) expect([name, w, h]).toEqual([name, 800 * MAX_DPR, 600 * MAX_DPR]);
+    vi.spyOn(window, 'devicePixelRatio', 'get').mockReturnValue(1.5);
+    for (const [name, w, h] of sizes(mountedScene().el)) expect([name, w, h]).toEqual([name, 1200, 900]);
   });
 
   it('fetches at once; the channel\'s first snapshot does not fetch again, a later one does', async () => {

@@ -5,7 +5,7 @@
  * button opens the subagent's own history.
  */
 import type { MdNode, TranscriptEntry } from '../protocol/types';
-import type { PageState } from '../state/store';
+import type { PageState, SubagentInfo } from '../state/store';
 import { clear, formatCost, formatDuration, h } from './dom';
 import { renderMarkdown, renderNode, type MarkdownContext } from './markdown';
 import { filesChanged, filesChangedIn } from './panels/changes';
@@ -232,6 +232,9 @@ export class TranscriptView {
       const count = id && key ? (state.subagentTranscripts[key] ?? []).filter((e) => e.subagent === id).length : 0;
       if (id && holder.dataset.count !== String(count)) {
         holder.dataset.count = String(count);
+        // An open history follows entry by entry (a rebuild of its 400 would be one long task per message).
+        const region = holder.firstElementChild;
+        if (key && region && updateSubagentHistory(region, state, key, id)) continue;
         const history = this.ctx.subagentHistory(id);
         clear(holder);
         holder.appendChild(history ?? h('p', { class: 'muted' }, 'Nothing from this subagent yet.'));
@@ -369,22 +372,125 @@ export class TranscriptView {
   }
 }
 
-/** A subagent's own history, on demand. */
+/**
+ * A subagent's entries shown at once; the rest follow in tasks of this many. Its history holds up
+ * to 400 entries (the host's ring), and an open one follows every message of the subagent: built
+ * whole in one task each time, 400 entries held the main thread up to 50 ms between two frames
+ * (bench/README.md, "A subagent's history of 400 entries").
+ */
+export const SUBAGENT_SLICE = 40;
+
+/** What an open subagent history holds: its entries' nodes (a prefix of `entries`, in order). */
+interface SubagentList {
+  entries: readonly TranscriptEntry[];
+  nodes: { entry: TranscriptEntry; node: HTMLElement }[];
+  ctx: MarkdownContext & { subagentHistory(toolUseId: string): HTMLElement | null };
+  /** A slice is waiting for its task. */
+  pending: boolean;
+}
+const subagentLists = new WeakMap<HTMLElement, SubagentList>();
+
+/** Renders up to `SUBAGENT_SLICE` missing entries of `list` (in order), and asks for a task for the rest. */
+function fillSubagentList(el: HTMLElement, list: SubagentList): void {
+  const fragment = document.createDocumentFragment();
+  const end = Math.min(list.entries.length, list.nodes.length + SUBAGENT_SLICE);
+  for (let i = list.nodes.length; i < end; i += 1) {
+    const entry = list.entries[i];
+    if (!entry) continue;
+    const node = entryView(entry, list.ctx);
+    list.nodes.push({ entry, node });
+    fragment.appendChild(node);
+  }
+  el.appendChild(fragment);
+  if (list.nodes.length < list.entries.length && !list.pending) {
+    list.pending = true;
+    setTimeout(() => {
+      list.pending = false;
+      // Closed meanwhile: nothing more to build.
+      if (el.isConnected) fillSubagentList(el, list);
+    }, 0);
+  }
+}
+
+/**
+ * Brings an open history's entries in step with `entries` entry by entry (the ring dropped some
+ * from the front, added some at the end, sent some again): only what changed is built.
+ */
+function syncSubagentList(el: HTMLElement, list: SubagentList, entries: readonly TranscriptEntry[]): void {
+  const bySeq = new Map(entries.map((e) => [e.seq, e]));
+  const kept: SubagentList['nodes'] = [];
+  for (const held of list.nodes) {
+    const now = bySeq.get(held.entry.seq);
+    if (!now) {
+      held.node.remove();
+      continue;
+    }
+    if (now !== held.entry) {
+      const node = entryView(now, list.ctx);
+      held.node.replaceWith(node);
+      kept.push({ entry: now, node });
+    } else {
+      kept.push(held);
+    }
+  }
+  list.nodes = kept;
+  list.entries = entries;
+  fillSubagentList(el, list);
+}
+
+function subagentInfo(state: PageState, key: string, toolUseId: string): { entries: TranscriptEntry[]; info: SubagentInfo | undefined } {
+  return {
+    entries: (state.subagentTranscripts[key] ?? []).filter((e) => e.subagent === toolUseId),
+    info: state.subagents[key]?.[toolUseId],
+  };
+}
+
+/** The line above a subagent's entries, and its output below them. */
+function subagentHead(info: SubagentInfo | undefined): HTMLElement | null {
+  return info ? h('p', { class: 'muted subagent-head' }, [info.agentType, info.description, info.running ? 'running' : info.status].filter(Boolean).join(' · ')) : null;
+}
+function subagentOutput(info: SubagentInfo | undefined): HTMLElement | null {
+  return info?.output ? h('pre', { class: 'content subagent-output' }, h('code', null, info.output)) : null;
+}
+
+/**
+ * Keeps an open subagent history (made by {@link subagentHistoryView}) in step with the state:
+ * its line and output again, its entries entry by entry. False when `region` is not one.
+ */
+export function updateSubagentHistory(region: Element, state: PageState, key: string, toolUseId: string): boolean {
+  const listEl = region.querySelector<HTMLElement>(':scope > .subagent-entries');
+  const list = listEl ? subagentLists.get(listEl) : undefined;
+  if (!listEl || !list) return false;
+  const { entries, info } = subagentInfo(state, key, toolUseId);
+  region.querySelector(':scope > .subagent-head')?.remove();
+  region.querySelector(':scope > .subagent-output')?.remove();
+  const head = subagentHead(info);
+  if (head) region.insertBefore(head, listEl);
+  const output = subagentOutput(info);
+  if (output) region.appendChild(output);
+  syncSubagentList(listEl, list, entries);
+  return true;
+}
+
+/** A subagent's own history, on demand: its first entries at once, the rest in tasks of their own. */
 export function subagentHistoryView(
   state: PageState,
   key: string,
   toolUseId: string,
   ctx: MarkdownContext,
 ): HTMLElement | null {
-  const entries = (state.subagentTranscripts[key] ?? []).filter((e) => e.subagent === toolUseId);
-  const info = state.subagents[key]?.[toolUseId];
+  const { entries, info } = subagentInfo(state, key, toolUseId);
   if (entries.length === 0 && !info) return null;
   const inner = { ...ctx, subagentHistory: () => null };
+  const listEl = h('div', { class: 'subagent-entries' });
+  const list: SubagentList = { entries, nodes: [], ctx: inner, pending: false };
+  subagentLists.set(listEl, list);
+  fillSubagentList(listEl, list);
   return h(
     'div',
     { class: 'subagent', role: 'region', 'aria-label': "The subagent's work" },
-    info ? h('p', { class: 'muted' }, [info.agentType, info.description, info.running ? 'running' : info.status].filter(Boolean).join(' · ')) : null,
-    entries.map((e) => entryView(e, inner)),
-    info?.output ? h('pre', { class: 'content' }, h('code', null, info.output)) : null,
+    subagentHead(info),
+    listEl,
+    subagentOutput(info),
   );
 }

@@ -267,6 +267,76 @@ async fn new_conversation_becomes_current_and_past_eight_the_oldest_idle_goes() 
     assert_eq!(last.unwrap(), snap);
 }
 
+/// The keys and the current key of every `sessions` snapshot published since the last call.
+fn published(f: &mut Fixture) -> Vec<(Vec<String>, Option<String>)> {
+    let mut out = Vec::new();
+    while let Ok(event) = f.out.try_recv() {
+        if let ServiceEvent::Sessions(s) = event {
+            out.push((
+                s.conversations.iter().map(|c| c.key.clone()).collect(),
+                s.current,
+            ));
+        }
+    }
+    out
+}
+
+fn keys(list: &[&str]) -> Vec<String> {
+    list.iter().map(|k| (*k).to_owned()).collect()
+}
+
+/// The spec's "Conversations": the page gets a `sessions` snapshot whenever
+/// the set or the current one changes, each change its own (not only the
+/// last state).
+#[tokio::test]
+async fn every_change_of_the_set_or_the_current_one_publishes_a_snapshot() {
+    let mut f = Fixture::new();
+    f.service.prompt(None, "one").unwrap();
+    let first = published(&mut f);
+    assert_eq!(
+        first.last(),
+        Some(&(keys(&["c1"]), Some("c1".to_owned()))),
+        "{first:?}"
+    );
+    // c1 is busy: c2 opens beside it and becomes current.
+    f.service.prompt(None, "two").unwrap();
+    let second = published(&mut f);
+    assert_eq!(
+        second.last(),
+        Some(&(keys(&["c1", "c2"]), Some("c2".to_owned()))),
+        "{second:?}"
+    );
+    // Continuing c1 (once idle) makes it current.
+    f.finish(0, "s1").await;
+    published(&mut f);
+    f.service.prompt(Some("c1"), "three").unwrap();
+    let third = published(&mut f);
+    assert!(
+        third.contains(&(keys(&["c1", "c2"]), Some("c1".to_owned()))),
+        "{third:?}"
+    );
+    // Each New conversation is published on its own; past eight, the one let go leaves the list.
+    for n in 3..=9 {
+        let key = f.service.new_conversation();
+        assert_eq!(key, format!("c{n}"));
+        let seen = published(&mut f);
+        let (list, current) = seen.last().cloned().unwrap_or_default();
+        assert_eq!(current.as_deref(), Some(key.as_str()), "{seen:?}");
+        assert!(list.contains(&key), "{seen:?}");
+    }
+    f.service.new_conversation();
+    let (list, current) = published(&mut f).pop().unwrap_or_default();
+    assert_eq!(current.as_deref(), Some("c10"));
+    assert_eq!(list.len(), orbit_agent::MAX_CONVERSATIONS, "{list:?}");
+    // c1 and c2 are busy (kept); c3 and c4, the oldest idle ones, went.
+    assert_eq!(
+        list,
+        keys(&["c1", "c2", "c5", "c6", "c7", "c8", "c9", "c10"])
+    );
+    // Nothing changed: nothing is published.
+    assert_eq!(published(&mut f), Vec::new());
+}
+
 #[tokio::test]
 async fn stop_and_stop_all_interrupt_running_conversations() {
     let mut f = Fixture::new();

@@ -375,3 +375,31 @@ fn the_snapshot_bytes_are_kept_until_the_map_changes() {
     assert_ne!(arranged, hashed);
     assert_eq!(&*arranged, model.snapshot().encode().as_slice());
 }
+
+/// The snapshot sends a file's language as its index in `Language::ALL`;
+/// the page reads it through `LANGUAGES` in `web/src/scene/languages.ts`
+/// (its colours and the legend follow that array). A language added or
+/// moved here without the page would make the page refuse every map
+/// holding it, or colour and name files as another language.
+#[test]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "a test reading the page's source, failing loudly"
+)]
+fn the_page_reads_each_language_index_as_the_same_language() {
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../web/src/scene/languages.ts");
+    let source = std::fs::read_to_string(&file).unwrap();
+    let start = source
+        .find("export const LANGUAGES = [")
+        .expect("LANGUAGES in languages.ts");
+    let body = &source[start..];
+    let body = &body[body.find('[').unwrap() + 1..body.find("] as const").unwrap()];
+    let page: Vec<&str> = body
+        .split(',')
+        .map(|item| item.trim().trim_matches('\''))
+        .filter(|item| !item.is_empty())
+        .collect();
+    let host: Vec<&str> = Language::ALL.iter().map(|l| l.as_str()).collect();
+    assert_eq!(page, host, "{}", file.display());
+}
