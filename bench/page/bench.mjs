@@ -44,6 +44,8 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function startMock(env = {}) {
   const child = spawn(process.execPath, [join(web, 'e2e', 'mock-server.mjs')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  // The mock host goes with the bench, also when it fails.
+  process.on('exit', () => { child.kill('SIGTERM'); });
   const [address] = await once(createInterface({ input: child.stdout }), 'line');
   return { child, login: address, origin: new URL(address).origin };
 }

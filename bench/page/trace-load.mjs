@@ -11,6 +11,7 @@
 //        [--cpu-profile] [--profile otr|persistent]
 //
 // --dist DIR serves another build of the page (a `web/dist` copy).
+// ORBIT_CHROMIUM_DISABLE_FEATURES=A,B turns Chromium features off (profile.mjs).
 // --cpu-profile (or a bare --profile, its name before the browser profile's
 // flag) adds V8's sampling profiler. --profile otr|persistent: the browser
 // profile (bench/scene/profile.mjs; otr by default). The traced reload's
@@ -46,6 +47,8 @@ const child = spawn(process.execPath, [join(web, 'e2e', 'mock-server.mjs')], {
   env: { ...process.env, ...(DIST ? { MOCK_DIST: DIST } : {}) },
 });
 const [login] = await once(createInterface({ input: child.stdout }), 'line');
+// The mock host goes with this script, also when it fails.
+process.on('exit', () => { child.kill('SIGTERM'); });
 const origin = new URL(login).origin;
 const handle = await openBrowser(chromium, {
   profile: PROFILE,

@@ -14,7 +14,13 @@
 //               the response time its cache entry was made for).
 //
 // Every page of a run (the page, its baselines, `--before`) gets the same
-// kind, so a comparison stays fair. Playwright's `chromium` object is passed
+// kind, so a comparison stays fair.
+//
+// ORBIT_CHROMIUM_DISABLE_FEATURES=A,B (for a diagnosis) turns Chromium
+// features off, added to Playwright's own `--disable-features` list (Chromium
+// keeps only the last such switch, so a second one would turn Playwright's
+// back on): e.g. `BackgroundResourceFetch`, without which Chromium 156 gives
+// module scripts their code cache (bench/README.md, branch `cc`). Playwright's `chromium` object is passed
 // in: the page's bench resolves it from web/node_modules, the scene's from
 // its own.
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -72,7 +78,8 @@ export function browserPidOf(dir) {
  * latter (close the pages instead); `browser` is null when persistent
  * (Playwright gives a persistent context no `Browser`).
  */
-export async function openBrowser(chromium, { profile, launch, context = {}, server = false }) {
+export async function openBrowser(chromium, { profile, launch: given, context = {}, server = false }) {
+  const launch = await withFeaturesOff(chromium, given, (process.env.ORBIT_CHROMIUM_DISABLE_FEATURES ?? '').split(',').filter(Boolean));
   if (profileOf(profile) === 'otr') {
     const browserServer = server ? await chromium.launchServer(launch) : null;
     const browser = browserServer ? await chromium.connect(browserServer.wsEndpoint()) : await chromium.launch(launch);
@@ -111,6 +118,25 @@ export async function openBrowser(chromium, { profile, launch, context = {}, ser
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Playwright's `--disable-features=` switch for `launch`, read from a Chromium launched once for it (Playwright does not export it). */
+async function playwrightDisabledFeatures(chromium, launch) {
+  const probe = await chromium.launchServer(launch);
+  try {
+    const args = readFileSync(`/proc/${probe.process().pid}/cmdline`, 'utf8').split('\0');
+    return args.find((a) => a.startsWith('--disable-features=')) ?? null;
+  } finally {
+    await probe.close();
+  }
+}
+
+/** `launch` with `features` turned off as well as Playwright's own list (one `--disable-features` switch). */
+async function withFeaturesOff(chromium, launch, features) {
+  if (features.length === 0) return launch;
+  const own = await playwrightDisabledFeatures(chromium, launch);
+  const list = [...(own ? own.slice('--disable-features='.length).split(',') : []), ...features].filter(Boolean);
+  return { ...launch, ignoreDefaultArgs: own ? [own] : [], args: [...(launch.args ?? []), `--disable-features=${list.join(',')}`] };
 }
 
 /**

@@ -113,3 +113,25 @@ test('otr: a fresh off-the-record context each time', { skip: !existsSync(CHROMI
     await handle.close();
   }
 });
+
+test("ORBIT_CHROMIUM_DISABLE_FEATURES: added to Playwright's own --disable-features, in one switch", { skip: !existsSync(CHROMIUM) && `no Chromium at ${CHROMIUM}` }, async () => {
+  const { chromium } = await import('playwright-core');
+  process.env.ORBIT_CHROMIUM_DISABLE_FEATURES = 'BackgroundResourceFetch';
+  let handle;
+  try {
+    handle = await openBrowser(chromium, { profile: 'otr', server: true, launch: { executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--headless=new', '--disable-gpu'] } });
+  } finally {
+    delete process.env.ORBIT_CHROMIUM_DISABLE_FEATURES;
+  }
+  try {
+    const { readFileSync } = await import('node:fs');
+    const args = readFileSync(`/proc/${handle.pid}/cmdline`, 'utf8').split('\0');
+    const switches = args.filter((a) => a.startsWith('--disable-features='));
+    assert.equal(switches.length, 1, switches.join(' '));
+    const features = switches[0].slice('--disable-features='.length).split(',');
+    assert.ok(features.includes('BackgroundResourceFetch'));
+    assert.ok(features.includes('PaintHolding'), "Playwright's own list is kept");
+  } finally {
+    await handle.close();
+  }
+});
