@@ -26,8 +26,8 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { reported, watchPage, watchStatic } from './watch.mjs';
-import { openBrowser, parseProfile } from '../scene/profile.mjs';
+import { openPageBrowser, reported, watchPage, watchStatic } from './watch.mjs';
+import { parseProfile } from '../scene/profile.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const web = join(here, '..', '..', 'web');
@@ -57,15 +57,7 @@ const socketOnly = await startMock({ MOCK_NO_PRELOAD: '1' });
 const before = BEFORE ? await startMock({ MOCK_DIST: BEFORE }) : null;
 // One context for every page of the run (the page's, the socket-only host's, the build before, the
 // static file's), of the kind --profile names.
-const browser = await openBrowser(chromium, {
-  profile: PROFILE,
-  launch: {
-    executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-  },
-  context: { viewport: { width: 1280, height: 800 } },
-});
+const browser = await openPageBrowser(chromium, PROFILE);
 const context = await browser.newContext();
 
 async function flood(n, bytes = 0, at = origin) {

@@ -25,8 +25,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import http from 'node:http';
-import { reported, watchPage, watchStatic } from './watch.mjs';
-import { compilesOf, openBrowser, parseProfile } from '../scene/profile.mjs';
+import { openPageBrowser, reported, watchPage, watchStatic } from './watch.mjs';
+import { compilesOf, parseProfile } from '../scene/profile.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -50,15 +50,7 @@ const [login] = await once(createInterface({ input: child.stdout }), 'line');
 // The mock host goes with this script, also when it fails.
 process.on('exit', () => { child.kill('SIGTERM'); });
 const origin = new URL(login).origin;
-const handle = await openBrowser(chromium, {
-  profile: PROFILE,
-  launch: {
-    executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
-    headless: true,
-    args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-  },
-  context: { viewport: { width: 1280, height: 800 } },
-});
+const handle = await openPageBrowser(chromium, PROFILE);
 const context = await handle.newContext();
 const first = await context.newPage();
 await first.goto(login);

@@ -331,28 +331,24 @@ mkdirSync(join(options.out, 'logs'), { recursive: true });
 const workspaces = JSON.parse(readFileSync(options.workspaces, 'utf8'));
 // launchServer (otr) or the persistent profile's browser: its process is the root of the tree the
 // CPU sampler sums.
-const handle = await openBrowser(chromium, {
-  profile: options.profile,
-  server: true,
-  context: { viewport: VIEWPORT, deviceScaleFactor: 1 },
-  launch: {
-    executablePath: options.chromium,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--use-angle=swiftshader',
-      '--enable-unsafe-swiftshader',
-      '--disable-dev-shm-usage',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-default-apps',
-      '--no-first-run',
-      '--no-default-browser-check',
-      '--disable-extensions',
-    ],
-  },
-});
+const launch = {
+  executablePath: options.chromium,
+  headless: true,
+  args: [
+    '--no-sandbox',
+    '--use-angle=swiftshader',
+    '--enable-unsafe-swiftshader',
+    '--disable-dev-shm-usage',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-default-apps',
+    '--no-first-run',
+    '--no-default-browser-check',
+    '--disable-extensions',
+  ],
+};
+const handle = await openBrowser(chromium, { profile: options.profile, server: true, launch, context: { viewport: VIEWPORT, deviceScaleFactor: 1 } });
 const browserPid = handle.pid;
 if (!browserPid) throw new Error('no Chromium process to measure');
 const context0 = await handle.newContext();
