@@ -96,10 +96,10 @@ async function longestTaskWhile(page, bytes) {
   return page.evaluate(() => window.__benchLongest);
 }
 
-// The loads before the measured ones: this first page's, then each measured URL's first run. A
-// script's V8 code cache (persistent profile only) is made on its second load and used from its
-// third, as the traces show (bench/README.md, branch `cc`): classic scripts only in Chromium 156,
-// whose module scripts (the page's) come with no code cache on any load.
+// The loads before the measured ones: this first page's, then each measured URL's first run. In a
+// new tab (each load here), a script's V8 code cache (persistent profile only) is made on its
+// second load and used from its third, as the traces show (bench/README.md, branch `cc`), but in
+// Chromium 156 for classic scripts only: the page's module scripts get none on any load.
 const first = await context.newPage();
 await first.goto(login);
 await first.waitForFunction(() => window.orbitInspect?.state().ready === true);

@@ -300,6 +300,10 @@ async function measure(label, page, navigate, browserPid, inspectLoop) {
     result.firstFrames = await firstFrames(page, navigate);
     // The first load is apart (Orbit's builds the graph and the layout; a
     // baseline's compiles its scripts): the first frame is the reloads' median.
+    // The reloads are in the same tab, whose renderer keeps the scripts and
+    // their V8 code cache in its memory cache (any profile, for a script not
+    // served `no-store`): seen consumed on the last of five loads, made on
+    // the second (bench/README.md, branch `cc`).
     result.coldFirstFrameMs = result.firstFrames[0];
     result.firstFrameMs = median(result.firstFrames.slice(1)) ?? result.coldFirstFrameMs;
     say(`${label}: first frame ${result.firstFrames.map((t) => t.toFixed(0)).join(', ')} ms`);
