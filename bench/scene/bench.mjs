@@ -302,8 +302,8 @@ async function measure(label, page, navigate, browserPid, inspectLoop) {
     // baseline's compiles its scripts): the first frame is the reloads' median.
     // The reloads are in the same tab, whose renderer keeps the scripts and
     // their V8 code cache in its memory cache (any profile, for a script not
-    // served `no-store`): seen consumed on the last of five loads, made on
-    // the second (bench/README.md, branch `cc`).
+    // served `no-store`): seen consumed on the fifth load, the one traced
+    // (bench/scene/ab.mjs; bench/README.md, branch `cc`).
     result.coldFirstFrameMs = result.firstFrames[0];
     result.firstFrameMs = median(result.firstFrames.slice(1)) ?? result.coldFirstFrameMs;
     say(`${label}: first frame ${result.firstFrames.map((t) => t.toFixed(0)).join(', ')} ms`);
