@@ -11,7 +11,13 @@
 //              over 50 ms)
 //   heap       the page's JS heap after 5,000 entries against after 400
 //
-//   npm --prefix web run build && node bench/page/bench.mjs [--runs N]
+//   npm --prefix web run build && node bench/page/bench.mjs [--runs N] [--before DIR]
+//        [--profile otr|persistent]
+//
+// --profile: the browser profile every page of the run is loaded in
+// (bench/scene/profile.mjs): `otr` (the default) an off-the-record context,
+// `persistent` a normal temporary profile, as a user's browser (V8's code
+// cache kept between loads).
 //
 // Prints a table to stderr and one JSON line to stdout.
 import { spawn } from 'node:child_process';
@@ -20,7 +26,8 @@ import { createInterface } from 'node:readline';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { reported, watchPage, watchStatic } from './watch.mjs';
+import { openPageBrowser, reported, watchPage, watchStatic } from './watch.mjs';
+import { parseProfile } from '../scene/profile.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const web = join(here, '..', '..', 'web');
@@ -31,11 +38,14 @@ const RUNS = Number(args[args.indexOf('--runs') + 1] ?? 0) || 5;
 // --before DIR: another build of the page (a `web/dist` copy), served by a mock host of its own and
 // loaded in turn with this one: the before/after of a change in one run.
 const BEFORE = args.includes('--before') ? args[args.indexOf('--before') + 1] : null;
+const PROFILE = parseProfile(args);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function startMock(env = {}) {
   const child = spawn(process.execPath, [join(web, 'e2e', 'mock-server.mjs')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  // The mock host goes with the bench, also when it fails.
+  process.on('exit', () => { child.kill('SIGTERM'); });
   const [address] = await once(createInterface({ input: child.stdout }), 'line');
   return { child, login: address, origin: new URL(address).origin };
 }
@@ -45,12 +55,10 @@ const { login, origin } = mock;
 // in the same run: what the data block saves.
 const socketOnly = await startMock({ MOCK_NO_PRELOAD: '1' });
 const before = BEFORE ? await startMock({ MOCK_DIST: BEFORE }) : null;
-const browser = await chromium.launch({
-  executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-});
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+// One context for every page of the run (the page's, the socket-only host's, the build before, the
+// static file's), of the kind --profile names.
+const browser = await openPageBrowser(chromium, PROFILE);
+const context = await browser.newContext();
 
 async function flood(n, bytes = 0, at = origin) {
   const last = Number(await (await fetch(`${at}/mock/flood?n=${n}&bytes=${bytes}`)).text());
@@ -88,6 +96,10 @@ async function longestTaskWhile(page, bytes) {
   return page.evaluate(() => window.__benchLongest);
 }
 
+// The loads before the measured ones: this first page's, then each measured URL's first run. In a
+// new tab (each load here), a script's V8 code cache (persistent profile only) is made on its
+// second load and used from its third, as the traces show (bench/README.md, branch `cc`), but in
+// Chromium 156 for classic scripts only: the page's module scripts get none on any load.
 const first = await context.newPage();
 await first.goto(login);
 await first.waitForFunction(() => window.orbitInspect?.state().ready === true);
@@ -210,6 +222,7 @@ staticServer.close();
 
 const result = {
   runs: RUNS,
+  profile: PROFILE,
   calibrationMs,
   loadMs: median(loads),
   staticLoadMs: median(statics),
@@ -241,6 +254,7 @@ const result = {
   lastSeq: state.lastSeq,
 };
 const line = (name, value, base, ratio, goal) => `${name.padEnd(12)} ${String(value).padStart(12)} ${String(base).padStart(12)} ${ratio.padStart(8)}  ${goal}`;
+process.stderr.write(`browser profile: ${PROFILE}\n`);
 process.stderr.write(`${line('figure', 'orbit', 'baseline', 'ratio', 'goal')}\n`);
 process.stderr.write(`${line('load (ms)', result.loadMs.toFixed(1), result.staticLoadMs.toFixed(1), result.loadRatio.toFixed(2), '<= 2x the static file (400 entries shown)')}\n`);
 process.stderr.write(`${line('+ socket', result.connectedMs.toFixed(1), result.staticLoadMs.toFixed(1), result.connectedRatio.toFixed(2), 'shown and the socket open')}\n`);

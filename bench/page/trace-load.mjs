@@ -7,9 +7,16 @@
 // panel) and prints the split of the page's main thread from navigation
 // start to the first animation frame showing the entries.
 //
-//   npm --prefix web run build && node bench/page/trace-load.mjs [--warm N] [--dist DIR] [--profile]
+//   npm --prefix web run build && node bench/page/trace-load.mjs [--warm N] [--dist DIR]
+//        [--cpu-profile] [--profile otr|persistent]
 //
 // --dist DIR serves another build of the page (a `web/dist` copy).
+// ORBIT_CHROMIUM_DISABLE_FEATURES=A,B turns Chromium features off (profile.mjs).
+// --cpu-profile (or a bare --profile, its name before the browser profile's
+// flag) adds V8's sampling profiler. --profile otr|persistent: the browser
+// profile (bench/scene/profile.mjs; otr by default). The traced reload's
+// V8 compiles of the page's scripts, and whether they took a code cache, are
+// printed after the split.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -18,7 +25,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import http from 'node:http';
-import { reported, watchPage, watchStatic } from './watch.mjs';
+import { openPageBrowser, reported, watchPage, watchStatic } from './watch.mjs';
+import { compilesOf, parseProfile } from '../scene/profile.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -29,6 +37,8 @@ const args = process.argv.slice(2);
 const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : null);
 const WARM = Number(opt('--warm') ?? 3);
 const DIST = opt('--dist');
+const PROFILE = parseProfile(args, { bare: true });
+const CPU_PROFILE = args.includes('--cpu-profile') || args.some((a, i) => a === '--profile' && !['otr', 'persistent'].includes(args[i + 1]));
 const out = join(repo, 'target', 'artifacts', 'page');
 mkdirSync(out, { recursive: true });
 
@@ -37,13 +47,11 @@ const child = spawn(process.execPath, [join(web, 'e2e', 'mock-server.mjs')], {
   env: { ...process.env, ...(DIST ? { MOCK_DIST: DIST } : {}) },
 });
 const [login] = await once(createInterface({ input: child.stdout }), 'line');
+// The mock host goes with this script, also when it fails.
+process.on('exit', () => { child.kill('SIGTERM'); });
 const origin = new URL(login).origin;
-const browser = await chromium.launch({
-  executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-});
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+const handle = await openPageBrowser(chromium, PROFILE);
+const context = await handle.newContext();
 const first = await context.newPage();
 await first.goto(login);
 await first.waitForFunction(() => window.orbitInspect?.state().ready === true);
@@ -67,8 +75,8 @@ const CATEGORIES = [
   'devtools.timeline', 'disabled-by-default-devtools.timeline', 'disabled-by-default-devtools.timeline.frame',
   'v8', 'v8.execute', 'disabled-by-default-v8.compile', 'blink', 'blink.user_timing', 'loading', 'navigation',
   'toplevel', 'netlog', 'cc', 'gpu', 'viz', 'benchmark', 'rail',
-  // --profile: V8's sampling profiler too (it costs the traced load ~15 ms at its start).
-  ...(args.includes('--profile') ? ['disabled-by-default-v8.cpu_profiler'] : []),
+  // --cpu-profile: V8's sampling profiler too (it costs the traced load ~15 ms at its start).
+  ...(CPU_PROFILE ? ['disabled-by-default-v8.cpu_profiler'] : []),
 ];
 
 async function traced(url, watcher, name) {
@@ -84,7 +92,8 @@ async function traced(url, watcher, name) {
   const page = await context.newPage();
   const shownAt = reported(page);
   await page.addInitScript(...watcher);
-  const cdp = await browser.newBrowserCDPSession();
+  // The browser's session (otr, as before); a persistent context has no `Browser`: the page's.
+  const cdp = handle.browser ? await handle.browser.newBrowserCDPSession() : await context.newCDPSession(page);
   const chunks = [];
   cdp.on('Tracing.dataCollected', ({ value }) => { chunks.push(...value); });
   const done = new Promise((resolve) => { cdp.once('Tracing.tracingComplete', resolve); });
@@ -94,8 +103,8 @@ async function traced(url, watcher, name) {
   await new Promise((r) => setTimeout(r, 500));
   await cdp.send('Tracing.end');
   await done;
-  await page.close();
   await cdp.detach();
+  await page.close();
   const file = join(out, `load-trace-${name}.json`);
   writeFileSync(file, JSON.stringify({ traceEvents: chunks }));
   return { shown, events: chunks, file };
@@ -149,7 +158,7 @@ function split(events, shownMs, label) {
   for (const e of events.filter((x) => `${x.pid}:${x.tid}` === main && x.ts >= t0 && x.ts <= end && /Cache/.test(x.name) && x.name !== 'FlushInstructionCache' && x.ph === 'X')) {
     lines.push(`  v8   ${((e.ts - t0) / 1000).toFixed(1).padStart(7)} +${(e.dur / 1000).toFixed(1)} ${e.name} ${JSON.stringify(e.args?.data ?? e.args ?? {}).slice(0, 160)}`);
   }
-  if (args.includes('--profile')) lines.push(...profileSplit(events, mark, t0, end));
+  if (CPU_PROFILE) lines.push(...profileSplit(events, mark, t0, end));
   return lines.join('\n');
 }
 
@@ -196,7 +205,13 @@ function profileSplit(events, mark, t0, end) {
 
 const pageRun = await traced(pageUrl, [watchPage, { untilConnected: false }], 'page');
 const staticRun = await traced(staticUrl, [watchStatic], 'static');
-await browser.close();
+await handle.close();
 child.kill('SIGTERM');
 staticServer.close();
 process.stdout.write(`${split(pageRun.events, pageRun.shown, `page (${pageRun.file})`)}\n\n${split(staticRun.events, staticRun.shown, `static (${staticRun.file})`)}\n`);
+// Whether the traced reload's compiles of the page's scripts took V8's code cache (the profile: ${PROFILE}).
+process.stdout.write(`\nV8 compiles of /assets/ scripts in the traced page load (profile ${PROFILE}, after ${WARM} untraced loads):\n`);
+for (const c of compilesOf(pageRun.events, /\/assets\/.*\.js$/)) {
+  const { name, thread, ms, url, ts, ...cache } = c;
+  process.stdout.write(`  ${name.padEnd(28)} ${ms.toFixed(1).padStart(6)} ms  ${thread.padEnd(22)} ${url}  ${JSON.stringify(cache)}\n`);
+}

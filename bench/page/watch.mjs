@@ -2,6 +2,21 @@
 // run from the document's start) that find the first animation frame in which the 400 entries are
 // shown and report it with a `console.log` line (`__bench {...}`): no script of Playwright's is
 // evaluated in the page while it loads (see README.md). Each runs in the page: self-contained.
+// Also, on the bench's side: `reported` (a watcher's report) and `openPageBrowser` (their Chromium).
+import { openBrowser } from '../scene/profile.mjs';
+
+/** The page benches' Chromium (its switches, a 1280x800 viewport) in `profile` (`otr` or `persistent`, ../scene/profile.mjs). */
+export function openPageBrowser(chromium, profile) {
+  return openBrowser(chromium, {
+    profile,
+    launch: {
+      executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+    },
+    context: { viewport: { width: 1280, height: 800 } },
+  });
+}
 
 /** Orbit's page: shown when `orbitInspect` holds and renders the 400 entries; with `untilConnected`, the report waits for the socket too. */
 export function watchPage({ untilConnected }) {

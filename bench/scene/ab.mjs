@@ -10,7 +10,12 @@
 //
 //   node bench/scene/ab.mjs --orbit BIN --workspace DIR [--loads 9] [--minimal]
 //        [--trace PREFIX] [--categories viz,gpu,...] [--back-to-back] [--settle-ms MS]
-//        DIST_A [DIST_B ...]
+//        [--profile otr|persistent] DIST_A [DIST_B ...]
+//
+// `--profile` (profile.mjs): `otr` (the default) a fresh off-the-record
+// context per tab; `persistent` every tab in one normal temporary profile,
+// as a user's browser (V8's code cache kept between loads), and the minimal
+// page's hashed scripts served cacheable as Orbit serves its own.
 //
 // `orbit` as a DIST is Orbit's own embedded page (no proxy). Per build: the
 // median first frame (navigation start to `orbit:first-frame`), its ratio to
@@ -28,6 +33,7 @@ import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { processType } from './cpu.mjs';
+import { openBrowser, profileOf, startTrace } from './profile.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const MARK = 'orbit:first-frame';
@@ -58,6 +64,7 @@ const SETTLE_MS = Number(flags.get('settle-ms') ?? 300);
 const tracePrefix = flags.get('trace');
 // `--categories a,b` replaces the trace's categories (e.g. adding cc, blink, v8 for bench/scene/path.mjs).
 const CATEGORIES = (flags.get('categories') ?? 'viz,gpu,toplevel,blink.user_timing,devtools.timeline,loading').split(',');
+const PROFILE = profileOf(flags.get('profile') ?? 'otr');
 if (!bin || !ws || dists.length === 0) {
   console.error('usage: ab.mjs --orbit BIN --workspace DIR [--loads N] [--minimal] [--trace PREFIX] DIST...');
   process.exit(2);
@@ -164,13 +171,18 @@ async function proxy(dist) {
 }
 
 // ---------------------------------------------------------------- the browser
-const browserServer = await chromium.launchServer({
-  executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-default-apps', '--no-first-run', '--no-default-browser-check', '--disable-extensions'],
+const handle = await openBrowser(chromium, {
+  profile: PROFILE,
+  server: true,
+  context: { viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 },
+  launch: {
+    executablePath: process.env.ORBIT_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-default-apps', '--no-first-run', '--no-default-browser-check', '--disable-extensions'],
+  },
 });
-const browser = await chromium.connect(browserServer.wsEndpoint());
-const browserPid = browserServer.process().pid;
+const { browser } = handle;
+const browserPid = handle.pid;
 
 /** The GPU process's CPU ticks (utime + stime) now. */
 function gpuTicks() {
@@ -218,7 +230,7 @@ let cookies = null;
 let wpath = null;
 for (const dist of dists) {
   const p = await proxy(dist === 'orbit' ? null : dist);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
+  const context = await handle.newContext();
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -257,10 +269,12 @@ if (flags.get('minimal')) {
       res.writeHead(404).end();
       return;
     }
-    res.writeHead(200, { 'content-type': TYPES[extname(f)] ?? 'application/octet-stream', 'cache-control': 'no-store' }).end(readFileSync(f));
+    // Persistent profile: its hashed scripts cached as Orbit's are (see bench.mjs).
+    const cached = PROFILE === 'persistent' && u.pathname.startsWith('/assets/');
+    res.writeHead(200, { 'content-type': TYPES[extname(f)] ?? 'application/octet-stream', 'cache-control': cached ? 'public, max-age=31536000, immutable' : 'no-store' }).end(readFileSync(f));
   });
   await new Promise((r) => minimalServer.listen(0, '127.0.0.1', r));
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 });
+  const context = await handle.newContext();
   const page = await context.newPage();
   await page.goto(`http://127.0.0.1:${minimalServer.address().port}/minimal.html?map=/maps/m.bin&w=${size.w}&h=${size.h}`, { waitUntil: 'commit' });
   await firstFrame(page);
@@ -284,7 +298,10 @@ for (let i = 0; i < LOADS; i += 1) {
   for (const [n, tab] of tabs.entries()) {
     await tab.page.bringToFront();
     const trace = tracePrefix && i === LOADS - 1 ? `${tracePrefix}-${n}.json` : null;
-    if (trace) await browser.startTracing(tab.page, { path: trace, categories: CATEGORIES });
+    // A persistent context has no `Browser`: its trace is started from the tab's own session.
+    let tracing = null;
+    if (trace && browser) await browser.startTracing(tab.page, { path: trace, categories: CATEGORIES });
+    else if (trace) tracing = await startTrace(tab.page, CATEGORIES);
     if (BACK_TO_BACK) {
       await tab.page.reload({ waitUntil: 'commit' });
       await firstFrame(tab.page);
@@ -297,7 +314,8 @@ for (let i = 0; i < LOADS; i += 1) {
     tab.gpu.push(gpuTicks() - g0);
     if (trace) {
       await sleep(300);
-      await browser.stopTracing();
+      if (tracing) await tracing.stop(trace);
+      else await browser.stopTracing();
       traced.push([tab.name, framesBeforeMark(trace)]);
     }
     await sleep(SETTLE_MS);
@@ -316,9 +334,8 @@ for (const tab of tabs) {
 for (const [name, t] of traced) {
   console.log(`traced ${name}: ${t ? `${t.frames} frames drawn and swapped before the mark (${t.ms.toFixed(1)} ms), mark at ${t.markMs.toFixed(0)} ms` : 'no mark in the trace'}`);
 }
-console.log(`load average ${load0.toFixed(2)} -> ${load1.toFixed(2)}; ${LOADS} reloads per tab, interleaved`);
-await browser.close();
-await browserServer.close();
+console.log(`load average ${load0.toFixed(2)} -> ${load1.toFixed(2)}; ${LOADS} reloads per tab, interleaved; browser profile ${PROFILE}`);
+await handle.close();
 for (const tab of tabs) tab.server?.close();
 minimalServer?.close();
 child.kill('SIGTERM');

@@ -9,6 +9,12 @@
 //        [--redraws N] [--idle-seconds S] [--pan-seconds S] [--out DIR]
 //        [--before BIN]   another orbit (an earlier build) measured in the same
 //                         run, on the same workspace, as the "before" column
+//        [--profile otr|persistent]  the browser profile of every page
+//                         (profile.mjs): otr (default) a fresh off-the-record
+//                         context per page; persistent one normal temporary
+//                         profile for all, as a user's browser (V8's code
+//                         cache kept), and the baselines' hashed scripts
+//                         served cacheable for a year as Orbit serves its own
 //
 // The table goes to stdout, progress to stderr, everything to
 // OUT/results.json (and results-<time>.json).
@@ -22,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startCpu } from './cpu.mjs';
 import { turnPhase } from './turn.mjs';
+import { openBrowser, parseProfile } from './profile.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VIEWPORT = { width: 1280, height: 800 };
@@ -52,6 +59,7 @@ const options = {
   timeoutMs: Number(opt('timeout-ms', 180000)),
   // Issue 17 adds "turn" (frame times and CPU while a scripted turn animates).
   phases: opt('phases', 'first-frame,redraw,pan,idle,turn').split(','),
+  profile: parseProfile(argv),
 };
 if (!options.orbit || !options.workspaces) {
   console.error('usage: bench.mjs --orbit BIN --workspaces FILE.json (bench/scene/run does both)');
@@ -87,7 +95,11 @@ const server = createServer((req, res) => {
     res.writeHead(404).end();
     return;
   }
-  res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+  // Persistent profile: the baselines' hashed scripts and styles cached as Orbit serves its own
+  // (`/assets/`, a year, immutable), so each page's scripts may come from the HTTP cache with V8's
+  // code cache (whose entry must match the response's time: a `no-store` script never has one).
+  const cached = options.profile === 'persistent' && rel.startsWith('assets/');
+  res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': cached ? 'public, max-age=31536000, immutable' : 'no-store' });
   res.end(readFileSync(file));
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
@@ -288,6 +300,10 @@ async function measure(label, page, navigate, browserPid, inspectLoop) {
     result.firstFrames = await firstFrames(page, navigate);
     // The first load is apart (Orbit's builds the graph and the layout; a
     // baseline's compiles its scripts): the first frame is the reloads' median.
+    // The reloads are in the same tab, whose renderer keeps the scripts and
+    // their V8 code cache in its memory cache (any profile, for a script not
+    // served `no-store`): seen consumed on the fifth load, the one traced
+    // (bench/scene/ab.mjs; bench/README.md, branch `cc`).
     result.coldFirstFrameMs = result.firstFrames[0];
     result.firstFrameMs = median(result.firstFrames.slice(1)) ?? result.coldFirstFrameMs;
     say(`${label}: first frame ${result.firstFrames.map((t) => t.toFixed(0)).join(', ')} ms`);
@@ -317,8 +333,9 @@ async function measure(label, page, navigate, browserPid, inspectLoop) {
 mkdirSync(join(options.out, 'shots'), { recursive: true });
 mkdirSync(join(options.out, 'logs'), { recursive: true });
 const workspaces = JSON.parse(readFileSync(options.workspaces, 'utf8'));
-// launchServer: its process is the root of the tree the CPU sampler sums.
-const browserServer = await chromium.launchServer({
+// launchServer (otr) or the persistent profile's browser: its process is the root of the tree the
+// CPU sampler sums.
+const launch = {
   executablePath: options.chromium,
   headless: true,
   args: [
@@ -334,11 +351,11 @@ const browserServer = await chromium.launchServer({
     '--no-default-browser-check',
     '--disable-extensions',
   ],
-});
-const browserPid = browserServer.process().pid;
-const browser = await chromium.connect(browserServer.wsEndpoint());
+};
+const handle = await openBrowser(chromium, { profile: options.profile, server: true, launch, context: { viewport: VIEWPORT, deviceScaleFactor: 1 } });
+const browserPid = handle.pid;
 if (!browserPid) throw new Error('no Chromium process to measure');
-const context0 = await browser.newContext({ viewport: VIEWPORT });
+const context0 = await handle.newContext();
 const probe = await context0.newPage();
 const renderer = await probe.evaluate(() => {
   const gl = document.createElement('canvas').getContext('webgl2');
@@ -346,14 +363,17 @@ const renderer = await probe.evaluate(() => {
   const info = gl.getExtension('WEBGL_debug_renderer_info');
   return gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER);
 });
-await context0.close();
+// A persistent context has no `Browser` to ask.
+const version = handle.browser ? handle.browser.version() : (await (await context0.newCDPSession(probe)).send('Browser.getVersion')).product.replace(/^.*\//, '');
+await probe.close();
+await handle.release(context0);
 if (!renderer) throw new Error('Chromium has no WebGL2 here');
-say(`Chromium ${browser.version()}, WebGL2 on ${renderer}`);
+say(`Chromium ${version}, WebGL2 on ${renderer}, browser profile ${options.profile}`);
 
 const results = {
   when: new Date().toISOString(),
   machine: { cpus: cpus().length, model: cpus()[0]?.model, loadStart: loadavg() },
-  chromium: browser.version(),
+  chromium: version,
   renderer,
   viewport: VIEWPORT,
   decoder: decoderNote.decoder,
@@ -361,8 +381,9 @@ const results = {
   sizes: {},
 };
 
+/** A page in a fresh off-the-record context (otr) or the one persistent context; `done()` closes it (and an otr context). */
 async function newPage() {
-  const context = await browser.newContext({ viewport: VIEWPORT, deviceScaleFactor: 1 });
+  const context = await handle.newContext();
   const page = await context.newPage();
   page.setDefaultTimeout(options.timeoutMs);
   const problems = [];
@@ -370,7 +391,11 @@ async function newPage() {
   page.on('console', (msg) => {
     if (msg.type() === 'error') problems.push(`console: ${msg.text()}`);
   });
-  return { context, page, problems };
+  const done = async () => {
+    await page.close();
+    await handle.release(context);
+  };
+  return { context, page, problems, done };
 }
 
 for (const size of options.sizes) {
@@ -393,7 +418,7 @@ async function measureSize(size) {
   // Orbit first: it serves the /map bytes the baselines draw.
   const orbit = await startOrbit(ws.dir, join(options.out, 'logs', `orbit-${size}.stderr`), join(options.out, 'logs', `orbit-${size}`));
   try {
-    const { context, page, problems } = await newPage();
+    const { context, page, problems, done } = await newPage();
     const navigate = async () => {
       await page.goto(orbit.url, { waitUntil: 'commit' });
       await firstFrame(page).catch((error) => {
@@ -426,7 +451,7 @@ async function measureSize(size) {
       await page.goto(orbit.url, { waitUntil: 'load' });
       row.map = await saveMap(await fetchMap(), mapFile, ws.dir);
     }
-    await context.close();
+    await done();
   } finally {
     await orbit.stop();
   }
@@ -436,7 +461,7 @@ async function measureSize(size) {
   if (options.before && options.targets.includes('orbit')) {
     const before = await startOrbit(ws.dir, join(options.out, 'logs', `before-${size}.stderr`), join(options.out, 'logs', `before-${size}`), options.before);
     try {
-      const { context, page, problems } = await newPage();
+      const { page, problems, done } = await newPage();
       const result = await measure(`before-${size}`, page, async () => {
         await page.goto(before.url, { waitUntil: 'commit' });
         await firstFrame(page);
@@ -444,7 +469,7 @@ async function measureSize(size) {
       result.loginAddressMs = before.startMs;
       result.problems = problems;
       row.targets.before = result;
-      await context.close();
+      await done();
     } finally {
       await before.stop();
     }
@@ -453,14 +478,14 @@ async function measureSize(size) {
   for (const target of ['sigma', 'minimal']) {
     if (!options.targets.includes(target)) continue;
     if (target === 'sigma' && !options.sigmaSizes.includes(size)) continue;
-    const { context, page, problems } = await newPage();
+    const { page, problems, done } = await newPage();
     // The same map size as Orbit's canvas (its page shares the window with the HUD).
     const dims = row.canvas ? `&w=${row.canvas.width}&h=${row.canvas.height}` : '';
     const url = `${pagesOrigin}/${target}.html?map=/maps/${size}.bin${dims}`;
     const result = await measure(`${target}-${size}`, page, () => page.goto(url, { waitUntil: 'commit' }), browserPid, null);
     result.problems = problems;
     row.targets[target] = result;
-    await context.close();
+    await done();
   }
 }
 
@@ -485,8 +510,7 @@ async function saveMap(fetched, file, dir) {
   return { source, bytes: bytes.length, getMs: ms, nodes: view.getUint32(8, true), edges: view.getUint32(12, true), folders: view.getUint32(16, true) };
 }
 
-await browser.close();
-await browserServer.close();
+await handle.close();
 server.close();
 rmSync(maps, { recursive: true, force: true });
 results.machine.loadEnd = loadavg();
@@ -562,6 +586,6 @@ results.table = lines;
 const stamp = results.when.replace(/[:.]/g, '-');
 writeFileSync(join(options.out, 'results.json'), `${JSON.stringify(results, null, 1)}\n`);
 writeFileSync(join(options.out, `results-${stamp}.json`), `${JSON.stringify(results, null, 1)}\n`);
-process.stdout.write(`map benchmark: Chromium ${results.chromium} (${renderer}), ${VIEWPORT.width}x${VIEWPORT.height}, decoder: ${results.decoder}\n`);
+process.stdout.write(`map benchmark: Chromium ${results.chromium} (${renderer}), ${VIEWPORT.width}x${VIEWPORT.height}, decoder: ${results.decoder}, browser profile: ${options.profile}\n`);
 process.stdout.write(`${lines.join('\n')}\n`);
 say(`results in ${join(options.out, 'results.json')}`);
