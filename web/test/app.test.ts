@@ -19,7 +19,8 @@ class FakeTransport implements Transport {
   deliver(body: HostBody, seq: number | null = null): void { for (const l of this.frame) l({ seq, body }); }
 }
 
-function mount() {
+/** The HUD mounted on a fake transport (`preloaded`: frames applied before the mount, as `main.ts` does). */
+function mount(preloaded: unknown[] = [], restAfter?: Promise<unknown>) {
   // The map fetches /map once the page is ready; these tests are about the HUD.
   vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(new Response('', { status: 404 }))));
   document.body.replaceChildren();
@@ -28,7 +29,8 @@ function mount() {
   const transport = new FakeTransport();
   const store = new Store();
   const channel = new Channel(transport, store);
-  const hud = mountHud(root, store, channel, { workspaceId: workspace.id });
+  channel.preload(preloaded);
+  const hud = mountHud(root, store, channel, { workspaceId: workspace.id, ...(restAfter ? { restAfter } : {}) });
   channel.start();
   return { root, transport, store, hud };
 }
@@ -111,21 +113,13 @@ describe('the page', () => {
 
 describe('a fresh open: the side column after the map (`restAfter`)', () => {
   it('lays out the top bar, the banners and the map first, and the side column\'s contents when told, from the state then', async () => {
-    vi.stubGlobal('fetch', vi.fn(() => new Promise<Response>(() => undefined)));
-    document.body.replaceChildren();
-    const root = document.createElement('div');
-    document.body.appendChild(root);
-    const transport = new FakeTransport();
-    const store = new Store();
-    const channel = new Channel(transport, store);
+    let rest: () => void = () => undefined;
     // The preloaded snapshot, applied before the mount (main.ts).
-    channel.preload([
+    const { root, store, hud } = mount([
       { seq: null, body: { type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false } },
       { seq: null, body: { type: 'workspace', ...workspace, trusted: false } },
       { seq: null, body: { type: 'snapshotEnd' } },
-    ]);
-    let rest: () => void = () => undefined;
-    const hud = mountHud(root, store, channel, { workspaceId: workspace.id, restAfter: new Promise<void>((resolve) => { rest = resolve; }) });
+    ], new Promise<void>((resolve) => { rest = resolve; }));
     // What sizes the map is there (the trust banner too), and the map's place with its stand-in.
     expect(root.querySelector('.topbar')).not.toBeNull();
     expect(root.querySelector('.banner-trust')?.hasAttribute('hidden')).toBe(false);
