@@ -1039,7 +1039,39 @@ async function sceneMap(page) {
   await page.getByRole('button', { name: 'Re-arrange' }).click();
   const after = await untilScene(page, 'the map after Re-arrange', (s) => s.fetches > fetches && s.loop === 'asleep' && s.nodes === files);
   await shot(page, 'rearranged');
-  return { nodes: scene.nodes, files, edges: scene.edges, legend, tooltip: tip, hovered, selected, fetchesAfterRearrange: after.fetches, lod: scene.lod };
+  const start = await freshStart(page);
+  return { nodes: scene.nodes, files, edges: scene.edges, legend, tooltip: tip, hovered, selected, fetchesAfterRearrange: after.fetches, lod: scene.lod, start };
+}
+
+/**
+ * A fresh open (no conversation entries) starts with its map (`web/src/hud/hold.ts`, `mapFirst`):
+ * reloaded, the page opens its socket only after the map's first frame is marked, and its side
+ * column (the prompt box) comes after it.
+ */
+async function freshStart(page) {
+  await page.addInitScript(() => {
+    const opened = [];
+    window.__orbitSocketsOpened = opened;
+    const Native = window.WebSocket;
+    window.WebSocket = class extends Native {
+      constructor(...args) {
+        opened.push(performance.now());
+        super(...args);
+      }
+    };
+  });
+  await page.reload();
+  await mapReady(page);
+  await until(page, 'the reloaded page to be connected', (s) => s.connection === 'open' && s.ready);
+  await page.getByRole('textbox', { name: 'Ask Claude' }).waitFor();
+  const { mark, sockets } = await page.evaluate(() => ({
+    mark: performance.getEntriesByName('orbit:first-frame')[0]?.startTime ?? null,
+    sockets: window.__orbitSocketsOpened,
+  }));
+  if (mark === null) throw new Error('no orbit:first-frame mark after the reload');
+  if (!Array.isArray(sockets) || sockets.length === 0) throw new Error('the reloaded page opened no socket');
+  if (sockets[0] < mark) throw new Error(`the socket was opened at ${sockets[0]} ms, before the map's first frame at ${mark} ms`);
+  return { mark, socket: sockets[0] };
 }
 
 async function sceneLive(page) {

@@ -9,7 +9,7 @@ import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
 import { Notifier, browserNotifyEnv, cardFromHash } from './hud/notify';
 import { afterSettled, firstFrameShown, frameShown, holdUntilFirstFrame, whenMarked } from './hud/later';
-import { holdChrome } from './hud/hold';
+import { holdChrome, mapFirst } from './hud/hold';
 import type { NodeAt, SceneInspection } from './scene/scene';
 import type { OverlayMessage } from './scene/overlay';
 
@@ -39,14 +39,20 @@ const channel = new Channel(
   store,
   webview ? {} : { storage: sessionOutboxStorage(id), checker: deferredChecker(firstFrame), restoreAfter: firstFrame },
 );
-// The socket opens first: its handshake runs while the page mounts (no frame
-// is delivered before this script's task ends, so the HUD sees every one).
-channel.start();
 // The snapshot the HTML carried is shown without waiting for the socket,
 // which then resumes from it.
 const preloaded = readPreloaded(document);
 if (preloaded.ok) channel.preload(preloaded.frames);
 else store.update((state) => { addError(state, preloaded.error); });
+// A fresh open in a browser (nothing to read): the map starts first, the side column's contents
+// and the socket after its first frame (`hud/hold.ts`, `mapFirst`).
+const startWithMap = mapFirst(store.state, preloaded.ok ? preloaded.frames : null, webview !== null);
+// The map's first frame (or 2 s: a map that cannot be drawn holds nothing up).
+const mapDrawn = whenMarked('orbit:first-frame', 2000);
+// Otherwise the socket opens first: its handshake runs while the page mounts (no frame
+// is delivered before this script's task ends, so the HUD sees every one).
+if (startWithMap) void mapDrawn.then(() => { channel.start(); });
+else channel.start();
 const root = document.getElementById('app');
 if (!root) throw new Error('the page has no #app element');
 const notifyEnv = webview ? null : browserNotifyEnv(id);
@@ -57,6 +63,7 @@ let entriesFirst = false;
 const hud = mountHud(root, store, channel, {
   workspaceId: id,
   sceneStart: () => (entriesFirst ? frameShown() : null),
+  ...(startWithMap ? { restAfter: mapDrawn } : {}),
   ...(notifier ? { notifier } : {}),
   host: webview
     ? {
@@ -94,8 +101,7 @@ if (wanted) {
 }
 
 // The conversation's window is in the DOM: the rest loads once the browser has shown it and the
-// map has drawn its first frame (or 2 s have passed: a map that cannot be drawn holds nothing up).
-const mapDrawn = whenMarked('orbit:first-frame', 2000);
+// map has drawn its first frame (or 2 s have passed).
 firstFrameShown(mapDrawn);
 // With no entries to show (a fresh open), the map's first frame is the first the page presents: its
 // chrome comes in the next (`hud/hold.ts`; 2 s at most). Entries arriving meanwhile end the hold.

@@ -4,7 +4,7 @@ import type { ConnectionState, Transport } from '../src/protocol/transport';
 import type { HostBody } from '../src/protocol/types';
 import { mountHud } from '../src/hud/app';
 import { Store } from '../src/state/store';
-import { permission, questions, session, workspace } from './fixtures';
+import { entries, permission, questions, session, workspace } from './fixtures';
 
 class FakeTransport implements Transport {
   sent: unknown[] = [];
@@ -19,7 +19,8 @@ class FakeTransport implements Transport {
   deliver(body: HostBody, seq: number | null = null): void { for (const l of this.frame) l({ seq, body }); }
 }
 
-function mount() {
+/** The HUD mounted on a fake transport (`preloaded`: frames applied before the mount, as `main.ts` does). */
+function mount(preloaded: unknown[] = [], restAfter?: Promise<unknown>) {
   // The map fetches /map once the page is ready; these tests are about the HUD.
   vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(new Response('', { status: 404 }))));
   document.body.replaceChildren();
@@ -28,7 +29,8 @@ function mount() {
   const transport = new FakeTransport();
   const store = new Store();
   const channel = new Channel(transport, store);
-  const hud = mountHud(root, store, channel, { workspaceId: workspace.id });
+  channel.preload(preloaded);
+  const hud = mountHud(root, store, channel, { workspaceId: workspace.id, ...(restAfter ? { restAfter } : {}) });
   channel.start();
   return { root, transport, store, hud };
 }
@@ -106,6 +108,47 @@ describe('the page', () => {
     expect(alerts).toContain('does not match the protocol');
     transport.drop();
     expect(root.querySelector('.connection')?.textContent).toBe('Reconnecting…');
+  });
+});
+
+describe('a fresh open: the side column after the map (`restAfter`)', () => {
+  it('lays out the top bar, the banners and the map first, and the side column\'s contents when told, from the state then', async () => {
+    let rest: () => void = () => undefined;
+    // The preloaded snapshot, applied before the mount (main.ts).
+    const { root, store, hud } = mount([
+      { seq: null, body: { type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false } },
+      { seq: null, body: { type: 'workspace', ...workspace, trusted: false } },
+      { seq: null, body: { type: 'snapshotEnd' } },
+    ], new Promise<void>((resolve) => { rest = resolve; }));
+    // What sizes the map is there (the trust banner too), and the map's place with its stand-in.
+    expect(root.querySelector('.topbar')).not.toBeNull();
+    expect(root.querySelector('.banner-trust')?.hasAttribute('hidden')).toBe(false);
+    expect(root.querySelector('main.stage > .scene')).not.toBeNull();
+    const side = root.querySelector('aside.side');
+    expect(side?.getAttribute('aria-label')).toBe('Claude');
+    // The side column is empty until told.
+    expect(side?.childElementCount).toBe(0);
+    expect(named(root, 'textbox', 'Ask Claude')).toHaveLength(0);
+    expect(hud.rendered()).toBe(0);
+    expect(hud.search()).toEqual({ open: false, query: '', matches: [], current: null });
+    expect(hud.panels().open).toBeNull();
+    // What comes meanwhile is shown once it is made (a conversation with entries).
+    store.update((state) => {
+      state.current = 'c1';
+      state.conversations = [{ key: 'c1', phase: 'idle', title: 'the title', sessionId: null, warm: true }];
+      state.transcripts = { c1: entries.slice(0, 2) };
+    });
+    expect(root.querySelector('.conversation-title')).toBeNull();
+    rest();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(named(root, 'textbox', 'Ask Claude')).toHaveLength(1);
+    expect(root.querySelectorAll('[role="log"]')).toHaveLength(1);
+    expect(root.querySelector('.conversation-title')?.textContent).toBe('the title');
+    expect(hud.rendered()).toBe(2);
+    // In the layout's order: the side column stays where it was, its contents in it.
+    expect(Array.from(root.children).map((el) => el.className)).toEqual(['topbar', 'banners', 'stage', 'side', 'file-panel']);
+    expect(side?.isConnected).toBe(true);
+    expect(side?.querySelector('[role="log"]')).not.toBeNull();
   });
 });
 

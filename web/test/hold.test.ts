@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HOLD_CLASS, holdChrome } from '../src/hud/hold';
+import { HOLD_CLASS, holdChrome, mapFirst } from '../src/hud/hold';
 import { deferredScene } from '../src/hud/deferred';
 
 const tick = (ms = 0): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -66,5 +66,25 @@ describe('when the map starts', () => {
     await tick();
     expect(scene.el).not.toBe(placeholder);
     expect(scene.inspect().fetches).toBe(1);
+  });
+});
+
+describe('whether the page starts with its map', () => {
+  const whole = { ready: true, transcripts: { c1: [] } };
+  const frames = [{ seq: null, body: { type: 'snapshotEnd' } }];
+
+  it('on a fresh open in a browser: the snapshot whole and applied, no entries in it', () => {
+    expect(mapFirst(whole, frames, false)).toBe(true);
+    expect(mapFirst({ ready: true, transcripts: {} }, frames, false)).toBe(true);
+  });
+
+  it('not with entries to show, in a webview, without a whole snapshot, or with a frame still to check', () => {
+    expect(mapFirst({ ready: true, transcripts: { c1: [], c2: [{ seq: 1 }] } }, frames, false)).toBe(false);
+    expect(mapFirst(whole, frames, true)).toBe(false);
+    expect(mapFirst({ ready: false, transcripts: {} }, [], false)).toBe(false);
+    // The snapshot in the page could not be read.
+    expect(mapFirst(whole, null, false)).toBe(false);
+    // A long frame is checked in the worker, later: its entries are not in the state yet.
+    expect(mapFirst(whole, ['{"seq":1,"body":{"type":"transcript"}}'], false)).toBe(false);
   });
 });

@@ -18,7 +18,7 @@ import { Drawer } from './drawer';
 import type { MarkdownContext } from './markdown';
 import { titleWithCount, waitingCards, type Notifier } from './notify';
 // Not in the page's entry: their code is imported after the first frame (the map's at once).
-import { deferredFilePanel, deferredPanels, deferredScene, deferredSearch, type LoadFailed } from './deferred';
+import { deferredFilePanel, deferredPanels, deferredScene, deferredSearch, type DeferredPanels, type DeferredSearch, type LoadFailed } from './deferred';
 import type { PanelsInspect } from './panels';
 
 /** An editor hosting the page (a VS Code webview): its trust is the trust, and it opens files itself. */
@@ -41,6 +41,14 @@ export interface HudOptions {
   host?: HudHost | null;
   /** When the map starts: null at the end of the mounting task, else when the promise settles (`hud/deferred.ts`). */
   sceneStart?: () => Promise<void> | null;
+  /**
+   * When the side column's contents (the conversation, its cards, the prompt
+   * box, the panels) are made: when this settles (none: at once). The top
+   * bar, the banners and the map's place are made at once either way, so the
+   * map has its final size from the start; a fresh open (nothing to read)
+   * makes the rest after the map's first frame (`main.ts`).
+   */
+  restAfter?: Promise<unknown>;
 }
 
 export interface Hud {
@@ -58,6 +66,17 @@ export interface Hud {
   scene: Scene;
   /** Which panel is open, the prompt's attachments, the way the last file completion came. */
   panels(): PanelsInspect;
+}
+
+/** The side column's contents (`HudOptions.restAfter`). */
+interface SideParts {
+  transcript: TranscriptView;
+  search: DeferredSearch;
+  panels: DeferredPanels;
+  drawer: Drawer;
+  cards: HTMLElement;
+  cardsGate: HTMLFieldSetElement;
+  conversationTitle: HTMLElement;
 }
 
 const CONNECTION_TEXT: Record<PageState['connection'], string> = {
@@ -98,25 +117,8 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       else void filePanel.open(path, line);
     },
   };
-  const transcript = new TranscriptView({
-    ...mdContext,
-    subagentHistory: (toolUseId) => (shown ? subagentHistoryView(store.state, shown, toolUseId, mdContext) : null),
-  });
-  const search = deferredSearch({
-    entries: () => (shown ? (store.state.transcripts[shown] ?? []) : []),
-    reveal: (seq) => { transcript.reveal(seq); },
-  }, failed);
   // On a software GPU the bubble's fly-in goes in steps (bubbles.ts): `scene` is made below, read when a bubble is.
   const bubbles = new Bubbles(show, { software: () => scene.software() });
-  const panels = deferredPanels({
-    workspaceId: options.workspaceId,
-    // In a browser the file completion asks over the socket (an editor's relay answers no `search`).
-    channelSearch: options.host ? undefined : (q, limit) => channel.search(q, limit),
-    send,
-    show,
-    openFile: (path) => { mdContext.openFile(path, null); },
-  }, failed);
-  const drawer = new Drawer({ send, show, shown: () => shown, attachments: panels.composer });
   const scene = deferredScene({
     workspaceId: options.workspaceId,
     openFile: (path) => {
@@ -147,11 +149,6 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   const agentBanner = h('div', { class: 'banner banner-error', role: 'alert', hidden: true });
   const trustBanner = h('div', { class: 'banner banner-trust', hidden: true });
   const notices = h('div', { class: 'notices', role: 'alert', 'aria-label': 'Errors' });
-  const cards = h('div', { class: 'cards', role: 'region', 'aria-label': 'Waiting for you' });
-  // While disconnected nothing on a card can be sent: a disabled fieldset disables every control in it
-  // without touching the controls' own state.
-  const cardsGate = h('fieldset', { class: 'cards-gate' }, cards);
-  const conversationTitle = h('h2', { class: 'conversation-title' }, 'Conversation');
 
   const trustButton = h('button', { type: 'button', class: 'primary', onclick: () => {
     channel.trust();
@@ -179,15 +176,48 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   const dismissed = new Set<number>();
   const cardNodes = new Map<string, { node: HTMLElement; actionIds: string[] }>();
 
+  // The page's layout: the top bar, the banners and the map's place now (what sizes the map);
+  // the side column is in place (its width is the layout's), its contents come with `mountSide`.
+  const sideEl = h('aside', { class: 'side', 'aria-label': 'Claude' });
   root.append(
     h('header', { class: 'topbar' }, h('h1', { class: 'brand' }, 'Orbit'), wsName, notifyButton, notifyProblem, connection),
     h('div', { class: 'banners' }, offlineBanner, agentBanner, trustBanner, notices),
     h('main', { class: 'stage' }, scene.el, bubbles.el),
-    h('aside', { class: 'side', 'aria-label': 'Claude' }, panels.toolbar, panels.el, conversationTitle, panels.continuation, search.el, transcript.el, cardsGate, drawer.el),
+    sideEl,
     filePanel.el,
   );
 
-  function renderCards(state: PageState): void {
+  /** The side column's contents, once made. */
+  let side: SideParts | null = null;
+  function mountSide(): SideParts {
+    const transcript = new TranscriptView({
+      ...mdContext,
+      subagentHistory: (toolUseId) => (shown ? subagentHistoryView(store.state, shown, toolUseId, mdContext) : null),
+    });
+    const search = deferredSearch({
+      entries: () => (shown ? (store.state.transcripts[shown] ?? []) : []),
+      reveal: (seq) => { transcript.reveal(seq); },
+    }, failed);
+    const panels = deferredPanels({
+      workspaceId: options.workspaceId,
+      // In a browser the file completion asks over the socket (an editor's relay answers no `search`).
+      channelSearch: options.host ? undefined : (q, limit) => channel.search(q, limit),
+      send,
+      show,
+      openFile: (path) => { mdContext.openFile(path, null); },
+    }, failed);
+    const drawer = new Drawer({ send, show, shown: () => shown, attachments: panels.composer });
+    const cards = h('div', { class: 'cards', role: 'region', 'aria-label': 'Waiting for you' });
+    // While disconnected nothing on a card can be sent: a disabled fieldset disables every control in it
+    // without touching the controls' own state.
+    const cardsGate = h('fieldset', { class: 'cards-gate' }, cards);
+    const conversationTitle = h('h2', { class: 'conversation-title' }, 'Conversation');
+    sideEl.append(panels.toolbar, panels.el, conversationTitle, panels.continuation, search.el, transcript.el, cardsGate, drawer.el);
+    search.bind(sideEl);
+    return { transcript, search, panels, drawer, cards, cardsGate, conversationTitle };
+  }
+
+  function renderCards(state: PageState, cards: HTMLElement): void {
     const pending = shown ? (state.sessions[shown]?.pending ?? []) : [];
     const key = shown;
     const keep = new Set<string>();
@@ -264,7 +294,6 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     if (!pinned && shown === null) shown = state.current;
 
     const offline = state.connection !== 'open';
-    cardsGate.disabled = offline;
     // Said at once; the first connection of a load is not a disconnection.
     offlineBanner.hidden = !offline || state.connects === 0;
     if (!offlineBanner.hidden) {
@@ -308,28 +337,36 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       trustButton.textContent = 'Trust this folder';
     }
 
-    const conversation = state.conversations.find((c) => c.key === shown);
-    setText(conversationTitle, conversation?.title ?? 'Conversation');
     scene.render(state);
     bubbles.render(state);
-    transcript.render(state, shown);
-    renderCards(state);
-    drawer.render(state);
-    panels.render(state, shown);
+    if (side) {
+      side.cardsGate.disabled = offline;
+      const conversation = state.conversations.find((c) => c.key === shown);
+      setText(side.conversationTitle, conversation?.title ?? 'Conversation');
+      side.transcript.render(state, shown);
+      renderCards(state, side.cards);
+      side.drawer.render(state);
+      side.panels.render(state, shown);
+    }
     renderNotices(state);
   }
 
-  const side = root.querySelector<HTMLElement>('aside.side');
-  if (side) search.bind(side);
   store.subscribe(render);
+  if (options.restAfter) {
+    const rest = (): void => {
+      side ??= mountSide();
+      render();
+    };
+    void options.restAfter.then(rest, rest);
+  } else side = mountSide();
   render();
   return {
     shown: () => shown,
-    panels: () => panels.inspect(),
+    panels: () => side?.panels.inspect() ?? { open: null, skills: [], files: [], completionPath: null },
     scene,
     show,
-    search: () => search.inspect(),
-    rendered: () => transcript.rendered(),
+    search: () => side?.search.inspect() ?? { open: false, query: '', matches: [], current: null },
+    rendered: () => side?.transcript.rendered() ?? 0,
     openCard: (key, requestId) => {
       wantedCard = { key, requestId };
       if (store.state.conversations.some((c) => c.key === key)) {

@@ -36,3 +36,27 @@ export function holdChrome(root: HTMLElement, until: Promise<unknown>): ChromeHo
   void until.then(release, release);
   return { release, held: () => held };
 }
+
+/** What {@link mapFirst} looks at: the page's state once its preloaded snapshot is applied. */
+export interface StartState {
+  /** Whether the snapshot was whole (its `snapshotEnd` applied). */
+  ready: boolean;
+  transcripts: Record<string, readonly unknown[]>;
+}
+
+/**
+ * Whether the page starts with its map (`main.ts`): a fresh open in a browser,
+ * its snapshot whole and applied in the page's first task (`preloaded`: the
+ * frames it carried, each a parsed frame; a frame given as text is checked in
+ * the worker, later), and no conversation entries in it. The map's first
+ * frame is then the first the page shows (its chrome held until then), so
+ * the map is started first and the side column's contents and the socket
+ * come after its first frame: until then the page's main thread and the GPU
+ * process do the map's work alone. Otherwise (entries to show, a webview,
+ * no snapshot) the conversation comes first, as before.
+ */
+export function mapFirst(state: StartState, preloaded: readonly unknown[] | null, webview: boolean): boolean {
+  return !webview && preloaded !== null && state.ready
+    && preloaded.every((frame) => typeof frame !== 'string')
+    && Object.values(state.transcripts).every((entries) => entries.length === 0);
+}
