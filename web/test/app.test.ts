@@ -111,6 +111,26 @@ describe('the page', () => {
   });
 });
 
+describe('a card opened from its notification (`#card=`)', () => {
+  it('focuses the card while it waits, and says so when it was already answered', async () => {
+    const { root, transport, hud } = mount();
+    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+    transport.deliver({ type: 'workspace', ...workspace });
+    transport.deliver({ type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'waiting', title: 'hi', sessionId: null, warm: true }] });
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending: [permission] }) });
+    transport.deliver({ type: 'snapshotEnd' });
+    hud.openCard('c1', permission.requestId);
+    expect((document.activeElement as HTMLElement | null)?.dataset.requestId).toBe(permission.requestId);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(root.querySelector('.notices')?.textContent ?? '').not.toContain('already answered');
+    // Answered elsewhere; its notification outlived it and is clicked.
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 1, pending: [] }) });
+    hud.openCard('c1', permission.requestId);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(root.querySelector('.notices')?.textContent ?? '').toContain('The card you opened was already answered.');
+  });
+});
+
 describe('a fresh open: the side column after the map (`restAfter`)', () => {
   it('lays out the top bar, the banners and the map first, and the side column\'s contents when told, from the state then', async () => {
     let rest: () => void = () => undefined;

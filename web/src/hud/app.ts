@@ -9,7 +9,7 @@ import type { PageState } from '../state/store';
 import type { Store } from '../state/store';
 import type { MapMessage } from '../scene/model';
 import type { Scene } from '../scene/scene';
-import { addError } from '../state/store';
+import { addError, addNotice } from '../state/store';
 import { Bubbles } from './bubbles';
 import { permissionCard, questionCard } from './cards';
 import { TranscriptView, subagentHistoryView } from './conversation';
@@ -255,6 +255,13 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
         wantedCard = null;
         wanted.scrollIntoView({ block: 'nearest' });
         wanted.focus();
+      } else if (state.sessions[wantedCard.key] && !pending.some((card) => card.requestId === wantedCard?.requestId)) {
+        // Its conversation is known and the card no longer waits: answered before the page opened
+        // on it (elsewhere, or a notification outlived it). Said, not silently shown without it.
+        wantedCard = null;
+        queueMicrotask(() => {
+          store.update((s) => { addNotice(s, 'The card you opened was already answered.'); });
+        });
       }
     }
   }
