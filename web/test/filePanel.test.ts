@@ -30,4 +30,30 @@ describe('the file panel', () => {
     await panel.open('../etc/passwd', null);
     expect(panel.el.querySelector('[role="alert"]')?.textContent).toContain('Could not open ../etc/passwd: 404');
   });
+
+  it('says when the file shown leaves the map, keeps its text, and shows it afresh when it comes back', async () => {
+    let text = 'old text';
+    const fetchMock = vi.fn(() => Promise.resolve(new Response(text, { status: 200 })));
+    vi.stubGlobal('fetch', fetchMock);
+    const panel = new FilePanel('w');
+    document.body.replaceChildren(panel.el);
+    await panel.open('src/a.ts', null);
+    panel.mapChanged(['src/other.ts'], []);
+    expect(panel.el.querySelector('[role="status"]')).toBeNull();
+    panel.mapChanged(['src/a.ts'], []);
+    panel.mapChanged(['src/a.ts'], []);
+    expect(Array.from(panel.el.querySelectorAll('[role="status"]')).map((n) => n.textContent)).toEqual(['src/a.ts was deleted; this is its text as it was.']);
+    expect(panel.el.querySelector('li')?.textContent).toBe('old text');
+    text = 'new text';
+    const focused = document.activeElement;
+    panel.mapChanged([], ['src/a.ts']);
+    await vi.waitFor(() => { expect(panel.el.querySelector('li')?.textContent).toBe('new text'); });
+    expect(panel.el.querySelector('[role="status"]')).toBeNull();
+    expect(fetchMock).toHaveBeenCalledTimes(2);
+    expect(document.activeElement).toBe(focused);
+    // Closed: nothing is fetched for it any more.
+    panel.close();
+    panel.mapChanged([], ['src/a.ts']);
+    expect(fetchMock).toHaveBeenCalledTimes(2);
+  });
 });

@@ -129,7 +129,14 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     rearrange: () => {
       send({ type: 'rearrange' });
     },
-    takeMapMessages: (): MapMessage[] => store.takeMapMessages(),
+    takeMapMessages: (): MapMessage[] => {
+      const taken = store.takeMapMessages();
+      // The file panel hears of its file leaving the map, or coming back.
+      for (const message of taken) {
+        if (message.type === 'mapDelta') filePanel.mapChanged(message.removed, message.added.map((node) => node.path));
+      }
+      return taken;
+    },
     takeActivity: () => store.takeActivity(),
     onRead: (key) => { bubbles.lightRead(key); },
     ...(options.host?.fetchMap ? { fetchMap: () => options.host?.fetchMap?.() ?? Promise.reject(new Error('the editor gives no map')) } : {}),

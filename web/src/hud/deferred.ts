@@ -219,6 +219,8 @@ export function deferredSearch(host: SearchHost, failed: LoadFailed): DeferredSe
 export interface DeferredFilePanel {
   el: HTMLElement;
   open(path: string, line: number | null): Promise<void>;
+  /** Files that left the map and that joined it ({@link import('./filePanel').FilePanel.mapChanged}). */
+  mapChanged(removed: readonly string[], added: readonly string[]): void;
 }
 
 /** The file panel (`filePanel.ts`), once the page has settled; a file asked for before it arrives opens when it does. */
@@ -239,6 +241,9 @@ export function deferredFilePanel(workspaceId: string, failed: LoadFailed): Defe
     async open(path, line) {
       const panel = await loaded;
       await panel.open(path, line);
+    },
+    mapChanged(removed, added) {
+      real?.mapChanged(removed, added);
     },
   };
 }

@@ -14,6 +14,8 @@ export class FilePanel {
   private readonly body: HTMLElement;
   private returnFocus: HTMLElement | null = null;
   private request = 0;
+  /** The file shown (or being fetched), and the line its link named. */
+  private shown: { path: string; line: number | null } | null = null;
 
   constructor(private readonly workspaceId: string) {
     this.title = h('h2', { class: 'file-title', id: 'file-panel-title' });
@@ -36,19 +38,22 @@ export class FilePanel {
 
   close(): void {
     this.el.hidden = true;
+    this.shown = null;
     this.returnFocus?.focus();
     this.returnFocus = null;
   }
 
-  async open(path: string, line: number | null): Promise<void> {
+  /** Shows `path` (`refresh`: again, as the file came back; the focus stays where it is). */
+  async open(path: string, line: number | null, refresh = false): Promise<void> {
     this.request += 1;
     const request = this.request;
-    this.returnFocus = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    this.shown = { path, line };
+    if (!refresh) this.returnFocus = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     this.title.textContent = line ? `${path}:${line}` : path;
     clear(this.body);
     this.body.appendChild(h('p', { class: 'muted' }, 'Loading…'));
     this.el.hidden = false;
-    this.body.focus();
+    if (!refresh) this.body.focus();
     let text: string;
     try {
       const response = await fetch(`/w/${encodeURIComponent(this.workspaceId)}/file?path=${encodeURIComponent(path)}`, {
@@ -74,6 +79,22 @@ export class FilePanel {
     if (line) {
       const target = list.children[line - 1];
       if (target instanceof HTMLElement) target.scrollIntoView({ block: 'center' });
+    }
+  }
+
+  /**
+   * The map's changes: the file shown was deleted (said above its last text, which stays for
+   * reading), or it is back (shown afresh).
+   */
+  mapChanged(removed: readonly string[], added: readonly string[]): void {
+    const shown = this.shown;
+    if (!shown || this.el.hidden) return;
+    if (added.includes(shown.path)) {
+      void this.open(shown.path, shown.line, true);
+      return;
+    }
+    if (removed.includes(shown.path) && !this.body.querySelector('.file-gone')) {
+      this.body.prepend(h('p', { class: 'file-gone error', role: 'status' }, `${shown.path} was deleted; this is its text as it was.`));
     }
   }
 }
