@@ -7,7 +7,7 @@
 // written on, so the latency measured from it includes none of the shim's
 // own reading.
 import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 
 const real = process.env.ORBIT_SHIM_CLAUDE;
 const log = process.env.ORBIT_SHIM_LOG;
@@ -15,7 +15,19 @@ if (!real || !log) {
   process.stderr.write('claude-shim: set ORBIT_SHIM_CLAUDE (the real claude) and ORBIT_SHIM_LOG (where to log)\n');
   process.exit(2);
 }
-const child = spawn(real, process.argv.slice(2), { stdio: ['inherit', 'pipe', 'inherit'] });
+// ORBIT_SHIM_CLI_AUTOGROUP_NICE=<n> (an experiment, never the goal's figure): the CLI in a session
+// of its own (so an autogroup of its own, where the kernel has them) at that autogroup nice, so
+// that its bursts weigh less against Chromium's and Orbit's (bench/page/README.md, "Who held the
+// cores").
+const groupNice = process.env.ORBIT_SHIM_CLI_AUTOGROUP_NICE;
+const child = spawn(real, process.argv.slice(2), { stdio: ['inherit', 'pipe', 'inherit'], detached: groupNice !== undefined });
+if (groupNice !== undefined) {
+  try {
+    writeFileSync(`/proc/${child.pid}/autogroup`, String(Number(groupNice)));
+  } catch (error) {
+    process.stderr.write(`claude-shim: the CLI's autogroup nice was not set: ${error.message}\n`);
+  }
+}
 let held = '';
 child.stdout.setEncoding('utf8');
 child.stdout.on('data', (chunk) => {

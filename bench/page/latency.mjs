@@ -418,6 +418,8 @@ const live = {};
 const floor = {};
 const split = {};
 const busyOf = {};
+// Each live change's times along its path (epoch ms), for ORBIT_LATENCY_RAW.
+const atOf = {};
 for (const [marker, dom] of Object.entries(liveSeen)) {
   const line = lineOf[marker];
   if (!line) continue;
@@ -442,6 +444,7 @@ for (const [marker, dom] of Object.entries(liveSeen)) {
     }
   }
   busyOf[marker] = overlap;
+  atOf[marker] = at;
   split[marker] = {
     cliToRead: gap('shim', 'read'),
     readToEvent: gap('read', 'event'),
@@ -555,6 +558,8 @@ if (process.env.ORBIT_LATENCY_RAW) {
     frames: frames.map(({ t, text }) => ({ t, seq: seqOf(text), text: text.slice(0, 200) })),
     busy: liveBusy,
     dom: liveSeen,
+    // Per live change: the shim's line, Orbit's read, event, push and sent, the page's message event, the DOM (bench/page/latency-sched.py joins them with a scheduler record).
+    changes: atOf,
   }));
 }
 process.stdout.write(`${JSON.stringify(result)}\n`);
