@@ -393,24 +393,23 @@ impl Connection {
     fn search(&self, id: u32, q: String, limit: u32, answers: &mpsc::Sender<HostFrame>) {
         let kind = self.kind;
         search_note(LatencyStage::SearchRead, kind, id, &q);
-        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let refused = crate::map::query_error(&q)
-            .or_else(|| (!(1..=MAX_LIMIT).contains(&limit)).then(crate::map::limit_error));
+        let checked = search_limit(&q, limit);
         let answers = answers.clone();
         let port = Arc::clone(&self.port);
         tokio::spawn(async move {
-            let frame = if let Some(message) = refused {
-                search_refused(id, message)
-            } else {
-                let matching = move || {
-                    search_note(LatencyStage::SearchMatching, kind, id, &q);
-                    let answer = port.search(&q, limit);
-                    search_note(LatencyStage::SearchMatched, kind, id, &q);
-                    answer
-                };
-                match tokio::task::spawn_blocking(matching).await {
-                    Ok(answer) => search_answer(id, answer),
-                    Err(_) => search_refused(id, "the search failed".to_owned()),
+            let frame = match checked {
+                Err(message) => search_refused(id, message),
+                Ok(limit) => {
+                    let matching = move || {
+                        search_note(LatencyStage::SearchMatching, kind, id, &q);
+                        let answer = port.search(&q, limit);
+                        search_note(LatencyStage::SearchMatched, kind, id, &q);
+                        answer
+                    };
+                    match tokio::task::spawn_blocking(matching).await {
+                        Ok(answer) => search_answer(id, answer),
+                        Err(_) => search_refused(id, "the search failed".to_owned()),
+                    }
                 }
             };
             let _ = answers.send(frame).await;
@@ -423,12 +422,10 @@ impl Connection {
     /// the runtime's other tasks to another thread meanwhile).
     fn search_here(&self, id: u32, q: &str, limit: u32) -> HostFrame {
         search_note(LatencyStage::SearchRead, self.kind, id, q);
-        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        if let Some(message) = crate::map::query_error(q)
-            .or_else(|| (!(1..=MAX_LIMIT).contains(&limit)).then(crate::map::limit_error))
-        {
-            return search_refused(id, message);
-        }
+        let limit = match search_limit(q, limit) {
+            Ok(limit) => limit,
+            Err(message) => return search_refused(id, message),
+        };
         let matching = || {
             search_note(LatencyStage::SearchMatching, self.kind, id, q);
             // A panic in the matcher answers this search, as a failed
@@ -524,6 +521,17 @@ fn ack_frame(ack: ActionAck) -> HostFrame {
     HostFrame {
         seq: None,
         body: HostBody::Workspace(WorkspaceMessage::Ack(ack)),
+    }
+}
+
+/// A `search` frame's limit, or why the search is not made (the query's
+/// length, a limit outside 1..=[`MAX_LIMIT`]).
+fn search_limit(q: &str, limit: u32) -> Result<usize, String> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    match crate::map::query_error(q) {
+        Some(message) => Err(message),
+        None if (1..=MAX_LIMIT).contains(&limit) => Ok(limit),
+        None => Err(crate::map::limit_error()),
     }
 }
 

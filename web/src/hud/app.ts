@@ -18,7 +18,7 @@ import { Drawer } from './drawer';
 import type { MarkdownContext } from './markdown';
 import { titleWithCount, waitingCards, type Notifier } from './notify';
 // Not in the page's entry: their code is imported after the first frame (the map's at once).
-import { deferredFilePanel, deferredPanels, deferredScene, deferredSearch, type DeferredPanels, type DeferredSearch, type LoadFailed } from './deferred';
+import { deferredFilePanel, deferredPanels, deferredScene, deferredSearch, noPanels, noSearch, type DeferredPanels, type DeferredSearch, type LoadFailed } from './deferred';
 import type { PanelsInspect } from './panels';
 
 /** An editor hosting the page (a VS Code webview): its trust is the trust, and it opens files itself. */
@@ -376,10 +376,10 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
   render();
   return {
     shown: () => shown,
-    panels: () => side?.panels.inspect() ?? { open: null, skills: [], files: [], completionPath: null },
+    panels: () => side?.panels.inspect() ?? noPanels(),
     scene,
     show,
-    search: () => side?.search.inspect() ?? { open: false, query: '', matches: [], current: null },
+    search: () => side?.search.inspect() ?? noSearch(),
     rendered: () => side?.transcript.rendered() ?? 0,
     openCard: (key, requestId) => {
       wantedCard = { key, requestId };

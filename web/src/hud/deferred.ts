@@ -173,15 +173,23 @@ export function deferredPanels(host: PanelsHost, failed: LoadFailed): DeferredPa
       if (real) real.render(state, shown);
       else last = [state, shown];
     },
-    inspect: () => real?.inspect() ?? { open: null, skills: [], files: [], completionPath: null },
+    inspect: () => real?.inspect() ?? noPanels(),
   };
 }
+
+export interface SearchInspect { open: boolean; query: string; matches: number[]; current: number | null }
 
 export interface DeferredSearch {
   el: HTMLElement;
   bind(scope: HTMLElement): void;
-  inspect(): { open: boolean; query: string; matches: number[]; current: number | null };
+  inspect(): SearchInspect;
 }
+
+/** The panels' inspection before their code is there (or their column is made). */
+export const noPanels = (): PanelsInspect => ({ open: null, skills: [], files: [], completionPath: null });
+
+/** The conversation search's inspection before its code is there (or its column is made). */
+export const noSearch = (): SearchInspect => ({ open: false, query: '', matches: [], current: null });
 
 /**
  * The conversation search (`search.ts`), once the page has settled. Ctrl+F / ⌘F
@@ -212,7 +220,7 @@ export function deferredSearch(host: SearchHost, failed: LoadFailed): DeferredSe
         }
       });
     },
-    inspect: () => real?.inspect() ?? { open: false, query: '', matches: [], current: null },
+    inspect: () => real?.inspect() ?? noSearch(),
   };
 }
 
