@@ -32,7 +32,10 @@ pub use latency_trace::{
 };
 pub use locations::{CONFIG_DIR_ENV, Locations, workspace_id};
 pub use paths::{join_relative, join_slash, normalize_lexically, parent_of, relative_slash_path};
-pub use private_fs::{ensure_private_dir, write_private_file, write_private_file_unsynced};
+pub use private_fs::{
+    ensure_private_dir, write_private_file, write_private_file_in_existing_dir,
+    write_private_file_unsynced,
+};
 pub use settings::{DEFAULT_AGENTS_SCAN_SECONDS, Settings, SettingsError};
 pub use signin::{BadSignInUrl, MAX_SIGNIN_URL, SignInUrl, check_signin_url};
 pub use text::{

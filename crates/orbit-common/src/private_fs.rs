@@ -110,14 +110,37 @@ pub fn write_private_file_unsynced(path: &Path, bytes: &[u8]) -> std::io::Result
     write_atomically(path, bytes, false)
 }
 
-fn write_atomically(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
-    let dir = path
-        .parent()
+/// [`write_private_file`] into a directory that must already exist: a
+/// missing one is an error (`NotFound`), never created. For a writer that
+/// may run after its owner removed the directory (a background saver whose
+/// state folder was deleted must not bring it back).
+pub fn write_private_file_in_existing_dir(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("the directory `{}` is gone", dir.display()),
+        ));
+    }
+    write_into(dir, path, bytes, true)
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    path.parent()
         .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+        .unwrap_or(Path::new("."))
+}
+
+fn write_atomically(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
+    let dir = parent_dir(path);
     if !dir.exists() {
         ensure_private_dir(dir)?;
     }
+    write_into(dir, path, bytes, sync)
+}
+
+/// Writes `bytes` to `path` through a temporary file in `dir` (its parent).
+fn write_into(dir: &Path, path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
     let name = path
         .file_name()
         .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
@@ -177,6 +200,21 @@ mod tests {
         }
         let leftovers: Vec<_> = fs_err::read_dir(&dir).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn a_file_in_an_existing_dir_never_makes_the_dir() {
+        let tmp = tempfile::tempdir().unwrap();
+        let gone = tmp.path().join("state");
+        let file = gone.join("saved.json");
+        let error = write_private_file_in_existing_dir(&file, b"late").unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::NotFound);
+        assert!(!gone.exists(), "the missing directory was made");
+        fs_err::create_dir(&gone).unwrap();
+        write_private_file_in_existing_dir(&file, b"on time").unwrap();
+        assert_eq!(fs_err::read(&file).unwrap(), b"on time");
+        #[cfg(unix)]
+        assert_eq!(mode(&file), 0o600);
     }
 
     /// A symlink planted at the temporary path the old code used (a

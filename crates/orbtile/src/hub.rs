@@ -393,6 +393,15 @@ impl Hub {
         }
     }
 
+    /// Stops the saver: what is queued is on disk when this returns, and
+    /// nothing is written after it (the hub goes on in memory only). The
+    /// hub's server calls it as it stops or is dropped, so a hub that some
+    /// task still holds never writes into a state folder its owner removed.
+    pub fn stop_saving(&mut self) {
+        // The saver's drop writes what is queued and joins its thread.
+        drop(self.saver.take());
+    }
+
     /// Applies the silence and TTL rules at `now`: a registration silent for
     /// 60 s is gone with its sessions; a session offline for 600 s is gone.
     fn sweep(&mut self, now: Duration) {
@@ -1087,5 +1096,57 @@ mod tests {
         hub.lock().expect("the hub").flush_remembered();
         let text = fs_err::read_to_string(&file).expect("written");
         assert!(text.contains("\"allowed\""), "{text}");
+    }
+
+    fn saving_hub(file: &std::path::Path) -> Hub {
+        Hub::new(HubOptions {
+            clock: Arc::new(ManualClock::new()),
+            remembered_file: Some(file.to_owned()),
+            version: "test".to_owned(),
+            pid_check: None,
+        })
+    }
+
+    /// The saver lives and stops with its hub: its folder is made as the
+    /// hub starts and never by a write, what is queued is on disk when the
+    /// hub stops saving (or is dropped), and nothing is written after.
+    #[test]
+    fn a_hub_writes_nothing_after_it_stops_and_never_makes_its_folder_again() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let state = dir.path().join("state");
+        let file = state.join("hub-adapters.json");
+        let mut hub = saving_hub(&file);
+        assert!(state.is_dir(), "the folder is made as the hub starts");
+        hub.remembered
+            .insert("dev.aider".to_owned(), remembered("Aider"));
+        hub.save_remembered();
+        hub.stop_saving();
+        let written = fs_err::read_to_string(&file).expect("written before stop_saving returned");
+        assert!(written.contains("Aider"), "{written}");
+        // A change after the stop: in memory only.
+        hub.remembered
+            .insert("dev.late".to_owned(), remembered("Late"));
+        hub.save_remembered();
+        hub.flush_remembered();
+        drop(hub);
+        assert_eq!(fs_err::read_to_string(&file).expect("still there"), written);
+
+        // The folder removed under a live hub (its owner is gone): a change
+        // is not written, and the folder is not made again, nor on drop.
+        let mut hub = saving_hub(&file);
+        fs_err::remove_dir_all(&state).expect("removed");
+        hub.remembered
+            .insert("dev.other".to_owned(), remembered("Other"));
+        hub.save_remembered();
+        hub.flush_remembered();
+        assert!(!state.exists(), "a write made the removed folder again");
+        hub.remembered
+            .insert("dev.last".to_owned(), remembered("Last"));
+        hub.save_remembered();
+        drop(hub);
+        assert!(
+            !state.exists(),
+            "the hub's drop made the removed folder again"
+        );
     }
 }

@@ -6,7 +6,10 @@
 //! The file is written by a [`Saver`]'s thread of its own: the hub hands it
 //! a copy of the map under its lock and goes on; the write and its fsync
 //! happen outside the hub's lock and off the async runtime, the latest copy
-//! winning when several wait.
+//! winning when several wait. The saver lives and stops with its hub: its
+//! drop writes what is queued and joins the thread, and the hub's server
+//! stops it as it stops ([`crate::Hub::stop_saving`]), so nothing is written
+//! once its owner is gone; a write never makes the folder again.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -96,7 +99,8 @@ pub(crate) fn load(path: &Path) -> BTreeMap<String, Remembered> {
     }
 }
 
-/// Writes the file (0600 in a 0700 directory).
+/// Writes the file (0600) into its directory, which must exist: a folder
+/// removed meanwhile (its owner is gone) is not made again.
 pub(crate) fn save(path: &Path, adapters: &BTreeMap<String, Remembered>) {
     let file = File {
         version: 1,
@@ -109,8 +113,14 @@ pub(crate) fn save(path: &Path, adapters: &BTreeMap<String, Remembered>) {
             return;
         }
     };
-    if let Err(error) = orbit_common::write_private_file(path, &bytes) {
-        tracing::error!(path = %path.display(), %error, "cannot save remembered adapters");
+    match orbit_common::write_private_file_in_existing_dir(path, &bytes) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            tracing::warn!(path = %path.display(), %error, "remembered adapters not saved: their folder is gone");
+        }
+        Err(error) => {
+            tracing::error!(path = %path.display(), %error, "cannot save remembered adapters");
+        }
     }
 }
 
@@ -151,8 +161,14 @@ impl std::fmt::Debug for Saver {
 }
 
 impl Saver {
-    /// A saver of `path` with [`save`].
+    /// A saver of `path` with [`save`]. Its folder (0700) is made here, as
+    /// the hub starts, and never by a write.
     pub(crate) fn new(path: PathBuf) -> Self {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+            && let Err(error) = orbit_common::ensure_private_dir(dir)
+        {
+            tracing::error!(%error, "cannot make the remembered adapters' folder");
+        }
         Self::with_write(path, Box::new(save))
     }
 

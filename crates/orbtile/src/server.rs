@@ -261,7 +261,8 @@ async fn queue_worker(
     }
 }
 
-/// A running hub. Dropping it does not clean up: call [`Running::shutdown`].
+/// A running hub. Dropping it stops its tasks and its saver (what is queued
+/// is written first) but leaves its files: call [`Running::shutdown`].
 #[derive(Debug)]
 pub struct Running {
     shared: Arc<Shared>,
@@ -409,23 +410,33 @@ impl Running {
     }
 
     /// Stops listening and removes the discovery file and the socket.
-    pub async fn shutdown(self) {
-        self.accept.abort();
-        let _ = self.accept.await;
-        self.sweeper.abort();
-        let _ = self.sweeper.await;
-        self.worker.abort();
-        let _ = self.worker.await;
-        // The remembered adapters' last change reaches the disk first.
+    pub async fn shutdown(mut self) {
+        for task in [&mut self.accept, &mut self.sweeper, &mut self.worker] {
+            task.abort();
+            let _ = task.await;
+        }
+        // The remembered adapters' last change reaches the disk first, and
+        // none after: the hub may outlive this (a task, the control socket).
         let shared = Arc::clone(&self.shared);
-        let _ = tokio::task::spawn_blocking(move || shared.hub().flush_remembered()).await;
+        let _ = tokio::task::spawn_blocking(move || shared.hub().stop_saving()).await;
         remove_quietly(&self.shared.discovery_file);
         remove_quietly(&self.shared.runtime_dir.join(crate::hooks::HOOK_FILE));
         remove_quietly(&self.shared.socket_path);
-        if let Some(dir) = &self.fallback_dir {
+        if let Some(dir) = self.fallback_dir.take() {
             let _ = fs_err::remove_dir(dir);
         }
         tracing::info!("hub stopped");
+    }
+}
+
+impl Drop for Running {
+    /// The tasks stop, and so does the saver (after writing what is queued:
+    /// a brief wait for the disk), whoever still holds the shared state.
+    fn drop(&mut self) {
+        self.accept.abort();
+        self.sweeper.abort();
+        self.worker.abort();
+        self.shared.hub().stop_saving();
     }
 }
 

@@ -433,6 +433,29 @@ async fn the_re_allow_rule_holds_across_a_relaunch() {
     assert_eq!(mode(&hub.dir.path().join("hub-adapters.json")), 0o600);
 }
 
+/// The hub's server dropped (not shut down) while the control socket still
+/// holds the hub: what it queued is on disk, and a later change is not
+/// written (the remembered adapters' saver stops with the server; it used
+/// to write on, and into a test's temporary folder that was gone, making
+/// it again: the `/tmp/ot*` folders the suite left).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_hub_writes_no_more() {
+    let mut hub = TestHub::start().await;
+    let file = hub.dir.path().join("hub-adapters.json");
+    hub.register("dev.aider").await;
+    drop(hub.running.take());
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(saved.contains("dev.aider"), "{saved}");
+    std::fs::remove_file(&file).unwrap();
+    // The control socket serves on, with the hub in memory.
+    hub.allow("dev.aider");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !file.exists(),
+        "the saver wrote after its server was dropped"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adapter_ids_follow_the_rules() {
     let hub = TestHub::start().await;

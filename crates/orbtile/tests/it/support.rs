@@ -11,13 +11,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
 
 pub(crate) struct TestHub {
-    pub(crate) dir: tempfile::TempDir,
     pub(crate) clock: Arc<ManualClock>,
     pub(crate) running: Option<Running>,
     pub(crate) control: Option<orbit_control::ControlServer>,
     /// Checks every exchange against the protocol's JSON Schema.
     observer: orbtile::Observer,
     schema: Arc<std::sync::Mutex<(usize, Vec<String>)>>,
+    /// Last, so dropped last: the hub (its saver) stops before its folder goes.
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Drop for TestHub {
