@@ -14,7 +14,8 @@
 // a URL whose GET makes the server drop the page's socket; without it the
 // scenario writes `<ORBIT_ARTIFACTS>/drop.ready` and waits for the harness
 // to drop the socket), ORBIT_WORKSPACE (for `scene-live`: the workspace's
-// folder, where it creates and deletes a file).
+// folder, where it creates and deletes a file; for `file-panel-live`, where it
+// edits the file the panel shows).
 import { chromium } from 'playwright-core';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -47,6 +48,7 @@ const SCENARIOS = {
   'scene-live': sceneLive,
   'scene-search': sceneSearch,
   'scene-context': sceneContext,
+  'file-panel-live': filePanelLive,
   // Claude on the map (e2e/claude-map.mjs), given this file's helpers.
   ...Object.fromEntries(Object.entries(CLAUDE_MAP_SCENARIOS).map(([n, f]) => [n, (page, context) => f(kit(), page, context)])),
   // Terminal sessions watched through Orbit's hooks (e2e/watched.mjs).
@@ -1119,6 +1121,38 @@ async function sceneLive(page) {
   if (appearMs > 1000) throw new Error(`${created} took ${appearMs} ms to appear`);
   if (sleptMs > 1000 || asleepAfterAdd > 1000) throw new Error(`the loop slept ${Math.max(sleptMs, asleepAfterAdd)} ms after the last change`);
   return { created, at: [appeared.x, appeared.y], appearMs, deleted, goneMs, asleepAfterMs: sleptMs, nodes: Object.keys(fresh).length };
+}
+
+/**
+ * The file panel open on a file that changes on disk in place (as Claude's Edit writes it): the
+ * panel shows the new text where the reader was (the focus stays in it) and says that it changed.
+ */
+async function filePanelLive(page) {
+  const workspace = process.env.ORBIT_WORKSPACE;
+  if (!workspace) throw new Error('ORBIT_WORKSPACE is not set');
+  await mapReady(page);
+  const target = process.env.ORBIT_MAP_FILE ?? 'src/main.rs';
+  const at = await nodeAt(page, target);
+  if (!at) throw new Error(`${target} is not on the map`);
+  await page.mouse.click(at.screenX, at.screenY);
+  const dialog = page.getByRole('dialog', { name: target });
+  await dialog.waitFor();
+  await dialog.locator('li').first().waitFor();
+  const focusedBefore = await page.evaluate(() => document.activeElement?.className ?? null);
+  const { readFile } = await import('node:fs/promises');
+  const old = await readFile(join(workspace, target), 'utf8');
+  const added = '// edited in place while the panel was open';
+  const t0 = Date.now();
+  await writeFile(join(workspace, target), `${old}${added}\n`);
+  await dialog.getByText(added).waitFor();
+  const shownMs = Date.now() - t0;
+  const said = await dialog.getByRole('status').textContent();
+  if (!said?.startsWith(`${target} changed on disk at `)) throw new Error(`the panel says ${said}`);
+  const focusedAfter = await page.evaluate(() => document.activeElement?.className ?? null);
+  if (focusedAfter !== focusedBefore) throw new Error(`the focus moved from ${focusedBefore} to ${focusedAfter}`);
+  const lines = await dialog.locator('li').count();
+  await shot(page, 'file-changed');
+  return { target, shownMs, said, focused: focusedAfter, lines };
 }
 
 async function sceneSearch(page) {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FilePanel } from '../src/hud/filePanel';
+import { h } from '../src/hud/dom';
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -55,5 +56,68 @@ describe('the file panel', () => {
     panel.close();
     panel.mapChanged([], ['src/a.ts']);
     expect(fetchMock).toHaveBeenCalledTimes(2);
+  });
+
+  it('shows the new text of its file changed in place where the reader was, says so, and reads once per burst', async () => {
+    let text = Array.from({ length: 200 }, (_, i) => `line ${i + 1}`).join('\n');
+    let answer: (() => void) | null = null;
+    let gate = false;
+    const fetchMock = vi.fn(() => {
+      const body = text;
+      if (!gate) return Promise.resolve(new Response(body, { status: 200 }));
+      return new Promise<Response>((resolve) => { answer = () => { resolve(new Response(body, { status: 200 })); }; });
+    });
+    vi.stubGlobal('fetch', fetchMock);
+    const scrolled = vi.spyOn(HTMLElement.prototype, 'scrollIntoView');
+    const panel = new FilePanel('w');
+    const before = h('button', null, 'the map');
+    document.body.replaceChildren(before, panel.el);
+    before.focus();
+    await panel.open('src/a.ts', 150);
+    expect(scrolled).toHaveBeenCalledTimes(1);
+    const body = panel.el.querySelector<HTMLElement>('.file-body');
+    if (!body) throw new Error('no body');
+    expect(document.activeElement).toBe(body);
+    body.scrollTop = 1234;
+    // Another file, or no change at all: nothing is read.
+    panel.filesChanged(['src/other.ts'], false);
+    expect(fetchMock).toHaveBeenCalledTimes(1);
+    text = text.replace('line 150', 'line 150, edited');
+    panel.filesChanged(['src/other.ts', 'src/a.ts'], false);
+    await vi.waitFor(() => { expect(panel.el.querySelector('[data-line="150"]')?.textContent).toBe('line 150, edited'); });
+    expect(fetchMock).toHaveBeenCalledTimes(2);
+    expect(panel.el.querySelector('[data-line="150"]')?.classList.contains('target')).toBe(true);
+    // Where the reader was: the scroll and the focus stay; the line is not scrolled to again.
+    expect(body.scrollTop).toBe(1234);
+    expect(scrolled).toHaveBeenCalledTimes(1);
+    expect(document.activeElement).toBe(body);
+    const status = panel.el.querySelectorAll('[role="status"]');
+    expect(status.length).toBe(1);
+    expect(status[0]?.textContent).toMatch(/^src\/a\.ts changed on disk at .+; this is its new text\.$/);
+    // A burst while a read runs: one more read after it, not one each.
+    gate = true;
+    text = `${text}\nline 201`;
+    panel.filesChanged(['src/a.ts'], false);
+    panel.filesChanged(['src/a.ts'], false);
+    panel.filesChanged([], true);
+    expect(fetchMock).toHaveBeenCalledTimes(3);
+    (answer as (() => void) | null)?.();
+    await vi.waitFor(() => { expect(fetchMock).toHaveBeenCalledTimes(4); });
+    (answer as (() => void) | null)?.();
+    await vi.waitFor(() => { expect(panel.el.querySelectorAll('li').length).toBe(201); });
+    expect(panel.el.querySelectorAll('[role="status"]').length).toBe(1);
+    // `more` with the same text (a snapshot after a reconnect): read, nothing said anew.
+    gate = false;
+    const said = panel.el.querySelector('[role="status"]')?.textContent;
+    panel.filesChanged([], true);
+    await vi.waitFor(() => { expect(fetchMock).toHaveBeenCalledTimes(5); });
+    expect(panel.el.querySelector('[role="status"]')?.textContent).toBe(said);
+    // Another file opened: the line goes; closed: nothing is read any more.
+    await panel.open('src/b.ts', null);
+    expect(panel.el.querySelector('[role="status"]')).toBeNull();
+    panel.close();
+    panel.filesChanged(['src/b.ts'], true);
+    expect(fetchMock).toHaveBeenCalledTimes(6);
+    scrolled.mockRestore();
   });
 });

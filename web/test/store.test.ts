@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HostBody, HostFrame } from '../src/protocol/types';
-import { MAP_INBOX_LIMIT, Store, applyFrame, initialState, inspect, mergeEntries, queueAction, queueTrust, resumeFrame, type PageState } from '../src/state/store';
+import { FILES_CHANGED_INBOX_LIMIT, MAP_INBOX_LIMIT, Store, applyFrame, initialState, inspect, mergeEntries, queueAction, queueTrust, resumeFrame, type PageState } from '../src/state/store';
 import { entry, permission, questions, session, workspace } from './fixtures';
 
 const f = (seq: number | null, body: HostBody): HostFrame => ({ seq, body });
@@ -104,6 +104,29 @@ describe('the map inbox', () => {
     for (let i = 0; i <= MAP_INBOX_LIMIT; i += 1) applyFrame(state, hello(false, i, `i${i}`));
     expect(state.mapInbox.length).toBeLessThanOrEqual(2);
     expect(state.mapInbox).toEqual(state.mapInbox.map(() => ({ type: 'snapshot' })));
+  });
+});
+
+describe('the file panel\'s inbox', () => {
+  it('keeps filesChanged for the file panel, in order; a fresh snapshot says more may have changed; a resume does not', () => {
+    const store = new Store();
+    store.update((state) => applyFrame(state, hello(false, 3)));
+    expect(store.takeFilesChanged()).toEqual([{ paths: [], more: true }]);
+    store.update((state) => applyFrame(state, f(4, { type: 'filesChanged', paths: ['src/a.ts'], more: false })));
+    store.update((state) => applyFrame(state, f(4, { type: 'filesChanged', paths: ['src/a.ts'], more: false })));
+    store.update((state) => applyFrame(state, f(5, { type: 'filesChanged', paths: ['b.md', 'c.md'], more: true })));
+    expect(store.takeFilesChanged()).toEqual([{ paths: ['src/a.ts'], more: false }, { paths: ['b.md', 'c.md'], more: true }]);
+    expect(store.takeFilesChanged()).toEqual([]);
+    store.update((state) => applyFrame(state, hello(true, 5)));
+    expect(store.takeFilesChanged()).toEqual([]);
+    expect(store.state.lastSeq).toBe(5);
+  });
+
+  it('collapses into one "more" when nobody takes them', () => {
+    const state = initialState();
+    for (let i = 1; i <= FILES_CHANGED_INBOX_LIMIT + 5; i += 1) applyFrame(state, f(i, { type: 'filesChanged', paths: [`f${i}`], more: false }));
+    expect(state.filesChangedInbox.length).toBeLessThanOrEqual(6);
+    expect(state.filesChangedInbox[0]).toEqual({ paths: [], more: true });
   });
 });
 

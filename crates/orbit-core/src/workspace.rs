@@ -1487,12 +1487,33 @@ impl Actor {
 
     fn graph_changed(&mut self, delta: &GraphDelta) {
         self.map_changed(delta);
+        self.files_changed(delta);
         let messages = {
             let graph = self.live.read();
             self.projector.graph_changed(&*graph)
         };
         self.push_all(messages);
         self.publish_workspace();
+    }
+
+    /// Tells the pages which files' content changed in place (the file
+    /// panel reads its file again); the watcher's debounce batches them.
+    fn files_changed(&mut self, delta: &GraphDelta) {
+        if delta.nodes_changed.is_empty() {
+            return;
+        }
+        let mut paths: Vec<String> = delta
+            .nodes_changed
+            .iter()
+            .map(|node| node.path.clone())
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let more = paths.len() > orbit_types::FILES_CHANGED_LIMIT;
+        paths.truncate(orbit_types::FILES_CHANGED_LIMIT);
+        self.push(HostBody::Workspace(WorkspaceMessage::FilesChanged(
+            orbit_types::FilesChanged { paths, more },
+        )));
     }
 
     /// Moves the map by the graph's delta and tells the pages.

@@ -69,6 +69,9 @@ pub enum WorkspaceMessage {
     /// The map changed wholly (re-arranged, or too much at once): fetch
     /// `/w/<id>/map` again.
     MapReset(crate::map::MapReset),
+    /// Graph files whose content changed in place (no `mapDelta` says it):
+    /// a file panel showing one reads it again.
+    FilesChanged(crate::map::FilesChanged),
     /// The catalog the pickers offer (models, skills), or why it is not read.
     Catalog(crate::panels::CatalogState),
     /// The settings in force for the next prompt, each with its source.

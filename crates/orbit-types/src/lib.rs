@@ -40,7 +40,7 @@ pub use keypad::{
     claude_tool_kind,
 };
 pub use map::{
-    MapDelta, MapEdge, MapEdgeRemoved, MapFolder, MapNode, MapReset, MapResetReason, SearchAnswer,
+    FILES_CHANGED_LIMIT, FilesChanged, MapDelta, MapEdge, MapEdgeRemoved, MapFolder, MapNode, MapReset, MapResetReason, SearchAnswer,
     SearchMatch, SearchReply,
 };
 pub use page::{

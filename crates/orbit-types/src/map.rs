@@ -1,5 +1,5 @@
-//! The map on the wire: the live `mapDelta` / `mapReset` workspace messages
-//! and the search route's answer (`docs/page-protocol.md`, "The map"). The
+//! The map on the wire: the live `mapDelta` / `mapReset` workspace messages,
+//! `filesChanged` (a file's content changed in place), and the search route's answer (`docs/page-protocol.md`, "The map"). The
 //! map's binary snapshot (`GET /w/<id>/map`) is encoded by `orbit-map`.
 
 use schemars::JsonSchema;
@@ -29,6 +29,24 @@ pub struct MapDelta {
     pub edges_added: Vec<MapEdge>,
     /// Import pairs that are gone entirely.
     pub edges_removed: Vec<MapEdgeRemoved>,
+}
+
+/// At most this many paths in one [`FilesChanged`]; past it, `more` says
+/// that the list is cut.
+pub const FILES_CHANGED_LIMIT: usize = 1000;
+
+/// Graph files whose content changed in place (an edit that adds or
+/// removes no file; the map does not move, so no `mapDelta` says it):
+/// a page showing one of them (the file panel) reads it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FilesChanged {
+    /// Workspace-relative, `/`-separated, sorted; at most
+    /// [`FILES_CHANGED_LIMIT`].
+    pub paths: Vec<String>,
+    /// More files changed than `paths` lists: a page showing any file
+    /// reads it again.
+    pub more: bool,
 }
 
 /// A file on the map.

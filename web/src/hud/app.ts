@@ -351,6 +351,8 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       trustButton.textContent = 'Trust this folder';
     }
 
+    // The file panel hears of its file's content changing in place.
+    for (const change of store.takeFilesChanged()) filePanel.filesChanged(change.paths, change.more);
     scene.render(state);
     bubbles.render(state);
     if (side) {

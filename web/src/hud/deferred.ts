@@ -229,6 +229,8 @@ export interface DeferredFilePanel {
   open(path: string, line: number | null): Promise<void>;
   /** Files that left the map and that joined it ({@link import('./filePanel').FilePanel.mapChanged}). */
   mapChanged(removed: readonly string[], added: readonly string[]): void;
+  /** Files whose content changed in place ({@link import('./filePanel').FilePanel.filesChanged}). */
+  filesChanged(paths: readonly string[], more: boolean): void;
 }
 
 /** The file panel (`filePanel.ts`), once the page has settled; a file asked for before it arrives opens when it does. */
@@ -252,6 +254,9 @@ export function deferredFilePanel(workspaceId: string, failed: LoadFailed): Defe
     },
     mapChanged(removed, added) {
       real?.mapChanged(removed, added);
+    },
+    filesChanged(paths, more) {
+      real?.filesChanged(paths, more);
     },
   };
 }

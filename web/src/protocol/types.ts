@@ -376,6 +376,9 @@ export type WorkspaceMessage =
   | (MapReset & {
       type: 'mapReset';
     })
+  | (FilesChanged & {
+      type: 'filesChanged';
+    })
   | (CatalogState & {
       type: 'catalog';
     })
@@ -1372,6 +1375,23 @@ export interface MapReset {
    */
   hash: string;
   reason: MapResetReason;
+}
+/**
+ * Graph files whose content changed in place (an edit that adds or
+ * removes no file; the map does not move, so no `mapDelta` says it):
+ * a page showing one of them (the file panel) reads it again.
+ */
+export interface FilesChanged {
+  /**
+   * More files changed than `paths` lists: a page showing any file
+   * reads it again.
+   */
+  more: boolean;
+  /**
+   * Workspace-relative, `/`-separated, sorted; at most
+   * [`FILES_CHANGED_LIMIT`].
+   */
+  paths: string[];
 }
 /**
  * `catalog`: what the pickers offer.

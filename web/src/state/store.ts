@@ -48,6 +48,18 @@ export interface SubagentInfo {
 /** A message for the map: `mapDelta`, `mapReset`, or `snapshot` (the channel started afresh: deltas may be missing). */
 export type MapInboxItem = Extract<HostBody, { type: 'mapDelta' | 'mapReset' }> | { type: 'snapshot' };
 
+/**
+ * Files whose content changed in place, for the file panel ({@link Store.takeFilesChanged}):
+ * a `filesChanged` message, or `more` alone after a snapshot (the log may have skipped some).
+ */
+export interface FilesChangedItem {
+  paths: string[];
+  more: boolean;
+}
+
+/** `filesChanged` items kept until taken; past this they collapse into one `more`. */
+export const FILES_CHANGED_INBOX_LIMIT = 100;
+
 /** Claude's activity and subagent messages for the scene's effects ({@link Store.takeActivity}). */
 export type ActivityInboxItem = Extract<HostBody, { type: 'activity' | 'subagent' }>;
 
@@ -99,6 +111,8 @@ export interface PageState {
   mapInbox: MapInboxItem[];
   /** Activity and subagent messages the scene has not taken yet. */
   activityInbox: ActivityInboxItem[];
+  /** Content changes the file panel has not taken yet. */
+  filesChangedInbox: FilesChangedItem[];
   /** The panels' workspace messages (issue 20): the last of each. */
   catalog: CatalogState | null;
   settings: SettingsState | null;
@@ -129,6 +143,7 @@ export function initialState(): PageState {
     errors: [],
     mapInbox: [],
     activityInbox: [],
+    filesChangedInbox: [],
     catalog: null,
     settings: null,
     mcp: null,
@@ -217,6 +232,11 @@ function pushMap(state: PageState, item: MapInboxItem): void {
   state.mapInbox.push(item);
 }
 
+function pushFilesChanged(state: PageState, item: FilesChangedItem): void {
+  if (state.filesChangedInbox.length >= FILES_CHANGED_INBOX_LIMIT) state.filesChangedInbox = [{ paths: [], more: true }];
+  state.filesChangedInbox.push(item);
+}
+
 function pushActivity(state: PageState, item: ActivityInboxItem): void {
   if (state.activityInbox.length >= ACTIVITY_INBOX_LIMIT) state.activityInbox.shift();
   state.activityInbox.push(item);
@@ -245,6 +265,8 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
         // A snapshot follows: what it holds is the state up to `head`.
         clearConversations(state);
         pushMap(state, { type: 'snapshot' });
+        // A file may have changed while the log went on without this page.
+        pushFilesChanged(state, { paths: [], more: true });
         state.inSnapshot = true;
         state.ready = false;
         state.lastSeq = body.head;
@@ -306,6 +328,9 @@ export function applyFrame(state: PageState, frame: HostFrame): boolean {
     case 'mapDelta':
     case 'mapReset':
       pushMap(state, body);
+      break;
+    case 'filesChanged':
+      pushFilesChanged(state, { paths: body.paths, more: body.more });
       break;
     case 'catalog':
     case 'settings':
@@ -429,6 +454,13 @@ export class Store {
   takeMapMessages(): MapInboxItem[] {
     const taken = this.state.mapInbox;
     this.state.mapInbox = [];
+    return taken;
+  }
+
+  /** The content changes received since the last call, oldest first. */
+  takeFilesChanged(): FilesChangedItem[] {
+    const taken = this.state.filesChangedInbox;
+    if (taken.length > 0) this.state.filesChangedInbox = [];
     return taken;
   }
 

@@ -1,7 +1,8 @@
 //! The map through the workspace's service: a file created on disk comes as
 //! a `mapDelta` at the place the snapshot then shows, nothing else moves,
 //! the snapshot's hash is the `workspace` message's, `Re-arrange` resets,
-//! and the layout is kept (0600) in the state directory across a restart.
+//! and the layout is kept (0600) in the state directory across a restart;
+//! an edit in place comes as `filesChanged`.
 
 #![expect(clippy::float_cmp, reason = "cell centres are exact halves")]
 
@@ -178,4 +179,36 @@ async fn the_map_follows_the_disk_and_is_kept_across_a_restart() {
     let fresh = start_handle(&env, config.path()).await;
     assert_eq!(snapshot(&*fresh).await.nodes.len(), 3);
     fresh.shutdown().await;
+}
+
+/// An edit in place (no file comes or goes: the map does not move) comes,
+/// through the real watcher, as one `filesChanged` naming the file and only
+/// it; a new file comes as a `mapDelta`, not as a change.
+#[tokio::test]
+async fn an_edit_in_place_comes_as_files_changed() {
+    let env = Env::new().await;
+    let config = private_config();
+    let handle = start_handle(&env, config.path()).await;
+    let mut page = handle.connect(None, None).await.unwrap();
+    std::fs::write(
+        env.ws.path().join("src/main.rs"),
+        "fn main() {\n    println!(\"edited\");\n}\n",
+    )
+    .unwrap();
+    let changed = next_body(&mut page, |b| {
+        b["type"] == "filesChanged" || b["type"] == "mapDelta"
+    })
+    .await;
+    assert_eq!(
+        changed,
+        serde_json::json!({"type": "filesChanged", "paths": ["src/main.rs"], "more": false})
+    );
+    std::fs::write(env.ws.path().join("NOTES.md"), "# Notes\n").unwrap();
+    let added = next_body(&mut page, |b| {
+        b["type"] == "filesChanged" || b["type"] == "mapDelta"
+    })
+    .await;
+    assert_eq!(added["type"], "mapDelta", "{added}");
+    assert_eq!(added["added"][0]["path"], "NOTES.md", "{added}");
+    handle.shutdown().await;
 }

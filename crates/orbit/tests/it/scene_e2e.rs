@@ -52,6 +52,22 @@ fn a_file_created_on_disk_appears_at_its_place_and_a_deleted_one_goes() {
 }
 
 #[test]
+fn the_file_panel_shows_its_file_edited_in_place() {
+    let _one = lock();
+    let mut scene = opened();
+    let ws = scene.env.ws.path().to_string_lossy().into_owned();
+    let result = run(
+        &scene,
+        "file-panel-live",
+        &[("ORBIT_WORKSPACE", &ws), ("ORBIT_MAP_FILE", "src/main.rs")],
+    );
+    // src/main.rs had five lines; the edit added one.
+    assert_eq!(result["lines"], 7, "{result}");
+    assert_eq!(result["focused"], "file-body", "{result}");
+    scene.end();
+}
+
+#[test]
 fn search_flies_to_a_file_and_selects_it() {
     let _one = lock();
     let mut scene = opened();
