@@ -39,6 +39,7 @@ const SCENARIOS = {
   keypad,
   notify,
   'two-tabs': twoTabs,
+  'notify-tabs-close': notifyTabsClose,
   'answer-through-drops': answerThroughDrops,
   'restart-outbox': restartOutbox,
   'open-card': openCard,
@@ -660,6 +661,59 @@ async function notify(page, context) {
   if (finalTitle.startsWith('(')) throw new Error(`the title still counts cards: ${finalTitle}`);
   await shot(page, 'skipped');
   return { permissionTag: card.requestId, questionTag: qcard.requestId, skipOutcome: outcome, title, kinds: shownKinds(done) };
+}
+
+/** How many of the worker's notifications carry `tag` (asked of the worker itself: no tab may be left to ask). */
+async function workerNotifications(context, tag) {
+  const [worker] = context.serviceWorkers();
+  if (!worker) throw new Error('no service worker');
+  return worker.evaluate(async (t) => (await self.registration.getNotifications({ tag: t })).length, tag);
+}
+
+/**
+ * Two hidden tabs, one card, one notification. One tab closes: the other still relies on the
+ * notification, which stays. The last one goes (navigates away): its notification closes, before
+ * Orbit (no page for 2 s) raises its own desktop one (ORBIT_E2E_CLOSED: the file it writes when it
+ * saw the close); once ORBIT_E2E_ANSWER_AFTER exists it comes back and answers the card.
+ */
+async function notifyTabsClose(page, context) {
+  await context.grantPermissions(['notifications'], { origin });
+  const address = page.url();
+  const other = await newPage(context);
+  await other.goto(address);
+  await until(other, 'the second tab', (s) => s.connection === 'open' && s.ready);
+  await hide(page);
+  await hide(other);
+  const { card } = await promptAndCard(page, 'Please make the edit (permission)');
+  await untilNotifications(other, 'the notification', (l) => l.some((n) => n.tag === card.requestId));
+  if ((await notifications(page)).length !== 1) throw new Error('two tabs, one card: not one notification');
+  await other.close();
+  // Past the worker's look for other tabs (half a second): the hidden tab left keeps it.
+  await sleep(1500);
+  if (!(await notifications(page)).some((n) => n.tag === card.requestId)) throw new Error('the notification closed while a tab was left');
+  await shot(page, 'one-tab-left');
+  const t0 = Date.now();
+  await page.goto('about:blank');
+  while ((await workerNotifications(context, card.requestId)) > 0) {
+    if (Date.now() - t0 > TIMEOUT) throw new Error('the notification outlived the last tab');
+    await sleep(20);
+  }
+  const closedMs = Date.now() - t0;
+  if (process.env.ORBIT_E2E_CLOSED) await writeFile(process.env.ORBIT_E2E_CLOSED, `${closedMs}\n`);
+  const gate = process.env.ORBIT_E2E_ANSWER_AFTER;
+  if (gate) {
+    while (!existsSync(gate)) {
+      if (Date.now() - t0 > TIMEOUT) throw new Error(`${gate} was never made`);
+      await sleep(50);
+    }
+  }
+  // Back: the card is still there to answer.
+  await page.goto(address);
+  await until(page, 'the card again', (s) => s.ready && pendingCards(s).some((c) => c.requestId === card.requestId));
+  await cardGroup(page, card).getByRole('button', { name: 'Allow', exact: true }).click();
+  const done = await until(page, 'the turn to end', turnEnded);
+  await shot(page, 'answered');
+  return { requestId: card.requestId, closedMs, kinds: shownKinds(done) };
 }
 
 async function twoTabs(page, context) {

@@ -11,6 +11,12 @@
  *   card's own Skip: a tab of the workspace sends it through its channel
  *   (its outbox, so it survives a reconnect); with no tab open, the worker
  *   opens the channel itself for that one action.
+ * - A tab that goes (`pagehide`: closed, reloaded, navigated away) says so
+ *   (`orbit-page-gone`). When, a moment later, no other tab of the workspace
+ *   is left, the workspace's card notifications close: Orbit raises its own
+ *   desktop notification for a card once no page has been connected for
+ *   2 s, and a card never has two. A tab that reloads is back by then, and
+ *   another tab (hidden, relying on the notification) keeps it.
  *
  * Self-contained (no imports): the build emits it as one classic script.
  * `orbit-notification-action` messages run the same handler as a click, so
@@ -29,6 +35,8 @@ interface CardNotificationData {
 
 /** The few service-worker types used here (the page's TS lib is the DOM's). */
 interface WindowClientLike {
+  /** The client's id (a reloaded tab's new document has a new one). */
+  id: string;
   url: string;
   focused: boolean;
   visibilityState: DocumentVisibilityState;
@@ -44,7 +52,7 @@ interface NotificationEventLike extends ExtendableEventLike {
 }
 interface ExtendableMessageEventLike extends ExtendableEventLike {
   data: unknown;
-  source: { postMessage(message: unknown): void } | null;
+  source: { id?: string; postMessage(message: unknown): void } | null;
 }
 interface WorkerScope {
   location: Location;
@@ -62,6 +70,17 @@ const scope = self as unknown as WorkerScope;
 
 /** How long the worker's own channel waits for the action's ack. */
 const ACK_TIMEOUT_MS = 15000;
+
+/**
+ * How long after a tab said it goes the worker looks for the workspace's other tabs: a reloading
+ * tab's new document is a client by then, and tabs that close together (their window) have all
+ * said so. Under the 2 s Orbit waits without a page before its own desktop notification.
+ */
+const GONE_GRACE_MS = 500;
+
+/** The clients that said they go (`orbit-page-gone`), while this worker lives (the newest kept). */
+const gone = new Set<string>();
+const GONE_KEPT = 256;
 
 function isCardData(value: unknown): value is CardNotificationData {
   if (value === null || typeof value !== 'object') return false;
@@ -121,6 +140,35 @@ function skipOverOwnChannel(data: CardNotificationData): Promise<string> {
   });
 }
 
+/**
+ * A tab of `workspaceId` went (`client`: its id). A moment later, with no other tab of the
+ * workspace left, the workspace's card notifications close; otherwise they stay for the tabs
+ * there. Returns what it did (`kept`, `closed <n>`).
+ */
+async function pageGone(workspaceId: string, client: string | null): Promise<string> {
+  if (client !== null) {
+    gone.add(client);
+    if (gone.size > GONE_KEPT) {
+      const oldest = gone.values().next();
+      if (!oldest.done) gone.delete(oldest.value);
+    }
+  }
+  await new Promise((resolve) => setTimeout(resolve, GONE_GRACE_MS));
+  const prefix = `/w/${encodeURIComponent(workspaceId)}/`;
+  const all = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const left = all.filter((c) => new URL(c.url).pathname.startsWith(prefix) && !gone.has(c.id));
+  if (left.length > 0) return 'kept';
+  let closed = 0;
+  for (const notification of await scope.registration.getNotifications()) {
+    const data: unknown = notification.data;
+    if (isCardData(data) && data.workspaceId === workspaceId) {
+      notification.close();
+      closed += 1;
+    }
+  }
+  return `closed ${closed}`;
+}
+
 /** What a notification's action (or a click on it) does; returns what happened. */
 async function act(action: string, data: CardNotificationData): Promise<string> {
   const clients = await workspaceClients(data);
@@ -160,7 +208,11 @@ scope.addEventListener('notificationclick', (event) => {
 
 scope.addEventListener('message', (event) => {
   const e = event as ExtendableMessageEventLike;
-  const message = e.data as { type?: unknown; tag?: unknown; action?: unknown } | null;
+  const message = e.data as { type?: unknown; tag?: unknown; action?: unknown; workspaceId?: unknown } | null;
+  if (message?.type === 'orbit-page-gone' && typeof message.workspaceId === 'string') {
+    e.waitUntil(pageGone(message.workspaceId, typeof e.source?.id === 'string' ? e.source.id : null));
+    return;
+  }
   if (message?.type !== 'orbit-notification-action' || typeof message.tag !== 'string' || typeof message.action !== 'string') return;
   const tag = message.tag;
   const action = message.action;

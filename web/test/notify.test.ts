@@ -10,10 +10,13 @@ function fakeEnv(initial: NotificationPermission = 'granted') {
   let permission: NotificationPermission = initial;
   let visibility: DocumentVisibilityState = 'visible';
   let onVisibility: (() => void) | null = null;
+  let onPageHide: (() => void) | null = null;
+  const posted: unknown[] = [];
   const shown: Shown[] = [];
   let asked = 0;
   const open = () => shown.filter((n) => !n.closed);
   const registration = {
+    active: { postMessage: (message: unknown) => { posted.push(message); } },
     showNotification: (title: string, options: NotificationOptions & { actions?: { action: string }[] }) => {
       for (const n of open()) if (n.tag === options.tag) n.closed = true;
       shown.push({ title, tag: options.tag ?? '', data: options.data, actions: (options.actions ?? []).map((a) => a.action), closed: false });
@@ -36,9 +39,12 @@ function fakeEnv(initial: NotificationPermission = 'granted') {
     },
     registration: () => Promise.resolve(registration),
     onVisibilityChange: (l) => { onVisibility = l; },
+    onPageHide: (l) => { onPageHide = l; },
   };
   return {
     env,
+    posted,
+    pageHide: () => { onPageHide?.(); },
     shown,
     open,
     asked: () => asked,
@@ -129,5 +135,19 @@ describe('notifications', () => {
     for (let i = 0; i < 4; i += 1) await settle();
     expect(f.asked()).toBe(1);
     expect(f.open().map((n) => n.tag)).toEqual(['r1']);
+  });
+
+  it('tells the worker when the tab goes, at once (the worker decides whether other tabs keep the notifications)', async () => {
+    const f = fakeEnv();
+    new Notifier(workspace.id, f.env);
+    await settle();
+    f.pageHide();
+    expect(f.posted).toEqual([{ type: 'orbit-page-gone', workspaceId: workspace.id }]);
+    // Without permission there is no worker to tell (and no notification of this origin).
+    const g = fakeEnv('default');
+    new Notifier(workspace.id, g.env);
+    await settle();
+    g.pageHide();
+    expect(g.posted).toEqual([]);
   });
 });

@@ -2,11 +2,13 @@
  * The service worker (`src/sw.ts`): what a card's notification does when
  * the user acts on it. The end-to-end test reaches it through a tab of the
  * workspace; these cover the rest: opening a window when no tab is open,
- * the skip over the worker's own channel, and data that is not a card's.
+ * the skip over the worker's own channel, data that is not a card's, and
+ * what it does when a tab goes.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 interface Client {
+  id: string;
   url: string;
   focused: boolean;
   visibilityState: DocumentVisibilityState;
@@ -14,8 +16,11 @@ interface Client {
   postMessage: ReturnType<typeof vi.fn>;
 }
 
+let clientCount = 0;
+
 function client(url: string, focused = false, visibilityState: DocumentVisibilityState = 'hidden'): Client {
-  const c: Client = { url, focused, visibilityState, focus: vi.fn(() => Promise.resolve(c)), postMessage: vi.fn() };
+  clientCount += 1;
+  const c: Client = { id: `client-${clientCount}`, url, focused, visibilityState, focus: vi.fn(() => Promise.resolve(c)), postMessage: vi.fn() };
   return c;
 }
 
@@ -188,5 +193,75 @@ describe('the service worker', () => {
     expect(foreign.outcome).toBeUndefined();
     expect(foreign.closed).toBe(true);
     expect(scope.opened).toEqual([data('permission').url]);
+  });
+
+  describe('a tab that goes', () => {
+    const WS = '0123456789abcdef';
+    const shown = (workspaceId: string, tag: string, card = true) => ({
+      tag,
+      data: card ? { ...data('permission'), workspaceId, requestId: tag, url: `/w/${workspaceId}/#card=c2/${tag}` } : { note: true },
+      close: vi.fn(),
+    });
+
+    /** Tab `from` says it goes; resolves with what the worker did, after its grace. */
+    async function goes(from: Client | null, workspaceId = WS): Promise<unknown> {
+      let waited: Promise<unknown> = Promise.resolve(undefined);
+      const event = Object.assign(new Event('message'), {
+        data: { type: 'orbit-page-gone', workspaceId },
+        source: from,
+        waitUntil: (p: Promise<unknown>) => { waited = p; },
+      });
+      const listener = scope.listeners.get('message');
+      if (!listener) throw new Error('the worker handles no message');
+      listener(event);
+      await vi.advanceTimersByTimeAsync(1000);
+      return waited;
+    }
+
+    it('keeps the notifications while another tab of the workspace is open (hidden, relying on them); closes the workspace\'s cards\' once the last goes', async () => {
+      vi.useFakeTimers();
+      const a = client(`http://127.0.0.1:4321/w/${WS}/`);
+      const b = client(`http://127.0.0.1:4321/w/${WS}/#card=c1/r1`);
+      const elsewhere = client('http://127.0.0.1:4321/w/ffffffffffffffff/');
+      const tabs = [a, b, elsewhere];
+      await load(tabs);
+      const mine = shown(WS, 'req-1');
+      const theirs = shown('ffffffffffffffff', 'req-2');
+      const foreign = shown(WS, 'note', false);
+      scope.registration.getNotifications.mockImplementation(() => Promise.resolve([mine, theirs, foreign] as never[]));
+      // `a` closes (still listed while it goes): `b` is left.
+      expect(await goes(a)).toBe('kept');
+      expect(mine.close).not.toHaveBeenCalled();
+      tabs.splice(0, 1);
+      // `b` closes too: no tab of the workspace is left (another workspace's tab is not one).
+      expect(await goes(b)).toBe('closed 1');
+      expect(mine.close).toHaveBeenCalled();
+      expect(theirs.close).not.toHaveBeenCalled();
+      expect(foreign.close).not.toHaveBeenCalled();
+    });
+
+    it('keeps them for a tab that reloads (its new document is there by then); closes them when tabs go together', async () => {
+      vi.useFakeTimers();
+      const a = client(`http://127.0.0.1:4321/w/${WS}/`);
+      const tabs = [a];
+      await load(tabs);
+      const mine = shown(WS, 'req-1');
+      scope.registration.getNotifications.mockImplementation(() => Promise.resolve([mine] as never[]));
+      // Reloaded: the old document goes, a new one (a new id) comes within the grace.
+      const going = goes(a);
+      tabs.splice(0, 1, client(`http://127.0.0.1:4321/w/${WS}/`));
+      expect(await going).toBe('kept');
+      expect(mine.close).not.toHaveBeenCalled();
+      // Two tabs whose window closes: both say so, both still listed; none is left.
+      const [c] = tabs;
+      const d = client(`http://127.0.0.1:4321/w/${WS}/`);
+      tabs.push(d);
+      if (!c) throw new Error('no tab');
+      const first = goes(c);
+      const second = goes(d);
+      expect(await first).toBe('closed 1');
+      expect(await second).toBe('closed 1');
+      expect(mine.close).toHaveBeenCalled();
+    });
   });
 });

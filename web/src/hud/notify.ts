@@ -10,6 +10,10 @@
  * Permission to notify is asked at a moment that makes sense: when the
  * first card arrives while the page is hidden, or from the "Notify me"
  * button; never on load.
+ *
+ * A tab that goes (`pagehide`) tells the worker (`orbit-page-gone`), which
+ * closes the workspace's notifications when no other tab of it is left:
+ * Orbit's own desktop notification takes over then, never beside them.
  */
 import { afterSettled } from './later';
 import type { PendingCard } from '../protocol/types';
@@ -83,6 +87,8 @@ export interface NotifyEnv {
   /** The service worker's registration once ready; `null` when there is none. */
   registration(): Promise<ServiceWorkerRegistration | null>;
   onVisibilityChange(listener: () => void): void;
+  /** The tab goes (closed, reloaded, navigated away): `pagehide`. */
+  onPageHide?(listener: () => void): void;
 }
 
 /** The browser's own. */
@@ -126,6 +132,9 @@ export function browserNotifyEnv(workspaceId: string): NotifyEnv {
     onVisibilityChange: (listener) => {
       document.addEventListener('visibilitychange', listener);
     },
+    onPageHide: (listener) => {
+      window.addEventListener('pagehide', listener);
+    },
   };
 }
 
@@ -137,6 +146,8 @@ export class Notifier {
   private asked = false;
   private workspaceName = 'Orbit';
   private readonly listeners: (() => void)[] = [];
+  /** The worker's registration once known (the tab going tells it, with no time to wait for it). */
+  private registered: ServiceWorkerRegistration | null = null;
   /** Why notifications cannot be shown, when they cannot. */
   problem: string | null = null;
 
@@ -148,7 +159,17 @@ export class Notifier {
       if (env.visibility() === 'hidden') void this.raiseAll();
     });
     // The worker is registered early (it only handles clicks); permission is not asked here.
-    if (env.permission() === 'granted') void env.registration();
+    if (env.permission() === 'granted') void this.registration();
+    env.onPageHide?.(() => {
+      this.registered?.active?.postMessage({ type: 'orbit-page-gone', workspaceId: this.workspaceId });
+    });
+  }
+
+  /** The worker's registration (kept once known); `null` when there is none. */
+  private async registration(): Promise<ServiceWorkerRegistration | null> {
+    const registration = await this.env.registration();
+    if (registration) this.registered = registration;
+    return registration;
   }
 
   /** Called when the permission or problem changes (the HUD's button follows it). */
@@ -201,7 +222,7 @@ export class Notifier {
       return;
     }
     if (permission !== 'granted') return;
-    const registration = await this.env.registration();
+    const registration = await this.registration();
     if (!registration) {
       this.problem = 'Notifications need the page’s service worker, which could not start.';
       this.changed();
@@ -225,7 +246,7 @@ export class Notifier {
   private async close(requestIds: string[]): Promise<void> {
     for (const id of requestIds) this.raised.delete(id);
     if (this.env.permission() !== 'granted') return;
-    const registration = await this.env.registration();
+    const registration = await this.registration();
     if (!registration) return;
     for (const id of requestIds) {
       for (const n of await registration.getNotifications({ tag: id })) n.close();
@@ -235,7 +256,7 @@ export class Notifier {
   /** The notifications shown now (for `window.orbitInspect`). */
   async shown(): Promise<{ tag: string; title: string; body: string; actions: string[]; url: string | null }[]> {
     if (this.env.permission() !== 'granted') return [];
-    const registration = await this.env.registration();
+    const registration = await this.registration();
     if (!registration) return [];
     const list = await registration.getNotifications();
     return list.map((n) => {

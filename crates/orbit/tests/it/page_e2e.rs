@@ -753,6 +753,56 @@ fn with_no_page_open_a_card_reaches_the_desktop_bus_and_its_action_opens_it() {
     scene.end();
 }
 
+/// Two hidden tabs share one card's notification. One closes: the other
+/// still relies on it, and it stays (and no page is missed: Orbit raises
+/// nothing). The last goes: its worker closes the notification before Orbit,
+/// with no page for 2 s, raises its own desktop one; never two for one card.
+#[test]
+fn the_last_tab_leaving_closes_its_notification_before_the_desktop_s() {
+    let _one = lock();
+    let bus = crate::desktop_bus::DesktopBus::start();
+    let mut scene = Scene::new(true);
+    let edit = readme_edit(&scene);
+    scene.env.api.script([edit, text("Edited.")]);
+    scene.extra_env = vec![(
+        "DBUS_SESSION_BUS_ADDRESS".to_owned(),
+        PathBuf::from(&bus.address),
+    )];
+    scene.open();
+    let closed = scene.env.home.path().join("browser-closed");
+    let gate = scene.env.home.path().join("back-now");
+    let result = std::thread::scope(|s| {
+        let page = s.spawn(|| {
+            scene.run_in(
+                "notify-tabs-close",
+                "page",
+                &[
+                    ("ORBIT_E2E_CLOSED", closed.to_str().unwrap()),
+                    ("ORBIT_E2E_ANSWER_AFTER", gate.to_str().unwrap()),
+                ],
+            )
+        });
+        let notified = bus.wait_notified();
+        // The browser's notification had closed by the time Orbit raised its own.
+        let seen = closed.exists();
+        std::fs::write(&gate, "").unwrap();
+        let result = page.join().unwrap();
+        assert!(seen, "the desktop notification came while the browser's was open: {result}");
+        // The page back: the desktop's closes.
+        bus.wait_closed(notified.id);
+        result
+    });
+    assert!(
+        result["kinds"].as_array().unwrap().contains(&json!("tool")),
+        "{result}"
+    );
+    // Only the one desktop notification, raised once the last tab had gone.
+    assert_eq!(bus.notified().len(), 1, "{:?}", bus.notified());
+    let readme = std::fs::read_to_string(scene.env.ws.path().join("README.md")).unwrap();
+    assert!(readme.contains("A workspace Claude edited."), "{readme}");
+    scene.end();
+}
+
 #[test]
 fn with_no_page_and_no_notification_service_the_terminal_says_so() {
     let _one = lock();
