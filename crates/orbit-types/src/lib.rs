@@ -40,8 +40,8 @@ pub use keypad::{
     claude_tool_kind,
 };
 pub use map::{
-    FILES_CHANGED_LIMIT, FilesChanged, MapDelta, MapEdge, MapEdgeRemoved, MapFolder, MapNode, MapReset, MapResetReason, SearchAnswer,
-    SearchMatch, SearchReply,
+    FILES_CHANGED_LIMIT, FilesChanged, MapDelta, MapEdge, MapEdgeRemoved, MapFolder, MapNode,
+    MapReset, MapResetReason, SearchAnswer, SearchMatch, SearchReply,
 };
 pub use page::{
     ActivityBatch, ActivityKind, ActivityRecord, CardOption, CardQuestion, ConversationEntry,

@@ -787,7 +787,10 @@ fn the_last_tab_leaving_closes_its_notification_before_the_desktop_s() {
         let seen = closed.exists();
         std::fs::write(&gate, "").unwrap();
         let result = page.join().unwrap();
-        assert!(seen, "the desktop notification came while the browser's was open: {result}");
+        assert!(
+            seen,
+            "the desktop notification came while the browser's was open: {result}"
+        );
         // The page back: the desktop's closes.
         bus.wait_closed(notified.id);
         result
