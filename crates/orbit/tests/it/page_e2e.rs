@@ -675,22 +675,29 @@ fn recording_opener(scene: &Scene, record: &Path) -> PathBuf {
     opener
 }
 
-#[test]
-fn with_no_page_open_a_card_reaches_the_desktop_bus_and_its_action_opens_it() {
-    let _one = lock();
+/// A trusted scene whose claude asks for one edit, its Orbit notifying over
+/// a private desktop bus.
+fn scene_on_a_bus() -> (crate::desktop_bus::DesktopBus, Scene) {
     let bus = crate::desktop_bus::DesktopBus::start();
     let mut scene = Scene::new(true);
     let edit = readme_edit(&scene);
     scene.env.api.script([edit, text("Edited.")]);
+    scene.extra_env = vec![(
+        "DBUS_SESSION_BUS_ADDRESS".to_owned(),
+        PathBuf::from(&bus.address),
+    )];
+    (bus, scene)
+}
+
+#[test]
+fn with_no_page_open_a_card_reaches_the_desktop_bus_and_its_action_opens_it() {
+    let _one = lock();
+    let (bus, mut scene) = scene_on_a_bus();
     let record = scene.env.home.path().join("opened.html");
     let opener = recording_opener(&scene, &record);
-    scene.extra_env = vec![
-        (
-            "DBUS_SESSION_BUS_ADDRESS".to_owned(),
-            PathBuf::from(&bus.address),
-        ),
-        ("ORBIT_URL_OPENER".to_owned(), opener),
-    ];
+    scene
+        .extra_env
+        .push(("ORBIT_URL_OPENER".to_owned(), opener));
     scene.open();
     prompt_without_a_page(&scene, "Please make the edit (permission)");
     let notified = bus.wait_notified();
@@ -760,14 +767,7 @@ fn with_no_page_open_a_card_reaches_the_desktop_bus_and_its_action_opens_it() {
 #[test]
 fn the_last_tab_leaving_closes_its_notification_before_the_desktop_s() {
     let _one = lock();
-    let bus = crate::desktop_bus::DesktopBus::start();
-    let mut scene = Scene::new(true);
-    let edit = readme_edit(&scene);
-    scene.env.api.script([edit, text("Edited.")]);
-    scene.extra_env = vec![(
-        "DBUS_SESSION_BUS_ADDRESS".to_owned(),
-        PathBuf::from(&bus.address),
-    )];
+    let (bus, mut scene) = scene_on_a_bus();
     scene.open();
     let closed = scene.env.home.path().join("browser-closed");
     let gate = scene.env.home.path().join("back-now");
