@@ -120,4 +120,29 @@ describe('the file panel', () => {
     expect(fetchMock).toHaveBeenCalledTimes(6);
     scrolled.mockRestore();
   });
+
+  it('reads the change of a file opened while a read of the file before still ran', async () => {
+    const texts: Record<string, string> = { 'a.ts': 'a1', 'b.ts': 'b1' };
+    const waiting: (() => void)[] = [];
+    let gate = false;
+    vi.stubGlobal('fetch', vi.fn((url: string) => {
+      const path = decodeURIComponent(url.split('path=')[1] ?? '');
+      const body = texts[path] ?? '';
+      if (!gate) return Promise.resolve(new Response(body, { status: 200 }));
+      return new Promise<Response>((resolve) => { waiting.push(() => { resolve(new Response(body, { status: 200 })); }); });
+    }));
+    const panel = new FilePanel('w');
+    document.body.replaceChildren(panel.el);
+    await panel.open('a.ts', null);
+    gate = true;
+    texts['a.ts'] = 'a2';
+    panel.filesChanged(['a.ts'], false);
+    gate = false;
+    await panel.open('b.ts', null);
+    texts['b.ts'] = 'b2';
+    panel.filesChanged(['b.ts'], false);
+    for (const answer of waiting) answer();
+    await vi.waitFor(() => { expect(panel.el.querySelector('li')?.textContent).toBe('b2'); });
+    expect(panel.el.querySelector('[role="status"]')?.textContent).toMatch(/^b\.ts changed on disk/);
+  });
 });

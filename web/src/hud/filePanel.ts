@@ -20,8 +20,8 @@ export class FilePanel {
   private shown: { path: string; line: number | null } | null = null;
   /** The text shown (`null` while loading, or after an error). */
   private text: string | null = null;
-  /** A re-read runs; `again`: another change came meanwhile (one more read after it). */
-  private rereading: { again: boolean } | null = null;
+  /** A re-read of `shown` runs; `again`: another change came meanwhile (one more read after it). */
+  private rereading: { shown: { path: string; line: number | null }; again: boolean } | null = null;
   /** The line saying the file changed on disk, while shown. */
   private changed: HTMLElement | null = null;
 
@@ -115,7 +115,8 @@ export class FilePanel {
     const shown = this.shown;
     if (!shown || this.el.hidden || this.text === null) return;
     if (!more && !paths.includes(shown.path)) return;
-    if (this.rereading) {
+    // One read at a time for the file shown (a read of a file shown before gives up by itself).
+    if (this.rereading?.shown === shown) {
       this.rereading.again = true;
       return;
     }
@@ -124,7 +125,7 @@ export class FilePanel {
 
   private async reread(shown: { path: string; line: number | null }): Promise<void> {
     const request = this.request;
-    const rereading = { again: true };
+    const rereading = { shown, again: true };
     this.rereading = rereading;
     try {
       while (rereading.again) {
