@@ -115,6 +115,29 @@ describe('the map scene', () => {
     expect(calls.filter(([name]) => name === 'getParameter')).toHaveLength(1);
   });
 
+  it('follows the page\'s colour scheme when it changes while the map is open (the next frame is in the new colours)', async () => {
+    let light = true;
+    const listeners: (() => void)[] = [];
+    vi.spyOn(window, 'matchMedia').mockImplementation((query: string) => ({
+      matches: query.includes('light') ? light : false,
+      media: query,
+      addEventListener: (_type: string, listener: () => void) => { if (query.includes('color-scheme')) listeners.push(listener); },
+      removeEventListener: () => undefined,
+    }) as unknown as MediaQueryList);
+    const { gl, calls } = anyGl();
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation((kind: string) => (kind === 'webgl2' ? gl : null));
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    h.scene.render(h.ready);
+    await until('the first frame', () => h.scene.inspect().firstFrame);
+    const lastClear = (): unknown[] | undefined => calls.filter(([name]) => name === 'clearColor').at(-1)?.[1];
+    expect(lastClear()).toEqual([1, 1, 1, 1]);
+    light = false;
+    const before = calls.length;
+    for (const listener of listeners) listener();
+    await until('a frame after the change', () => calls.slice(before).some(([name]) => name === 'clearColor'));
+    expect(lastClear()).toEqual([13 / 255, 17 / 255, 23 / 255, 1]);
+  });
+
   it('draws a new map\'s labels LABELS_AFTER_MS after its first frame, not in the frames right after it', async () => {
     const { gl, calls } = anyGl();
     vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation((kind: string) => (kind === 'webgl2' ? gl : null));

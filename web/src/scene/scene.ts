@@ -340,6 +340,14 @@ export function createScene(options: SceneOptions): Scene {
     }
   }
   showMessage();
+  // The map follows the page's colour scheme while it is open (the system's switches at dusk and
+  // dawn): a full frame in the new colours (the labels take theirs from the page's style then).
+  if (typeof window.matchMedia === 'function') {
+    window.matchMedia('(prefers-color-scheme: light)').addEventListener('change', () => {
+      renderer?.setTheme(themeFromPage());
+      invalidate();
+    });
+  }
   glCanvas.addEventListener('webglcontextlost', (event) => {
     event.preventDefault();
     contextLost = true;
