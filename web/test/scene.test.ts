@@ -138,6 +138,49 @@ describe('the map scene', () => {
     expect(lastClear()).toEqual([13 / 255, 17 / 255, 23 / 255, 1]);
   });
 
+  it('hides a file\'s tooltip when the map moves under a still pointer (keys, a flight), and Enter then opens the file at the centre', async () => {
+    const h = harness({
+      '/map': mapAnswer(encodeMap(sampleFixture())),
+      '/search': () => new Response(JSON.stringify({ hash: 'a1b2c3', matches: [{ path: 'src/ui/app.ts', score: 90, indices: [] }] }), { status: 200 }),
+    });
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    const view = h.scene.el.querySelector<HTMLElement>('[aria-label="Map view"]');
+    const tooltip = h.scene.el.querySelector<HTMLElement>('[role="tooltip"]');
+    if (!view || !tooltip) throw new Error('no view');
+    // Hover README.md (world 0.5, 0.5) where the camera shows it.
+    const hover = (path: string): void => {
+      const cam = h.scene.inspect().camera ?? { x: 0, y: 0, zoom: 1 };
+      const node = sampleFixture().nodes.find((n) => n.path === path) ?? { x: 0, y: 0 };
+      view.dispatchEvent(new PointerEvent('pointermove', { clientX: 400 + (node.x - cam.x) * cam.zoom, clientY: 300 + (node.y - cam.y) * cam.zoom, bubbles: true }));
+    };
+    hover('README.md');
+    expect(h.scene.inspect().hovered).toBe('README.md');
+    expect(tooltip.hidden).toBe(false);
+    view.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowLeft', bubbles: true }));
+    expect(h.scene.inspect().hovered).toBeNull();
+    expect(tooltip.hidden).toBe(true);
+    hover('README.md');
+    expect(h.scene.inspect().hovered).toBe('README.md');
+    view.dispatchEvent(new KeyboardEvent('keydown', { key: '+', bubbles: true }));
+    expect(tooltip.hidden).toBe(true);
+    view.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    expect(h.opened).toHaveLength(1);
+    expect(h.opened[0]).not.toBe('README.md');
+    // A flight to a search's choice too.
+    hover('README.md');
+    expect(tooltip.hidden).toBe(false);
+    const box = h.scene.el.querySelector<HTMLInputElement>('[aria-label="Search files"]');
+    if (!box) throw new Error('no search box');
+    box.value = 'app';
+    box.dispatchEvent(new Event('input'));
+    await until('the matches', () => h.scene.el.querySelectorAll('[role="option"]').length === 1);
+    box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    expect(h.scene.inspect().selected).toBe('src/ui/app.ts');
+    expect(tooltip.hidden).toBe(true);
+    expect(h.scene.inspect().hovered).toBeNull();
+  });
+
   it('draws a new map\'s labels LABELS_AFTER_MS after its first frame, not in the frames right after it', async () => {
     const { gl, calls } = anyGl();
     vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation((kind: string) => (kind === 'webgl2' ? gl : null));

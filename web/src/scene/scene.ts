@@ -551,6 +551,8 @@ export function createScene(options: SceneOptions): Scene {
       return;
     }
     const reduced = typeof window.matchMedia === 'function' && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    // The pointer's file is somewhere else once the map has flown: its tooltip goes.
+    setHovered(null);
     fly = { from: { ...cam }, to: target, start: now(), duration: reduced ? 0 : FLY_MS };
     userMoved = true;
     schedule();
@@ -708,12 +710,18 @@ export function createScene(options: SceneOptions): Scene {
     const rect = view.getBoundingClientRect();
     const delta = e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY;
     setCamera(zoomAt(cam, width, height, e.clientX - rect.left, e.clientY - rect.top, Math.exp(-delta * 0.0015)));
+    hoverAt(e);
   }, { passive: false });
   view.addEventListener('dblclick', (e) => {
     if (!cam) return;
     const rect = view.getBoundingClientRect();
     setCamera(zoomAt(cam, width, height, e.clientX - rect.left, e.clientY - rect.top, 2));
+    hoverAt(e);
   });
+  /** After a zoom at the pointer: the file now under it (or none), its tooltip where it now is. */
+  function hoverAt(e: MouseEvent): void {
+    setHovered(nodeUnder(e.clientX, e.clientY), e.clientX, e.clientY);
+  }
 
   // --- Keyboard.
   view.addEventListener('keydown', (e) => {
@@ -727,7 +735,7 @@ export function createScene(options: SceneOptions): Scene {
       case 'ArrowDown': next = panBy(cam, 0, -height * step); break;
       case '+': case '=': next = zoomAt(cam, width, height, width / 2, height / 2, 1.25); break;
       case '-': case '_': next = zoomAt(cam, width, height, width / 2, height / 2, 0.8); break;
-      case '0': fit(true); invalidate(); e.preventDefault(); return;
+      case '0': fit(true); setHovered(null); invalidate(); e.preventDefault(); return;
       case 'Enter': {
         const node = (hovered !== null ? model?.nodes.get(hovered) : undefined) ?? nearestCentre();
         if (node) open(node);
@@ -742,6 +750,9 @@ export function createScene(options: SceneOptions): Scene {
       default: return;
     }
     e.preventDefault();
+    // The view moved under a still pointer: the file it hovered is elsewhere now (and Enter
+    // opens the file at the centre, not that one).
+    setHovered(null);
     setCamera(next);
   });
   document.addEventListener('keydown', (e) => {
