@@ -176,6 +176,12 @@ describe('the conversation view', () => {
     apply([entry(3, { kind: 'tool', toolUseId: 'u', tool: 'Edit', detail: 'README.md', file: 'README.md' }), entry(4, { kind: 'turnEnd', outcome: 'completed', durationMs: 1500, costUsd: 0.01 })], 3);
     view.render(state, 'c1');
     expect(view.el.querySelector('[data-seq="4"]')?.textContent).toBe('Done · 2 files changed · 1.5 s · $0.01');
+    // A linked file is named by its workspace path, not the absolute one Claude gave.
+    apply([entry(5, { kind: 'tool', toolUseId: 'v', tool: 'Read', detail: '/home/me/project/src/deep/a.rs', file: 'src/deep/a.rs' })], 4);
+    view.render(state, 'c1');
+    const link = view.el.querySelector<HTMLAnchorElement>('[data-seq="5"] a');
+    expect(link?.textContent).toBe('src/deep/a.rs');
+    expect(link?.title).toBe('/home/me/project/src/deep/a.rs');
   });
 
   it('its first window with entries lays the page out once, with the entries in it: the viewport bounds the window until then', () => {

@@ -62,8 +62,10 @@ export function entryView(
     case 'tool': {
       const detail = body.detail ?? '';
       const file = body.file ?? null;
+      // A linked file is named by its workspace path (Claude names it absolute: the whole
+      // line was the workspace's own folder); the path as Claude gave it is the link's title.
       const detailNode = file
-        ? h('a', { href: '#', class: 'file-link', onclick: (e: Event) => { e.preventDefault(); ctx.openFile(file, null); } }, detail || file)
+        ? h('a', { href: '#', class: 'file-link', title: detail || file, onclick: (e: Event) => { e.preventDefault(); ctx.openFile(file, null); } }, file)
         : h('span', { class: 'detail' }, detail);
       const row = h('div', { ...attrs, class: 'entry tool' }, h('span', { class: 'tool-name' }, body.tool), ' ', detailNode);
       if (SUBAGENT_TOOLS.has(body.tool)) {
