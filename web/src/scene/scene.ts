@@ -178,7 +178,7 @@ export function createScene(options: SceneOptions): Scene {
     'aria-roledescription': 'map',
     'aria-describedby': 'map-keys',
   }, layer);
-  const keys = h('p', { class: 'sr-only', id: 'map-keys' }, 'Arrows pan, + and - zoom, 0 shows everything, / searches, Enter opens the file at the centre, Escape clears.');
+  const keys = h('p', { class: 'sr-only map-keys', id: 'map-keys' }, 'Arrows pan, + and - zoom, 0 shows everything, / searches, Enter opens the file at the centre, Escape clears.');
   const status = h('p', { class: 'map-status', role: 'status' });
   const message = h('div', { class: 'map-message', role: 'alert', hidden: true });
   const retry = h('button', { type: 'button', onclick: () => { sync.refetch(); } }, 'Try again');
