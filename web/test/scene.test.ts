@@ -348,6 +348,16 @@ describe('the map scene', () => {
     await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent.includes('Search failed: the server answered 400') ?? false);
   });
 
+  it('says in words when the server cannot be reached for a search (not the browser\'s "Failed to fetch")', async () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())), '/search': () => { throw new TypeError('Failed to fetch'); } });
+    h.scene.render(h.ready);
+    const box = h.scene.el.querySelector<HTMLInputElement>('[aria-label="Search files"]');
+    if (!box) throw new Error('no search box');
+    box.value = 'x';
+    box.dispatchEvent(new Event('input'));
+    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent.includes('Search failed: Orbit cannot be reached') ?? false);
+  });
+
   it('pans and zooms with the keyboard, opens the file at the centre with Enter, clears with Escape; / focuses the search', async () => {
     const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
     h.scene.render(h.ready);

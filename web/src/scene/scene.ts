@@ -831,7 +831,9 @@ export function createScene(options: SceneOptions): Scene {
       if (!checked.ok) throw new Error(checked.error);
       list = checked.value.matches;
     } catch (error) {
-      if (request === searchRequest) showResults([], `Search failed: ${error instanceof Error ? error.message : String(error)}`);
+      // fetch's own failure (a TypeError, "Failed to fetch") is the server out of reach: said so in words.
+      const why = error instanceof TypeError ? 'Orbit cannot be reached (the page reconnects by itself when it is back)' : error instanceof Error ? error.message : String(error);
+      if (request === searchRequest) showResults([], `Search failed: ${why}`);
       return;
     }
     if (request !== searchRequest) return;
