@@ -175,6 +175,9 @@ export class TranscriptView {
   private atBottom = true;
   /** The entry the search marks now. */
   private marked: number | null = null;
+  /** The search's words in the marked entry, and their ranges there now. */
+  private markedQuery = '';
+  private markedRanges: Range[] = [];
 
   constructor(private readonly ctx: MarkdownContext & { subagentHistory(toolUseId: string): HTMLElement | null }) {
     this.top = h('div', { class: 'log-spacer', 'aria-hidden': 'true' });
@@ -211,6 +214,8 @@ export class TranscriptView {
       this.heights.clear();
       this.atBottom = true;
       this.marked = null;
+      this.markedRanges = [];
+      highlight([]);
     }
     this.entries = entries;
     if (this.entries.length === 0) {
@@ -342,6 +347,9 @@ export class TranscriptView {
     const node = this.nodes.get(seq)?.node ?? null;
     node?.classList.add('search-hit');
     node?.setAttribute('aria-current', 'true');
+    // Found again in the node as it is now (a render may have replaced its text, collapsing the old ranges).
+    this.markedRanges = node ? occurrences(node, this.markedQuery) : [];
+    highlight(this.markedRanges);
     return node;
   }
 
@@ -350,14 +358,20 @@ export class TranscriptView {
     return this.nodes.size;
   }
 
-  /** Brings the entry `seq` into the window and into view, and marks it as the search's match (null: no mark). */
-  reveal(seq: number | null): void {
+  /**
+   * Brings the entry `seq` into the window and into view, and marks it as the search's match (null:
+   * no mark); `query`'s occurrences in it are highlighted and the first is scrolled to.
+   */
+  reveal(seq: number | null, query = ''): void {
     this.marked = seq;
+    this.markedQuery = query;
     if (seq === null) {
       for (const old of Array.from(this.el.querySelectorAll('.search-hit'))) {
         old.classList.remove('search-hit');
         old.removeAttribute('aria-current');
       }
+      this.markedRanges = [];
+      highlight([]);
       return;
     }
     let y = 0;
@@ -369,9 +383,45 @@ export class TranscriptView {
     this.el.scrollTop = Math.max(0, y - this.el.clientHeight / 3);
     this.layout();
     const node = this.markNode(seq);
-    node?.scrollIntoView({ block: 'center' });
+    const first = this.markedRanges[0]?.getBoundingClientRect();
+    if (first && first.height > 0) {
+      const view = this.el.getBoundingClientRect();
+      this.el.scrollTop += first.top - view.top - this.el.clientHeight / 2;
+    } else {
+      node?.scrollIntoView({ block: 'center' });
+    }
     this.atBottom = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 40;
   }
+}
+
+/** The name of the conversation search's highlight (`::highlight(orbit-search)` in style.css). */
+export const SEARCH_HIGHLIGHT = 'orbit-search';
+
+/** The ranges of `query` (case-insensitive) in `root`'s text, text node by text node. */
+export function occurrences(root: Node, query: string): Range[] {
+  const needle = query.toLowerCase();
+  if (!needle || !root.ownerDocument) return [];
+  const ranges: Range[] = [];
+  const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+    const hay = (text.textContent ?? '').toLowerCase();
+    for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + needle.length)) {
+      const range = root.ownerDocument.createRange();
+      range.setStart(text, at);
+      range.setEnd(text, at + needle.length);
+      ranges.push(range);
+    }
+  }
+  return ranges;
+}
+
+/** Highlights `ranges` as the search's words, where the browser has the CSS Custom Highlight API. */
+function highlight(ranges: Range[]): void {
+  const registry = (globalThis.CSS as { highlights?: Map<string, unknown> } | undefined)?.highlights;
+  const Made = (globalThis as { Highlight?: new (...r: Range[]) => unknown }).Highlight;
+  if (!registry || !Made) return;
+  if (ranges.length === 0) registry.delete(SEARCH_HIGHLIGHT);
+  else registry.set(SEARCH_HIGHLIGHT, new Made(...ranges));
 }
 
 /**
