@@ -7,14 +7,15 @@
 import type { MdNode, TranscriptEntry } from '../protocol/types';
 import type { PageState, SubagentInfo } from '../state/store';
 import { clear, formatCost, formatDuration, h } from './dom';
-import { renderMarkdown, renderNode, type MarkdownContext } from './markdown';
+import { renderMarkdown, renderNode, replyContext, type MarkdownContext } from './markdown';
 import { filesChanged, filesChangedIn } from './panels/changes';
 
 /** A reply's blocks rendered at once; the rest follow in tasks of this many (a 1 MB reply never blocks). */
 const REPLY_CHUNK = 12;
 
 /** Renders a reply's blocks into `el`: the first chunk now, the others each in a task of its own. */
-function renderReply(el: HTMLElement, nodes: readonly MdNode[], ctx: MarkdownContext): void {
+function renderReply(el: HTMLElement, nodes: readonly MdNode[], replyCtx: MarkdownContext): void {
+  const ctx = replyContext(nodes, replyCtx);
   if (nodes.length <= REPLY_CHUNK) {
     el.appendChild(renderMarkdown(nodes, ctx));
     return;
