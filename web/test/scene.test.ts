@@ -338,24 +338,18 @@ describe('the map scene', () => {
     expect(h.scene.el.querySelector('.map-results')?.textContent).toContain('src/gone.ts is not on the map yet.');
   });
 
-  it('says when the search fails', async () => {
-    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())), '/search': () => new Response('{"error":"q"}', { status: 400 }) });
+  // The server's refusal as it said it; fetch's own failure (the server out of reach) in words, not the browser's "Failed to fetch".
+  it.each([
+    ['the server answered 400', () => new Response('{"error":"q"}', { status: 400 })],
+    ['Orbit cannot be reached', () => { throw new TypeError('Failed to fetch'); }],
+  ])('says when the search fails: %s', async (said, answer) => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())), '/search': answer });
     h.scene.render(h.ready);
     const box = h.scene.el.querySelector<HTMLInputElement>('[aria-label="Search files"]');
     if (!box) throw new Error('no search box');
     box.value = 'x';
     box.dispatchEvent(new Event('input'));
-    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent.includes('Search failed: the server answered 400') ?? false);
-  });
-
-  it('says in words when the server cannot be reached for a search (not the browser\'s "Failed to fetch")', async () => {
-    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())), '/search': () => { throw new TypeError('Failed to fetch'); } });
-    h.scene.render(h.ready);
-    const box = h.scene.el.querySelector<HTMLInputElement>('[aria-label="Search files"]');
-    if (!box) throw new Error('no search box');
-    box.value = 'x';
-    box.dispatchEvent(new Event('input'));
-    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent.includes('Search failed: Orbit cannot be reached') ?? false);
+    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent.includes(`Search failed: ${said}`) ?? false);
   });
 
   it('pans and zooms with the keyboard, opens the file at the centre with Enter, clears with Escape; / focuses the search', async () => {
