@@ -724,7 +724,10 @@ export function createScene(options: SceneOptions): Scene {
   }
 
   // --- Keyboard.
+  // The keys shown while the map has the focus go once one is used (they covered part of a short map), until the focus leaves.
+  view.addEventListener('blur', () => { view.classList.remove('keys-known'); });
   view.addEventListener('keydown', (e) => {
+    if (e.key !== 'Tab' && e.key !== 'Shift') view.classList.add('keys-known');
     if (!cam) return;
     const step = 0.15;
     let next: Camera;
