@@ -354,6 +354,30 @@ fn questions_answered_reach_the_model() {
     scene.end();
 }
 
+/// What a user's pass in Chromium found in the layout (web/e2e/layout.mjs): the map's colours
+/// follow the colour scheme, the map's status has a plate, the Keypad button covers no drawer
+/// button when the page is narrow, an open panel keeps its room beside a long conversation, the
+/// search bar keeps the column's margins, and a question card leaves the prompt box on the page.
+#[test]
+fn layout_keeps_everything_in_view() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    let story: String = (1..=60)
+        .map(|i| format!("Paragraph {i} of a long story, long enough to fill a line or two of the conversation view.\n\n"))
+        .collect();
+    scene
+        .env
+        .api
+        .script([text(&story), question(), text("Skipped, then.")]);
+    scene.open();
+    let result = scene.run("layout", None);
+    assert_eq!(
+        result["question"]["scroll"], result["question"]["inner"],
+        "{result}"
+    );
+    scene.end();
+}
+
 #[test]
 fn questions_skipped() {
     let _one = lock();
