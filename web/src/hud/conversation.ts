@@ -179,6 +179,9 @@ export class TranscriptView {
   /** The search's words in the marked entry, and their ranges there now. */
   private markedQuery = '';
   private markedRanges: Range[] = [];
+  /** The node and query `markedRanges` were found for. */
+  private markedIn: HTMLElement | null = null;
+  private markedFor = '';
 
   constructor(private readonly ctx: MarkdownContext & { subagentHistory(toolUseId: string): HTMLElement | null }) {
     this.top = h('div', { class: 'log-spacer', 'aria-hidden': 'true' });
@@ -348,9 +351,16 @@ export class TranscriptView {
     const node = this.nodes.get(seq)?.node ?? null;
     node?.classList.add('search-hit');
     node?.setAttribute('aria-current', 'true');
-    // Found again in the node as it is now (a render may have replaced its text, collapsing the old ranges).
-    this.markedRanges = node ? occurrences(node, this.markedQuery) : [];
-    highlight(this.markedRanges);
+    // Found again in the node as it is now (a render may have replaced its text, collapsing the old
+    // ranges); not while the same node still holds them (a render of every frame of a turn would
+    // walk a long reply's text each time).
+    const held = this.markedRanges[0];
+    if (node !== this.markedIn || this.markedQuery !== this.markedFor || !held || held.collapsed) {
+      this.markedRanges = node ? occurrences(node, this.markedQuery) : [];
+      this.markedIn = node;
+      this.markedFor = this.markedQuery;
+      highlight(this.markedRanges);
+    }
     return node;
   }
 
