@@ -5,6 +5,7 @@
 //! `scripts/setup-web` installs Chromium and the page's packages; without
 //! them these tests fail saying so.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -362,9 +363,14 @@ fn questions_answered_reach_the_model() {
 fn layout_keeps_everything_in_view() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    let story: String = (1..=60)
-        .map(|i| format!("Paragraph {i} of a long story, long enough to fill a line or two of the conversation view.\n\n"))
-        .collect();
+    let mut story = String::new();
+    for i in 1..=60 {
+        writeln!(
+            story,
+            "Paragraph {i} of a long story, long enough to fill a line or two of the conversation view.\n"
+        )
+        .unwrap();
+    }
     scene
         .env
         .api
