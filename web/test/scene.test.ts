@@ -138,6 +138,29 @@ describe('the map scene', () => {
     expect(lastClear()).toEqual([13 / 255, 17 / 255, 23 / 255, 1]);
   });
 
+  it('says so when Enter finds no file in view (the keys zoomed into an empty room), instead of nothing', async () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    h.scene.render(h.ready);
+    await until('the map', () => h.scene.inspect().nodes === 5);
+    const view = h.scene.el.querySelector<HTMLElement>('[aria-label="Map view"]');
+    if (!view) throw new Error('no view');
+    const key = (k: string): void => { view.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true })); };
+    // The root's centre (8, 5) holds no file: zoomed in on it, none is in view.
+    for (let i = 0; i < 12; i += 1) key('+');
+    key('Enter');
+    expect(h.opened).toEqual([]);
+    expect(h.scene.el.querySelector('.map-status')?.textContent).toBe('No file in view here: 0 shows everything, / searches.');
+    // A move takes the words back.
+    key('ArrowUp');
+    expect(h.scene.el.querySelector('.map-status')?.textContent).toBe('');
+    // Back to everything, Enter opens the file at the centre and the status says which.
+    key('0');
+    await until('the flight', () => h.scene.inspect().loop === 'asleep');
+    key('Enter');
+    expect(h.opened).toHaveLength(1);
+    expect(h.scene.el.querySelector('.map-status')?.textContent).toMatch(/^Selected /);
+  });
+
   it('hides a file\'s tooltip when the map moves under a still pointer (keys, a flight), and Enter then opens the file at the centre', async () => {
     const h = harness({
       '/map': mapAnswer(encodeMap(sampleFixture())),

@@ -742,6 +742,8 @@ export function createScene(options: SceneOptions): Scene {
       case 'Enter': {
         const node = (hovered !== null ? model?.nodes.get(hovered) : undefined) ?? nearestCentre();
         if (node) open(node);
+        // Said (the status is read out), not silence: the keys had zoomed into an empty room.
+        else status.textContent = 'No file in view here: 0 shows everything, / searches.';
         e.preventDefault();
         return;
       }
@@ -754,8 +756,10 @@ export function createScene(options: SceneOptions): Scene {
     }
     e.preventDefault();
     // The view moved under a still pointer: the file it hovered is elsewhere now (and Enter
-    // opens the file at the centre, not that one).
+    // opens the file at the centre, not that one); the status says the selection again (not a
+    // "No file in view" from before the move).
     setHovered(null);
+    select(selected);
     setCamera(next);
   });
   document.addEventListener('keydown', (e) => {
