@@ -61,6 +61,15 @@ function mountedScene(): Scene {
   });
 }
 
+/** The harness's map rendered (its 5 files in), and its view. */
+async function mapView(h: Harness): Promise<HTMLElement> {
+  h.scene.render(h.ready);
+  await until('the map', () => h.scene.inspect().nodes === 5);
+  const view = h.scene.el.querySelector<HTMLElement>('[aria-label="Map view"]');
+  if (!view) throw new Error('no view');
+  return view;
+}
+
 const mapAnswer = (body: ArrayBuffer) => () => new Response(body, { status: 200, headers: { 'Content-Type': 'application/octet-stream' } });
 
 async function until(what: string, predicate: () => boolean): Promise<void> {
@@ -140,10 +149,7 @@ describe('the map scene', () => {
 
   it('says so when Enter finds no file in view (the keys zoomed into an empty room), instead of nothing', async () => {
     const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
-    h.scene.render(h.ready);
-    await until('the map', () => h.scene.inspect().nodes === 5);
-    const view = h.scene.el.querySelector<HTMLElement>('[aria-label="Map view"]');
-    if (!view) throw new Error('no view');
+    const view = await mapView(h);
     const key = (k: string): void => { view.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true })); };
     // The root's centre (8, 5) holds no file: zoomed in on it, none is in view.
     for (let i = 0; i < 12; i += 1) key('+');
@@ -166,11 +172,9 @@ describe('the map scene', () => {
       '/map': mapAnswer(encodeMap(sampleFixture())),
       '/search': () => new Response(JSON.stringify({ hash: 'a1b2c3', matches: [{ path: 'src/ui/app.ts', score: 90, indices: [] }] }), { status: 200 }),
     });
-    h.scene.render(h.ready);
-    await until('the map', () => h.scene.inspect().nodes === 5);
-    const view = h.scene.el.querySelector<HTMLElement>('[aria-label="Map view"]');
+    const view = await mapView(h);
     const tooltip = h.scene.el.querySelector<HTMLElement>('[role="tooltip"]');
-    if (!view || !tooltip) throw new Error('no view');
+    if (!tooltip) throw new Error('no tooltip');
     // Hover README.md (world 0.5, 0.5) where the camera shows it.
     const hover = (path: string): void => {
       const cam = h.scene.inspect().camera ?? { x: 0, y: 0, zoom: 1 };
@@ -377,10 +381,7 @@ describe('the map scene', () => {
 
   it('pans and zooms with the keyboard, opens the file at the centre with Enter, clears with Escape; / focuses the search', async () => {
     const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
-    h.scene.render(h.ready);
-    await until('the map', () => h.scene.inspect().nodes === 5);
-    const view = h.scene.el.querySelector<HTMLElement>('[aria-label="Map view"]');
-    if (!view) throw new Error('no view');
+    const view = await mapView(h);
     const cam = (): { x: number; y: number; zoom: number } => h.scene.inspect().camera ?? { x: 0, y: 0, zoom: 0 };
     const start = cam();
     const key = (k: string): void => {

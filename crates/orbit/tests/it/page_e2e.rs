@@ -355,6 +355,19 @@ fn questions_answered_reach_the_model() {
     scene.end();
 }
 
+/// A reply of `paragraphs` numbered paragraphs ("Paragraph 7 of a long story ...").
+fn long_story(paragraphs: usize) -> String {
+    let mut story = String::new();
+    for n in 1..=paragraphs {
+        writeln!(
+            story,
+            "Paragraph {n} of a long story about nothing in particular.\n"
+        )
+        .unwrap();
+    }
+    story
+}
+
 /// What a user's pass in Chromium found in the layout (web/e2e/layout.mjs): the map's colours
 /// follow the colour scheme, the map's status has a plate, the Keypad button covers no drawer
 /// button when the page is narrow, an open panel keeps its room beside a long conversation, the
@@ -363,18 +376,10 @@ fn questions_answered_reach_the_model() {
 fn layout_keeps_everything_in_view() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    let mut story = String::new();
-    for i in 1..=60 {
-        writeln!(
-            story,
-            "Paragraph {i} of a long story, long enough to fill a line or two of the conversation view.\n"
-        )
-        .unwrap();
-    }
     scene
         .env
         .api
-        .script([text(&story), question(), text("Skipped, then.")]);
+        .script([text(&long_story(60)), question(), text("Skipped, then.")]);
     scene.open();
     let result = scene.run("layout", None);
     assert_eq!(
@@ -826,12 +831,7 @@ fn with_no_page_and_no_notification_service_the_terminal_says_so() {
 fn search_finds_a_word_in_an_entry_scrolled_out_of_view() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    let mut story = String::new();
-    for n in 1..=150 {
-        story.push_str(&format!(
-            "Paragraph {n} of a long story about nothing in particular.\n\n"
-        ));
-    }
+    let story = long_story(150);
     scene
         .env
         .api
