@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ALL = ['prompt', 'allow', 'always', 'deny', 'questions-answer', 'questions-skip', 'stop', 'reload-pending', 'drop', 'trust', 'security', 'long-session'];
+const ALL = ['prompt', 'allow', 'always', 'deny', 'questions-answer', 'questions-skip', 'stop', 'reload-pending', 'drop', 'trust', 'security', 'long-session', 'layout'];
 const scenarios = process.argv.length > 2 ? process.argv.slice(2) : ALL;
 const artifacts = process.env.ORBIT_ARTIFACTS ?? join(here, 'artifacts');
 

@@ -23,6 +23,7 @@ import { existsSync } from 'node:fs';
 import { CLAUDE_MAP_SCENARIOS } from './claude-map.mjs';
 import { PANEL_SCENARIOS, panelScenarios } from './panels.mjs';
 import { WATCHED_SCENARIOS } from './watched.mjs';
+import { LAYOUT_SCENARIOS } from './layout.mjs';
 
 const SCENARIOS = {
   prompt,
@@ -54,6 +55,8 @@ const SCENARIOS = {
   ...Object.fromEntries(Object.entries(CLAUDE_MAP_SCENARIOS).map(([n, f]) => [n, (page, context) => f(kit(), page, context)])),
   // Terminal sessions watched through Orbit's hooks (e2e/watched.mjs).
   ...Object.fromEntries(Object.entries(WATCHED_SCENARIOS).map(([n, f]) => [n, (page, context) => f(kit(), page, context)])),
+  // The layout a user's pass found wanting (e2e/layout.mjs).
+  ...Object.fromEntries(Object.entries(LAYOUT_SCENARIOS).map(([n, f]) => [n, (page, context) => f(kit(), page, context)])),
   // The panels (issue 20), in panels.mjs.
   ...Object.fromEntries(PANEL_SCENARIOS.map((scenario) => [
     scenario,

@@ -176,6 +176,19 @@ describe('the conversation view', () => {
     apply([entry(3, { kind: 'tool', toolUseId: 'u', tool: 'Edit', detail: 'README.md', file: 'README.md' }), entry(4, { kind: 'turnEnd', outcome: 'completed', durationMs: 1500, costUsd: 0.01 })], 3);
     view.render(state, 'c1');
     expect(view.el.querySelector('[data-seq="4"]')?.textContent).toBe('Done · 2 files changed · 1.5 s · $0.01');
+    // A reply's shallowest heading is the page's h3, whatever its level (a reply of \`##\` headings skipped h3).
+    apply([entry(5, { kind: 'reply', messageId: 'm5', nodes: [
+      { t: 'heading', level: 2, children: [{ t: 'text', text: 'Plan' }] },
+      { t: 'heading', level: 3, children: [{ t: 'text', text: 'Step' }] },
+    ] })], 5);
+    view.render(state, 'c1');
+    expect(Array.from(view.el.querySelectorAll('[data-seq="5"] h3, [data-seq="5"] h4')).map((e) => `${e.tagName} ${e.textContent}`)).toEqual(['H3 Plan', 'H4 Step']);
+    // A linked file is named by its workspace path, not the absolute one Claude gave.
+    apply([entry(6, { kind: 'tool', toolUseId: 'v', tool: 'Read', detail: '/home/me/project/src/deep/a.rs', file: 'src/deep/a.rs' })], 6);
+    view.render(state, 'c1');
+    const link = view.el.querySelector<HTMLAnchorElement>('[data-seq="6"] a');
+    expect(link?.textContent).toBe('src/deep/a.rs');
+    expect(link?.title).toBe('/home/me/project/src/deep/a.rs');
   });
 
   it('its first window with entries lays the page out once, with the entries in it: the viewport bounds the window until then', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fitCamera, flight, panBy, screenToWorld, transformBetween, worldToScreen, zoomAt, type Camera } from '../src/scene/camera';
 import { decodeMap } from '../src/scene/decode';
-import { HitGrid, LABEL_CELL, MAX_LABELS, bundleDepth, bundleEdges, bundleObjects, bundleSnapshot, fileEdgesInView, fileLevel, pickLabels, type Bundle } from '../src/scene/lod';
+import { CHAR_PX, HitGrid, LABEL_CELL, LABEL_HALF_H, MAX_LABELS, bundleDepth, bundleEdges, bundleObjects, bundleSnapshot, fileEdgesInView, fileLevel, pickLabels, type Bundle } from '../src/scene/lod';
 import { MapModel } from '../src/scene/model';
 import { encodeMap, sampleFixture, syntheticMap, type Fixture } from './mapFixture';
 
@@ -121,6 +121,38 @@ describe('level of detail', () => {
     // At the overview: folder names only.
     expect(pickLabels(big, fit, W, H).every((l) => l.kind === 'folder')).toBe(true);
     expect(pickLabels(big, zoomed, W, H, 7)).toHaveLength(7);
+  });
+
+  it('never draws two labels over each other, also across a grid row\'s edge (a nested folder\'s name just under its parent\'s)', () => {
+    // src at y 0 and src/lib 0.4 below it: at zoom 20 their names are 8 px apart, on either side of a row's edge.
+    const nested: Fixture = {
+      hash: 'abc123',
+      nodes: [{ path: 'src/lib/a.ts', x: 2.5, y: 2.5, language: 0, folder: 2 }],
+      edges: [],
+      folders: [
+        { path: '', rect: [0, 0, 40, 30], parent: null },
+        { path: 'src', rect: [0, 0, 20, 10], parent: 0 },
+        { path: 'src/lib', rect: [0.2, 0.4, 10, 5], parent: 1 },
+      ],
+    };
+    const model = MapModel.fromSnapshot(decodeMap(encodeMap(nested)));
+    const overlaps = (labels: ReturnType<typeof pickLabels>): string[] => {
+      const found: string[] = [];
+      labels.forEach((a, i) => {
+        for (const b of labels.slice(i + 1)) {
+          const apart = a.sx + a.text.length * CHAR_PX <= b.sx || b.sx + b.text.length * CHAR_PX <= a.sx
+            || Math.abs(a.sy - b.sy) >= 2 * LABEL_HALF_H;
+          if (!apart) found.push(`${a.text} over ${b.text}`);
+        }
+      });
+      return found;
+    };
+    for (let y = 0; y < 30; y += 0.05) {
+      expect(overlaps(pickLabels(model, { x: 20, y, zoom: 20 }, W, H)), `camera y ${y}`).toEqual([]);
+    }
+    for (const zoom of [fit.zoom, 4, 9, 14, 30, 60]) {
+      expect(overlaps(pickLabels(big, { ...fit, zoom }, W, H)), `zoom ${zoom}`).toEqual([]);
+    }
   });
 
   it('finds the file under the pointer', () => {

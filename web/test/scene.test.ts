@@ -61,6 +61,15 @@ function mountedScene(): Scene {
   });
 }
 
+/** The harness's map rendered (its 5 files in), and its view. */
+async function mapView(h: Harness): Promise<HTMLElement> {
+  h.scene.render(h.ready);
+  await until('the map', () => h.scene.inspect().nodes === 5);
+  const view = h.scene.el.querySelector<HTMLElement>('[aria-label="Map view"]');
+  if (!view) throw new Error('no view');
+  return view;
+}
+
 const mapAnswer = (body: ArrayBuffer) => () => new Response(body, { status: 200, headers: { 'Content-Type': 'application/octet-stream' } });
 
 async function until(what: string, predicate: () => boolean): Promise<void> {
@@ -113,6 +122,90 @@ describe('the map scene', () => {
     expect(h.scene.software()).toBe(false);
     expect(calls.filter(([name, args]) => name === 'getExtension' && args[0] === 'WEBGL_debug_renderer_info')).toHaveLength(1);
     expect(calls.filter(([name]) => name === 'getParameter')).toHaveLength(1);
+  });
+
+  it('follows the page\'s colour scheme when it changes while the map is open (the next frame is in the new colours)', async () => {
+    let light = true;
+    const listeners: (() => void)[] = [];
+    vi.spyOn(window, 'matchMedia').mockImplementation((query: string) => ({
+      matches: query.includes('light') ? light : false,
+      media: query,
+      addEventListener: (_type: string, listener: () => void) => { if (query.includes('color-scheme')) listeners.push(listener); },
+      removeEventListener: () => undefined,
+    }) as unknown as MediaQueryList);
+    const { gl, calls } = anyGl();
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation((kind: string) => (kind === 'webgl2' ? gl : null));
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    h.scene.render(h.ready);
+    await until('the first frame', () => h.scene.inspect().firstFrame);
+    const lastClear = (): unknown[] | undefined => calls.filter(([name]) => name === 'clearColor').at(-1)?.[1];
+    expect(lastClear()).toEqual([1, 1, 1, 1]);
+    light = false;
+    const before = calls.length;
+    for (const listener of listeners) listener();
+    await until('a frame after the change', () => calls.slice(before).some(([name]) => name === 'clearColor'));
+    expect(lastClear()).toEqual([13 / 255, 17 / 255, 23 / 255, 1]);
+  });
+
+  it('says so when Enter finds no file in view (the keys zoomed into an empty room), instead of nothing', async () => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
+    const view = await mapView(h);
+    const key = (k: string): void => { view.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true })); };
+    // The root's centre (8, 5) holds no file: zoomed in on it, none is in view.
+    for (let i = 0; i < 12; i += 1) key('+');
+    key('Enter');
+    expect(h.opened).toEqual([]);
+    expect(h.scene.el.querySelector('.map-status')?.textContent).toBe('No file in view here: 0 shows everything, / searches.');
+    // A move takes the words back.
+    key('ArrowUp');
+    expect(h.scene.el.querySelector('.map-status')?.textContent).toBe('');
+    // Back to everything, Enter opens the file at the centre and the status says which.
+    key('0');
+    await until('the flight', () => h.scene.inspect().loop === 'asleep');
+    key('Enter');
+    expect(h.opened).toHaveLength(1);
+    expect(h.scene.el.querySelector('.map-status')?.textContent).toMatch(/^Selected /);
+  });
+
+  it('hides a file\'s tooltip when the map moves under a still pointer (keys, a flight), and Enter then opens the file at the centre', async () => {
+    const h = harness({
+      '/map': mapAnswer(encodeMap(sampleFixture())),
+      '/search': () => new Response(JSON.stringify({ hash: 'a1b2c3', matches: [{ path: 'src/ui/app.ts', score: 90, indices: [] }] }), { status: 200 }),
+    });
+    const view = await mapView(h);
+    const tooltip = h.scene.el.querySelector<HTMLElement>('[role="tooltip"]');
+    if (!tooltip) throw new Error('no tooltip');
+    // Hover README.md (world 0.5, 0.5) where the camera shows it.
+    const hover = (path: string): void => {
+      const cam = h.scene.inspect().camera ?? { x: 0, y: 0, zoom: 1 };
+      const node = sampleFixture().nodes.find((n) => n.path === path) ?? { x: 0, y: 0 };
+      view.dispatchEvent(new PointerEvent('pointermove', { clientX: 400 + (node.x - cam.x) * cam.zoom, clientY: 300 + (node.y - cam.y) * cam.zoom, bubbles: true }));
+    };
+    hover('README.md');
+    expect(h.scene.inspect().hovered).toBe('README.md');
+    expect(tooltip.hidden).toBe(false);
+    view.dispatchEvent(new KeyboardEvent('keydown', { key: 'ArrowLeft', bubbles: true }));
+    expect(h.scene.inspect().hovered).toBeNull();
+    expect(tooltip.hidden).toBe(true);
+    hover('README.md');
+    expect(h.scene.inspect().hovered).toBe('README.md');
+    view.dispatchEvent(new KeyboardEvent('keydown', { key: '+', bubbles: true }));
+    expect(tooltip.hidden).toBe(true);
+    view.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    expect(h.opened).toHaveLength(1);
+    expect(h.opened[0]).not.toBe('README.md');
+    // A flight to a search's choice too.
+    hover('README.md');
+    expect(tooltip.hidden).toBe(false);
+    const box = h.scene.el.querySelector<HTMLInputElement>('[aria-label="Search files"]');
+    if (!box) throw new Error('no search box');
+    box.value = 'app';
+    box.dispatchEvent(new Event('input'));
+    await until('the matches', () => h.scene.el.querySelectorAll('[role="option"]').length === 1);
+    box.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+    expect(h.scene.inspect().selected).toBe('src/ui/app.ts');
+    expect(tooltip.hidden).toBe(true);
+    expect(h.scene.inspect().hovered).toBeNull();
   });
 
   it('draws a new map\'s labels LABELS_AFTER_MS after its first frame, not in the frames right after it', async () => {
@@ -272,22 +365,23 @@ describe('the map scene', () => {
     expect(h.scene.el.querySelector('.map-results')?.textContent).toContain('src/gone.ts is not on the map yet.');
   });
 
-  it('says when the search fails', async () => {
-    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())), '/search': () => new Response('{"error":"q"}', { status: 400 }) });
+  // The server's refusal as it said it; fetch's own failure (the server out of reach) in words, not the browser's "Failed to fetch".
+  it.each([
+    ['the server answered 400', () => new Response('{"error":"q"}', { status: 400 })],
+    ['Orbit cannot be reached', () => { throw new TypeError('Failed to fetch'); }],
+  ])('says when the search fails: %s', async (said, answer) => {
+    const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())), '/search': answer });
     h.scene.render(h.ready);
     const box = h.scene.el.querySelector<HTMLInputElement>('[aria-label="Search files"]');
     if (!box) throw new Error('no search box');
     box.value = 'x';
     box.dispatchEvent(new Event('input'));
-    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent.includes('Search failed: the server answered 400') ?? false);
+    await until('the note', () => h.scene.el.querySelector('.map-results')?.textContent.includes(`Search failed: ${said}`) ?? false);
   });
 
   it('pans and zooms with the keyboard, opens the file at the centre with Enter, clears with Escape; / focuses the search', async () => {
     const h = harness({ '/map': mapAnswer(encodeMap(sampleFixture())) });
-    h.scene.render(h.ready);
-    await until('the map', () => h.scene.inspect().nodes === 5);
-    const view = h.scene.el.querySelector<HTMLElement>('[aria-label="Map view"]');
-    if (!view) throw new Error('no view');
+    const view = await mapView(h);
     const cam = (): { x: number; y: number; zoom: number } => h.scene.inspect().camera ?? { x: 0, y: 0, zoom: 0 };
     const start = cam();
     const key = (k: string): void => {

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { occurrences } from '../src/hud/conversation';
 import { entryText, findEntries } from '../src/hud/search';
 import { deferredSearch } from '../src/hud/deferred';
 import { mergeEntries, TRANSCRIPT_LIMIT } from '../src/state/store';
@@ -113,5 +114,22 @@ describe('long sessions', () => {
     expect(checked).toHaveLength(2);
     expect(store.state.transcripts.c1?.map((e) => e.seq)).toEqual([1, 2]);
     expect(store.state.duplicates).toBe(0);
+  });
+});
+
+describe('the words a search found', () => {
+  it('are every occurrence of the query in an entry, case-insensitive, within and across its text nodes', () => {
+    const root = document.createElement('div');
+    const first = document.createElement('p');
+    const strong = document.createElement('strong');
+    strong.append('Zebra');
+    first.append('A zebra and a ', strong, '.');
+    const second = document.createElement('p');
+    second.append('zebrazebra');
+    root.append(first, second);
+    const found = occurrences(root, 'zebra');
+    expect(found.map((r) => r.toString())).toEqual(['zebra', 'Zebra', 'zebra', 'zebra']);
+    expect(occurrences(root, '')).toEqual([]);
+    expect(occurrences(root, 'giraffe')).toEqual([]);
   });
 });

@@ -203,7 +203,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     });
     const search = deferredSearch({
       entries: () => (shown ? (store.state.transcripts[shown] ?? []) : []),
-      reveal: (seq) => { transcript.reveal(seq); },
+      reveal: (seq, query) => { transcript.reveal(seq, query); },
     }, failed);
     const panels = deferredPanels({
       workspaceId: options.workspaceId,

@@ -7,14 +7,15 @@
 import type { MdNode, TranscriptEntry } from '../protocol/types';
 import type { PageState, SubagentInfo } from '../state/store';
 import { clear, formatCost, formatDuration, h } from './dom';
-import { renderMarkdown, renderNode, type MarkdownContext } from './markdown';
+import { renderMarkdown, renderNode, replyContext, type MarkdownContext } from './markdown';
 import { filesChanged, filesChangedIn } from './panels/changes';
 
 /** A reply's blocks rendered at once; the rest follow in tasks of this many (a 1 MB reply never blocks). */
 const REPLY_CHUNK = 12;
 
 /** Renders a reply's blocks into `el`: the first chunk now, the others each in a task of its own. */
-function renderReply(el: HTMLElement, nodes: readonly MdNode[], ctx: MarkdownContext): void {
+function renderReply(el: HTMLElement, nodes: readonly MdNode[], replyCtx: MarkdownContext): void {
+  const ctx = replyContext(nodes, replyCtx);
   if (nodes.length <= REPLY_CHUNK) {
     el.appendChild(renderMarkdown(nodes, ctx));
     return;
@@ -62,8 +63,10 @@ export function entryView(
     case 'tool': {
       const detail = body.detail ?? '';
       const file = body.file ?? null;
+      // A linked file is named by its workspace path (Claude names it absolute: the whole
+      // line was the workspace's own folder); the path as Claude gave it is the link's title.
       const detailNode = file
-        ? h('a', { href: '#', class: 'file-link', onclick: (e: Event) => { e.preventDefault(); ctx.openFile(file, null); } }, detail || file)
+        ? h('a', { href: '#', class: 'file-link', title: detail || file, onclick: (e: Event) => { e.preventDefault(); ctx.openFile(file, null); } }, file)
         : h('span', { class: 'detail' }, detail);
       const row = h('div', { ...attrs, class: 'entry tool' }, h('span', { class: 'tool-name' }, body.tool), ' ', detailNode);
       if (SUBAGENT_TOOLS.has(body.tool)) {
@@ -173,6 +176,12 @@ export class TranscriptView {
   private atBottom = true;
   /** The entry the search marks now. */
   private marked: number | null = null;
+  /** The search's words in the marked entry, and their ranges there now. */
+  private markedQuery = '';
+  private markedRanges: Range[] = [];
+  /** The node and query `markedRanges` were found for. */
+  private markedIn: HTMLElement | null = null;
+  private markedFor = '';
 
   constructor(private readonly ctx: MarkdownContext & { subagentHistory(toolUseId: string): HTMLElement | null }) {
     this.top = h('div', { class: 'log-spacer', 'aria-hidden': 'true' });
@@ -209,6 +218,8 @@ export class TranscriptView {
       this.heights.clear();
       this.atBottom = true;
       this.marked = null;
+      this.markedRanges = [];
+      highlight([]);
     }
     this.entries = entries;
     if (this.entries.length === 0) {
@@ -340,6 +351,16 @@ export class TranscriptView {
     const node = this.nodes.get(seq)?.node ?? null;
     node?.classList.add('search-hit');
     node?.setAttribute('aria-current', 'true');
+    // Found again in the node as it is now (a render may have replaced its text, collapsing the old
+    // ranges); not while the same node still holds them (a render of every frame of a turn would
+    // walk a long reply's text each time).
+    const held = this.markedRanges[0];
+    if (node !== this.markedIn || this.markedQuery !== this.markedFor || !held || held.collapsed) {
+      this.markedRanges = node ? occurrences(node, this.markedQuery) : [];
+      this.markedIn = node;
+      this.markedFor = this.markedQuery;
+      highlight(this.markedRanges);
+    }
     return node;
   }
 
@@ -348,14 +369,20 @@ export class TranscriptView {
     return this.nodes.size;
   }
 
-  /** Brings the entry `seq` into the window and into view, and marks it as the search's match (null: no mark). */
-  reveal(seq: number | null): void {
+  /**
+   * Brings the entry `seq` into the window and into view, and marks it as the search's match (null:
+   * no mark); `query`'s occurrences in it are highlighted and the first is scrolled to.
+   */
+  reveal(seq: number | null, query = ''): void {
     this.marked = seq;
+    this.markedQuery = query;
     if (seq === null) {
       for (const old of Array.from(this.el.querySelectorAll('.search-hit'))) {
         old.classList.remove('search-hit');
         old.removeAttribute('aria-current');
       }
+      this.markedRanges = [];
+      highlight([]);
       return;
     }
     let y = 0;
@@ -367,9 +394,45 @@ export class TranscriptView {
     this.el.scrollTop = Math.max(0, y - this.el.clientHeight / 3);
     this.layout();
     const node = this.markNode(seq);
-    node?.scrollIntoView({ block: 'center' });
+    const first = this.markedRanges[0]?.getBoundingClientRect();
+    if (first && first.height > 0) {
+      const view = this.el.getBoundingClientRect();
+      this.el.scrollTop += first.top - view.top - this.el.clientHeight / 2;
+    } else {
+      node?.scrollIntoView({ block: 'center' });
+    }
     this.atBottom = this.el.scrollHeight - this.el.scrollTop - this.el.clientHeight < 40;
   }
+}
+
+/** The name of the conversation search's highlight (`::highlight(orbit-search)` in style.css). */
+export const SEARCH_HIGHLIGHT = 'orbit-search';
+
+/** The ranges of `query` (case-insensitive) in `root`'s text, text node by text node. */
+export function occurrences(root: Node, query: string): Range[] {
+  const needle = query.toLowerCase();
+  if (!needle || !root.ownerDocument) return [];
+  const ranges: Range[] = [];
+  const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+    const hay = (text.textContent ?? '').toLowerCase();
+    for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + needle.length)) {
+      const range = root.ownerDocument.createRange();
+      range.setStart(text, at);
+      range.setEnd(text, at + needle.length);
+      ranges.push(range);
+    }
+  }
+  return ranges;
+}
+
+/** Highlights `ranges` as the search's words, where the browser has the CSS Custom Highlight API. */
+function highlight(ranges: Range[]): void {
+  const registry = (globalThis.CSS as { highlights?: Map<string, unknown> } | undefined)?.highlights;
+  const Made = (globalThis as { Highlight?: new (...r: Range[]) => unknown }).Highlight;
+  if (!registry || !Made) return;
+  if (ranges.length === 0) registry.delete(SEARCH_HIGHLIGHT);
+  else registry.set(SEARCH_HIGHLIGHT, new Made(...ranges));
 }
 
 /**

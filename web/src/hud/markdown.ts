@@ -10,6 +10,15 @@ import { h } from './dom';
 export interface MarkdownContext {
   /** Opens the file panel on a graph file at a line (1-based), if any. */
   openFile(path: string, line: number | null): void;
+  /** The reply's shallowest heading level (it becomes the page's h3); 1 when not given. */
+  headingTop?: number;
+}
+
+/** `ctx` for a reply whose blocks are `nodes`: its shallowest heading becomes h3 (a reply of `##` headings skipped h3). */
+export function replyContext(nodes: readonly MdNode[], ctx: MarkdownContext): MarkdownContext {
+  let top = 6;
+  for (const node of nodes) if (node.t === 'heading') top = Math.min(top, Math.max(1, node.level));
+  return top === 1 ? ctx : { ...ctx, headingTop: top };
 }
 
 const EXTERNAL = /^(https?:|mailto:)/i;
@@ -69,7 +78,7 @@ export function renderNode(node: MdNode, ctx: MarkdownContext): Node {
     case 'paragraph':
       return h('p', null, children(node.children, ctx));
     case 'heading': {
-      const level = Math.min(6, Math.max(1, node.level));
+      const level = Math.min(6, Math.max(1, node.level - (ctx.headingTop ?? 1) + 1));
       // Replies sit under the page's own headings: h3 and below.
       const tag = (['h3', 'h4', 'h5', 'h6', 'h6', 'h6'] as const)[level - 1] ?? 'h6';
       return h(tag, null, children(node.children, ctx));

@@ -4,7 +4,8 @@
  * "Previous" and "Next", a status "2 of 5"). It searches the transcript the
  * page holds, not the DOM, so it finds text in entries that are not on
  * screen (or not rendered); the match is scrolled into view and marked
- * (`aria-current`). Enter goes to the next match, Shift+Enter to the
+ * (`aria-current`), and the words it matched in it are highlighted (the
+ * first one scrolled to: a long reply was shown at its middle). Enter goes to the next match, Shift+Enter to the
  * previous one, Escape closes the bar.
  */
 import type { MdNode, TranscriptEntry } from '../protocol/types';
@@ -56,8 +57,8 @@ export function findEntries(entries: readonly TranscriptEntry[], query: string):
 export interface SearchHost {
   /** The entries of the conversation shown. */
   entries(): readonly TranscriptEntry[];
-  /** Brings the entry `seq` into view and marks it (null: no mark). */
-  reveal(seq: number | null): void;
+  /** Brings the entry `seq` into view and marks it (null: no mark), and in it the occurrences of `query`. */
+  reveal(seq: number | null, query?: string): void;
 }
 
 export class ConversationSearch {
@@ -135,7 +136,7 @@ export class ConversationSearch {
     this.at = this.at < 0 ? (direction === 1 ? 0 : n - 1) : (this.at + direction + n) % n;
     const seq = this.matches[this.at] ?? null;
     this.status.textContent = `${this.at + 1} of ${n}`;
-    this.host.reveal(seq);
+    this.host.reveal(seq, this.input.value.trim());
   }
 
   /** What `window.orbitInspect` reports. */

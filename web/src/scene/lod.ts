@@ -19,6 +19,8 @@ export const MAX_LABELS = 300;
 export const LABEL_CELL = { w: 100, h: 22 };
 /** A label's width, estimated (CSS px per character at 11-12 px). */
 export const CHAR_PX = 6.5;
+/** Half a label's height (CSS px): its text is drawn centred on its `sy` (12 px type). */
+export const LABEL_HALF_H = 7;
 /** At most this many file-level lines are drawn (those nearest first are not sorted: any end in view). */
 export const MAX_FILE_EDGES = 60000;
 
@@ -304,10 +306,13 @@ export function pickLabels(model: MapModel, cam: Camera, width: number, height: 
     if (labels.length >= max || sx < -LABEL_CELL.w || sy < 0 || sx > width || sy > height) return;
     const c0 = Math.max(0, Math.floor(sx / LABEL_CELL.w));
     const c1 = Math.min(cols - 1, Math.floor((sx + text.length * CHAR_PX) / LABEL_CELL.w));
-    const r = Math.floor(sy / LABEL_CELL.h);
-    if (r >= rows || c0 >= cols) return;
-    for (let c = c0; c <= c1; c += 1) if (taken[r * cols + c]) return;
-    for (let c = c0; c <= c1; c += 1) taken[r * cols + c] = 1;
+    // Every row the text's height reaches: a label just under a row's edge takes the row
+    // below too (a nested folder's name, a few px under its parent's, was drawn over it).
+    const r0 = Math.max(0, Math.floor((sy - LABEL_HALF_H) / LABEL_CELL.h));
+    const r1 = Math.min(rows - 1, Math.floor((sy + LABEL_HALF_H) / LABEL_CELL.h));
+    if (r0 >= rows || c0 >= cols) return;
+    for (let r = r0; r <= r1; r += 1) for (let c = c0; c <= c1; c += 1) if (taken[r * cols + c]) return;
+    for (let r = r0; r <= r1; r += 1) for (let c = c0; c <= c1; c += 1) taken[r * cols + c] = 1;
     labels.push({ text, sx, sy, kind });
   };
   const view = viewRect(cam, width, height);

@@ -176,11 +176,16 @@ export class Renderer {
 
   constructor(
     readonly gl: WebGL2RenderingContext,
-    private readonly theme: Theme,
+    private theme: Theme,
     private readonly now: () => number = () => performance.now(),
   ) {
     this.epoch = now();
     this.init();
+  }
+
+  /** The colours of the next frames (the page's colour scheme changed). */
+  setTheme(theme: Theme): void {
+    this.theme = theme;
   }
 
   /** (Re)creates programs; after a lost context is restored, every buffer is built again. */

@@ -178,7 +178,7 @@ export function createScene(options: SceneOptions): Scene {
     'aria-roledescription': 'map',
     'aria-describedby': 'map-keys',
   }, layer);
-  const keys = h('p', { class: 'sr-only', id: 'map-keys' }, 'Arrows pan, + and - zoom, 0 shows everything, / searches, Enter opens the file at the centre, Escape clears.');
+  const keys = h('p', { class: 'sr-only map-keys', id: 'map-keys' }, 'Arrows pan, + and - zoom, 0 shows everything, / searches, Enter opens the file at the centre, Escape clears.');
   const status = h('p', { class: 'map-status', role: 'status' });
   const message = h('div', { class: 'map-message', role: 'alert', hidden: true });
   const retry = h('button', { type: 'button', onclick: () => { sync.refetch(); } }, 'Try again');
@@ -340,6 +340,14 @@ export function createScene(options: SceneOptions): Scene {
     }
   }
   showMessage();
+  // The map follows the page's colour scheme while it is open (the system's switches at dusk and
+  // dawn): a full frame in the new colours (the labels take theirs from the page's style then).
+  if (typeof window.matchMedia === 'function') {
+    window.matchMedia('(prefers-color-scheme: light)').addEventListener('change', () => {
+      renderer?.setTheme(themeFromPage());
+      invalidate();
+    });
+  }
   glCanvas.addEventListener('webglcontextlost', (event) => {
     event.preventDefault();
     contextLost = true;
@@ -543,6 +551,8 @@ export function createScene(options: SceneOptions): Scene {
       return;
     }
     const reduced = typeof window.matchMedia === 'function' && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    // The pointer's file is somewhere else once the map has flown: its tooltip goes.
+    setHovered(null);
     fly = { from: { ...cam }, to: target, start: now(), duration: reduced ? 0 : FLY_MS };
     userMoved = true;
     schedule();
@@ -700,15 +710,24 @@ export function createScene(options: SceneOptions): Scene {
     const rect = view.getBoundingClientRect();
     const delta = e.deltaMode === 1 ? e.deltaY * 16 : e.deltaY;
     setCamera(zoomAt(cam, width, height, e.clientX - rect.left, e.clientY - rect.top, Math.exp(-delta * 0.0015)));
+    hoverAt(e);
   }, { passive: false });
   view.addEventListener('dblclick', (e) => {
     if (!cam) return;
     const rect = view.getBoundingClientRect();
     setCamera(zoomAt(cam, width, height, e.clientX - rect.left, e.clientY - rect.top, 2));
+    hoverAt(e);
   });
+  /** After a zoom at the pointer: the file now under it (or none), its tooltip where it now is. */
+  function hoverAt(e: MouseEvent): void {
+    setHovered(nodeUnder(e.clientX, e.clientY), e.clientX, e.clientY);
+  }
 
   // --- Keyboard.
+  // The keys shown while the map has the focus go once one is used (they covered part of a short map), until the focus leaves.
+  view.addEventListener('blur', () => { view.classList.remove('keys-known'); });
   view.addEventListener('keydown', (e) => {
+    if (e.key !== 'Tab' && e.key !== 'Shift') view.classList.add('keys-known');
     if (!cam) return;
     const step = 0.15;
     let next: Camera;
@@ -719,10 +738,12 @@ export function createScene(options: SceneOptions): Scene {
       case 'ArrowDown': next = panBy(cam, 0, -height * step); break;
       case '+': case '=': next = zoomAt(cam, width, height, width / 2, height / 2, 1.25); break;
       case '-': case '_': next = zoomAt(cam, width, height, width / 2, height / 2, 0.8); break;
-      case '0': fit(true); invalidate(); e.preventDefault(); return;
+      case '0': fit(true); setHovered(null); invalidate(); e.preventDefault(); return;
       case 'Enter': {
         const node = (hovered !== null ? model?.nodes.get(hovered) : undefined) ?? nearestCentre();
         if (node) open(node);
+        // Said (the status is read out), not silence: the keys had zoomed into an empty room.
+        else status.textContent = 'No file in view here: 0 shows everything, / searches.';
         e.preventDefault();
         return;
       }
@@ -734,6 +755,11 @@ export function createScene(options: SceneOptions): Scene {
       default: return;
     }
     e.preventDefault();
+    // The view moved under a still pointer: the file it hovered is elsewhere now (and Enter
+    // opens the file at the centre, not that one); the status says the selection again (not a
+    // "No file in view" from before the move).
+    setHovered(null);
+    select(selected);
     setCamera(next);
   });
   document.addEventListener('keydown', (e) => {
@@ -812,7 +838,9 @@ export function createScene(options: SceneOptions): Scene {
       if (!checked.ok) throw new Error(checked.error);
       list = checked.value.matches;
     } catch (error) {
-      if (request === searchRequest) showResults([], `Search failed: ${error instanceof Error ? error.message : String(error)}`);
+      // fetch's own failure (a TypeError, "Failed to fetch") is the server out of reach: said so in words.
+      const why = error instanceof TypeError ? 'Orbit cannot be reached (the page reconnects by itself when it is back)' : error instanceof Error ? error.message : String(error);
+      if (request === searchRequest) showResults([], `Search failed: ${why}`);
       return;
     }
     if (request !== searchRequest) return;

@@ -5,6 +5,7 @@
 //! `scripts/setup-web` installs Chromium and the page's packages; without
 //! them these tests fail saying so.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -350,6 +351,40 @@ fn questions_answered_reach_the_model() {
                 && s.contains("tool_result")
         }),
         "the answer reached the model"
+    );
+    scene.end();
+}
+
+/// A reply of `paragraphs` numbered paragraphs ("Paragraph 7 of a long story ...").
+fn long_story(paragraphs: usize) -> String {
+    let mut story = String::new();
+    for n in 1..=paragraphs {
+        writeln!(
+            story,
+            "Paragraph {n} of a long story about nothing in particular.\n"
+        )
+        .unwrap();
+    }
+    story
+}
+
+/// What a user's pass in Chromium found in the layout (web/e2e/layout.mjs): the map's colours
+/// follow the colour scheme, the map's status has a plate, the Keypad button covers no drawer
+/// button when the page is narrow, an open panel keeps its room beside a long conversation, the
+/// search bar keeps the column's margins, and a question card leaves the prompt box on the page.
+#[test]
+fn layout_keeps_everything_in_view() {
+    let _one = lock();
+    let mut scene = Scene::new(true);
+    scene
+        .env
+        .api
+        .script([text(&long_story(60)), question(), text("Skipped, then.")]);
+    scene.open();
+    let result = scene.run("layout", None);
+    assert_eq!(
+        result["question"]["scroll"], result["question"]["inner"],
+        "{result}"
     );
     scene.end();
 }
@@ -849,12 +884,7 @@ fn with_no_page_and_no_notification_service_the_terminal_says_so() {
 fn search_finds_a_word_in_an_entry_scrolled_out_of_view() {
     let _one = lock();
     let mut scene = Scene::new(true);
-    let mut story = String::new();
-    for n in 1..=150 {
-        story.push_str(&format!(
-            "Paragraph {n} of a long story about nothing in particular.\n\n"
-        ));
-    }
+    let story = long_story(150);
     scene
         .env
         .api
