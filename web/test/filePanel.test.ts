@@ -24,6 +24,31 @@ describe('the file panel', () => {
     expect(panel.el.hidden).toBe(true);
   });
 
+  it('is modal: Tab and Shift+Tab go round Close and the text, never to the page behind it', async () => {
+    vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(new Response('one', { status: 200 }))));
+    const panel = new FilePanel('w');
+    const behind = h('button', { type: 'button' }, 'Behind');
+    document.body.replaceChildren(behind, panel.el);
+    behind.focus();
+    await panel.open('a.rs', null);
+    expect(panel.el.getAttribute('aria-modal')).toBe('true');
+    const body = panel.el.querySelector('.file-body');
+    const close = panel.el.querySelector('button');
+    expect(document.activeElement).toBe(body);
+    const tab = (shiftKey: boolean): boolean =>
+      (document.activeElement ?? document.body).dispatchEvent(new KeyboardEvent('keydown', { key: 'Tab', shiftKey, bubbles: true, cancelable: true }));
+    expect(tab(false)).toBe(false);
+    expect(document.activeElement).toBe(close);
+    tab(false);
+    expect(document.activeElement).toBe(body);
+    tab(true);
+    expect(document.activeElement).toBe(close);
+    tab(true);
+    expect(document.activeElement).toBe(body);
+    panel.close();
+    expect(document.activeElement).toBe(behind);
+  });
+
   it('says why when the file cannot be opened', async () => {
     vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(new Response('no', { status: 404, statusText: 'Not Found' }))));
     const panel = new FilePanel('w');

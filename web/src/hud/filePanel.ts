@@ -28,18 +28,30 @@ export class FilePanel {
   constructor(private readonly workspaceId: string) {
     this.title = h('h2', { class: 'file-title', id: 'file-panel-title' });
     this.body = h('div', { class: 'file-body', tabindex: 0 });
+    const closeButton = h('button', { type: 'button', onclick: () => { this.close(); } }, 'Close');
+    // Modal: it covers the page, so Tab goes round its own two stops (Close, the text) instead of
+    // into the controls hidden behind it.
     this.el = h(
       'aside',
       {
         class: 'file-panel',
         role: 'dialog',
+        'aria-modal': 'true',
         'aria-labelledby': 'file-panel-title',
         hidden: true,
         onkeydown: (e: Event) => {
-          if ((e as KeyboardEvent).key === 'Escape') this.close();
+          const key = e as KeyboardEvent;
+          if (key.key === 'Escape') this.close();
+          else if (key.key === 'Tab') {
+            const stops = [closeButton, this.body];
+            const at = stops.indexOf(document.activeElement as HTMLElement);
+            const next = stops[(at + (key.shiftKey ? stops.length - 1 : 1) + stops.length) % stops.length];
+            key.preventDefault();
+            next?.focus();
+          }
         },
       },
-      h('div', { class: 'file-head' }, this.title, h('button', { type: 'button', onclick: () => { this.close(); } }, 'Close')),
+      h('div', { class: 'file-head' }, this.title, closeButton),
       this.body,
     );
   }
