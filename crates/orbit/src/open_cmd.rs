@@ -35,8 +35,9 @@ pub(crate) struct OpenArgs {
     /// The workspace folder.
     #[arg(default_value = ".")]
     dir: PathBuf,
-    /// The page's port on 127.0.0.1 (default: any free port). Ignored when
-    /// an Orbit already runs.
+    /// The page's port on 127.0.0.1 (default: the port the last Orbit's page
+    /// had, when it is free, else any free port). Ignored when an Orbit
+    /// already runs.
     #[arg(long)]
     port: Option<u16>,
     /// Print the login address without opening a browser.
@@ -670,10 +671,51 @@ impl OrbitMethods {
     }
 }
 
+/// The file in the state directory naming the port the page's server last
+/// listened on.
+const PAGE_PORT_FILE: &str = "page-port";
+
+/// The page's server on `port` if given; else on the port the last Orbit's
+/// page had (`PAGE_PORT_FILE`), when it is free, so that the tabs left open
+/// across a restart find Orbit again (and their outboxes, which the browser
+/// keeps per origin, are read and said); else on any free port. The port
+/// bound is remembered for the next start.
+async fn bind_page_server(locations: &Locations, port: Option<u16>) -> anyhow::Result<PageServer> {
+    let file = locations.state_dir().join(PAGE_PORT_FILE);
+    let remembered = match port {
+        Some(_) => None,
+        None => fs_err::read_to_string(&file)
+            .ok()
+            .and_then(|text| text.trim().parse::<u16>().ok())
+            .filter(|port| *port != 0),
+    };
+    let server = match remembered {
+        Some(port) => match PageServer::bind(ServerOptions::new(port)).await {
+            Ok(server) => Some(server),
+            Err(error) => {
+                tracing::info!(port, %error, "the page's last port is taken; another free one");
+                None
+            }
+        },
+        None => None,
+    };
+    let server = match server {
+        Some(server) => server,
+        None => PageServer::bind(ServerOptions::new(port.unwrap_or(0)))
+            .await
+            .context("cannot start the page's server")?,
+    };
+    let remember = orbit_common::ensure_private_dir(locations.state_dir()).and_then(|()| {
+        orbit_common::write_private_file(&file, format!("{}\n", server.port()).as_bytes())
+    });
+    if let Err(error) = remember {
+        tracing::warn!(file = %file.display(), %error, "cannot remember the page's port");
+    }
+    Ok(server)
+}
+
 async fn serve(locations: Locations, dir: PathBuf, args: &OpenArgs) -> anyhow::Result<ExitCode> {
-    let server = PageServer::bind(ServerOptions::new(args.port.unwrap_or(0)))
-        .await
-        .context("cannot start the page's server")?;
+    let server = bind_page_server(&locations, args.port).await?;
     let settings = orbit_common::Settings::load(&locations.settings_file()).unwrap_or_default();
     let hub = orbtile::Running::start(crate::hub_cmd::serve_options(
         &locations,

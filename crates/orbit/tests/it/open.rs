@@ -369,3 +369,78 @@ fn without_claude_the_page_opens_and_a_prompt_says_what_is_missing() {
     let message = prompt["result"]["message"].as_str().unwrap();
     assert!(message.contains("/nonexistent/claude"), "{message}");
 }
+
+/// A restarted Orbit's page takes the port the last one had (the tabs left
+/// open find it again); when that port is taken, or the remembered port is
+/// not a port, any free one, remembered in its turn; `--port` wins.
+#[test]
+fn a_restarted_orbit_takes_its_page_s_port_again() {
+    fn port_of(login: &str) -> u16 {
+        let rest = login.strip_prefix("http://127.0.0.1:").unwrap();
+        rest[..rest.find('/').unwrap()].parse().unwrap()
+    }
+    fn stop(orbit: &mut Running) {
+        let stopped = orbit.command(&["stop"]).output().unwrap();
+        assert!(stopped.status.success(), "{stopped:?}");
+        let (code, stderr) = orbit.wait();
+        assert_eq!(code, Some(0), "{stderr}");
+    }
+    let mut orbit = Running::new(json!({}));
+    orbit.start(&[]);
+    let first = port_of(&orbit.login);
+    let file = orbit.config.path().join("state/page-port");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        format!("{first}\n")
+    );
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&file).unwrap().permissions())
+            & 0o777,
+        0o600
+    );
+    stop(&mut orbit);
+
+    orbit.start(&[]);
+    assert_eq!(
+        port_of(&orbit.login),
+        first,
+        "the same port after a restart"
+    );
+    stop(&mut orbit);
+
+    // Taken by another program: any free port, remembered.
+    let taken = std::net::TcpListener::bind(("127.0.0.1", first)).unwrap();
+    orbit.start(&[]);
+    let second = port_of(&orbit.login);
+    assert_ne!(second, first);
+    assert!(
+        get(&orbit.login).starts_with("HTTP/1.1 303"),
+        "the page is served"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        format!("{second}\n")
+    );
+    stop(&mut orbit);
+    drop(taken);
+
+    // Not a port: any free port.
+    std::fs::write(&file, "seventy\n").unwrap();
+    orbit.start(&[]);
+    assert!(
+        get(&orbit.login).starts_with("HTTP/1.1 303"),
+        "the page is served"
+    );
+    stop(&mut orbit);
+
+    // --port wins over the remembered one.
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(&file, format!("{first}\n")).unwrap();
+    orbit.start(&["--port", &free.to_string()]);
+    assert_eq!(port_of(&orbit.login), free);
+    stop(&mut orbit);
+}
