@@ -1096,6 +1096,7 @@ async function sceneMap(page) {
   // Re-arrange: the page fetches the map again; every file is still on it.
   const fetches = (await sceneOf(page)).fetches;
   await page.getByRole('button', { name: 'Re-arrange' }).click();
+  await page.getByRole('group', { name: 'Re-arrange the map' }).getByRole('button', { name: 'Move every file' }).click();
   const after = await untilScene(page, 'the map after Re-arrange', (s) => s.fetches > fetches && s.loop === 'asleep' && s.nodes === files);
   await shot(page, 'rearranged');
   const start = await freshStart(page);

@@ -402,7 +402,24 @@ describe('the map scene', () => {
     expect(h.scene.inspect().selected).toBeNull();
     document.dispatchEvent(new KeyboardEvent('keydown', { key: '/', bubbles: true }));
     expect(document.activeElement?.getAttribute('aria-label')).toBe('Search files');
-    Array.from(h.scene.el.querySelectorAll('button')).find((b) => b.textContent === 'Re-arrange')?.click();
+    const button = (name: string): HTMLButtonElement | undefined =>
+      Array.from(h.scene.el.querySelectorAll('button')).find((b) => b.textContent === name && !b.closest('[hidden]'));
+    // Re-arrange asks first: Cancel (or Escape) moves nothing, and gives the focus back.
+    button('Re-arrange')?.click();
+    expect(h.rearranged).toBe(0);
+    expect(document.activeElement?.textContent).toBe('Move every file');
+    expect(button('Re-arrange')).toBeUndefined();
+    button('Cancel')?.click();
+    expect(h.rearranged).toBe(0);
+    expect(document.activeElement?.textContent).toBe('Re-arrange');
+    button('Re-arrange')?.click();
+    document.activeElement?.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+    expect(h.rearranged).toBe(0);
+    expect(document.activeElement?.textContent).toBe('Re-arrange');
+    button('Re-arrange')?.click();
+    button('Move every file')?.click();
     expect(h.rearranged).toBe(1);
+    expect(h.scene.el.textContent).toContain('Re-arranged: every file has a new place.');
+    expect(document.activeElement?.textContent).toBe('Re-arrange');
   });
 });

@@ -198,9 +198,40 @@ export function createScene(options: SceneOptions): Scene {
     spellcheck: 'false',
   });
   const results = h('ul', { class: 'map-results', role: 'listbox', id: listId, 'aria-label': 'Matching files', hidden: true });
-  const rearrangeButton = h('button', { type: 'button', class: 'map-rearrange', onclick: () => { options.rearrange(); } }, 'Re-arrange');
+  // `Re-arrange` moves every file, which cannot be undone: it asks first (in place, the focus on the answer).
+  const rearrangeButton = h('button', { type: 'button', class: 'map-rearrange', 'aria-haspopup': 'true', onclick: () => { askRearrange(true); } }, 'Re-arrange');
+  const rearrangeYes = h('button', { type: 'button', onclick: () => { answerRearrange(true); } }, 'Move every file');
+  const rearrangeNo = h('button', { type: 'button', onclick: () => { answerRearrange(false); } }, 'Cancel');
+  const rearrangeAsk = h(
+    'div',
+    {
+      class: 'map-rearrange-ask',
+      role: 'group',
+      'aria-label': 'Re-arrange the map',
+      hidden: true,
+      onkeydown: (e: Event) => {
+        if ((e as KeyboardEvent).key !== 'Escape') return;
+        e.stopPropagation();
+        answerRearrange(false);
+      },
+    },
+    h('span', null, 'Every file takes a new place.'),
+    rearrangeYes,
+    rearrangeNo,
+  );
+  const askRearrange = (ask: boolean): void => {
+    rearrangeButton.hidden = ask;
+    rearrangeAsk.hidden = !ask;
+    (ask ? rearrangeYes : rearrangeButton).focus();
+  };
+  const answerRearrange = (yes: boolean): void => {
+    askRearrange(false);
+    if (!yes) return;
+    options.rearrange();
+    status.textContent = 'Re-arranged: every file has a new place.';
+  };
   const legend = h('ul', { class: 'map-legend', 'aria-label': 'Languages' });
-  const tools = h('div', { class: 'map-tools' }, h('div', { class: 'map-search' }, searchBox, results), rearrangeButton);
+  const tools = h('div', { class: 'map-tools' }, h('div', { class: 'map-search' }, searchBox, results), rearrangeButton, rearrangeAsk);
 
   // Whether a software GPU (SwiftShader, llvmpipe) draws the map: the effects then run at fewer frames a second.
   // Asked when the effects first need it, not while the map starts (the renderer's name is a round trip to the GPU process).
