@@ -6,7 +6,22 @@ export function backoffDelay(attempt: number, random: () => number = Math.random
   return Math.round(base * (0.8 + 0.2 * random()));
 }
 
-/** The page's WebSocket to `/ws?w=<workspace id>`, reconnecting with backoff. */
+/**
+ * The socket's address as the transport opens it: `url` asking for batches (`batch=1`, set
+ * unless the address says otherwise): a burst's frames come as one message, a JSON list
+ * (docs/page-protocol.md, "Batches"), which the channel splits and handles in one task.
+ */
+export function batchedUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.searchParams.has('batch')) return url;
+  parsed.searchParams.set('batch', '1');
+  return parsed.href;
+}
+
+/**
+ * The page's WebSocket to `/ws?w=<workspace id>&batch=1`, reconnecting with backoff. A message
+ * is a frame, or a batch of them (a JSON list), handed on as the text it is.
+ */
 export class WebSocketTransport implements Transport {
   private socket: WebSocket | null = null;
   private frameListeners: ((data: unknown) => void)[] = [];
@@ -16,7 +31,11 @@ export class WebSocketTransport implements Transport {
   private closed = false;
   private everOpened = false;
 
-  constructor(private readonly url: string) {}
+  private readonly url: string;
+
+  constructor(url: string) {
+    this.url = batchedUrl(url);
+  }
 
   onFrame(listener: (data: unknown) => void): void {
     this.frameListeners.push(listener);
