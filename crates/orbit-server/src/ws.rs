@@ -560,20 +560,19 @@ impl Connection {
             for (frame, _) in group {
                 self.note_sent(frame);
             }
-            let text = match group {
-                [(_, text)] => text.clone(),
-                _ => {
-                    let mut list = String::with_capacity(BATCH_MAX_BYTES + 2);
-                    list.push('[');
-                    for (i, (_, text)) in group.iter().enumerate() {
-                        if i > 0 {
-                            list.push(',');
-                        }
-                        list.push_str(text);
+            let text = if let [(_, text)] = group {
+                text.clone()
+            } else {
+                let mut list = String::with_capacity(BATCH_MAX_BYTES + 2);
+                list.push('[');
+                for (i, (_, text)) in group.iter().enumerate() {
+                    if i > 0 {
+                        list.push(',');
                     }
-                    list.push(']');
-                    list
+                    list.push_str(text);
                 }
+                list.push(']');
+                list
             };
             self.write(text).await?;
         }

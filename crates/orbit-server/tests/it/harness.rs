@@ -457,40 +457,40 @@ impl Ws {
 
     /// The next frame or the close (5 s at most).
     pub(crate) async fn next(&mut self) -> Next {
-        loop {
-            let message = tokio::time::timeout(Duration::from_secs(5), self.stream.next())
-                .await
-                .expect("the server sent nothing within 5 s");
-            match message {
-                Some(Ok(Message::Text(text))) => {
-                    return Next::Frame(serde_json::from_str(text.as_str()).unwrap());
-                }
-                Some(Ok(Message::Close(frame))) => {
-                    return match frame {
-                        Some(frame) => {
-                            Next::Closed(Some(frame.code.into()), frame.reason.to_string())
-                        }
-                        None => Next::Closed(None, String::new()),
-                    };
-                }
-                Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
-                Some(Ok(Message::Binary(_))) => panic!("the server sent a binary frame"),
-                Some(Err(error)) => return Next::Closed(None, format!("error: {error}")),
-                None => return Next::Closed(None, "eof".to_owned()),
-            }
+        match self.raw().await {
+            Ok(text) => Next::Frame(serde_json::from_str(&text).unwrap()),
+            Err(closed) => closed,
         }
     }
 
     /// The next message's text, as sent (5 s at most).
     pub(crate) async fn text(&mut self) -> String {
+        match self.raw().await {
+            Ok(text) => text,
+            Err(closed) => panic!("{closed:?} instead of a text message"),
+        }
+    }
+
+    /// The next text message as sent, or the close (5 s at most).
+    async fn raw(&mut self) -> Result<String, Next> {
         loop {
             let message = tokio::time::timeout(Duration::from_secs(5), self.stream.next())
                 .await
                 .expect("the server sent nothing within 5 s");
             match message {
-                Some(Ok(Message::Text(text))) => return text.as_str().to_owned(),
+                Some(Ok(Message::Text(text))) => return Ok(text.as_str().to_owned()),
+                Some(Ok(Message::Close(frame))) => {
+                    return Err(match frame {
+                        Some(frame) => {
+                            Next::Closed(Some(frame.code.into()), frame.reason.to_string())
+                        }
+                        None => Next::Closed(None, String::new()),
+                    });
+                }
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
-                other => panic!("{other:?} instead of a text message"),
+                Some(Ok(Message::Binary(_))) => panic!("the server sent a binary frame"),
+                Some(Err(error)) => return Err(Next::Closed(None, format!("error: {error}"))),
+                None => return Err(Next::Closed(None, "eof".to_owned())),
             }
         }
     }
