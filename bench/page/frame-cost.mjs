@@ -74,14 +74,8 @@ function arrivals() {
       super(...args);
       super.addEventListener('message', (event) => {
         const text = typeof event.data === 'string' ? event.data : '';
-        const t = performance.timeOrigin + performance.now();
-        // A batch (the socket's `batch=1`: a JSON list of frames): each frame's type, at the one time.
-        if (text.startsWith('[')) {
-          for (const m of text.matchAll(/"body":\{"type":"([a-zA-Z]+)"/g)) window.__fcArrived.push({ t, type: m[1] });
-          return;
-        }
         const type = /"type":"([a-zA-Z]+)"/.exec(text)?.[1] ?? '?';
-        window.__fcArrived.push({ t, type });
+        window.__fcArrived.push({ t: performance.timeOrigin + performance.now(), type });
       });
     }
   };

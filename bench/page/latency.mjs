@@ -82,12 +82,6 @@ if (!login || !shimLog) {
 }
 const MARKER = /mk\d+[atb]/g;
 const seqOf = (text) => /^\{"seq":(\d+)/.exec(text)?.[1] ?? null;
-/** The numbered frames' `seq`s of one socket message (a frame, or a batch: a JSON list of frames). */
-const seqsOf = (text) => (text.startsWith('[') ? JSON.parse(text).map((f) => (f.seq === null ? null : String(f.seq))).filter((q) => q !== null) : [seqOf(text)].filter((q) => q !== null));
-/** Notes, in `arrived`, the time of each numbered frame of `messages` ({ t, text }) not noted yet. */
-const noteArrived = (arrived, messages) => {
-  for (const { t, text } of messages) for (const seq of seqsOf(text)) if (!(seq in arrived)) arrived[seq] = t;
-};
 const KINDS = [['a', 'text with a tool call'], ['t', 'the tool entry'], ['b', 'closing text']];
 const loadAtStart = loadavg();
 
@@ -147,19 +141,10 @@ function recorder() {
       super.addEventListener(type, type === 'message' && typeof listener === 'function' ? timed('socket message', listener) : listener, options);
     }
   };
-  // A batch (a JSON list of frames: the socket's `batch=1`) is kept as it came and read after the
-  // run, so that parsing it adds nothing to the page's task.
-  const batches = [];
-  window.__latencyBatches = batches;
   window.addEventListener('message', (event) => {
     const t = now();
     const frames = event.data?.frames;
-    if (Array.isArray(frames)) {
-      for (const frame of frames) {
-        if (typeof frame === 'string' && frame.startsWith('[')) batches.push({ t, text: frame });
-        else note(t, frame);
-      }
-    }
+    if (Array.isArray(frames)) for (const frame of frames) note(t, frame);
   }, true);
   const pattern = /mk\d+[atb]/g;
   new MutationObserver((records) => {
@@ -309,8 +294,7 @@ async function replayUpTo(markers) {
   replayed += batch.length;
   const paced = [];
   for (const [i, f] of batch.entries()) {
-    // A batch's frames were written at once: the first numbered one's time.
-    const sent = sentAt[seqsOf(f.text)[0]];
+    const sent = sentAt[seqOf(f.text)];
     const prev = paced[i - 1];
     paced.push(sent ?? (prev === undefined ? f.t : prev + (f.t - batch[i - 1].t)));
   }
@@ -400,11 +384,8 @@ if (profiler) {
 }
 const liveSeen = await page.evaluate(() => ({ ...window.__latencySeen }));
 const liveArrived = await page.evaluate(() => ({ ...window.__latencyArrived }));
-// The batches' frames: when their message came (the recorder kept every message as it came).
-noteArrived(liveArrived, frames);
 const liveBusy = await page.evaluate(() => window.__latencyBusy.slice());
-const floorGot = await replay.evaluate(() => ({ posted: { ...window.__replayPosted }, seen: { ...window.__latencySeen }, arrived: { ...window.__latencyArrived }, batches: window.__latencyBatches.slice() }));
-noteArrived(floorGot.arrived, floorGot.batches);
+const floorGot = await replay.evaluate(() => ({ posted: { ...window.__replayPosted }, seen: { ...window.__latencySeen }, arrived: { ...window.__latencyArrived } }));
 await browser.close();
 const loadAtEnd = loadavg();
 const cpuWhole = cpuDelta(cpuAtStart, cpuByRole(roles));
@@ -443,7 +424,7 @@ for (const [marker, dom] of Object.entries(liveSeen)) {
   const line = lineOf[marker];
   if (!line) continue;
   live[marker] = dom - line.t;
-  const seq = pushOf[marker] ? String(pushOf[marker].seq) : seqsOf(frameSeqOf[marker]?.text ?? '')[0] ?? null;
+  const seq = pushOf[marker] ? String(pushOf[marker].seq) : seqOf(frameSeqOf[marker]?.text ?? '');
   const at = {
     shim: line.t,
     read: readOf[marker]?.t,
@@ -478,7 +459,7 @@ for (const [marker, dom] of Object.entries(floorGot.seen)) {
   const posted = floorGot.posted[marker];
   if (posted === undefined) continue;
   floor[marker] = dom - posted;
-  const seq = pushOf[marker] ? String(pushOf[marker].seq) : seqsOf(frameSeqOf[marker]?.text ?? '')[0] ?? null;
+  const seq = pushOf[marker] ? String(pushOf[marker].seq) : seqOf(frameSeqOf[marker]?.text ?? '');
   const arrived = seq !== null ? floorGot.arrived[seq] : undefined;
   floorSplit[marker] = { postToPage: arrived !== undefined ? arrived - posted : undefined, pageToDom: arrived !== undefined ? dom - arrived : undefined };
 }
@@ -487,7 +468,7 @@ for (const [marker, dom] of Object.entries(floorGot.seen)) {
 // Where each change's frame stands in its burst: Orbit's writes (`sent`) less than BURST_GAP_MS
 // apart are one burst. `before`: the burst's frames written before it (their types, from the
 // page log's `push`); `messagesBefore`: the burst's socket messages the page got before the one
-// carrying it (each one a task of the page's main thread; a batch is one message).
+// carrying it (each one a task of the page's main thread).
 const BURST_GAP_MS = 3;
 const typeOfSeq = {};
 for (const r of trace) if (r.stage === 'push' && r.seq !== null) typeOfSeq[r.seq] = /"body":\{"type":"(\w+)"/.exec(r.text ?? '')?.[1] ?? '?';
@@ -503,7 +484,10 @@ const burstOf = {};
 }
 // The socket message (its index among the live page's messages) that carried each seq.
 const messageOfSeq = {};
-for (const [i, f] of frames.entries()) for (const seq of seqsOf(f.text)) if (!(seq in messageOfSeq)) messageOfSeq[seq] = i;
+for (const [i, f] of frames.entries()) {
+  const seq = seqOf(f.text);
+  if (seq !== null && !(seq in messageOfSeq)) messageOfSeq[seq] = i;
+}
 const burstPlace = {};
 for (const marker of Object.keys(atOf)) {
   const seq = pushOf[marker] ? String(pushOf[marker].seq) : null;
@@ -565,9 +549,8 @@ const burstSummary = {
   liveFirst: summary(placed.filter((m) => burstPlace[m].before === 0).map((m) => live[m])),
   liveNotFirst: summary(notFirst.map((m) => live[m])),
   byKind: Object.fromEntries(KINDS.map(([k]) => [k, { n: placed.filter((m) => m.endsWith(k)).length, notFirst: notFirst.filter((m) => m.endsWith(k)).length }])),
-  // The live page's socket messages that were batches (more than one frame).
+  // The live page's socket messages.
   messages: frames.length,
-  batchMessages: frames.filter((f) => f.text.startsWith('[')).length,
 };
 const round = (xs) => xs.map((x) => Math.round(x * 100) / 100);
 const result = {
@@ -617,7 +600,7 @@ for (const [kind, name] of KINDS) {
 }
 if (placed.length > 0) {
   const b = burstSummary;
-  out.push(`bursts (Orbit's writes < ${BURST_GAP_MS} ms apart): ${b.notFirst} of ${b.placed} changes not the first frame of theirs (text ${b.byKind.a.notFirst}/${b.byKind.a.n}, tool entry ${b.byKind.t.notFirst}/${b.byKind.t.n}, closing ${b.byKind.b.notFirst}/${b.byKind.b.n}); frames before p50 ${f(b.framesBefore.p50)} max ${f(b.framesBefore.max)}, messages before p50 ${f(b.messagesBefore.p50)} max ${f(b.messagesBefore.max)}; before them: ${Object.entries(b.typesBefore).map(([t, n]) => `${t} ${n}`).join(', ')}; ${b.batchMessages} of ${b.messages} socket messages were batches`);
+  out.push(`bursts (Orbit's writes < ${BURST_GAP_MS} ms apart): ${b.notFirst} of ${b.placed} changes not the first frame of theirs (text ${b.byKind.a.notFirst}/${b.byKind.a.n}, tool entry ${b.byKind.t.notFirst}/${b.byKind.t.n}, closing ${b.byKind.b.notFirst}/${b.byKind.b.n}); frames before p50 ${f(b.framesBefore.p50)} max ${f(b.framesBefore.max)}, messages before p50 ${f(b.messagesBefore.p50)} max ${f(b.messagesBefore.max)}; before them: ${Object.entries(b.typesBefore).map(([t, n]) => `${t} ${n}`).join(', ')}; ${b.messages} socket messages`);
   out.push(row('  socket -> page, first of its burst', b.sentToPageFirst));
   out.push(row('  socket -> page, after others', b.sentToPageNotFirst));
   out.push(row('  live, first of its burst', b.liveFirst));
@@ -634,7 +617,7 @@ if (process.env.ORBIT_LATENCY_RAW) {
   writeFileSync(process.env.ORBIT_LATENCY_RAW, JSON.stringify({
     shim: jsonLines(shimLog).map(({ t, line }) => ({ t, line: line.slice(0, 200) })),
     trace: trace.map((r) => ({ ...r, text: r.text.slice(0, 200) })),
-    frames: frames.map(({ t, text }) => ({ t, seq: seqOf(text), seqs: seqsOf(text), text: text.slice(0, 200) })),
+    frames: frames.map(({ t, text }) => ({ t, seq: seqOf(text), text: text.slice(0, 200) })),
     busy: liveBusy,
     dom: liveSeen,
     // Per live change: the shim's line, Orbit's read, event, push and sent, the page's message event, the DOM (bench/page/latency-sched.py joins them with a scheduler record).

@@ -175,13 +175,9 @@ function countHistoryFrames(page) {
   page.on('websocket', (ws) => {
     ws.on('framereceived', ({ payload }) => {
       const text = typeof payload === 'string' ? payload : payload.toString('utf8');
-      // A batch (the socket's `batch=1`: a JSON list of frames) counts each of its frames.
-      const list = text.startsWith('[') ? JSON.parse(text).map((frame) => JSON.stringify(frame)) : [text];
-      for (const one of list) {
-        const type = /"body":\{"type":"(history|historyProgress)"/.exec(one)?.[1];
-        if (type === 'history') { frames.history += 1; frames.historyBytes += one.length; }
-        if (type === 'historyProgress') { frames.progress += 1; frames.progressBytes += one.length; }
-      }
+      const type = /"body":\{"type":"(history|historyProgress)"/.exec(text)?.[1];
+      if (type === 'history') { frames.history += 1; frames.historyBytes += text.length; }
+      if (type === 'historyProgress') { frames.progress += 1; frames.progressBytes += text.length; }
     });
   });
 }

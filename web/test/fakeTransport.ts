@@ -19,7 +19,5 @@ export class FakeTransport implements Transport {
     this.open = s === 'open';
     for (const l of this.state) l(s);
   }
-  deliver(frame: unknown): void { this.deliverText(JSON.stringify(frame)); }
-  /** One socket message as its text (a frame, or a batch: a JSON list of frames). */
-  deliverText(text: string): void { for (const l of this.frame) l(text); }
+  deliver(frame: unknown): void { for (const l of this.frame) l(JSON.stringify(frame)); }
 }

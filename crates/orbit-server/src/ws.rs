@@ -6,14 +6,6 @@
 //! limit, 4000 `lagged` (the page fell behind the live log: reconnect and
 //! resume), 4004 the workspace is no longer open.
 //!
-//! A page whose socket's address says `batch=1` (`/ws?w=<id>&batch=1`) gets
-//! the frames queued at the moment the writer wakes as one message, a JSON
-//! list of frames in their order ([`BATCH_MAX_FRAMES`], [`BATCH_MAX_BYTES`]):
-//! the page then handles a burst (a reply, `session`, `keypad`, the tool
-//! entry) in one task instead of one task each. A lone frame, or one over
-//! the bytes' bound, goes as itself; a client that does not ask gets one
-//! frame a message.
-//!
 //! The search-only socket, `GET /w/<id>/search` upgraded (the page's search
 //! worker's): no `resume`, no frames of the workspace, never a page (the
 //! port is not connected, `page_attached` is not said, `drop_pages` does
@@ -27,16 +19,6 @@ use std::time::{Duration, Instant};
 
 /// How long a closing socket waits for the page's close frame.
 const LINGER: Duration = Duration::from_secs(1);
-
-/// At most this many frames in one batched message (and taken off the
-/// queues at one wake).
-pub const BATCH_MAX_FRAMES: usize = 32;
-
-/// A batched message holds at most this many bytes of frames (a frame over
-/// it goes alone): a big reply is never held behind a huge message, and a
-/// batch stays under the page's bound for checking a message on its main
-/// thread (32 KiB, `web/src/protocol/channel.ts`).
-pub const BATCH_MAX_BYTES: usize = 16 * 1024;
 
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -80,8 +62,7 @@ pub(crate) async fn upgrade(
             "Orbit: `/ws` needs `?w=<workspace id>`.",
         );
     };
-    let batch = query.get("batch").is_some_and(|value| value == "1");
-    accept(shared, id, upgrade, Kind::Page { batch })
+    accept(shared, id, upgrade, Kind::Page)
 }
 
 /// `GET /w/<id>/search` upgraded to a WebSocket (Host, Origin and cookie
@@ -93,9 +74,8 @@ pub(crate) fn search_socket(shared: Arc<Shared>, id: &str, upgrade: WebSocketUpg
 /// What a connection carries.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// The page's channel: `resume`, the workspace's frames, actions;
-    /// `batch`: the page asked for a burst's frames as one message.
-    Page { batch: bool },
+    /// The page's channel: `resume`, the workspace's frames, actions.
+    Page,
     /// `search` frames only (the page's search worker); not a page.
     SearchOnly,
 }
@@ -231,8 +211,10 @@ impl Connection {
         self.port.page_attached(true);
         let _attached = Attached(Arc::clone(&self.port));
         tracing::debug!(first = first.len(), "a page attached");
-        if let Err(end) = self.send_all(&first).await {
-            return end;
+        for frame in &first {
+            if let Err(end) = self.send(frame).await {
+                return end;
+            }
         }
         self.live(Some(live)).await
     }
@@ -288,13 +270,13 @@ impl Connection {
                 () = changed(kicked.as_mut()) => return End::Close(close::LAGGED, "dropped"),
                 _ = open.changed() => return End::Close(close::GONE, "workspace closed"),
                 Some(frame) = acked.recv() => {
-                    if let Err(end) = self.send_burst(frame, &mut acked, live.as_mut()).await {
+                    if let Err(end) = self.send(&frame).await {
                         return end;
                     }
                 }
                 frame = next_live(live.as_mut()) => match frame {
                     Ok(frame) => {
-                        if let Err(end) = self.send_burst(frame, &mut acked, live.as_mut()).await {
+                        if let Err(end) = self.send(&frame).await {
                             return end;
                         }
                     }
@@ -333,7 +315,7 @@ impl Connection {
             if let Message::Text(text) = &message {
                 match serde_json::from_str::<PageFrame>(text.as_str()) {
                     Ok(PageFrame::Action { id, .. } | PageFrame::Trust { id })
-                        if matches!(self.kind, Kind::Page { .. }) =>
+                        if self.kind == Kind::Page =>
                     {
                         self.send(&ack_frame(ActionAck {
                             id,
@@ -501,103 +483,21 @@ impl Connection {
         self.send(&frame).await
     }
 
-    /// A frame the writer woke with, and (a page that asked for batches)
-    /// every frame queued behind it at this moment, up to
-    /// [`BATCH_MAX_FRAMES`]: the connection's own answers first, as the
-    /// writer's `biased` loop would take them one by one.
-    async fn send_burst(
-        &mut self,
-        frame: HostFrame,
-        acked: &mut mpsc::Receiver<HostFrame>,
-        mut live: Option<&mut broadcast::Receiver<HostFrame>>,
-    ) -> Result<(), End> {
-        if !matches!(self.kind, Kind::Page { batch: true }) {
-            return self.send(&frame).await;
-        }
-        let mut frames = vec![frame];
-        let mut ended = None;
-        while frames.len() < BATCH_MAX_FRAMES {
-            if let Ok(frame) = acked.try_recv() {
-                frames.push(frame);
-                continue;
-            }
-            let Some(live) = live.as_deref_mut() else {
-                break;
-            };
-            match live.try_recv() {
-                Ok(frame) => frames.push(frame),
-                Err(broadcast::error::TryRecvError::Empty) => break,
-                Err(broadcast::error::TryRecvError::Lagged(_)) => {
-                    ended = Some(End::Close(close::LAGGED, "lagged"));
-                    break;
-                }
-                Err(broadcast::error::TryRecvError::Closed) => {
-                    ended = Some(End::Close(close::GONE, "workspace closed"));
-                    break;
-                }
-            }
-        }
-        self.send_all(&frames).await?;
-        ended.map_or(Ok(()), Err)
-    }
-
-    /// Sends `frames` in order: one message each, or (a page that asked for
-    /// batches) consecutive frames together as a JSON list, each list within
-    /// [`BATCH_MAX_FRAMES`] and [`BATCH_MAX_BYTES`]; a lone frame, or one
-    /// over the bytes' bound, goes as itself.
-    async fn send_all(&mut self, frames: &[HostFrame]) -> Result<(), End> {
-        if !matches!(self.kind, Kind::Page { batch: true }) {
-            for frame in frames {
-                self.send(frame).await?;
-            }
-            return Ok(());
-        }
-        let encoded: Vec<(&HostFrame, String)> = frames
-            .iter()
-            .filter_map(|frame| Some((frame, encode(frame)?)))
-            .collect();
-        for group in batches(&encoded) {
-            for (frame, _) in group {
-                self.note_sent(frame);
-            }
-            let text = if let [(_, text)] = group {
-                text.clone()
-            } else {
-                let mut list = String::with_capacity(BATCH_MAX_BYTES + 2);
-                list.push('[');
-                for (i, (_, text)) in group.iter().enumerate() {
-                    if i > 0 {
-                        list.push(',');
-                    }
-                    list.push_str(text);
-                }
-                list.push(']');
-                list
-            };
-            self.write(text).await?;
-        }
-        Ok(())
-    }
-
     async fn send(&mut self, frame: &HostFrame) -> Result<(), End> {
-        let Some(text) = encode(frame) else {
-            return Ok(());
+        let text = match serde_json::to_string(frame) {
+            Ok(text) => text,
+            Err(error) => {
+                tracing::error!(%error, "a frame could not be encoded");
+                return Ok(());
+            }
         };
-        self.note_sent(frame);
-        self.write(text).await
-    }
-
-    /// The benchmark's trace (off unless installed): the frame goes to the socket.
-    fn note_sent(&self, frame: &HostFrame) {
+        // The benchmark's trace (off unless installed): the frame goes to the socket.
         if frame.seq.is_some() {
             orbit_common::latency_note(LatencyStage::Sent, frame.seq, String::new);
         }
         if let HostBody::Workspace(WorkspaceMessage::SearchAnswer(reply)) = &frame.body {
             search_note(LatencyStage::SearchSent, self.kind, reply.id, "");
         }
-    }
-
-    async fn write(&mut self, text: String) -> Result<(), End> {
         self.socket
             .send(Message::Text(text.into()))
             .await
@@ -605,45 +505,12 @@ impl Connection {
     }
 }
 
-/// A frame as JSON text (`None`, said in the log, when it cannot be encoded).
-fn encode(frame: &HostFrame) -> Option<String> {
-    match serde_json::to_string(frame) {
-        Ok(text) => Some(text),
-        Err(error) => {
-            tracing::error!(%error, "a frame could not be encoded");
-            None
-        }
-    }
-}
-
-/// Consecutive runs of `frames` for one message each: as many as fit in
-/// [`BATCH_MAX_FRAMES`] and [`BATCH_MAX_BYTES`] (the list's brackets and
-/// commas counted); a frame over the bytes' bound is a run of its own.
-fn batches<T>(frames: &[(T, String)]) -> Vec<&[(T, String)]> {
-    let mut runs = Vec::new();
-    let mut start = 0;
-    let mut bytes = 1;
-    for (i, (_, text)) in frames.iter().enumerate() {
-        let count = i - start;
-        if count > 0 && (count >= BATCH_MAX_FRAMES || bytes + text.len() + 1 > BATCH_MAX_BYTES) {
-            runs.push(&frames[start..i]);
-            start = i;
-            bytes = 1;
-        }
-        bytes += text.len() + 1;
-    }
-    if start < frames.len() {
-        runs.push(&frames[start..]);
-    }
-    runs
-}
-
 /// The benchmark's trace of a `search` frame (off unless installed):
 /// `seq` its id, the text the socket's kind and the query.
 fn search_note(stage: LatencyStage, kind: Kind, id: u32, q: &str) {
     orbit_common::latency_note(stage, Some(u64::from(id)), || {
         let kind = match kind {
-            Kind::Page { .. } => "page",
+            Kind::Page => "page",
             Kind::SearchOnly => "search",
         };
         format!("{kind} {q}")

@@ -22,13 +22,6 @@ pub struct HostFrame {
     pub body: HostBody,
 }
 
-/// Two or more [`HostFrame`]s in one message, in their order: what a page
-/// whose socket asked for batches (`/ws?w=<id>&batch=1`) gets when frames
-/// were queued together (`docs/page-protocol.md`, "Batches").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(transparent)]
-pub struct HostBatch(#[schemars(length(min = 2))] pub Vec<HostFrame>);
-
 /// The body of a [`HostFrame`]: a page message, or one about the workspace
 /// or the connection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -25,8 +25,8 @@ pub use agent::{
 };
 pub use catalog::{Catalog, CommandInfo, McpServerInfo, ModelOption, SkillInfo, SkillScope};
 pub use channel::{
-    ActionAck, AgentAvailability, CHANNEL_PROTOCOL, GraphSummary, HostBatch, HostBody, HostFrame,
-    PageFrame, WorkspaceMessage, WorkspaceState,
+    ActionAck, AgentAvailability, CHANNEL_PROTOCOL, GraphSummary, HostBody, HostFrame, PageFrame,
+    WorkspaceMessage, WorkspaceState,
 };
 pub use control::{ControlError, ControlRequest, ControlResponse};
 pub use graph::{

@@ -762,9 +762,6 @@ pub struct PageProtocol {
     pub request: PageRequest,
     /// A frame of the page's channel, host to page.
     pub host_frame: crate::channel::HostFrame,
-    /// A batch of frames of the page's channel, host to page (a socket
-    /// that asked for batches).
-    pub host_batch: crate::channel::HostBatch,
     /// A frame of the page's channel, page to host.
     pub page_frame: crate::channel::PageFrame,
     /// The answer of `GET /w/<id>/search`.

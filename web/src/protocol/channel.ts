@@ -59,9 +59,6 @@ export interface ChannelOptions {
 /** Frames longer than this (characters) are checked in the worker: their validation would block the page. */
 const WORKER_FRAME_BYTES = 32 * 1024;
 
-/** `[`: a socket message that starts with it is a batch of frames (a frame is an object). */
-const BATCH_START = 0x5b;
-
 
 /** How often unacknowledged actions are checked for their minute. */
 const EXPIRY_CHECK_MS = 5000;
@@ -130,8 +127,7 @@ export class Channel {
       });
     });
     transport.onFrame((data) => {
-      if (typeof data === 'string' && data.charCodeAt(0) === BATCH_START) this.batch(data);
-      else this.incoming(data, true);
+      this.incoming(data, true);
     });
   }
 
@@ -145,29 +141,6 @@ export class Channel {
    */
   preload(frames: readonly unknown[]): void {
     for (const frame of frames) this.incoming(frame, false);
-  }
-
-  /**
-   * A batch from the socket (`batch=1`: docs/page-protocol.md, "Batches"): a burst's frames as
-   * one JSON list, handled in this one task, each checked and applied in order as if it had
-   * come alone (a frame that fails its check is said and skipped, as a lone one is). A list
-   * that is not JSON, or holds no frame, is said and dropped whole. Orbit keeps a batch under
-   * 16 KiB; a longer one has each frame checked as text (a big frame in the worker).
-   */
-  private batch(text: string): void {
-    let frames: unknown;
-    try {
-      frames = JSON.parse(text);
-    } catch {
-      this.refuse('A batch of frames from Orbit is not JSON; it was ignored.');
-      return;
-    }
-    if (!Array.isArray(frames) || frames.length === 0) {
-      this.refuse('A batch of frames from Orbit holds no frames; it was ignored.');
-      return;
-    }
-    const asText = text.length > WORKER_FRAME_BYTES;
-    for (const frame of frames as unknown[]) this.incoming(asText ? JSON.stringify(frame) : frame, true);
   }
 
   /** One frame, from the socket or preloaded: a big one is checked in the worker. */

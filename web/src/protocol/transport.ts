@@ -11,10 +11,7 @@ export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 export interface Transport {
   /** Sends one frame (an object, serialised by the transport). Returns false when not connected. */
   send(frame: unknown): boolean;
-  /**
-   * Called with each frame received, as the transport got it (text, or an object from a relay),
-   * or with a batch of them as the socket's text (a JSON list: the channel splits it).
-   */
+  /** Called with each frame received, as the transport got it (text, or an object from a relay). */
   onFrame(listener: (data: unknown) => void): void;
   /** Called whenever the connection state changes; `open` means the page must send `resume` now. */
   onState(listener: (state: ConnectionState) => void): void;

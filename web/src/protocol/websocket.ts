@@ -6,22 +6,7 @@ export function backoffDelay(attempt: number, random: () => number = Math.random
   return Math.round(base * (0.8 + 0.2 * random()));
 }
 
-/**
- * The socket's address as the transport opens it: `url` asking for batches (`batch=1`, set
- * unless the address says otherwise): a burst's frames come as one message, a JSON list
- * (docs/page-protocol.md, "Batches"), which the channel splits and handles in one task.
- */
-export function batchedUrl(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.searchParams.has('batch')) return url;
-  parsed.searchParams.set('batch', '1');
-  return parsed.href;
-}
-
-/**
- * The page's WebSocket to `/ws?w=<workspace id>&batch=1`, reconnecting with backoff. A message
- * is a frame, or a batch of them (a JSON list), handed on as the text it is.
- */
+/** The page's WebSocket to `/ws?w=<workspace id>`, reconnecting with backoff. */
 export class WebSocketTransport implements Transport {
   private socket: WebSocket | null = null;
   private frameListeners: ((data: unknown) => void)[] = [];
@@ -31,11 +16,7 @@ export class WebSocketTransport implements Transport {
   private closed = false;
   private everOpened = false;
 
-  private readonly url: string;
-
-  constructor(url: string) {
-    this.url = batchedUrl(url);
-  }
+  constructor(private readonly url: string) {}
 
   onFrame(listener: (data: unknown) => void): void {
     this.frameListeners.push(listener);

@@ -316,18 +316,6 @@ impl Harness {
         self.ws_with(cookie, Some(&self.origin())).await.unwrap()
     }
 
-    /// Opens `/ws?w=<workspace>&batch=1` (a page that takes a burst's
-    /// frames as one message) with the page's Origin and `cookie`.
-    pub(crate) async fn ws_batched(&self, cookie: &str) -> Ws {
-        let url = format!(
-            "ws://127.0.0.1:{}/ws?w={WORKSPACE}&batch=1",
-            self.server.port()
-        );
-        self.ws_at(&url, cookie, Some(&self.origin()))
-            .await
-            .unwrap()
-    }
-
     /// Opens the WebSocket; the HTTP status on a refused handshake.
     pub(crate) async fn ws_with(&self, cookie: &str, origin: Option<&str>) -> Result<Ws, u16> {
         self.socket_with(Socket::Page, cookie, origin).await
@@ -457,40 +445,26 @@ impl Ws {
 
     /// The next frame or the close (5 s at most).
     pub(crate) async fn next(&mut self) -> Next {
-        match self.raw().await {
-            Ok(text) => Next::Frame(serde_json::from_str(&text).unwrap()),
-            Err(closed) => closed,
-        }
-    }
-
-    /// The next message's text, as sent (5 s at most).
-    pub(crate) async fn text(&mut self) -> String {
-        match self.raw().await {
-            Ok(text) => text,
-            Err(closed) => panic!("{closed:?} instead of a text message"),
-        }
-    }
-
-    /// The next text message as sent, or the close (5 s at most).
-    async fn raw(&mut self) -> Result<String, Next> {
         loop {
             let message = tokio::time::timeout(Duration::from_secs(5), self.stream.next())
                 .await
                 .expect("the server sent nothing within 5 s");
             match message {
-                Some(Ok(Message::Text(text))) => return Ok(text.as_str().to_owned()),
+                Some(Ok(Message::Text(text))) => {
+                    return Next::Frame(serde_json::from_str(text.as_str()).unwrap());
+                }
                 Some(Ok(Message::Close(frame))) => {
-                    return Err(match frame {
+                    return match frame {
                         Some(frame) => {
                             Next::Closed(Some(frame.code.into()), frame.reason.to_string())
                         }
                         None => Next::Closed(None, String::new()),
-                    });
+                    };
                 }
                 Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => {}
                 Some(Ok(Message::Binary(_))) => panic!("the server sent a binary frame"),
-                Some(Err(error)) => return Err(Next::Closed(None, format!("error: {error}"))),
-                None => return Err(Next::Closed(None, "eof".to_owned())),
+                Some(Err(error)) => return Next::Closed(None, format!("error: {error}")),
+                None => return Next::Closed(None, "eof".to_owned()),
             }
         }
     }

@@ -4,9 +4,7 @@ use std::time::Duration;
 
 use orbit_server::Limits;
 use orbit_server::ws::close;
-use orbit_types::{
-    HostBody, HostFrame, PageFrame, PageMessage, PageRequest, Refusal, WorkspaceMessage,
-};
+use orbit_types::{HostBody, HostFrame, PageFrame, PageRequest, WorkspaceMessage};
 use serde_json::json;
 
 use crate::harness::{Call, Harness, Socket, WORKSPACE, Ws, hello};
@@ -230,20 +228,10 @@ async fn a_frame_over_one_mebibyte_is_refused_as_too_large() {
 
 #[tokio::test]
 async fn a_lagging_page_is_closed_with_4000() {
-    assert_lagging_closed(false).await;
-}
-
-/// A page (`batched`: one that asked for batches) that falls behind the
-/// live log is closed with 4000.
-async fn assert_lagging_closed(batched: bool) {
     let harness = Harness::start().await;
     *harness.port.flood_on_connect.lock().unwrap() = 10;
     let cookie = harness.login().await;
-    let mut ws = if batched {
-        harness.ws_batched(&cookie).await
-    } else {
-        harness.ws(&cookie).await
-    };
+    let mut ws = harness.ws(&cookie).await;
     ws.resume(None, None).await;
     ws.frame().await;
     let (code, reason) = ws.closed().await;
@@ -408,151 +396,4 @@ async fn a_rate_limited_search_gets_an_answer_saying_so() {
             .iter()
             .any(|call| matches!(call, Call::Search(..)))
     );
-}
-
-/// A numbered frame whose text is about `bytes` long (a `refused` page
-/// message carrying that much).
-fn sized_frame(seq: u64, bytes: usize) -> HostFrame {
-    HostFrame {
-        seq: Some(seq),
-        body: HostBody::Page(PageMessage::Refused(Refusal {
-            request: "frame".to_owned(),
-            code: "test".to_owned(),
-            message: "x".repeat(bytes),
-        })),
-    }
-}
-
-fn numbered(seq: u64) -> HostFrame {
-    HostFrame {
-        seq: Some(seq),
-        body: HostBody::Workspace(WorkspaceMessage::SnapshotEnd {}),
-    }
-}
-
-/// The frames of one message: a list's, or the one frame it is.
-fn frames_of(text: &str) -> Vec<serde_json::Value> {
-    match serde_json::from_str::<serde_json::Value>(text).unwrap() {
-        serde_json::Value::Array(frames) => {
-            assert!(frames.len() >= 2, "a list of one frame: {text}");
-            frames
-        }
-        frame => vec![frame],
-    }
-}
-
-/// The `seq`s of the frames in `messages`, in order (`0` for `null`).
-fn seqs(messages: &[String]) -> Vec<Vec<u64>> {
-    messages
-        .iter()
-        .map(|text| {
-            frames_of(text)
-                .iter()
-                .map(|frame| frame["seq"].as_u64().unwrap_or(0))
-                .collect()
-        })
-        .collect()
-}
-
-#[tokio::test]
-async fn a_batched_page_gets_the_frames_queued_at_a_wake_as_one_list_in_order() {
-    let harness = Harness::start().await;
-    // Three live frames wait in the socket's queue before its first frame goes out.
-    *harness.port.flood_on_connect.lock().unwrap() = 3;
-    let cookie = harness.login().await;
-    let mut ws = harness.ws_batched(&cookie).await;
-    ws.resume(None, None).await;
-    // The `hello` alone (the only frame of `first`), then the three queued frames as one list.
-    let hello_text = ws.text().await;
-    assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&hello_text).unwrap(),
-        serde_json::to_value(hello("fake-instance")).unwrap()
-    );
-    let burst = ws.text().await;
-    assert!(burst.starts_with('['), "{burst}");
-    assert_eq!(seqs(&[burst]), vec![vec![1, 2, 3]]);
-    // A lone frame later goes as itself.
-    harness.port.live.send(numbered(4)).unwrap();
-    let lone = ws.text().await;
-    assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&lone).unwrap(),
-        serde_json::to_value(numbered(4)).unwrap()
-    );
-}
-
-#[tokio::test]
-async fn a_page_that_did_not_ask_gets_one_frame_a_message() {
-    let harness = Harness::start().await;
-    *harness.port.flood_on_connect.lock().unwrap() = 3;
-    harness
-        .port
-        .snapshot
-        .lock()
-        .unwrap()
-        .extend([numbered(100), numbered(101)]);
-    let cookie = harness.login().await;
-    let mut ws = harness.ws(&cookie).await;
-    ws.resume(None, None).await;
-    let mut messages = Vec::new();
-    for _ in 0..6 {
-        messages.push(ws.text().await);
-    }
-    assert!(messages.iter().all(|text| text.starts_with('{')));
-    assert_eq!(
-        seqs(&messages),
-        vec![vec![0], vec![100], vec![101], vec![1], vec![2], vec![3]]
-    );
-}
-
-#[tokio::test]
-async fn a_batch_keeps_within_its_frames_and_bytes_and_a_big_frame_goes_alone() {
-    use orbit_server::ws::{BATCH_MAX_BYTES, BATCH_MAX_FRAMES};
-    let harness = Harness::start().await;
-    // The connection's first frames: the `hello`, 40 small frames, three of
-    // 40 % of a batch's bytes, one over the bound, two small ones.
-    let mut snapshot: Vec<HostFrame> = (1..=40).map(numbered).collect();
-    snapshot.extend((41..=43).map(|seq| sized_frame(seq, BATCH_MAX_BYTES * 2 / 5)));
-    snapshot.push(sized_frame(44, BATCH_MAX_BYTES + 10));
-    snapshot.extend([numbered(45), numbered(46)]);
-    harness.port.snapshot.lock().unwrap().extend(snapshot);
-    let cookie = harness.login().await;
-    let mut ws = harness.ws_batched(&cookie).await;
-    ws.resume(None, None).await;
-    let mut messages = Vec::new();
-    let mut got = 0;
-    while got < 47 {
-        let text = ws.text().await;
-        got += frames_of(&text).len();
-        messages.push(text);
-    }
-    for text in &messages {
-        let frames = frames_of(text).len();
-        assert!(frames <= BATCH_MAX_FRAMES);
-        assert!(
-            frames == 1 || text.len() <= BATCH_MAX_BYTES,
-            "{} bytes",
-            text.len()
-        );
-    }
-    let expected = vec![
-        std::iter::once(0)
-            .chain(1..u64::try_from(BATCH_MAX_FRAMES).unwrap())
-            .collect::<Vec<_>>(),
-        (u64::try_from(BATCH_MAX_FRAMES).unwrap()..=40)
-            .chain([41, 42])
-            .collect(),
-        vec![43],
-        vec![44],
-        vec![45, 46],
-    ];
-    // Two of the frames of 40 % of a batch fit after the small ones, the third does not.
-    assert_eq!(seqs(&messages), expected);
-    // The big frame went as itself, whole.
-    assert!(messages[3].starts_with('{'));
-    assert!(messages[3].len() > BATCH_MAX_BYTES);
-}
-
-#[tokio::test]
-async fn a_lagging_batched_page_is_closed_with_4000() {
-    assert_lagging_closed(true).await;
 }
