@@ -459,9 +459,43 @@ for (const [marker, dom] of Object.entries(floorGot.seen)) {
   const posted = floorGot.posted[marker];
   if (posted === undefined) continue;
   floor[marker] = dom - posted;
-  const seq = seqOf(frameSeqOf[marker]?.text ?? '');
+  const seq = pushOf[marker] ? String(pushOf[marker].seq) : seqOf(frameSeqOf[marker]?.text ?? '');
   const arrived = seq !== null ? floorGot.arrived[seq] : undefined;
   floorSplit[marker] = { postToPage: arrived !== undefined ? arrived - posted : undefined, pageToDom: arrived !== undefined ? dom - arrived : undefined };
+}
+
+// ------------------------------------------------------------------ bursts
+// Where each change's frame stands in its burst: Orbit's writes (`sent`) less than BURST_GAP_MS
+// apart are one burst. `before`: the burst's frames written before it (their types, from the
+// page log's `push`); `messagesBefore`: the burst's socket messages the page got before the one
+// carrying it (each one a task of the page's main thread).
+const BURST_GAP_MS = 3;
+const typeOfSeq = {};
+for (const r of trace) if (r.stage === 'push' && r.seq !== null) typeOfSeq[r.seq] = /"body":\{"type":"(\w+)"/.exec(r.text ?? '')?.[1] ?? '?';
+const sentOrder = Object.entries(sentBySeq).map(([seq, t]) => ({ seq, t })).sort((a, b) => a.t - b.t);
+const burstOf = {};
+{
+  let burst = [];
+  for (const [i, w] of sentOrder.entries()) {
+    if (i > 0 && w.t - sentOrder[i - 1].t >= BURST_GAP_MS) burst = [];
+    burst.push(w.seq);
+    burstOf[w.seq] = burst;
+  }
+}
+// The socket message (its index among the live page's messages) that carried each seq.
+const messageOfSeq = {};
+for (const [i, f] of frames.entries()) {
+  const seq = seqOf(f.text);
+  if (seq !== null && !(seq in messageOfSeq)) messageOfSeq[seq] = i;
+}
+const burstPlace = {};
+for (const marker of Object.keys(atOf)) {
+  const seq = pushOf[marker] ? String(pushOf[marker].seq) : null;
+  const burst = seq !== null ? burstOf[seq] : undefined;
+  if (!burst) continue;
+  const before = burst.slice(0, burst.indexOf(seq));
+  const messages = new Set(before.map((q) => messageOfSeq[q]).filter((i) => i !== undefined && i !== messageOfSeq[seq]));
+  burstPlace[marker] = { before: before.length, types: before.map((q) => typeOfSeq[q] ?? '?'), messagesBefore: messages.size, burst: burst.length };
 }
 
 // ------------------------------------------------------------------ report
@@ -499,6 +533,25 @@ for (const [kind] of KINDS) {
     lineType: lineOf[ms[0]] ? /"type":"(\w+)"/.exec(lineOf[ms[0]].line)?.[1] ?? null : null,
   };
 }
+// Changes by their place in the burst: first of it, or after others (how many, which types).
+const placed = markers.filter((m) => burstPlace[m]);
+const notFirst = placed.filter((m) => burstPlace[m].before > 0);
+const typesBefore = {};
+for (const m of notFirst) for (const t of burstPlace[m].types) typesBefore[t] = (typesBefore[t] ?? 0) + 1;
+const burstSummary = {
+  placed: placed.length,
+  notFirst: notFirst.length,
+  framesBefore: summary(notFirst.map((m) => burstPlace[m].before)),
+  messagesBefore: summary(notFirst.map((m) => burstPlace[m].messagesBefore)),
+  typesBefore,
+  sentToPageFirst: summary(placed.filter((m) => burstPlace[m].before === 0).map((m) => split[m].sentToPage)),
+  sentToPageNotFirst: summary(notFirst.map((m) => split[m].sentToPage)),
+  liveFirst: summary(placed.filter((m) => burstPlace[m].before === 0).map((m) => live[m])),
+  liveNotFirst: summary(notFirst.map((m) => live[m])),
+  byKind: Object.fromEntries(KINDS.map(([k]) => [k, { n: placed.filter((m) => m.endsWith(k)).length, notFirst: notFirst.filter((m) => m.endsWith(k)).length }])),
+  // The live page's socket messages.
+  messages: frames.length,
+};
 const round = (xs) => xs.map((x) => Math.round(x * 100) / 100);
 const result = {
   ok: markers.length === expected,
@@ -516,10 +569,11 @@ const result = {
   pageBusyWhileInFlight: busySummary,
   floorSplit: floorSplitSummary,
   byKind,
+  bursts: burstSummary,
   // CPU ms per live turn by role (p50, p99 over the turns; /proc's 10 ms ticks), and over the whole run (floor included).
   cpuPerTurn: Object.fromEntries([...new Set(turnCpu.flatMap((t) => Object.keys(t)))].sort().map((k) => [k, summary(turnCpu.map((t) => t[k] ?? 0))])),
   cpuWholeRunMs: cpuWhole,
-  samples: Object.fromEntries(markers.map((m) => [m, { live: live[m], floor: floor[m], split: split[m], busy: busyOf[m], floorSplit: floorSplit[m] }])),
+  samples: Object.fromEntries(markers.map((m) => [m, { live: live[m], floor: floor[m], split: split[m], busy: busyOf[m], floorSplit: floorSplit[m], burst: burstPlace[m] }])),
 };
 const f = (x) => (x === null || x === undefined ? '-' : x.toFixed(1));
 const row = (name, s) => `${name.padEnd(44)} ${f(s.p50).padStart(8)} ${f(s.p99).padStart(8)} ${f(s.max).padStart(8)} ${String(s.n).padStart(5)}`;
@@ -543,6 +597,14 @@ out.push(row('  page: message event -> DOM', floorSplitSummary.pageToDom));
 for (const [kind, name] of KINDS) {
   out.push(row(`  live: ${name}`, byKind[kind].live));
   out.push(row(`  floor: ${name}`, byKind[kind].floor));
+}
+if (placed.length > 0) {
+  const b = burstSummary;
+  out.push(`bursts (Orbit's writes < ${BURST_GAP_MS} ms apart): ${b.notFirst} of ${b.placed} changes not the first frame of theirs (text ${b.byKind.a.notFirst}/${b.byKind.a.n}, tool entry ${b.byKind.t.notFirst}/${b.byKind.t.n}, closing ${b.byKind.b.notFirst}/${b.byKind.b.n}); frames before p50 ${f(b.framesBefore.p50)} max ${f(b.framesBefore.max)}, messages before p50 ${f(b.messagesBefore.p50)} max ${f(b.messagesBefore.max)}; before them: ${Object.entries(b.typesBefore).map(([t, n]) => `${t} ${n}`).join(', ')}; ${b.messages} socket messages`);
+  out.push(row('  socket -> page, first of its burst', b.sentToPageFirst));
+  out.push(row('  socket -> page, after others', b.sentToPageNotFirst));
+  out.push(row('  live, first of its burst', b.liveFirst));
+  out.push(row('  live, after others', b.liveNotFirst));
 }
 if (turnCpu.length > 0) {
   out.push('CPU ms per live turn (/proc, 10 ms ticks)        p50      p99      max');
