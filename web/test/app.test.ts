@@ -111,6 +111,45 @@ describe('the page', () => {
   });
 });
 
+describe('a long reconnect', () => {
+  const reconnectFor = async (answer: () => Promise<Response>): Promise<{ text: string; asked: unknown[][] }> => {
+    vi.useFakeTimers();
+    try {
+      const { root, transport } = mount();
+      const fetchMock = vi.fn(answer);
+      vi.stubGlobal('fetch', fetchMock);
+      transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+      transport.drop();
+      expect(root.querySelector('.connection')?.textContent).toBe('Reconnecting…');
+      expect(fetchMock).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(15000);
+      // The map's own fetch may come meanwhile; the question is the one to the worker's script.
+      const asked = (fetchMock.mock.calls as unknown[][]).filter((call) => String(call[0]).endsWith('/sw.js'));
+      return { text: root.querySelector('.connection')?.textContent ?? '', asked };
+    } finally {
+      vi.useRealTimers();
+    }
+  };
+
+  it('says an Orbit restarted on its port refuses this tab’s login, asked of the server over HTTP', async () => {
+    const { text, asked } = await reconnectFor(() => Promise.resolve(new Response('', { status: 401 })));
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.[0]).toBe(`/w/${workspace.id}/sw.js`);
+    expect(asked[0]?.[1]).toMatchObject({ method: 'HEAD', credentials: 'same-origin' });
+    expect(text).toContain('Orbit was restarted, and this tab was signed in to the Orbit before it');
+  });
+
+  it('says a running Orbit no longer serves the workspace', async () => {
+    const { text } = await reconnectFor(() => Promise.resolve(new Response('', { status: 404 })));
+    expect(text).toContain('Orbit runs again, but not this workspace');
+  });
+
+  it('keeps the usual words when the server cannot be reached', async () => {
+    const { text } = await reconnectFor(() => Promise.reject(new TypeError('Failed to fetch')));
+    expect(text).toBe('Reconnecting… (if Orbit stopped, run `orbit open` again)');
+  });
+});
+
 describe('a card opened from its notification (`#card=`)', () => {
   it('focuses the card while it waits, and says so when it was already answered', async () => {
     const { root, transport, hud } = mount();

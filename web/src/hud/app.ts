@@ -18,6 +18,7 @@ import { Drawer } from './drawer';
 import type { MarkdownContext } from './markdown';
 import { titleWithCount, waitingCards, type Notifier } from './notify';
 // Not in the page's entry: their code is imported after the first frame (the map's at once).
+import { offlineReason } from './offline';
 import { deferredFilePanel, deferredPanels, deferredScene, deferredSearch, noPanels, noSearch, type DeferredPanels, type DeferredSearch, type LoadFailed } from './deferred';
 import type { PanelsInspect } from './panels';
 
@@ -324,6 +325,11 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       if (state.connection === 'reconnecting') {
         longWait = setTimeout(() => {
           connection.textContent = 'Reconnecting… (if Orbit stopped, run `orbit open` again)';
+          // In a browser, ask the server why (a webview's host has no such routes).
+          if (options.host) return;
+          void offlineReason(options.workspaceId).then((reason) => {
+            if (reason !== null && connection.dataset.state === 'reconnecting') connection.textContent = reason;
+          });
         }, LONG_WAIT_MS);
       }
     }
