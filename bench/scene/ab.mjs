@@ -10,7 +10,7 @@
 //
 //   node bench/scene/ab.mjs --orbit BIN --workspace DIR [--loads 9] [--minimal]
 //        [--trace PREFIX] [--categories viz,gpu,...] [--back-to-back] [--settle-ms MS]
-//        [--profile otr|persistent] DIST_A [DIST_B ...]
+//        [--profile otr|persistent] [--map-in-page BYTES] DIST_A [DIST_B ...]
 //
 // `--profile` (profile.mjs): `otr` (the default) a fresh off-the-record
 // context per tab; `persistent` every tab in one normal temporary profile,
@@ -98,6 +98,8 @@ delete env.ORBIT_LOG;
 delete env.XDG_RUNTIME_DIR;
 delete env.XDG_STATE_HOME;
 const child = spawn(bin, ['open', ws, '--no-browser', '--port', String(port)], { cwd: ws, env, stdio: ['ignore', 'pipe', 'ignore'] });
+// Not left running when the script fails.
+process.on('exit', () => { child.kill('SIGTERM'); });
 const loginUrl = await new Promise((res, rej) => {
   let b = '';
   child.stdout.on('data', (c) => {
@@ -111,8 +113,33 @@ const loginUrl = await new Promise((res, rej) => {
 // ---------------------------------------------------------------- the proxies
 const TYPES = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.html': 'text/html; charset=utf-8' };
 const SNAPSHOT = /<script type="application\/json" id="orbit-snapshot">[\s\S]*?<\/script>/;
+const MAP_BLOCK = /<script type="application\/octet-stream" id="orbit-map">[\s\S]*?<\/script>/;
+// `--map-in-page BYTES`: a build whose code reads the map's data block (`orbit-map`) gets one when
+// Orbit's HTML has none and its `/map` is at most BYTES (the proxy asks Orbit's `/map` beside the
+// page and drops the `Link: preload`), as a server with the block would serve it; other builds get
+// Orbit's page as it is. Without the flag, a build gets the block only when Orbit's HTML has one.
+const MAP_IN_PAGE = flags.has('map-in-page') ? Number(flags.get('map-in-page')) : null;
+/** Whether the build `dist` reads the map's data block (its scripts name `orbit-map`). */
+function readsMapBlock(dist) {
+  const assets = join(dist, 'assets');
+  return existsSync(assets) && readdirSync(assets).some((f) => f.endsWith('.js') && readFileSync(join(assets, f), 'utf8').match(/[`'"]orbit-map[`'"]/) !== null);
+}
+/** Orbit's `/map` bytes for a page request (its cookie), or null. */
+function orbitMap(req, path) {
+  return new Promise((res) => {
+    const headers = { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin', cookie: req.headers.cookie ?? '' };
+    const r = http.request({ host: '127.0.0.1', port, path, headers }, (m) => {
+      const chunks = [];
+      m.on('data', (c) => chunks.push(c));
+      m.on('end', () => res(m.statusCode === 200 ? Buffer.concat(chunks) : null));
+    });
+    r.on('error', () => res(null));
+    r.end();
+  });
+}
 async function proxy(dist) {
   const html = dist ? readFileSync(join(dist, 'index.html'), 'utf8') : null;
+  const mapBlock = dist ? readsMapBlock(dist) : false;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (dist && url.pathname.startsWith('/assets/')) {
@@ -129,16 +156,29 @@ async function proxy(dist) {
     const headers = { ...req.headers, host: `127.0.0.1:${port}` };
     if (headers.origin) headers.origin = `http://127.0.0.1:${port}`;
     delete headers.referer;
+    // Asked beside the page (a server with the block asks its workspace for both at once).
+    const mapBytes = mapBlock && MAP_IN_PAGE !== null && /^\/w\/[^/]+\/$/.test(url.pathname) ? orbitMap(req, `${url.pathname}map`) : null;
     const up = http.request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers }, (pres) => {
       const h = { ...pres.headers };
       if (h.location) h.location = h.location.replace(`127.0.0.1:${port}`, req.headers.host ?? '');
       if (html && /^\/w\/[^/]+\/$/.test(url.pathname) && String(h['content-type']).startsWith('text/html')) {
         const chunks = [];
         pres.on('data', (c) => chunks.push(c));
-        pres.on('end', () => {
-          const block = SNAPSHOT.exec(Buffer.concat(chunks).toString('utf8'));
+        pres.on('end', async () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const block = SNAPSHOT.exec(text);
+          let blocks = block ? block[0] : '';
+          if (mapBlock) {
+            const own = MAP_BLOCK.exec(text)?.[0];
+            const bytes = own || MAP_IN_PAGE === null ? null : await mapBytes;
+            if (own) blocks += own;
+            else if (bytes && bytes.length <= MAP_IN_PAGE) {
+              blocks += `<script type="application/octet-stream" id="orbit-map">${bytes.toString('base64')}</script>`;
+              delete h.link;
+            }
+          }
           delete h['content-length'];
-          res.writeHead(pres.statusCode ?? 502, h).end(block ? html.replace('</body>', `${block[0]}</body>`) : html);
+          res.writeHead(pres.statusCode ?? 502, h).end(blocks ? html.replace('</body>', `${blocks}</body>`) : html);
         });
         return;
       }
