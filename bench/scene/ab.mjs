@@ -49,6 +49,15 @@ for (let i = 0; i < argv.length; i += 1) {
     i += 1;
   } else dists.push(a);
 }
+// `DIST@BYTES`: that build's own `--map-in-page` bound (the same build may be given twice so).
+const bounds = new Map();
+for (const [i, d] of dists.entries()) {
+  const at = d.lastIndexOf('@');
+  if (at > 0 && /^\d+$/.test(d.slice(at + 1))) {
+    dists[i] = d.slice(0, at);
+    bounds.set(i, Number(d.slice(at + 1)));
+  }
+}
 const bin = flags.get('orbit') ?? process.env.ORBIT_BIN;
 const ws = flags.get('workspace');
 const LOADS = Number(flags.get('loads') ?? 9);
@@ -115,10 +124,11 @@ const TYPES = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; char
 const SNAPSHOT = /<script type="application\/json" id="orbit-snapshot">[\s\S]*?<\/script>/;
 const MAP_BLOCK = /<script type="application\/octet-stream" id="orbit-map">[\s\S]*?<\/script>/;
 // `--map-in-page BYTES`: a build whose code reads the map's data block (`orbit-map`) gets one when
-// Orbit's HTML has none and its `/map` is at most BYTES (the proxy asks Orbit's `/map` beside the
-// page and drops the `Link: preload`), as a server with the block would serve it; other builds get
-// Orbit's page as it is. Without the flag, a build gets the block only when Orbit's HTML has one.
-const MAP_IN_PAGE = flags.has('map-in-page') ? Number(flags.get('map-in-page')) : null;
+// Orbit's `/map` is at most BYTES (the proxy asks Orbit's `/map` beside the page and drops the
+// `Link: preload`), else none and the `Link` header, as a server with that bound would serve it
+// (0: never), whatever Orbit's own HTML had. Without the flag, such a build gets the block Orbit's
+// HTML has. A build that does not read the block gets none, and the `Link` header as before it.
+const MAP_IN_PAGE_FLAG = flags.has('map-in-page') ? Number(flags.get('map-in-page')) : null;
 /** Whether the build `dist` reads the map's data block (its scripts name `orbit-map`). */
 function readsMapBlock(dist) {
   const assets = join(dist, 'assets');
@@ -137,7 +147,7 @@ function orbitMap(req, path) {
     r.end();
   });
 }
-async function proxy(dist) {
+async function proxy(dist, MAP_IN_PAGE = MAP_IN_PAGE_FLAG) {
   const html = dist ? readFileSync(join(dist, 'index.html'), 'utf8') : null;
   const mapBlock = dist ? readsMapBlock(dist) : false;
   const server = http.createServer((req, res) => {
@@ -168,15 +178,16 @@ async function proxy(dist) {
           const text = Buffer.concat(chunks).toString('utf8');
           const block = SNAPSHOT.exec(text);
           let blocks = block ? block[0] : '';
-          if (mapBlock) {
-            const own = MAP_BLOCK.exec(text)?.[0];
-            const bytes = own || MAP_IN_PAGE === null ? null : await mapBytes;
-            if (own) blocks += own;
-            else if (bytes && bytes.length <= MAP_IN_PAGE) {
+          const own = MAP_BLOCK.exec(text)?.[0];
+          const preload = `<${url.pathname}map>; rel=preload; as=fetch; crossorigin`;
+          if (mapBlock && MAP_IN_PAGE === null && own) blocks += own;
+          else if (mapBlock && MAP_IN_PAGE !== null) {
+            const bytes = await mapBytes;
+            if (bytes && bytes.length <= MAP_IN_PAGE) {
               blocks += `<script type="application/octet-stream" id="orbit-map">${bytes.toString('base64')}</script>`;
               delete h.link;
-            }
-          }
+            } else h.link ??= preload;
+          } else if (own) h.link ??= preload;
           delete h['content-length'];
           res.writeHead(pres.statusCode ?? 502, h).end(blocks ? html.replace('</body>', `${blocks}</body>`) : html);
         });
@@ -268,8 +279,8 @@ const tabs = [];
 const token = new URL(loginUrl).search;
 let cookies = null;
 let wpath = null;
-for (const dist of dists) {
-  const p = await proxy(dist === 'orbit' ? null : dist);
+for (const [i, dist] of dists.entries()) {
+  const p = await proxy(dist === 'orbit' ? null : dist, bounds.get(i) ?? MAP_IN_PAGE_FLAG);
   const context = await handle.newContext();
   const page = await context.newPage();
   const errors = [];
@@ -284,7 +295,7 @@ for (const dist of dists) {
     wpath = new URL(page.url()).pathname;
   }
   await firstFrame(page);
-  tabs.push({ name: dist, page, times: [], gpu: [], errors, server: p.server });
+  tabs.push({ name: bounds.has(i) ? `${dist}@${bounds.get(i)}` : dist, page, times: [], gpu: [], errors, server: p.server });
 }
 
 let minimalServer = null;

@@ -137,18 +137,21 @@ describe('the snapshot in the page', () => {
   });
 });
 
-describe('readPreloaded', () => {
-  function pageWith(text: string | null): Document {
-    const doc = document.implementation.createHTMLDocument('t');
-    if (text !== null) {
-      const block = doc.createElement('script');
-      block.type = 'application/json';
-      block.id = PRELOAD_ID;
-      block.textContent = text;
-      doc.body.append(block);
-    }
-    return doc;
+/** A document carrying `text` in a data block of `type` and `id` (none: no block). */
+function withBlock(type: string, id: string, text: string | null): Document {
+  const doc = document.implementation.createHTMLDocument('t');
+  if (text !== null) {
+    const block = doc.createElement('script');
+    block.type = type;
+    block.id = id;
+    block.textContent = text;
+    doc.body.append(block);
   }
+  return doc;
+}
+
+describe('readPreloaded', () => {
+  const pageWith = (text: string | null): Document => withBlock('application/json', PRELOAD_ID, text);
 
   it('reads the frames of a short block parsed, once, and removes the block', () => {
     const doc = pageWith('[{"seq":null,"body":{"type":"snapshotEnd","note":"\\u003c/script>"}}]');
@@ -176,19 +179,10 @@ describe('readPreloaded', () => {
 describe('readPreloadedMap', () => {
   const bytes = Uint8Array.from({ length: 300 }, (_, i) => (i * 7) & 0xff);
   const base64 = Buffer.from(bytes).toString('base64');
-  /** A document carrying `text` in the map's data block. */
-  function page(text: string): Document {
-    const doc = document.implementation.createHTMLDocument('t');
-    const block = doc.createElement('script');
-    block.type = 'application/octet-stream';
-    block.id = MAP_PRELOAD_ID;
-    block.textContent = text;
-    doc.body.append(block);
-    return doc;
-  }
+  const page = (text: string | null): Document => withBlock('application/octet-stream', MAP_PRELOAD_ID, text);
 
   it('is null without the block (the map is fetched)', () => {
-    expect(readPreloadedMap(document.implementation.createHTMLDocument('t'))).toBeNull();
+    expect(readPreloadedMap(page(null))).toBeNull();
   });
 
   it('gives the block\'s bytes, and removes it', () => {

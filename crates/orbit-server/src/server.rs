@@ -485,11 +485,12 @@ pub const MAP_ELEMENT_ID: &str = "orbit-map";
 /// put in the page (base64 in the data block [`MAP_ELEMENT_ID`]): the page
 /// then draws it in its entry's task, with no frame presented between its
 /// WebGL context and the map's first draw, and no request for it. A longer
-/// one is fetched (preloaded by a `Link` header): its base64 in the HTML
-/// costs the page's parse more than the request it saves (bench/README.md,
-/// branch `ff4`: 1k files, 113 KB, drew sooner in the page; 10k files,
-/// 1.3 MB, later).
-pub const MAP_IN_PAGE_MAX_BYTES: usize = 512 * 1024;
+/// one is fetched (preloaded by a `Link` header). Measured (bench/README.md,
+/// branch `ff4`): 1k files (113 KB) drew its first frame 0.80-0.82x as late
+/// in the page as fetched; 4k files (~0.5 MB) and 10k (1.3 MB) no sooner
+/// (0.98-1.10x), their base64 then only adds to every page's HTML (a page
+/// with entries to show too); the bound lies between, about 2k files.
+pub const MAP_IN_PAGE_MAX_BYTES: usize = 256 * 1024;
 
 /// The page's data blocks: the snapshot ([`snapshot_block`]) and the map
 /// ([`map_block`]), asked of the workspace in that order (it answers in
