@@ -500,9 +500,10 @@ pub const MAP_IN_PAGE_MAX_BYTES: usize = 256 * 1024;
 async fn page_blocks(port: &dyn PagePort) -> (Option<String>, Option<String>) {
     let connecting = port.connect(None, None);
     let mapping = port.map();
-    let Ok((connection, map)) =
-        tokio::time::timeout(SNAPSHOT_PATIENCE, async { (connecting.await, mapping.await) })
-            .await
+    let Ok((connection, map)) = tokio::time::timeout(SNAPSHOT_PATIENCE, async {
+        (connecting.await, mapping.await)
+    })
+    .await
     else {
         return (None, None);
     };
