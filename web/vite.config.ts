@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vitest/config';
 import { fastSchema } from './src/protocol/fastschema.ts';
+import { entryBlocksRendering } from './src/entryhtml.ts';
 
 const prose = new Set(['description', 'title', 'default', 'examples']);
 /** A schema without its `description`s, `title`s and `default`s: they say nothing the checker uses, and are most of its bytes. */
@@ -56,7 +57,11 @@ function fastSchemaDefs(): Plugin {
 
 export default defineConfig({
   base: '/',
-  plugins: [schemaWithoutProse(), fastSchemaDefs()],
+  plugins: [
+    schemaWithoutProse(),
+    fastSchemaDefs(),
+    { name: 'orbit-entry-blocks-rendering', apply: 'build', transformIndexHtml: { order: 'post', handler: entryBlocksRendering } },
+  ],
   // The frame checker's worker checks with the same definitions.
   worker: { plugins: () => [schemaWithoutProse(), fastSchemaDefs()] },
   build: {

@@ -10,7 +10,7 @@
 //
 //   node bench/scene/ab.mjs --orbit BIN --workspace DIR [--loads 9] [--minimal]
 //        [--trace PREFIX] [--categories viz,gpu,...] [--back-to-back] [--settle-ms MS]
-//        [--profile otr|persistent] DIST_A [DIST_B ...]
+//        [--profile otr|persistent] [--map-in-page BYTES] DIST_A [DIST_B ...]
 //
 // `--profile` (profile.mjs): `otr` (the default) a fresh off-the-record
 // context per tab; `persistent` every tab in one normal temporary profile,
@@ -48,6 +48,15 @@ for (let i = 0; i < argv.length; i += 1) {
     flags.set(a.slice(2), argv[i + 1]);
     i += 1;
   } else dists.push(a);
+}
+// `DIST@BYTES`: that build's own `--map-in-page` bound (the same build may be given twice so).
+const bounds = new Map();
+for (const [i, d] of dists.entries()) {
+  const at = d.lastIndexOf('@');
+  if (at > 0 && /^\d+$/.test(d.slice(at + 1))) {
+    dists[i] = d.slice(0, at);
+    bounds.set(i, Number(d.slice(at + 1)));
+  }
 }
 const bin = flags.get('orbit') ?? process.env.ORBIT_BIN;
 const ws = flags.get('workspace');
@@ -98,6 +107,8 @@ delete env.ORBIT_LOG;
 delete env.XDG_RUNTIME_DIR;
 delete env.XDG_STATE_HOME;
 const child = spawn(bin, ['open', ws, '--no-browser', '--port', String(port)], { cwd: ws, env, stdio: ['ignore', 'pipe', 'ignore'] });
+// Not left running when the script fails.
+process.on('exit', () => { child.kill('SIGTERM'); });
 const loginUrl = await new Promise((res, rej) => {
   let b = '';
   child.stdout.on('data', (c) => {
@@ -111,8 +122,34 @@ const loginUrl = await new Promise((res, rej) => {
 // ---------------------------------------------------------------- the proxies
 const TYPES = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.html': 'text/html; charset=utf-8' };
 const SNAPSHOT = /<script type="application\/json" id="orbit-snapshot">[\s\S]*?<\/script>/;
-async function proxy(dist) {
+const MAP_BLOCK = /<script type="application\/octet-stream" id="orbit-map">[\s\S]*?<\/script>/;
+// `--map-in-page BYTES`: a build whose code reads the map's data block (`orbit-map`) gets one when
+// Orbit's `/map` is at most BYTES (the proxy asks Orbit's `/map` beside the page and drops the
+// `Link: preload`), else none and the `Link` header, as a server with that bound would serve it
+// (0: never), whatever Orbit's own HTML had. Without the flag, such a build gets the block Orbit's
+// HTML has. A build that does not read the block gets none, and the `Link` header as before it.
+const MAP_IN_PAGE_FLAG = flags.has('map-in-page') ? Number(flags.get('map-in-page')) : null;
+/** Whether the build `dist` reads the map's data block (its scripts name `orbit-map`). */
+function readsMapBlock(dist) {
+  const assets = join(dist, 'assets');
+  return existsSync(assets) && readdirSync(assets).some((f) => f.endsWith('.js') && readFileSync(join(assets, f), 'utf8').match(/[`'"]orbit-map[`'"]/) !== null);
+}
+/** Orbit's `/map` bytes for a page request (its cookie), or null. */
+function orbitMap(req, path) {
+  return new Promise((res) => {
+    const headers = { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin', cookie: req.headers.cookie ?? '' };
+    const r = http.request({ host: '127.0.0.1', port, path, headers }, (m) => {
+      const chunks = [];
+      m.on('data', (c) => chunks.push(c));
+      m.on('end', () => res(m.statusCode === 200 ? Buffer.concat(chunks) : null));
+    });
+    r.on('error', () => res(null));
+    r.end();
+  });
+}
+async function proxy(dist, MAP_IN_PAGE = MAP_IN_PAGE_FLAG) {
   const html = dist ? readFileSync(join(dist, 'index.html'), 'utf8') : null;
+  const mapBlock = dist ? readsMapBlock(dist) : false;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (dist && url.pathname.startsWith('/assets/')) {
@@ -129,16 +166,30 @@ async function proxy(dist) {
     const headers = { ...req.headers, host: `127.0.0.1:${port}` };
     if (headers.origin) headers.origin = `http://127.0.0.1:${port}`;
     delete headers.referer;
+    // Asked beside the page (a server with the block asks its workspace for both at once).
+    const mapBytes = mapBlock && MAP_IN_PAGE !== null && /^\/w\/[^/]+\/$/.test(url.pathname) ? orbitMap(req, `${url.pathname}map`) : null;
     const up = http.request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers }, (pres) => {
       const h = { ...pres.headers };
       if (h.location) h.location = h.location.replace(`127.0.0.1:${port}`, req.headers.host ?? '');
       if (html && /^\/w\/[^/]+\/$/.test(url.pathname) && String(h['content-type']).startsWith('text/html')) {
         const chunks = [];
         pres.on('data', (c) => chunks.push(c));
-        pres.on('end', () => {
-          const block = SNAPSHOT.exec(Buffer.concat(chunks).toString('utf8'));
+        pres.on('end', async () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const block = SNAPSHOT.exec(text);
+          let blocks = block ? block[0] : '';
+          const own = MAP_BLOCK.exec(text)?.[0];
+          const preload = `<${url.pathname}map>; rel=preload; as=fetch; crossorigin`;
+          if (mapBlock && MAP_IN_PAGE === null && own) blocks += own;
+          else if (mapBlock && MAP_IN_PAGE !== null) {
+            const bytes = await mapBytes;
+            if (bytes && bytes.length <= MAP_IN_PAGE) {
+              blocks += `<script type="application/octet-stream" id="orbit-map">${bytes.toString('base64')}</script>`;
+              delete h.link;
+            } else h.link ??= preload;
+          } else if (own) h.link ??= preload;
           delete h['content-length'];
-          res.writeHead(pres.statusCode ?? 502, h).end(block ? html.replace('</body>', `${block[0]}</body>`) : html);
+          res.writeHead(pres.statusCode ?? 502, h).end(blocks ? html.replace('</body>', `${blocks}</body>`) : html);
         });
         return;
       }
@@ -228,8 +279,8 @@ const tabs = [];
 const token = new URL(loginUrl).search;
 let cookies = null;
 let wpath = null;
-for (const dist of dists) {
-  const p = await proxy(dist === 'orbit' ? null : dist);
+for (const [i, dist] of dists.entries()) {
+  const p = await proxy(dist === 'orbit' ? null : dist, bounds.get(i) ?? MAP_IN_PAGE_FLAG);
   const context = await handle.newContext();
   const page = await context.newPage();
   const errors = [];
@@ -244,7 +295,7 @@ for (const dist of dists) {
     wpath = new URL(page.url()).pathname;
   }
   await firstFrame(page);
-  tabs.push({ name: dist, page, times: [], gpu: [], errors, server: p.server });
+  tabs.push({ name: bounds.has(i) ? `${dist}@${bounds.get(i)}` : dist, page, times: [], gpu: [], errors, server: p.server });
 }
 
 let minimalServer = null;

@@ -349,7 +349,10 @@ async function pageHtml() {
     return frame;
   });
   const block = `<script type="application/json" id="orbit-snapshot">${JSON.stringify(frames).replaceAll('<', '\\u003c')}</script>`;
-  return html.replace('</body>', `${block}</body>`);
+  // A small map's bytes too, in base64 before the snapshot, as Orbit puts them (at most MAP_IN_PAGE_MAX_BYTES).
+  const map = Buffer.from(mockMapBody());
+  const mapBlock = process.env.MOCK_NO_MAP_BLOCK || map.length > MAP_IN_PAGE_MAX_BYTES ? '' : `<script type="application/octet-stream" id="orbit-map">${map.toString('base64')}</script>`;
+  return html.replace('</body>', `${mapBlock}${block}</body>`);
 }
 
 function handleFrame(ws, frame) {
@@ -403,7 +406,9 @@ function hasCookie(req) {
 let listening = 0;
 const hostOk = (req) => [`127.0.0.1:${listening}`, `localhost:${listening}`].includes(req.headers.host ?? '');
 
-// The map: MOCK_MAP_FILES made-up files (default 60).
+// The map: MOCK_MAP_FILES made-up files (default 60). In the page's HTML when it is at most this
+// long (orbit-server's MAP_IN_PAGE_MAX_BYTES; MOCK_NO_MAP_BLOCK=1: never, the page fetches it).
+const MAP_IN_PAGE_MAX_BYTES = 256 * 1024;
 let mockMapCache = null;
 function mockMap() {
   mockMapCache ??= syntheticMap(Number(process.env.MOCK_MAP_FILES ?? 60));

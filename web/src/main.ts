@@ -3,7 +3,7 @@ import { Channel } from './protocol/channel';
 import { deferredChecker } from './protocol/checker';
 import { WebSocketTransport } from './protocol/websocket';
 import { WebviewTransport, type VsCodeApi } from './protocol/webview';
-import { readPreloaded } from './protocol/preload';
+import { readPreloaded, readPreloadedMap } from './protocol/preload';
 import { Store, addError, inspect } from './state/store';
 import { sessionOutboxStorage } from './state/outbox';
 import { mountHud } from './hud/app';
@@ -44,6 +44,8 @@ const channel = new Channel(
 const preloaded = readPreloaded(document);
 if (preloaded.ok) channel.preload(preloaded.frames);
 else store.update((state) => { addError(state, preloaded.error); });
+// The map's bytes, when the HTML carried them (a small map): its first frame is drawn in this task.
+const preloadedMap = readPreloadedMap(document);
 // A fresh open in a browser (nothing to read): the map starts first, the side column's contents
 // and the socket after its first frame (`hud/hold.ts`, `mapFirst`).
 const startWithMap = mapFirst(store.state, preloaded.ok ? preloaded.frames : null, webview !== null);
@@ -64,6 +66,7 @@ const hud = mountHud(root, store, channel, {
   workspaceId: id,
   sceneStart: () => (entriesFirst ? frameShown() : null),
   ...(startWithMap ? { restAfter: mapDrawn } : {}),
+  preloadedMap,
   ...(notifier ? { notifier } : {}),
   host: webview
     ? {

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { entryBlocksRendering } from '../src/entryhtml';
 
 const root = join(import.meta.dirname, '..');
 
@@ -27,5 +28,13 @@ describe('what the strict CSP needs', () => {
       const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
       expect(code, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(\s*['"]style['"]|DOMParser|createContextualFragment/);
     }
+  });
+});
+
+describe('the built page', () => {
+  it('its entry blocks rendering until it has run (no frame of the empty page before the map\'s)', () => {
+    const built = '<head><script type="module" crossorigin src="/assets/index-x.js"></script><link rel="stylesheet" href="/assets/s.css"></head>';
+    expect(entryBlocksRendering(built)).toBe('<head><script type="module" blocking="render" crossorigin src="/assets/index-x.js"></script><link rel="stylesheet" href="/assets/s.css"></head>');
+    expect(entryBlocksRendering(entryBlocksRendering(built))).toBe(entryBlocksRendering(built));
   });
 });

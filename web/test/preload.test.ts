@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Channel } from '../src/protocol/channel';
 import type { CheckResult, FrameChecker } from '../src/protocol/checker';
-import { PRELOAD_ID, PRELOAD_WORKER_FRAME_BYTES, readPreloaded } from '../src/protocol/preload';
+import { MAP_PRELOAD_ID, PRELOAD_ID, PRELOAD_WORKER_FRAME_BYTES, bytesFromBase64, readPreloaded, readPreloadedMap } from '../src/protocol/preload';
 import { FakeTransport } from './fakeTransport';
 import { Store } from '../src/state/store';
 import { entry, session, workspace } from './fixtures';
@@ -137,18 +137,21 @@ describe('the snapshot in the page', () => {
   });
 });
 
-describe('readPreloaded', () => {
-  function pageWith(text: string | null): Document {
-    const doc = document.implementation.createHTMLDocument('t');
-    if (text !== null) {
-      const block = doc.createElement('script');
-      block.type = 'application/json';
-      block.id = PRELOAD_ID;
-      block.textContent = text;
-      doc.body.append(block);
-    }
-    return doc;
+/** A document carrying `text` in a data block of `type` and `id` (none: no block). */
+function withBlock(type: string, id: string, text: string | null): Document {
+  const doc = document.implementation.createHTMLDocument('t');
+  if (text !== null) {
+    const block = doc.createElement('script');
+    block.type = type;
+    block.id = id;
+    block.textContent = text;
+    doc.body.append(block);
   }
+  return doc;
+}
+
+describe('readPreloaded', () => {
+  const pageWith = (text: string | null): Document => withBlock('application/json', PRELOAD_ID, text);
 
   it('reads the frames of a short block parsed, once, and removes the block', () => {
     const doc = pageWith('[{"seq":null,"body":{"type":"snapshotEnd","note":"\\u003c/script>"}}]');
@@ -170,5 +173,53 @@ describe('readPreloaded', () => {
   it('a block that is not a JSON list is a clear error', () => {
     expect(readPreloaded(pageWith('[{'))).toEqual({ ok: false, error: expect.stringContaining('not JSON') as unknown });
     expect(readPreloaded(pageWith('{"seq":null}'))).toEqual({ ok: false, error: expect.stringContaining('not a list of frames') as unknown });
+  });
+});
+
+describe('readPreloadedMap', () => {
+  const bytes = Uint8Array.from({ length: 300 }, (_, i) => (i * 7) & 0xff);
+  const base64 = Buffer.from(bytes).toString('base64');
+  const page = (text: string | null): Document => withBlock('application/octet-stream', MAP_PRELOAD_ID, text);
+
+  it('is null without the block (the map is fetched)', () => {
+    expect(readPreloadedMap(page(null))).toBeNull();
+  });
+
+  it('gives the block\'s bytes, and removes it', () => {
+    const doc = page(base64);
+    const got = readPreloadedMap(doc);
+    expect(got?.ok).toBe(true);
+    if (got?.ok) expect(new Uint8Array(got.bytes)).toEqual(bytes);
+    expect(doc.getElementById(MAP_PRELOAD_ID)).toBeNull();
+    expect(readPreloadedMap(doc)).toBeNull();
+  });
+
+  it('says what is wrong with a block that is not base64 (the page shows it as the map\'s error)', () => {
+    for (const text of ['@@@@', 'QUJD=', 'QU JD\u00e9', `${base64}<`]) {
+      expect(readPreloadedMap(page(text)), text).toEqual({ ok: false, error: 'the map in the page is not base64' });
+    }
+    expect(readPreloadedMap(page(` ${base64.slice(0, 40)}\n${base64.slice(40)} `))).toMatchObject({ ok: true });
+  });
+
+  it('decodes through Uint8Array.fromBase64 where the browser has it, and alike without it', () => {
+    const holder = Uint8Array as unknown as { fromBase64?: (text: string) => Uint8Array };
+    const had = Object.prototype.hasOwnProperty.call(holder, 'fromBase64');
+    const native = holder.fromBase64;
+    const calls: string[] = [];
+    holder.fromBase64 = (text) => {
+      calls.push(text);
+      if (!/^[A-Za-z0-9+/=\s]*$/.test(text)) throw new SyntaxError('bad');
+      return new Uint8Array(Buffer.from(text, 'base64'));
+    };
+    try {
+      expect(new Uint8Array(bytesFromBase64(base64))).toEqual(bytes);
+      expect(calls).toEqual([base64]);
+      expect(() => bytesFromBase64('@@')).toThrow();
+    } finally {
+      if (had) holder.fromBase64 = native;
+      else delete holder.fromBase64;
+    }
+    expect(new Uint8Array(bytesFromBase64(base64))).toEqual(bytes);
+    expect(calls).toHaveLength(2);
   });
 });

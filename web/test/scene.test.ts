@@ -261,6 +261,73 @@ describe('the map scene', () => {
     await until('the second fetch', () => h.fetches.length === 2);
   });
 
+  it('draws its first frame from the map the HTML carried in the task that makes it, without a request', async () => {
+    const { gl, calls } = anyGl();
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation((kind: string) => (kind === 'webgl2' ? gl : null));
+    performance.clearMarks('orbit:first-frame');
+    const fetches: string[] = [];
+    // Whether the mark is there when the next task runs (queued before the scene is made).
+    let atNextTask: boolean | null = null;
+    setTimeout(() => { atNextTask = performance.getEntriesByName('orbit:first-frame').length === 1; }, 0);
+    const holder = document.createElement('div');
+    document.body.replaceChildren(holder);
+    const inbox: MapMessage[] = [{ type: 'snapshot' }];
+    const scene = createScene({
+      workspaceId: '0123456789abcdef',
+      openFile: () => undefined,
+      rearrange: () => undefined,
+      takeMapMessages: () => inbox.splice(0),
+      fetch: (input) => {
+        fetches.push(input instanceof Request ? input.url : input instanceof URL ? input.href : input);
+        return Promise.resolve(mapAnswer(encodeMap(sampleFixture()))());
+      },
+      mount: (el) => { holder.replaceWith(el); },
+      preloadedMap: { ok: true, bytes: encodeMap(sampleFixture()) },
+    });
+    // The channel's first snapshot (the HTML's too) does not fetch again.
+    scene.render({ ...initialState(), ready: true });
+    await sleep(0);
+    expect(atNextTask).toBe(true);
+    expect(calls.some(([name]) => name === 'readPixels')).toBe(true);
+    expect(scene.inspect()).toMatchObject({ graphHash: 'a1b2c3', nodes: 5, firstFrame: true, error: null });
+    expect(fetches).toEqual([]);
+    // A later snapshot fetches from the server.
+    inbox.push({ type: 'snapshot' });
+    scene.render({ ...initialState(), ready: true });
+    await until('the fetch', () => fetches.length === 1);
+    expect(fetches).toEqual(['/w/0123456789abcdef/map']);
+  });
+
+  it('shows a malformed map from the HTML as it shows a malformed /map, and loads from /map after Try again', async () => {
+    for (const [preloadedMap, said] of [
+      [{ ok: true as const, bytes: new ArrayBuffer(8) }, 'The map could not be loaded: The map from Orbit is malformed (header): 8 bytes, shorter than the 32-byte header'],
+      [{ ok: false as const, error: 'the map in the page is not base64' }, 'The map could not be loaded: the map in the page is not base64'],
+    ] as const) {
+      const { gl } = anyGl();
+      vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockImplementation((kind: string) => (kind === 'webgl2' ? gl : null));
+      const fetches: string[] = [];
+      const scene = createScene({
+        workspaceId: '0123456789abcdef',
+        openFile: () => undefined,
+        rearrange: () => undefined,
+        takeMapMessages: () => [],
+        fetch: (input) => {
+          fetches.push(input instanceof Request ? input.url : input instanceof URL ? input.href : input);
+          return Promise.resolve(mapAnswer(encodeMap(sampleFixture()))());
+        },
+        preloadedMap,
+      });
+      document.body.replaceChildren(scene.el);
+      await until('the error', () => scene.inspect().error !== null);
+      expect(scene.el.querySelector('[role="alert"]')?.textContent).toBe(`${said}Try again`);
+      expect(fetches).toEqual([]);
+      Array.from(scene.el.querySelectorAll('button')).find((b) => b.textContent === 'Try again')?.click();
+      await until('the map', () => scene.inspect().nodes === 5);
+      expect(fetches).toEqual(['/w/0123456789abcdef/map']);
+      expect(scene.inspect()).toMatchObject({ error: null, graphHash: 'a1b2c3' });
+    }
+  });
+
   it('shows a decode error on the page, and loads after Try again', async () => {
     let body = new ArrayBuffer(8);
     const h = harness({ '/map': () => mapAnswer(body)() });

@@ -20,7 +20,10 @@
 //! - `GET /w/<id>/`: the page (`index.html`), `Cache-Control: no-store`,
 //!   with the snapshot a fresh socket would get in a JSON data block
 //!   (`<script type="application/json" id="orbit-snapshot">`), so the page
-//!   shows its state before its socket opens.
+//!   shows its state before its socket opens; a small map's bytes in base64
+//!   in a data block of their own (`<script type="application/octet-stream"
+//!   id="orbit-map">`, at most `MAP_IN_PAGE_MAX_BYTES`), or else a `Link`
+//!   header that preloads `GET /w/<id>/map`.
 //! - `GET /assets/<path>`: the build's hashed files, cached for a year.
 //! - `GET /ws?w=<id>`: the channel (see [`ws`]'s close codes).
 //! - `GET /w/<id>/file?path=<graph path>`: the file panel.
@@ -48,4 +51,4 @@ pub use error::{Error, Result};
 pub use keypad::{KeypadPort, PAGE_METHODS};
 pub use options::{Assets, Clock, Limits, ManualClock, ServerOptions, SystemClock};
 pub use respond::CONTENT_SECURITY_POLICY_VALUE;
-pub use server::{PageServer, SNAPSHOT_ELEMENT_ID};
+pub use server::{MAP_ELEMENT_ID, MAP_IN_PAGE_MAX_BYTES, PageServer, SNAPSHOT_ELEMENT_ID};

@@ -441,10 +441,13 @@ async fn page(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Resp
         );
     };
     let html = String::from_utf8_lossy(&html).into_owned();
-    let html = match snapshot_block(port.as_ref()).await {
-        Some(block) => with_snapshot(html, &block),
-        None => html,
-    };
+    let (snapshot, map) = page_blocks(port.as_ref()).await;
+    let map_in_page = map.is_some();
+    // The map's block, then the snapshot's, at the end of the body.
+    let html = [map, snapshot]
+        .into_iter()
+        .flatten()
+        .fold(html, |html, block| with_snapshot(html, &block));
     let mut response = (
         [(
             axum::http::header::CONTENT_TYPE,
@@ -453,12 +456,14 @@ async fn page(State(shared): State<Arc<Shared>>, Path(id): Path<String>) -> Resp
         html,
     )
         .into_response();
-    // The browser starts fetching the map with the page itself, before the
-    // page's scripts have loaded; the scene's own `fetch` of the same
-    // address (same mode and credentials) takes that response.
-    if let Ok(link) = HeaderValue::from_str(&format!(
-        "</w/{id}/map>; rel=preload; as=fetch; crossorigin"
-    )) {
+    // A map not in the page: the browser starts fetching it with the page
+    // itself, before the page's scripts have loaded; the scene's own `fetch`
+    // of the same address (same mode and credentials) takes that response.
+    if !map_in_page
+        && let Ok(link) = HeaderValue::from_str(&format!(
+            "</w/{id}/map>; rel=preload; as=fetch; crossorigin"
+        ))
+    {
         response
             .headers_mut()
             .insert(axum::http::header::LINK, link);
@@ -473,16 +478,47 @@ const SNAPSHOT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2)
 /// The id of the page's snapshot data block (`web/src/protocol/preload.ts`).
 pub const SNAPSHOT_ELEMENT_ID: &str = "orbit-snapshot";
 
+/// The id of the map's data block (`web/src/protocol/preload.ts`, `MAP_PRELOAD_ID`).
+pub const MAP_ELEMENT_ID: &str = "orbit-map";
+
+/// A map whose snapshot (`GET /w/<id>/map`'s bytes) is at most this long is
+/// put in the page (base64 in the data block [`MAP_ELEMENT_ID`]): the page
+/// then draws it in its entry's task, with no frame presented between its
+/// WebGL context and the map's first draw, and no request for it. A longer
+/// one is fetched (preloaded by a `Link` header). Measured (bench/README.md,
+/// branch `ff4`): 1k files (113 KB) drew its first frame 0.80-0.82x as late
+/// in the page as fetched; 4k files (~0.5 MB) and 10k (1.3 MB) no sooner
+/// (0.98-1.10x), their base64 then only adds to every page's HTML (a page
+/// with entries to show too); the bound lies between, about 2k files.
+pub const MAP_IN_PAGE_MAX_BYTES: usize = 256 * 1024;
+
+/// The page's data blocks: the snapshot ([`snapshot_block`]) and the map
+/// ([`map_block`]), asked of the workspace in that order (it answers in
+/// order, so the map is at least as new as the snapshot: a `mapDelta` the
+/// socket later brings from before it is dropped, one after it applies).
+/// Neither when the workspace did not answer in time.
+async fn page_blocks(port: &dyn PagePort) -> (Option<String>, Option<String>) {
+    let connecting = port.connect(None, None);
+    let mapping = port.map();
+    let Ok((connection, map)) = tokio::time::timeout(SNAPSHOT_PATIENCE, async {
+        (connecting.await, mapping.await)
+    })
+    .await
+    else {
+        return (None, None);
+    };
+    (
+        connection.ok().and_then(|c| snapshot_block(&c.first)),
+        map.ok().and_then(|bytes| map_block(&bytes)),
+    )
+}
+
 /// The frames a fresh connection's `resume` would get (hello, the state,
 /// `snapshotEnd`), as the page's data block: a JSON array with every `<`
 /// written `\u003c`, so that nothing in it can end the element or open a
-/// comment. `None` when the workspace did not answer in time.
-async fn snapshot_block(port: &dyn PagePort) -> Option<String> {
-    let connection = tokio::time::timeout(SNAPSHOT_PATIENCE, port.connect(None, None))
-        .await
-        .ok()?
-        .ok()?;
-    let json = match serde_json::to_string(&connection.first) {
+/// comment. `None` when they could not be encoded.
+fn snapshot_block(first: &[orbit_types::HostFrame]) -> Option<String> {
+    let json = match serde_json::to_string(first) {
         Ok(json) => json,
         Err(error) => {
             tracing::error!(%error, "the page's snapshot could not be encoded");
@@ -495,7 +531,20 @@ async fn snapshot_block(port: &dyn PagePort) -> Option<String> {
     ))
 }
 
-/// `html` with `block` at the end of its body.
+/// The map's snapshot as the page's data block: its bytes in base64 (the
+/// standard alphabet: nothing in it can end the element), or `None` when
+/// they are longer than [`MAP_IN_PAGE_MAX_BYTES`].
+fn map_block(bytes: &[u8]) -> Option<String> {
+    use base64::Engine as _;
+    (bytes.len() <= MAP_IN_PAGE_MAX_BYTES).then(|| {
+        format!(
+            "<script type=\"application/octet-stream\" id=\"{MAP_ELEMENT_ID}\">{}</script>",
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        )
+    })
+}
+
+/// `html` with `block` (a data block) at the end of its body.
 fn with_snapshot(mut html: String, block: &str) -> String {
     match html.rfind("</body>") {
         Some(at) => html.insert_str(at, block),

@@ -4,6 +4,7 @@
  * panel) and keeps it in step with the store.
  */
 import type { Channel } from '../protocol/channel';
+import type { PreloadedMap } from '../protocol/preload';
 import type { PageRequest, PendingCard } from '../protocol/types';
 import type { PageState } from '../state/store';
 import type { Store } from '../state/store';
@@ -50,6 +51,8 @@ export interface HudOptions {
    * makes the rest after the map's first frame (`main.ts`).
    */
   restAfter?: Promise<unknown>;
+  /** The map's bytes the page's HTML carried (`protocol/preload.ts`): the map's first snapshot. */
+  preloadedMap?: PreloadedMap | null;
 }
 
 export interface Hud {
@@ -141,6 +144,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     takeActivity: () => store.takeActivity(),
     onRead: (key) => { bubbles.lightRead(key); },
     ...(options.host?.fetchMap ? { fetchMap: () => options.host?.fetchMap?.() ?? Promise.reject(new Error('the editor gives no map')) } : {}),
+    ...(options.preloadedMap ? { preloadedMap: options.preloadedMap } : {}),
   }, failed, options.sceneStart);
 
   const connection = h('p', { class: 'connection', role: 'status' });

@@ -11,6 +11,7 @@
  * visible message when the map cannot load or be drawn.
  */
 import type { SearchAnswer } from '../protocol/types';
+import type { PreloadedMap } from '../protocol/preload';
 import { validateSearchAnswer } from '../protocol/validate';
 import type { PageState } from '../state/store';
 import { clear, h, marked, uniqueId } from '../hud/dom';
@@ -68,6 +69,12 @@ export interface SceneOptions {
   fetchMap?: () => Promise<ArrayBuffer>;
   /** Puts the scene's element in the page as soon as it is built, before its WebGL context is made (the canvas then has its size first). */
   mount?: (el: HTMLElement) => void;
+  /**
+   * The map's bytes the page's HTML carried (`protocol/preload.ts`): the first
+   * snapshot is taken from them instead of `/map` (later ones are fetched), in
+   * the task that makes the scene, so its first frame is drawn in that task.
+   */
+  preloadedMap?: PreloadedMap;
 }
 
 export interface SceneInspection {
@@ -290,12 +297,21 @@ export function createScene(options: SceneOptions): Scene {
   let labelWork: { cancel: () => void } | null = null;
   let modelWork: { cancel: () => void } | null = null;
 
+  const fetchMap = options.fetchMap ?? (async () => {
+    const response = await fetchFn(`${base}/map`, { credentials: 'same-origin' });
+    if (!response.ok) throw new Error(`the server answered ${response.status} ${response.statusText}`.trim());
+    return response.arrayBuffer();
+  });
+  /** The HTML's map, for the first snapshot only. */
+  let preloaded = options.preloadedMap ?? null;
   const sync = new MapSync({
-    fetchMap: options.fetchMap ?? (async () => {
-      const response = await fetchFn(`${base}/map`, { credentials: 'same-origin' });
-      if (!response.ok) throw new Error(`the server answered ${response.status} ${response.statusText}`.trim());
-      return response.arrayBuffer();
-    }),
+    fetchMap: () => {
+      const first = preloaded;
+      preloaded = null;
+      if (first === null) return fetchMap();
+      // Settled now: decoded and drawn in this task's microtasks, before the page presents a frame.
+      return first.ok ? Promise.resolve(first.bytes) : Promise.reject(new Error(first.error));
+    },
     onChange: (m, fresh) => {
       model = m;
       if (fresh && (cam === null || refitNext || !userMoved)) {
@@ -348,7 +364,9 @@ export function createScene(options: SceneOptions): Scene {
   // The map is fetched at once, beside the channel's connection (a delta
   // that falls between the two is caught by the hash check below), and
   // before the WebGL context is made (which takes tens of milliseconds on a
-  // software renderer): the two overlap.
+  // software renderer): the two overlap. Bytes the HTML carried are decoded
+  // and drawn in this task's microtasks, once the context is made below: no
+  // rendering opportunity falls between the context and the map's first draw.
   sync.refetch();
 
   // In the page (where the caller puts it) and sized before the context is

@@ -1,7 +1,9 @@
 //! Host, Origin, cookie, the headers on every response, the assets and
 //! `/a/...`.
 
-use orbit_server::{CONTENT_SECURITY_POLICY_VALUE, SNAPSHOT_ELEMENT_ID};
+use orbit_server::{
+    CONTENT_SECURITY_POLICY_VALUE, MAP_ELEMENT_ID, MAP_IN_PAGE_MAX_BYTES, SNAPSHOT_ELEMENT_ID,
+};
 use orbit_types::{HostBody, HostFrame, PageMessage, Refusal};
 
 use crate::harness::{Call, Harness, PAGE_MARKER, Reply, WORKSPACE, http};
@@ -387,12 +389,64 @@ async fn the_page_carries_the_snapshot_a_fresh_socket_gets_in_a_data_block() {
     assert_eq!(&body[end..], "</script>", "{body}");
 }
 
+/// The map's data block in `body` (its base64 text), if any.
+fn map_block(body: &str) -> Option<&str> {
+    let open = format!(r#"<script type="application/octet-stream" id="{MAP_ELEMENT_ID}">"#);
+    assert!(body.matches(&open).count() <= 1, "{body}");
+    let start = body.find(&open)? + open.len();
+    let end = start + body[start..].find("</script>")?;
+    Some(&body[start..end])
+}
+
 #[tokio::test]
-async fn the_page_has_the_browser_preload_its_map() {
+async fn a_small_map_is_in_the_page_in_base64_and_not_preloaded() {
+    use base64::Engine as _;
     let harness = Harness::start().await;
+    // A map's bytes hold anything: `</script>` and `<!--` among them.
+    let bytes: Vec<u8> = b"ORBM</script><script>alert(1)</script><!--"
+        .iter()
+        .copied()
+        .chain((0..=255u8).cycle().take(MAP_IN_PAGE_MAX_BYTES - 42))
+        .collect();
+    assert_eq!(bytes.len(), MAP_IN_PAGE_MAX_BYTES);
+    *harness.port.map.lock().unwrap() = bytes.clone().into();
     let cookie = harness.login().await;
     let reply = harness.get_signed_in(&cookie, &page(), &[]).await;
     assert_eq!(reply.status, 200);
+    let body = String::from_utf8(reply.body.clone()).unwrap();
+    let text = map_block(&body).expect("no map block");
+    assert!(
+        text.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)),
+        "not plain base64"
+    );
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap();
+    assert_eq!(decoded, bytes);
+    // The page is otherwise whole: the snapshot's block after it ends the body.
+    let snapshot = format!(r#"<script type="application/json" id="{SNAPSHOT_ELEMENT_ID}">"#);
+    assert!(body.find(&snapshot).unwrap() > body.find(text).unwrap());
+    assert!(body.ends_with("</script>") && body.contains(PAGE_MARKER));
+    // Not fetched: no preload.
+    assert_eq!(reply.header("link"), None);
+    // The snapshot asked first, then the map (the map is at least as new).
+    let calls = harness.port.calls();
+    let connect = calls.iter().position(|c| *c == Call::Connect(None, None));
+    let map = calls.iter().position(|c| *c == Call::Map);
+    assert!(connect.is_some() && connect < map, "{calls:?}");
+}
+
+#[tokio::test]
+async fn a_larger_map_is_preloaded_instead() {
+    let harness = Harness::start().await;
+    *harness.port.map.lock().unwrap() = vec![7u8; MAP_IN_PAGE_MAX_BYTES + 1].into();
+    let cookie = harness.login().await;
+    let reply = harness.get_signed_in(&cookie, &page(), &[]).await;
+    assert_eq!(reply.status, 200);
+    let body = String::from_utf8(reply.body.clone()).unwrap();
+    assert_eq!(map_block(&body), None, "a map block over the bound");
+    assert!(body.contains(SNAPSHOT_ELEMENT_ID), "{body}");
     assert_eq!(
         reply.header("link"),
         Some(format!("</w/{WORKSPACE}/map>; rel=preload; as=fetch; crossorigin").as_str())
@@ -406,5 +460,5 @@ async fn the_page_has_the_browser_preload_its_map() {
         )
         .await;
     assert_eq!(map.status, 200);
-    assert_eq!(map.text(), "ORBM-fake");
+    assert_eq!(map.body.len(), MAP_IN_PAGE_MAX_BYTES + 1);
 }

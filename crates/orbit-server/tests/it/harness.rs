@@ -48,6 +48,8 @@ pub(crate) struct FakePort {
     pub(crate) flood_on_connect: Mutex<usize>,
     /// Frames `connect` answers after its `hello`.
     pub(crate) snapshot: Mutex<Vec<HostFrame>>,
+    /// What `map` answers (`ORBM-fake` at first).
+    pub(crate) map: Mutex<Arc<[u8]>>,
 }
 
 impl FakePort {
@@ -61,6 +63,7 @@ impl FakePort {
             graph_files: Mutex::new(HashMap::new()),
             flood_on_connect: Mutex::new(0),
             snapshot: Mutex::new(Vec::new()),
+            map: Mutex::new(Arc::from(&b"ORBM-fake"[..])),
         })
     }
 
@@ -185,7 +188,7 @@ impl PagePort for FakePort {
     fn map(&self) -> oneshot::Receiver<Arc<[u8]>> {
         self.calls.lock().unwrap().push(Call::Map);
         let (sender, receiver) = oneshot::channel();
-        let _ = sender.send(Arc::from(&b"ORBM-fake"[..]));
+        let _ = sender.send(self.map.lock().unwrap().clone());
         receiver
     }
 
