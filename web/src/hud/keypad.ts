@@ -86,7 +86,11 @@ export function mountKeypad(root: HTMLElement, options: KeypadOptions): KeypadPa
   const panel = h('section', { class: 'keypad-panel', role: 'region', 'aria-label': 'Keypad', hidden: true },
     h('h2', null, 'Keypad'), status, grid, review, settings);
   const toggle = h('button', { type: 'button', class: 'keypad-toggle', 'aria-expanded': 'false' }, 'Keypad');
-  root.append(toggle, panel);
+  // Right after the map, where the button is seen (fixed at its bottom-left): Tab reaches it after the
+  // map's own controls, not last of all after the prompt box's Send.
+  const stage = root.querySelector('.stage');
+  if (stage) stage.after(toggle, panel);
+  else root.append(toggle, panel);
 
   async function call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
     const response = await fetch(base, {
