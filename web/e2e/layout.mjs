@@ -100,6 +100,26 @@ async function layout(kit, page) {
   }
   await kit.shot(page, 'narrow');
 
+  // A page zoomed to 200% (640x400 CSS px: a 120 px map): the legend, the search box, the Keypad button and
+  // the caption cover none of each other.
+  await page.setViewportSize({ width: 640, height: 400 });
+  await kit.sleep(200);
+  const zoomed = await page.evaluate(() => Object.fromEntries(['.map-legend', '.map-search-box', '.keypad-toggle', '.scene-caption'].map((s) => {
+    const r = document.querySelector(s)?.getBoundingClientRect();
+    return [s, r ? { x: r.x, y: r.y, width: r.width, height: r.height } : null];
+  })));
+  out.zoomed = zoomed;
+  const parts = Object.entries(zoomed);
+  for (const [i, [a, boxA]] of parts.entries()) {
+    for (const [b, boxB] of parts.slice(i + 1)) {
+      if (boxA && boxB && !disjoint(boxA, boxB)) {
+        await kit.shot(page, 'zoomed-overlap');
+        throw new Error(`at 640x400 ${a} covers ${b}: ${JSON.stringify(boxA)} over ${JSON.stringify(boxB)}`);
+      }
+    }
+  }
+  await kit.shot(page, 'zoomed-200');
+
   // A short window with a long conversation.
   await page.setViewportSize({ width: 1280, height: 600 });
   await kit.ask(page, 'Tell me a long story');
