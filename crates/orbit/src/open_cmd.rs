@@ -677,9 +677,10 @@ const PAGE_PORT_FILE: &str = "page-port";
 
 /// The page's server on `port` if given; else on the port the last Orbit's
 /// page had (`PAGE_PORT_FILE`), when it is free, so that the tabs left open
-/// across a restart find Orbit again (and their outboxes, which the browser
-/// keeps per origin, are read and said); else on any free port. The port
-/// bound is remembered for the next start.
+/// across a restart find Orbit again: such a tab says why its old login is
+/// refused, and signed in again there, its outbox (kept in the tab's storage
+/// for this origin) is read and said; else on any free port. The port bound
+/// is remembered for the next start.
 async fn bind_page_server(locations: &Locations, port: Option<u16>) -> anyhow::Result<PageServer> {
     let file = locations.state_dir().join(PAGE_PORT_FILE);
     let remembered = match port {
