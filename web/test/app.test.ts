@@ -144,6 +144,32 @@ describe('a long reconnect', () => {
     expect(text).toContain('Orbit runs again, but not this workspace');
   });
 
+  it('asks again while the wait lasts: an Orbit started again meanwhile is said, and said no more once back', async () => {
+    vi.useFakeTimers();
+    try {
+      const { root, transport } = mount();
+      let answer: () => Promise<Response> = () => Promise.reject(new TypeError('Failed to fetch'));
+      const fetchMock = vi.fn(() => answer());
+      vi.stubGlobal('fetch', fetchMock);
+      transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+      transport.drop();
+      const text = (): string => root.querySelector('.connection')?.textContent ?? '';
+      await vi.advanceTimersByTimeAsync(15000);
+      expect(text()).toBe('Reconnecting… (if Orbit stopped, run `orbit open` again)');
+      answer = () => Promise.resolve(new Response('', { status: 401 }));
+      await vi.advanceTimersByTimeAsync(15000);
+      expect(text()).toContain('Orbit was restarted');
+      const asked = (): number => (fetchMock.mock.calls as unknown[][]).filter((call) => String(call[0]).endsWith('/sw.js')).length;
+      expect(asked()).toBe(2);
+      transport.start();
+      expect(text()).not.toContain('Orbit was restarted');
+      await vi.advanceTimersByTimeAsync(60000);
+      expect(asked()).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('keeps the usual words when the server cannot be reached', async () => {
     const { text } = await reconnectFor(() => Promise.reject(new TypeError('Failed to fetch')));
     expect(text).toBe('Reconnecting… (if Orbit stopped, run `orbit open` again)');

@@ -327,14 +327,21 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       if (longWait !== null) clearTimeout(longWait);
       longWait = null;
       if (state.connection === 'reconnecting') {
-        longWait = setTimeout(() => {
-          connection.textContent = 'Reconnecting… (if Orbit stopped, run `orbit open` again)';
-          // In a browser, ask the server why (a webview's host has no such routes).
-          if (options.host) return;
-          void offlineReason(options.workspaceId).then((reason) => {
-            if (reason !== null && connection.dataset.state === 'reconnecting') connection.textContent = reason;
-          });
-        }, LONG_WAIT_MS);
+        // Every LONG_WAIT_MS while it lasts, in a browser, the server is asked why (a webview's host has
+        // no such routes): an Orbit started again meanwhile is said once it answers.
+        const longer = 'Reconnecting… (if Orbit stopped, run `orbit open` again)';
+        const waitLonger = (): void => {
+          longWait = setTimeout(() => {
+            if (connection.dataset.state !== 'reconnecting') return;
+            if (connection.textContent === CONNECTION_TEXT.reconnecting) connection.textContent = longer;
+            if (options.host) return;
+            void offlineReason(options.workspaceId).then((reason) => {
+              if (connection.dataset.state === 'reconnecting') connection.textContent = reason ?? longer;
+            });
+            waitLonger();
+          }, LONG_WAIT_MS);
+        };
+        waitLonger();
       }
     }
     const ws = state.workspace;
