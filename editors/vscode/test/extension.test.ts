@@ -28,15 +28,20 @@ beforeEach(async () => {
   for (const key of Object.keys(inspected)) delete inspected[key];
 });
 
+/** The extension folders made by the test running, removed after it. */
+const extensionDirs: string[] = [];
+
 afterEach(async () => {
   active?.dispose();
   active = null;
   await orbit.stop();
+  for (const dir of extensionDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 /** An extension folder with the page's build in it. */
 function extensionDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'orbit-code-ext-'));
+  extensionDirs.push(dir);
   fs.mkdirSync(path.join(dir, 'page'));
   fs.writeFileSync(path.join(dir, 'page', 'index.html'), '<html><head><script type="module" src="/assets/index-A.js"></script></head><body></body></html>');
   return dir;
