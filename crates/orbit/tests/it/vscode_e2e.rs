@@ -109,6 +109,9 @@ impl Workbench {
             }
             command
                 .env("PATH", &path)
+                // Its IPC sockets (`vscode-ipc-*.sock`, left when it is
+                // ended) in the test's own folder, not the machine's /tmp.
+                .env("TMPDIR", data.path())
                 .arg("--user-data-dir")
                 .arg(&user)
                 .arg("--extensions-dir")
