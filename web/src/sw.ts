@@ -94,8 +94,8 @@ function isCardData(value: unknown): value is CardNotificationData {
   );
 }
 
-async function workspaceClients(data: CardNotificationData): Promise<WindowClientLike[]> {
-  const prefix = `/w/${encodeURIComponent(data.workspaceId)}/`;
+async function workspaceClients(workspaceId: string): Promise<WindowClientLike[]> {
+  const prefix = `/w/${encodeURIComponent(workspaceId)}/`;
   const all = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
   const mine = all.filter((c) => new URL(c.url).pathname.startsWith(prefix));
   // A visible or focused tab first.
@@ -154,9 +154,7 @@ async function pageGone(workspaceId: string, client: string | null): Promise<str
     }
   }
   await new Promise((resolve) => setTimeout(resolve, GONE_GRACE_MS));
-  const prefix = `/w/${encodeURIComponent(workspaceId)}/`;
-  const all = await scope.clients.matchAll({ type: 'window', includeUncontrolled: true });
-  const left = all.filter((c) => new URL(c.url).pathname.startsWith(prefix) && !gone.has(c.id));
+  const left = (await workspaceClients(workspaceId)).filter((c) => !gone.has(c.id));
   if (left.length > 0) return 'kept';
   let closed = 0;
   for (const notification of await scope.registration.getNotifications()) {
@@ -171,7 +169,7 @@ async function pageGone(workspaceId: string, client: string | null): Promise<str
 
 /** What a notification's action (or a click on it) does; returns what happened. */
 async function act(action: string, data: CardNotificationData): Promise<string> {
-  const clients = await workspaceClients(data);
+  const clients = await workspaceClients(data.workspaceId);
   if (action === 'skip' && data.kind === 'questions') {
     const target = clients[0];
     if (target) {

@@ -18,8 +18,8 @@ import { clear, h, setText } from './dom';
 import { Drawer } from './drawer';
 import type { MarkdownContext } from './markdown';
 import { titleWithCount, waitingCards, type Notifier } from './notify';
-// Not in the page's entry: their code is imported after the first frame (the map's at once).
 import { offlineReason } from './offline';
+// Not in the page's entry: their code is imported after the first frame (the map's at once).
 import { deferredFilePanel, deferredPanels, deferredScene, deferredSearch, noPanels, noSearch, type DeferredPanels, type DeferredSearch, type LoadFailed } from './deferred';
 import type { PanelsInspect } from './panels';
 

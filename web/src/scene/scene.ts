@@ -206,7 +206,7 @@ export function createScene(options: SceneOptions): Scene {
   });
   const results = h('ul', { class: 'map-results', role: 'listbox', id: listId, 'aria-label': 'Matching files', hidden: true });
   // `Re-arrange` moves every file, which cannot be undone: it asks first (in place, the focus on the answer).
-  const rearrangeButton = h('button', { type: 'button', class: 'map-rearrange', 'aria-haspopup': 'true', onclick: () => { askRearrange(true); } }, 'Re-arrange');
+  const rearrangeButton = h('button', { type: 'button', class: 'map-rearrange', onclick: () => { askRearrange(true); } }, 'Re-arrange');
   const rearrangeYes = h('button', { type: 'button', onclick: () => { answerRearrange(true); } }, 'Move every file');
   const rearrangeNo = h('button', { type: 'button', onclick: () => { answerRearrange(false); } }, 'Cancel');
   const rearrangeAsk = h(
@@ -881,15 +881,19 @@ export function createScene(options: SceneOptions): Scene {
     }
     let list: SearchMatch[];
     try {
-      const response = await fetchFn(`${base}/search?q=${encodeURIComponent(q)}&limit=20`, { credentials: 'same-origin' });
+      let response: Response;
+      try {
+        response = await fetchFn(`${base}/search?q=${encodeURIComponent(q)}&limit=20`, { credentials: 'same-origin' });
+      } catch {
+        // fetch's own failure ("Failed to fetch") is the server out of reach: said so in words.
+        throw new Error('Orbit cannot be reached (the page reconnects by itself when it is back)');
+      }
       if (!response.ok) throw new Error(`the server answered ${response.status}`);
       const checked = validateSearchAnswer(await response.json());
       if (!checked.ok) throw new Error(checked.error);
       list = checked.value.matches;
     } catch (error) {
-      // fetch's own failure (a TypeError, "Failed to fetch") is the server out of reach: said so in words.
-      const why = error instanceof TypeError ? 'Orbit cannot be reached (the page reconnects by itself when it is back)' : error instanceof Error ? error.message : String(error);
-      if (request === searchRequest) showResults([], `Search failed: ${why}`);
+      if (request === searchRequest) showResults([], `Search failed: ${error instanceof Error ? error.message : String(error)}`);
       return;
     }
     if (request !== searchRequest) return;
