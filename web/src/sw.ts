@@ -16,7 +16,9 @@
  *   is left, the workspace's card notifications close: Orbit raises its own
  *   desktop notification for a card once no page has been connected for
  *   2 s, and a card never has two. A tab that reloads is back by then, and
- *   another tab (hidden, relying on the notification) keeps it.
+ *   another tab (hidden, relying on the notification) keeps it. A reload
+ *   slower than that finds them closed, or is told they closed
+ *   (`orbit-notifications-closed`), and raises them again while hidden.
  *
  * Self-contained (no imports): the build emits it as one classic script.
  * `orbit-notification-action` messages run the same handler as a click, so
@@ -156,15 +158,22 @@ async function pageGone(workspaceId: string, client: string | null): Promise<str
   await new Promise((resolve) => setTimeout(resolve, GONE_GRACE_MS));
   const left = (await workspaceClients(workspaceId)).filter((c) => !gone.has(c.id));
   if (left.length > 0) return 'kept';
-  let closed = 0;
+  const tags: string[] = [];
   for (const notification of await scope.registration.getNotifications()) {
     const data: unknown = notification.data;
     if (isCardData(data) && data.workspaceId === workspaceId) {
       notification.close();
-      closed += 1;
+      tags.push(notification.tag);
     }
   }
-  return `closed ${closed}`;
+  // A reload slower than the grace: its new document may have come while they closed, and found
+  // them still shown. It is told which closed, and raises them again if it is hidden.
+  if (tags.length > 0) {
+    for (const c of await workspaceClients(workspaceId)) {
+      if (!gone.has(c.id)) c.postMessage({ type: 'orbit-notifications-closed', workspaceId, tags });
+    }
+  }
+  return `closed ${tags.length}`;
 }
 
 /** What a notification's action (or a click on it) does; returns what happened. */

@@ -11,6 +11,7 @@ function fakeEnv(initial: NotificationPermission = 'granted') {
   let visibility: DocumentVisibilityState = 'visible';
   let onVisibility: (() => void) | null = null;
   let onPageHide: (() => void) | null = null;
+  let onWorkerMessage: ((data: unknown) => void) | null = null;
   const posted: unknown[] = [];
   const shown: Shown[] = [];
   let asked = 0;
@@ -40,11 +41,14 @@ function fakeEnv(initial: NotificationPermission = 'granted') {
     registration: () => Promise.resolve(registration),
     onVisibilityChange: (l) => { onVisibility = l; },
     onPageHide: (l) => { onPageHide = l; },
+    onWorkerMessage: (l) => { onWorkerMessage = l; },
   };
   return {
     env,
     posted,
     pageHide: () => { onPageHide?.(); },
+    fromWorker: (data: unknown) => { onWorkerMessage?.(data); },
+    show: () => { visibility = 'visible'; onVisibility?.(); },
     shown,
     open,
     asked: () => asked,
@@ -134,6 +138,42 @@ describe('notifications', () => {
     notifier.render(stateWith([{ key: 'c1', pending: [permission] }]));
     for (let i = 0; i < 4; i += 1) await settle();
     expect(f.asked()).toBe(1);
+    expect(f.open().map((n) => n.tag)).toEqual(['r1']);
+  });
+
+  it('a slow reload: told by the worker that the notifications closed, it raises the cards still waiting again (once hidden)', async () => {
+    const f = fakeEnv();
+    const state = stateWith([{ key: 'c1', pending: [permission, questions] }]);
+    // The page before the reload raised both.
+    f.hide();
+    const before = new Notifier(workspace.id, f.env);
+    before.render(state);
+    for (let i = 0; i < 4; i += 1) await settle();
+    expect(f.open().map((n) => n.tag)).toEqual(['r1', 'r2']);
+    // The reloaded page comes hidden and finds them still shown; the worker then closes them
+    // (it looked for tabs before this one was there).
+    const after = new Notifier(workspace.id, f.env);
+    after.render(state);
+    for (let i = 0; i < 4; i += 1) await settle();
+    expect(f.shown).toHaveLength(2);
+    for (const n of f.open()) n.closed = true;
+    // Another workspace's word, or another message, changes nothing.
+    f.fromWorker({ type: 'orbit-notifications-closed', workspaceId: 'elsewhere', tags: ['r1', 'r2'] });
+    f.fromWorker({ type: 'orbit-skip', key: 'c1', requestId: 'r1' });
+    for (let i = 0; i < 4; i += 1) await settle();
+    expect(f.open()).toEqual([]);
+    // Told: both cards still wait and have their notification again.
+    f.fromWorker({ type: 'orbit-notifications-closed', workspaceId: workspace.id, tags: ['r1', 'r2'] });
+    for (let i = 0; i < 8; i += 1) await settle();
+    expect(f.open().map((n) => n.tag)).toEqual(['r1', 'r2']);
+    // A visible page raises nothing when told, and raises them once hidden.
+    for (const n of f.open()) n.closed = true;
+    f.show();
+    f.fromWorker({ type: 'orbit-notifications-closed', workspaceId: workspace.id, tags: ['r1'] });
+    for (let i = 0; i < 8; i += 1) await settle();
+    expect(f.open()).toEqual([]);
+    f.hide();
+    for (let i = 0; i < 8; i += 1) await settle();
     expect(f.open().map((n) => n.tag)).toEqual(['r1']);
   });
 

@@ -263,5 +263,27 @@ describe('the service worker', () => {
       expect(await second).toBe('closed 1');
       expect(mine.close).toHaveBeenCalled();
     });
+
+    it('a reload slower than the grace: its new document, come while they closed, is told which closed (it raises them again while hidden)', async () => {
+      vi.useFakeTimers();
+      const old = client(`http://127.0.0.1:4321/w/${WS}/`);
+      const tabs = [old];
+      await load(tabs);
+      const mine = shown(WS, 'req-1');
+      const theirs = shown('ffffffffffffffff', 'req-2');
+      const elsewhere = client('http://127.0.0.1:4321/w/ffffffffffffffff/');
+      const reloaded = client(`http://127.0.0.1:4321/w/${WS}/`);
+      // The new document comes while the worker closes the notifications (after its look for tabs).
+      scope.registration.getNotifications.mockImplementation(() => {
+        tabs.push(reloaded, elsewhere);
+        return Promise.resolve([mine, theirs] as never[]);
+      });
+      expect(await goes(old)).toBe('closed 1');
+      expect(mine.close).toHaveBeenCalled();
+      expect(reloaded.postMessage).toHaveBeenCalledWith({ type: 'orbit-notifications-closed', workspaceId: WS, tags: ['req-1'] });
+      // Not the document that went, nor another workspace's tab.
+      expect(old.postMessage).not.toHaveBeenCalled();
+      expect(elsewhere.postMessage).not.toHaveBeenCalled();
+    });
   });
 });

@@ -13,7 +13,9 @@
  *
  * A tab that goes (`pagehide`) tells the worker (`orbit-page-gone`), which
  * closes the workspace's notifications when no other tab of it is left:
- * Orbit's own desktop notification takes over then, never beside them.
+ * Orbit's own desktop notification takes over then, never beside them. A
+ * reload slower than the worker's grace is told which closed
+ * (`orbit-notifications-closed`) and raises them again while hidden.
  */
 import { afterSettled } from './later';
 import type { PendingCard } from '../protocol/types';
@@ -89,6 +91,8 @@ export interface NotifyEnv {
   onVisibilityChange(listener: () => void): void;
   /** The tab goes (closed, reloaded, navigated away): `pagehide`. */
   onPageHide?(listener: () => void): void;
+  /** A message from the service worker (`orbit-notifications-closed`). */
+  onWorkerMessage?(listener: (data: unknown) => void): void;
 }
 
 /** The browser's own. */
@@ -135,6 +139,9 @@ export function browserNotifyEnv(workspaceId: string): NotifyEnv {
     onPageHide: (listener) => {
       window.addEventListener('pagehide', listener);
     },
+    onWorkerMessage: (listener) => {
+      if (supported) navigator.serviceWorker.addEventListener('message', (event: MessageEvent) => { listener(event.data); });
+    },
   };
 }
 
@@ -162,6 +169,15 @@ export class Notifier {
     if (env.permission() === 'granted') void this.registration();
     env.onPageHide?.(() => {
       this.registered?.active?.postMessage({ type: 'orbit-page-gone', workspaceId: this.workspaceId });
+    });
+    // The worker closed the workspace's notifications (no tab of it was left within its grace)
+    // while this page was coming (a slow reload), perhaps after it found them still shown: the
+    // cards still waiting have none now, and are raised again (at once when hidden).
+    env.onWorkerMessage?.((data) => {
+      const message = data as { type?: unknown; workspaceId?: unknown; tags?: unknown } | null;
+      if (message?.type !== 'orbit-notifications-closed' || message.workspaceId !== this.workspaceId || !Array.isArray(message.tags)) return;
+      for (const tag of message.tags) if (typeof tag === 'string') this.raised.delete(tag);
+      void this.raiseAll();
     });
   }
 
