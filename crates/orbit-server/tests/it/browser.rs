@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use orbit_server::{Assets, Limits, ManualClock, PageServer, ServerOptions};
 
@@ -65,11 +66,19 @@ async fn served() -> (PageServer, Arc<FakePort>, tempfile::TempDir) {
     (server, port, root)
 }
 
-/// Runs headless Chromium on `url` until `done` holds of the port's calls.
+/// Runs headless Chromium on `url` until `done` holds of the port's calls,
+/// then ends it and waits until every process of it has gone, so that the
+/// profile can be removed whole. Its temporary files (the `SingletonSocket`
+/// folder, and the shared memory of `--disable-dev-shm-usage`, made under
+/// `TMPDIR`) go in the profile, removed with it: a killed browser left its
+/// `org.chromium.Chromium.*` folder in `/tmp`.
 async fn browse(port: &FakePort, url: &str, profile: &std::path::Path) {
+    let tmp = profile.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     #[expect(clippy::disallowed_methods, reason = "the test drives a real browser")]
     let mut command = tokio::process::Command::new(chromium());
     command
+        .env("TMPDIR", &tmp)
         .args([
             "--headless=new",
             "--no-sandbox",
@@ -88,7 +97,48 @@ async fn browse(port: &FakePort, url: &str, profile: &std::path::Path) {
         calls.iter().any(|call| matches!(call, Call::Act(orbit_types::PageFrame::Trust { id }) if id.starts_with("file:")))
     })
     .await;
-    child.kill().await.unwrap();
+    // SIGTERM: Chromium shuts down, its children with it; SIGKILL if it hangs.
+    if let Some(pid) = child
+        .id()
+        .and_then(|pid| i32::try_from(pid).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    }
+    if tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .is_err()
+    {
+        child.kill().await.unwrap();
+    }
+    // Its children (zygote, GPU, renderers) go a moment later; they carry its TMPDIR.
+    let mark = format!("TMPDIR={}", tmp.display());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_with(&mark) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "Chromium's processes outlived it"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// How many processes have `var` (`NAME=value`) in their environment.
+fn processes_with(var: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            entry.file_name().to_string_lossy().parse::<u32>().is_ok()
+                && std::fs::read(entry.path().join("environ")).is_ok_and(|environ| {
+                    environ
+                        .split(|b| *b == 0)
+                        .any(|entry| entry == var.as_bytes())
+                })
+        })
+        .count()
 }
 
 #[tokio::test]
