@@ -18,6 +18,8 @@
 // - The selected file's status and the caption have a background of their own.
 // - The map's focus ring is seen, and its keys are shown while it has the focus
 //   (until a key is used).
+// - Nothing moves as the page loads: the panels' buttons and the prompt's
+//   attachments row come after the first frame, in room kept for them.
 
 import { inflateSync } from 'node:zlib';
 
@@ -36,9 +38,35 @@ async function pixel(page, x, y) {
   return [raw[1], raw[2], raw[3]];
 }
 
+/**
+ * The layout shifts of the page's load (the browser's `layout-shift` entries, none after an input),
+ * read once the parts that come after the first frame are there: the panels' buttons and the
+ * prompt's attachments row (Skills) arrive in room kept for them, so nothing moves.
+ */
+async function loadShifts(page) {
+  await page.getByRole('toolbar', { name: 'Panels' }).getByRole('button', { name: 'History', exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Skills', exact: true }).waitFor();
+  return page.evaluate(() => new Promise((resolve) => {
+    const seen = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (e.hadRecentInput) continue;
+        seen.push({ at: Math.round(e.startTime), value: e.value, moved: (e.sources ?? []).map((s) => `${s.node?.className || s.node?.nodeName || '?'} ${Math.round(s.previousRect.y)}->${Math.round(s.currentRect.y)}`) });
+      }
+    }).observe({ type: 'layout-shift', buffered: true });
+    // Buffered entries come in the observer's first callback.
+    setTimeout(() => resolve({ total: seen.reduce((sum, e) => sum + e.value, 0), shifts: seen }), 200);
+  }));
+}
+
 async function layout(kit, page) {
   const out = {};
   await kit.mapReady(page);
+
+  // Nothing moves at the start: the panels' buttons and the Skills row (~1.5 s after the load on the real
+  // server) pushed the conversation and the drawer down (a layout shift of 0.04).
+  out.loadShifts = await loadShifts(page);
+  if (out.loadShifts.total > 0.001) throw new Error(`the page moved as it loaded: ${JSON.stringify(out.loadShifts)}`);
 
   // The map's colours follow a change of the colour scheme (run.mjs opens the page dark).
   const view = await page.getByRole('application', { name: 'Map view' }).boundingBox();

@@ -71,7 +71,9 @@ export class Drawer {
       'section',
       { class: 'drawer', 'aria-label': 'Drawer' },
       h('div', { class: 'drawer-row' }, this.tabs, this.newConversation),
-      this.host.attachments?.el,
+      // The attachments' row comes with the panels' code after the first frame: its slot holds its
+      // room until then (style.css), so the conversation above does not move when it arrives.
+      this.host.attachments ? h('div', { class: 'composer-slot' }, this.host.attachments.el) : undefined,
       h('div', { class: 'drawer-row prompt-row' }, this.box, this.sendButton),
       h('div', { class: 'drawer-row' }, this.stop, this.stopAll, this.cost),
       this.hint,

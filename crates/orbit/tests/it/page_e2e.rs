@@ -371,7 +371,8 @@ fn long_story(paragraphs: usize) -> String {
 /// What a user's pass in Chromium found in the layout (web/e2e/layout.mjs): the map's colours
 /// follow the colour scheme, the map's status has a plate, the Keypad button covers no drawer
 /// button when the page is narrow, an open panel keeps its room beside a long conversation, the
-/// search bar keeps the column's margins, and a question card leaves the prompt box on the page.
+/// search bar keeps the column's margins, a question card leaves the prompt box on the page, and
+/// nothing moves as the page loads (the panels' buttons and the Skills row come in kept room).
 #[test]
 fn layout_keeps_everything_in_view() {
     let _one = lock();
