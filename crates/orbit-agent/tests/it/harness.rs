@@ -56,6 +56,7 @@ impl Env {
         let slot = REAL_CLI_SLOTS.acquire().await.unwrap();
         let api = FakeApi::start().await;
         let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join("tmp")).unwrap();
         let ws = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(ws.path().join("src")).unwrap();
         std::fs::write(
@@ -77,6 +78,8 @@ impl Env {
         let claude_dir = self.home.path().join(".claude").into_os_string();
         let vars: Vec<(&str, std::ffi::OsString)> = vec![
             ("HOME", home),
+            // The CLI's own temporary files go with the test's folders, not in /tmp.
+            ("TMPDIR", self.home.path().join("tmp").into_os_string()),
             ("CLAUDE_CONFIG_DIR", claude_dir),
             ("ANTHROPIC_BASE_URL", self.api.url().into()),
             ("ANTHROPIC_API_KEY", "sk-ant-test-dummy".into()),
@@ -106,6 +109,52 @@ impl Env {
             ..ProcessSpec::default()
         }
     }
+}
+
+impl Drop for Env {
+    /// Ends every process still running with this env's `HOME` before the
+    /// folders go: a `claude` outliving them wrote its `.claude/` (or
+    /// `.cache/`) into a `HOME` made again in /tmp, left there after each run.
+    fn drop(&mut self) {
+        end_processes_with(&format!("HOME={}", self.home.path().display()));
+    }
+}
+
+/// Kills every process with `var` (`NAME=value`) in its environment, and
+/// waits (up to 10 s) until none is left.
+pub(crate) fn end_processes_with(var: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let pids = processes_with(var);
+        if pids.is_empty() || std::time::Instant::now() > deadline {
+            return;
+        }
+        for pid in pids {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The processes (other than this one) with `var` in their environment; a
+/// zombie's environment cannot be read, so it is not one.
+fn processes_with(var: &str) -> Vec<i32> {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|environ| environ.split(|b| *b == 0).any(|e| e == var.as_bytes()))
+        })
+        .filter_map(|pid| i32::try_from(pid).ok())
+        .collect()
 }
 
 /// A process and what it reported.

@@ -42,6 +42,7 @@ impl Real {
         command
             .env("ORBIT_CONFIG_DIR", self.config.path())
             .env("HOME", home)
+            .env("TMPDIR", home.join("tmp"))
             .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
             .env("ANTHROPIC_BASE_URL", self.env.api.url())
             .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")

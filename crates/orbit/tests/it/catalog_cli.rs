@@ -50,6 +50,8 @@ impl Setup {
         command
             .env("ORBIT_CONFIG_DIR", self.config.path())
             .env("HOME", self.home.path())
+            // The CLI's own temporary files go with the test's folders, not in /tmp.
+            .env("TMPDIR", self.home.path())
             .env("ORBIT_CACHE_DIR", self.home.path().join("cache"))
             .env("CLAUDE_CONFIG_DIR", self.home.path().join(".claude"))
             .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")

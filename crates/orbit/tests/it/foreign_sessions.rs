@@ -25,6 +25,7 @@ fn claude(env: &OrbitEnv, args: &[&str]) -> Output {
     Command::new(real_claude())
         .args(args)
         .env("HOME", env.home.path())
+        .env("TMPDIR", env.home.path().join("tmp"))
         .env("CLAUDE_CONFIG_DIR", env.home.path().join(".claude"))
         .env("ANTHROPIC_BASE_URL", env.api.url())
         .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")

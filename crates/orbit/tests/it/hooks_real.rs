@@ -138,6 +138,7 @@ pub(crate) const TERMINAL_ENV: &[&str] = &[
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
     "DISABLE_AUTOUPDATER",
     "CLAUDE_CODE_MAX_RETRIES",
+    "TMPDIR",
 ];
 
 /// [`TERMINAL_ENV`]'s values for `env`.
@@ -152,6 +153,7 @@ pub(crate) fn terminal_env(env: &OrbitEnv) -> Vec<(&'static str, String)> {
         "1".to_owned(),
         "1".to_owned(),
         "1".to_owned(),
+        home.join("tmp").display().to_string(),
     ];
     TERMINAL_ENV.iter().copied().zip(values).collect()
 }

@@ -1041,6 +1041,7 @@ fn claude_cli_connects_lists_every_tool_and_gets_the_structured_answer() {
             .arg(config.to_string())
             .current_dir(&work)
             .env("HOME", home.path().join("home"))
+            .env("TMPDIR", home.path())
             .env(
                 "ANTHROPIC_BASE_URL",
                 format!("http://127.0.0.1:{}", port.trim()),

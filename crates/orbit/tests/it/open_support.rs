@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::fake_api::FakeApi;
-use crate::harness::real_claude;
+use crate::harness::{end_processes_with, real_claude};
 
 pub(crate) struct OrbitEnv {
     _runtime: tokio::runtime::Runtime,
@@ -55,6 +55,7 @@ impl OrbitEnv {
         )
         .unwrap();
         let ws = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join("tmp")).unwrap();
         let env = Self {
             _runtime: runtime,
             api,
@@ -88,6 +89,9 @@ impl OrbitEnv {
         command
             .env("ORBIT_CONFIG_DIR", self.config.path())
             .env("HOME", self.home.path())
+            // The CLI's own temporary files (`claude-<uid>/`, `cc-socks/`) go with the test's folders,
+            // not in /tmp, where they were left one folder per test workspace.
+            .env("TMPDIR", self.home.path().join("tmp"))
             .env("CLAUDE_CONFIG_DIR", self.home.path().join(".claude"))
             .env("ANTHROPIC_BASE_URL", self.api.url())
             .env("ANTHROPIC_API_KEY", "sk-ant-test-dummy")
@@ -126,6 +130,16 @@ impl OrbitEnv {
     /// One request on the control socket; its whole answer.
     pub(crate) fn call(&self, method: &str, params: Value) -> Value {
         control_call(&self.socket(), method, params)
+    }
+}
+
+impl Drop for OrbitEnv {
+    /// Ends every process still running with this env's `HOME` (an Orbit a
+    /// test killed, and the `claude` processes it had started) before the
+    /// folders go: a `claude` outliving them wrote its `.claude/` into a
+    /// `HOME` made again in /tmp, left there after each run.
+    fn drop(&mut self) {
+        end_processes_with(&format!("HOME={}", self.home.path().display()));
     }
 }
 
