@@ -11,13 +11,14 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::ask_real::{alive, descendants};
 use crate::fake_api::{Block, Reply, text, tool};
 use crate::hub::Tmux;
 use crate::keypad_builtin::Orbit;
 use crate::open_support::OrbitEnv;
+use crate::page_relay::page_until;
 
 /// A Python one-liner that hands a turn over on the control socket
 /// (`orbit.ask`), printing the answer: what Claude's own shell would try.
@@ -341,9 +342,32 @@ fn a_joined_turns_cards_are_answered_on_its_terminal_or_elsewhere_first() {
     let key = orbit.claude_key().unwrap();
     assert_eq!(key["request"]["kind"], "permission", "{key}");
     let first = key["request"]["requestId"].as_str().unwrap().to_owned();
+    // A page of the workspace shows the card too (relayed over the control socket, as an
+    // editor's page is).
+    let page = orbit.env.call(
+        "orbit.page.connect",
+        json!({"workspace": orbit.env.ws.path(), "instanceId": null, "lastSeq": null, "trusted": true}),
+    );
+    let conn = page["result"]["conn"].as_str().unwrap().to_owned();
+    let waits = |frame: &Value| {
+        frame["body"]["type"] == "session"
+            && frame["body"]["pending"]
+                .as_array()
+                .is_some_and(|cards| cards.iter().any(|c| c["requestId"] == first.as_str()))
+    };
+    let snapshot = page["result"]["first"].as_array().unwrap();
+    let shown = snapshot
+        .iter()
+        .find(|frame| waits(frame))
+        .unwrap_or_else(|| panic!("the page does not show the card: {page}"));
+    let conversation = shown["body"]["key"].clone();
     tmux.keys("y");
     tmux.keys("Enter");
     tmux.wait_for("orbit: allowed once");
+    // Answered on the terminal: gone from the page.
+    page_until(&orbit.env, &conn, |frame| {
+        frame["body"]["type"] == "session" && frame["body"]["key"] == conversation && !waits(frame)
+    });
     let deadline = Instant::now() + Duration::from_mins(1);
     while std::fs::read_to_string(orbit.env.ws.path().join("a.txt")).unwrap() != "ONE\n" {
         assert!(

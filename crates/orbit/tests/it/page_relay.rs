@@ -36,20 +36,7 @@ impl Relayed {
 
     /// Polls until a frame matches `found`; every frame seen.
     fn until(&self, conn: &str, found: impl Fn(&Value) -> bool) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(90);
-        let mut seen = Vec::new();
-        loop {
-            let next = self
-                .env
-                .call("orbit.page.next", json!({"conn": conn, "timeoutMs": 2000}));
-            let frames = next["result"]["frames"].as_array().unwrap().clone();
-            let hit = frames.iter().any(&found);
-            seen.extend(frames);
-            if hit {
-                return seen;
-            }
-            assert!(Instant::now() < deadline, "never came: {seen:?}");
-        }
+        page_until(&self.env, conn, found)
     }
 
     fn act(&self, conn: &str, frame: Value) -> Value {
@@ -62,6 +49,23 @@ impl Drop for Relayed {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Polls a relayed page's frames until one matches `found` (90 s at most);
+/// every frame seen.
+pub(crate) fn page_until(env: &OrbitEnv, conn: &str, found: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut seen = Vec::new();
+    loop {
+        let next = env.call("orbit.page.next", json!({"conn": conn, "timeoutMs": 2000}));
+        let frames = next["result"]["frames"].as_array().unwrap().clone();
+        let hit = frames.iter().any(&found);
+        seen.extend(frames);
+        if hit {
+            return seen;
+        }
+        assert!(Instant::now() < deadline, "never came: {seen:?}");
     }
 }
 
