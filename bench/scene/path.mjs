@@ -7,19 +7,24 @@
 // page's), the network's requests and answers, and the frames the GPU
 // process drew and swapped (for which client: the browser's or a renderer's).
 //
-//   node bench/scene/path.mjs TRACE.json [--min 1] [--names]
+//   node bench/scene/path.mjs TRACE.json [--min 1] [--names] [--gpu]
 //
 // `--names` prints, per thread, the total time of each slice name instead of
-// the timeline.
+// the timeline. `--gpu` prints only where the GPU process's main thread spent
+// the window (gpu.mjs: frames swapped, WebGL, raster, ...) and how many
+// composites the browser and the renderers asked for (needs the `cc`
+// category for the renderers' and the browser's).
 import { readFileSync } from 'node:fs';
+import { gpuBreakdown } from './gpu.mjs';
 
 const argv = process.argv.slice(2);
 const file = argv.find((a) => !a.startsWith('--'));
 const minIdx = argv.indexOf('--min');
 const MIN = minIdx >= 0 ? Number(argv[minIdx + 1]) : 1;
 const NAMES = argv.includes('--names');
+const GPU = argv.includes('--gpu');
 if (!file) {
-  console.error('usage: path.mjs TRACE.json [--min MS] [--names]');
+  console.error('usage: path.mjs TRACE.json [--min MS] [--names] [--gpu]');
   process.exit(2);
 }
 const raw = JSON.parse(readFileSync(file, 'utf8'));
@@ -95,6 +100,18 @@ function detail(s) {
 }
 
 console.log(`${file}: navigation start -> mark ${ms(t1)} ms; renderer pid ${rendererPid}, GPU pid ${gpuPid}`);
+if (GPU) {
+  const key = threads.find(([label]) => label === 'GPU main')?.[1];
+  if (!key) {
+    console.error('no GPU main thread in the trace');
+    process.exit(1);
+  }
+  const g = gpuBreakdown(events, key, t0, t1);
+  console.log(`GPU main busy ${g.busy.toFixed(1)} of ${g.windowMs.toFixed(1)} ms (${((100 * g.busy) / g.windowMs).toFixed(0)}%)`);
+  for (const [kind, { ms: t, tasks }] of g.kinds) console.log(`  ${kind.padEnd(36)} ${t.toFixed(1).padStart(6)} ms in ${tasks} tasks`);
+  console.log(`composites asked for: browser ${g.composites.browser}, renderers ${g.composites.renderer}`);
+  process.exit(0);
+}
 for (const [label, key] of threads) {
   const top = slices(key);
   const busy = top.reduce((sum, s) => sum + Math.min(s.ts + s.dur, t1) - Math.max(s.ts, t0), 0) / 1000;
