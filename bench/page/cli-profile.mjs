@@ -1,31 +1,34 @@
 #!/usr/bin/env node
-// The claude CLI's own CPU per turn, as Orbit runs it (issue 15; bench/page/README.md, "The CLI's
-// CPU per turn"). No Orbit, no browser: the pinned CLI (scripts/setup-claude) started with Orbit's
-// arguments (crates/orbit-agent/src/cli.rs BASE_ARGS) and the environment the latency bench gives
-// it (crates/orbit/tests/it/open_support.rs `command`, plus Orbit's own ORBIT_OWN_CLAUDE), in a
-// fresh workspace and HOME, against a fake Messages API of this script's own that answers each
-// turn as the latency bench's does: a text `mk<i>a` with a `Read` of `mk<i>t.md`, then a closing
-// text `mk<i>b` (the same SSE shapes as crates/orbit-agent/tests/it/fake_api.rs).
+// The claude CLI's own CPU per turn, as Orbit runs it (issue 15; bench/page/README.md,
+// "bench/page/cli-profile.mjs"). No Orbit, no browser: the pinned CLI (scripts/setup-claude)
+// started with Orbit's arguments (crates/orbit-agent/src/cli.rs BASE_ARGS, read from there) and
+// the environment the latency bench gives it (crates/orbit/tests/it/open_support.rs `command`,
+// plus Orbit's own ORBIT_OWN_CLAUDE), in a fresh workspace and HOME, against a fake Messages API
+// of this script's own that answers each turn as the latency bench's does: a text `mk<i>a` with
+// a `Read` of `mk<i>t.md`, then a closing text `mk<i>b` (the SSE shapes of
+// crates/orbit-agent/tests/it/fake_api.rs).
 //
-//   node bench/page/cli-profile.mjs [--turns 20] [--warmup 1] [--pause 700] [--file-kb 0] [--git] [--cpu-prof DIR]
-//        [--variant NAME[:K=V,K=V,--flag,--flag=v,!--flag]]...
+//   node bench/page/cli-profile.mjs [--turns 20] [--warmup 1] [--pause 700] [--file-kb 0]
+//        [--git] [--cpu-prof DIR] [--variant NAME[:K=V,K=V,--flag,--flag=v,!--flag]]...
 //
 // Each variant is one CLI process (the default: one, `orbit`, Orbit's invocation as it is);
 // `K=V` sets a variable on top of Orbit's environment (`K=` removes it), `--flag` adds an
-// argument, `!--flag` removes one of Orbit's (with its value). With several variants, turn i runs in every variant in turn (the order rotating), so
-// that they share the machine's load: the A/B of one run. Per turn and variant it reads each of
-// the CLI's threads' CPU time (/proc/<pid>/task/<tid>/schedstat: ns, not /proc's 10 ms ticks)
-// before the prompt, at the CLI's `result` line and after `--pause` ms (what the CLI does after
-// the result, e.g. writing the transcript, lands in the next prompt's window otherwise), and the
+// argument, `!--flag` removes one of Orbit's (with its value). With several variants, turn i
+// runs in every variant in turn (the order rotating), so that they share the machine's load: the
+// A/B of one run. Per turn and variant it reads each of the CLI's threads' CPU time
+// (/proc/<pid>/task/<tid>/schedstat: ns, not /proc's 10 ms ticks) before the prompt, at each
+// stdout line (the turn cut at its own lines), at the CLI's `result` line and after `--pause` ms
+// (what the CLI does after the result would land in the next prompt's window otherwise), and the
 // turn's wall time (prompt written -> `result` read). The first `--warmup` turns of each process
 // (its start-up: settings, plugins, the first request's system prompt; the JIT's warm-up) are
-// left out of the figures (the first is reported apart).
+// left out of the figures (the first is reported apart). `--file-kb N`: each turn's file N KiB;
+// `--git`: each workspace a git repository. `ORBIT_CLI_PROFILE_CLAUDE` names another CLI.
 //
 // `--cpu-prof DIR`: every CLI gets BUN_OPTIONS="--cpu-prof --cpu-prof-dir=DIR/<variant>" (the
-// pinned CLI is a Bun executable; Bun writes the profile when the process exits, which it does
-// when its stdin ends), and the script prints the profile's self time by function and by the
-// bundle's source area over the turns' windows only (start-up left out), then writes
-// `DIR/<variant>/summary.json`.
+// pinned CLI is a Bun executable, not Node; Bun writes the profile when the process exits, which
+// it does when its stdin ends), and the script prints the profile's samples in the measured
+// turns' windows by what they were doing (CATEGORIES), by source file, by the first frames of the
+// stack and by function, then writes `DIR/<variant>/summary.json`.
 //
 // A table goes to stderr, one JSON line to stdout.
 import { execFileSync, spawn } from 'node:child_process';
@@ -37,8 +40,14 @@ import { fileURLToPath } from 'node:url';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLAUDE = process.env.ORBIT_CLI_PROFILE_CLAUDE ?? join(REPO, 'tests/node/claude-cli/node_modules/.bin/claude');
-// crates/orbit-agent/src/cli.rs BASE_ARGS (kept in step by hand: a bench, not the product).
-const BASE_ARGS = ['--print', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio'];
+// Orbit's fixed arguments, read from crates/orbit-agent/src/cli.rs `BASE_ARGS` (so that the bench
+// runs what Orbit runs, whatever it becomes).
+const BASE_ARGS = (() => {
+  const rs = readFileSync(join(REPO, 'crates/orbit-agent/src/cli.rs'), 'utf8');
+  const found = /pub const BASE_ARGS: \[&str; \d+\] = \[([^\]]*)\];/.exec(rs);
+  if (!found) throw new Error('cli-profile: BASE_ARGS not found in crates/orbit-agent/src/cli.rs');
+  return [...found[1].matchAll(/"([^"]*)"/g)].map((m) => m[1]);
+})();
 
 const argv = process.argv.slice(2);
 const opt = (name, dflt) => {
