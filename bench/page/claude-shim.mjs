@@ -7,14 +7,30 @@
 // written on, so the latency measured from it includes none of the shim's
 // own reading.
 import { spawn } from 'node:child_process';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const real = process.env.ORBIT_SHIM_CLAUDE;
 const log = process.env.ORBIT_SHIM_LOG;
-if (!real || !log) {
+// ORBIT_SHIM_REPLAY=1 (an experiment, never the goal's figure): no CLI at all. Each prompt on
+// stdin gets the lines of one recorded turn of the pinned CLI (claude-replay-turn.jsonl: its
+// `system/init`, text, `Read` call, tool result, closing text and `result`, with turn i's markers,
+// this workspace's paths and fresh ids), each after the wall time the real CLI took before it
+// (`afterMs`: bench/README.md, "the claude CLI's own CPU per turn"), written on as the real
+// CLI's are. The turn's stdout is the same and as paced, with none of the CLI's ~80 ms of CPU
+// per turn: the bench's figure with the CLI's CPU taken out.
+if (process.env.ORBIT_SHIM_REPLAY === '1' && log) {
+  replay(log);
+} else if (!real || !log) {
   process.stderr.write('claude-shim: set ORBIT_SHIM_CLAUDE (the real claude) and ORBIT_SHIM_LOG (where to log)\n');
   process.exit(2);
+} else {
+  passThrough(real, log);
 }
+
+function passThrough(real, log) {
 // ORBIT_SHIM_CLI_AUTOGROUP_NICE=<n> (an experiment, never the goal's figure): the CLI in a session
 // of its own (so an autogroup of its own, where the kernel has them) at that autogroup nice, so
 // that its bursts weigh less against Chromium's and Orbit's (bench/page/README.md, "Who held the
@@ -50,3 +66,52 @@ child.on('exit', (code, signal) => {
   if (signal) process.kill(process.pid, signal);
   else process.exit(code ?? 1);
 });
+}
+
+function replay(log) {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const turn = readFileSync(join(here, 'claude-replay-turn.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const cwd = process.cwd();
+  const session = randomUUID();
+  const home = process.env.CLAUDE_CONFIG_DIR ? dirname(process.env.CLAUDE_CONFIG_DIR) : process.env.HOME ?? cwd;
+  const fill = (line, i) => line
+    .replaceAll('{{CWD}}', cwd)
+    .replaceAll('{{HOME}}', home)
+    .replaceAll('{{PROJECT}}', cwd.replace(/[^A-Za-z0-9]/g, '-'))
+    .replaceAll('{{SESSION}}', session)
+    .replaceAll('{{I}}', String(i))
+    .replaceAll('{{TS}}', new Date().toISOString())
+    .replace(/\{\{UUID\}\}/g, () => randomUUID());
+  const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+  let queue = Promise.resolve();
+  let held = '';
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (chunk) => {
+    held += chunk;
+    let nl;
+    while ((nl = held.indexOf('\n')) >= 0) {
+      const text = held.slice(0, nl);
+      held = held.slice(nl + 1);
+      let msg;
+      try { msg = JSON.parse(text); } catch { continue; }
+      if (msg.type !== 'user') continue;
+      // The turn's number is in its prompt (`Turn <i + 1>: ...`, as the latency bench types it);
+      // else the prompts are counted.
+      const content = typeof msg.message?.content === 'string' ? msg.message.content : JSON.stringify(msg.message?.content ?? '');
+      const found = /\bTurn (\d+):/.exec(content);
+      queue = queue.then(async () => {
+        const i = found ? Number(found[1]) - 1 : replay.count;
+        replay.count = i + 1;
+        for (const { afterMs, line } of turn) {
+          await sleep(afterMs);
+          const out = `${fill(line, i)}\n`;
+          const t = performance.timeOrigin + performance.now();
+          process.stdout.write(out);
+          appendFileSync(log, `${JSON.stringify({ t, line: out.slice(0, 2000) })}\n`);
+        }
+      });
+    }
+  });
+  process.stdin.on('end', () => { void queue.then(() => process.exit(0)); });
+}
+replay.count = 0;
