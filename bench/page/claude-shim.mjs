@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 const real = process.env.ORBIT_SHIM_CLAUDE;
 const log = process.env.ORBIT_SHIM_LOG;
@@ -26,6 +27,8 @@ if (!real || !log) {
 // workspace's paths and fresh ids), each line after the wall time the real CLI took before it
 // (`afterMs`: bench/README.md, "the claude CLI's own CPU per turn"), written on and logged as the
 // CLI's are. The same stdout at the same pace, without the CLI's ~80 ms of CPU per turn.
+// ORBIT_SHIM_REPLAY_BURN=1 (with it, the control): a thread of the shim spins on one core from
+// each replayed prompt to its last line, as the CLI's main thread does in a real turn.
 const replaying = process.env.ORBIT_SHIM_REPLAY === '1' && process.argv.includes('stream-json');
 // ORBIT_SHIM_CLI_AUTOGROUP_NICE=<n> (an experiment, never the goal's figure): the CLI in a session
 // of its own (so an autogroup of its own, where the kernel has them) at that autogroup nice, so
@@ -85,6 +88,13 @@ function replayTurns(cli) {
     .replaceAll('{{TS}}', new Date().toISOString())
     .replace(/\{\{UUID\}\}/g, () => randomUUID());
   const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+  // The burn: a worker spinning while `spin[0]` is 1.
+  const spin = new Int32Array(new SharedArrayBuffer(4));
+  let burner = null;
+  if (process.env.ORBIT_SHIM_REPLAY_BURN === '1') {
+    burner = new Worker('const [s] = require("node:worker_threads").workerData; for (;;) { Atomics.wait(s, 0, 0); while (Atomics.load(s, 0) === 1) {} }', { eval: true, workerData: [spin] });
+    burner.unref();
+  }
   let queue = Promise.resolve();
   let count = 0;
   let pending = '';
@@ -108,10 +118,15 @@ function replayTurns(cli) {
       queue = queue.then(async () => {
         const i = found ? Number(found[1]) - 1 : count;
         count = i + 1;
+        if (burner) {
+          Atomics.store(spin, 0, 1);
+          Atomics.notify(spin, 0);
+        }
         for (const { afterMs, line } of turn) {
           await sleep(afterMs);
           passOn(`${fill(line, i)}\n`);
         }
+        Atomics.store(spin, 0, 0);
       });
     }
   });
