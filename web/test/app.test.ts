@@ -196,6 +196,40 @@ describe('a card opened from its notification (`#card=`)', () => {
   });
 });
 
+describe('a card answered while the connection is down', () => {
+  it('is answerable again once its answer is dropped unacknowledged (a minute offline), not left disabled', () => {
+    vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(new Response('', { status: 404 }))));
+    document.body.replaceChildren();
+    const root = document.createElement('div');
+    document.body.appendChild(root);
+    const transport = new FakeTransport();
+    const store = new Store();
+    let now = 1_000_000;
+    const channel = new Channel(transport, store, { now: () => now });
+    mountHud(root, store, channel, { workspaceId: workspace.id });
+    channel.start();
+    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+    transport.deliver({ type: 'workspace', ...workspace });
+    transport.deliver({ type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'waiting', title: 'hi', sessionId: null, warm: true }] });
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending: [permission] }) });
+    transport.deliver({ type: 'snapshotEnd' });
+    const allow = (): HTMLButtonElement | undefined => named(root, 'button', 'Allow')[0] as HTMLButtonElement | undefined;
+    allow()?.click();
+    expect(allow()?.disabled).toBe(true);
+    // The socket drops before the ack and stays down past the minute: the answer is dropped.
+    transport.drop();
+    now += 61_000;
+    channel.expire();
+    expect(store.state.notices.at(-1)?.text).toContain('did not confirm it within a minute');
+    // Back (the same Orbit): the card still waits, and can be answered again.
+    transport.start();
+    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: true });
+    expect(named(root, 'group', 'Edit src/a.rs')).toHaveLength(1);
+    expect(allow()?.disabled).toBe(false);
+    expect(root.querySelector('.permission-card .card-status')?.textContent).toBe('');
+  });
+});
+
 describe('a fresh open: the side column after the map (`restAfter`)', () => {
   it('lays out the top bar, the banners and the map first, and the side column\'s contents when told, from the state then', async () => {
     let rest: () => void = () => undefined;

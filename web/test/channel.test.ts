@@ -154,6 +154,8 @@ describe('the outbox across reloads', () => {
     expect(store.state.notices.map((n) => n.text)).toEqual([
       'Not sent, because Orbit restarted since: skipping a question card. Do it again if it still matters.',
     ]);
+    // Noted, so that what waited on it (the card) is given back.
+    expect(store.state.dropped).toEqual({ old1: 'restarted' });
   });
 
   it('a stored outbox read after the first frame: sorted by the preloaded hello, kept with actions queued before it, sent once greeted', async () => {
@@ -239,6 +241,8 @@ describe('the outbox across reloads', () => {
     expect(store.state.outbox).toEqual([]);
     expect(storage.items).toEqual([]);
     expect(store.state.notices.at(-1)?.text).toBe('Not sent, because Orbit did not confirm it within a minute: Stop. Do it again if it still matters.');
+    expect(Object.keys(store.state.dropped)).toHaveLength(1);
+    expect(Object.values(store.state.dropped)).toEqual(['expired']);
   });
 
   it('the page drops an action unacknowledged for a minute by itself, connected or not (its own timer, the real clock)', async () => {

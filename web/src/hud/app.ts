@@ -10,7 +10,7 @@ import type { PageState } from '../state/store';
 import type { Store } from '../state/store';
 import type { MapMessage } from '../scene/model';
 import type { Scene } from '../scene/scene';
-import { addError, addNotice } from '../state/store';
+import { actionFailed, addError, addNotice } from '../state/store';
 import { Bubbles } from './bubbles';
 import { permissionCard, questionCard } from './cards';
 import { TranscriptView, subagentHistoryView } from './conversation';
@@ -240,8 +240,8 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       const id = cardKey(card);
       keep.add(id);
       let held = cardNodes.get(id);
-      // A card whose answer was refused is built again, answerable.
-      const refused = held?.actionIds.some((a) => state.acks[a]?.ok === false) ?? false;
+      // A card whose answer was refused, or dropped unacknowledged (a minute offline), is built again, answerable.
+      const refused = held?.actionIds.some((a) => actionFailed(state, a)) ?? false;
       if (!held || refused) {
         const actionIds: string[] = [];
         const actions = { send: (r: PageRequest) => { actionIds.push(send(r)); } };

@@ -22,6 +22,7 @@ import {
   addError,
   addNotice,
   applyFrame,
+  noteDropped,
   queueAction,
   queueTrust,
   resumeFrame,
@@ -36,8 +37,14 @@ import {
  */
 function keepCurrent(state: PageState, items: readonly OutboxItem[], instanceId: string, now: number): OutboxItem[] {
   const { keep, restarted, expired } = sortOutbox(items, instanceId, now);
-  if (restarted.length > 0) addNotice(state, droppedNotice(restarted, 'restarted'));
-  if (expired.length > 0) addNotice(state, droppedNotice(expired, 'expired'));
+  if (restarted.length > 0) {
+    noteDropped(state, restarted, 'restarted');
+    addNotice(state, droppedNotice(restarted, 'restarted'));
+  }
+  if (expired.length > 0) {
+    noteDropped(state, expired, 'expired');
+    addNotice(state, droppedNotice(expired, 'expired'));
+  }
   return keep;
 }
 
@@ -182,6 +189,7 @@ export class Channel {
     if (expired.length === 0) return;
     this.store.update((state) => {
       state.outbox = state.outbox.filter((item) => !expired.includes(item));
+      noteDropped(state, expired, 'expired');
       addNotice(state, droppedNotice(expired, 'expired'));
     });
     this.save();
