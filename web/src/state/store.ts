@@ -220,8 +220,26 @@ function applyTranscript(state: PageState, update: TranscriptUpdate): void {
   rings[update.key] = mergeEntries(held, update.entries);
 }
 
+/**
+ * Subagents kept per conversation ({@link PageState.subagents}): as many as the transcript's ring
+ * has entries, so as many as its entries can name (each holds up to 16 KiB of output; the host
+ * forgets a subagent at its turn's end).
+ */
+export const SUBAGENT_LIMIT = TRANSCRIPT_LIMIT;
+
 function applySubagent(state: PageState, message: SubagentMessage): void {
   const byId = (state.subagents[message.key] ??= {});
+  if (!(message.id in byId)) {
+    // Past the limit, the oldest that has ended goes (one still running is kept).
+    const ids = Object.keys(byId);
+    let over = ids.length + 1 - SUBAGENT_LIMIT;
+    for (const id of ids) {
+      if (over <= 0) break;
+      if (byId[id]?.running) continue;
+      Reflect.deleteProperty(byId, id);
+      over -= 1;
+    }
+  }
   const info = (byId[message.id] ??= {
     id: message.id,
     agentType: null,
