@@ -158,21 +158,36 @@ export class Channel {
     const limit = fromSocket ? WORKER_FRAME_BYTES : PRELOAD_WORKER_FRAME_BYTES;
     if (checker && typeof data === 'string' && (this.inWorker > 0 || data.length > limit)) {
       this.inWorker += 1;
-      this.queue = this.queue.then(async () => {
-        const result = await checker.check(data);
-        this.inWorker -= 1;
+      this.queued(async () => {
+        let result: Awaited<ReturnType<FrameChecker['check']>>;
+        try {
+          result = await checker.check(data);
+        } finally {
+          this.inWorker -= 1;
+        }
         this.receiveChecked(data, result, fromSocket);
       });
     } else if (this.inWorker > 0) {
       // A frame that is not text (parsed already) still waits for those in the worker.
       this.inWorker += 1;
-      this.queue = this.queue.then(() => {
+      this.queued(() => {
         this.inWorker -= 1;
         this.receive(data, fromSocket);
       });
     } else {
       this.receive(data, fromSocket);
     }
+  }
+
+  /**
+   * Chains one frame's work on the queue. An error in it (a listener's, rendering the frame) is
+   * reported as an uncaught error, as a frame applied at once would be, and the frames after it
+   * still go: the queue never stays rejected (every later frame would wait for ever).
+   */
+  private queued(work: () => void | Promise<void>): void {
+    this.queue = this.queue.then(work).catch((error: unknown) => {
+      reportError(error);
+    });
   }
 
   start(): void {
