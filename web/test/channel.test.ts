@@ -277,4 +277,21 @@ describe('the outbox across reloads', () => {
     expect(parseOutbox('{"a":1}')).toEqual([]);
     expect(parseOutbox('[{"id":"x","at":1,"instanceId":null,"frame":{"type":"action","id":"y"}}]')).toEqual([]);
   });
+
+  it('an outbox stored by another version of the page does not stop the hello after a restart (its drop is said by reading its request)', async () => {
+    const stored = '[{"id":"x","at":1000,"instanceId":"before-restart","frame":{"type":"action","id":"x","request":{"type":"prompt"}}}]';
+    const { parseOutbox } = await import('../src/state/outbox');
+    const storage = { load: () => parseOutbox(stored), save: () => undefined };
+    const t = new FakeTransport();
+    const store = new Store();
+    const channel = new Channel(t, store, { storage, now: () => 2000 });
+    channel.start();
+    t.setState('open');
+    t.deliver(hello(false, 0));
+    // Greeted: an action made now goes; the stored one was left out.
+    const item = channel.act({ type: 'stopAll' });
+    expect(t.sent.at(-1)).toEqual({ type: 'action', id: item.id, request: { type: 'stopAll' } });
+    expect(store.state.outbox.map((i) => i.id)).toEqual([item.id]);
+    expect(store.state.errors).toEqual([]);
+  });
 });

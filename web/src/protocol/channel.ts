@@ -217,7 +217,9 @@ export class Channel {
   private restore(): void {
     if (this.restored) return;
     this.restored = true;
-    const restored = this.storage.load();
+    // One stored by another version of the page that this one's protocol refuses is left out: it
+    // could not be sent, and saying it was dropped reads its request.
+    const restored = this.storage.load().filter((item) => validatePageFrame(item.frame).ok);
     if (restored.length === 0) return;
     const kept = this.store.update((state) => {
       let items = restored.filter((r) => !state.outbox.some((o) => o.id === r.id));
