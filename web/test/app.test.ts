@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { Channel } from '../src/protocol/channel';
+import { Channel, type ChannelOptions } from '../src/protocol/channel';
 import type { ConnectionState, Transport } from '../src/protocol/transport';
 import type { HostBody } from '../src/protocol/types';
 import { mountHud } from '../src/hud/app';
@@ -20,7 +20,7 @@ class FakeTransport implements Transport {
 }
 
 /** The HUD mounted on a fake transport (`preloaded`: frames applied before the mount, as `main.ts` does). */
-function mount(preloaded: unknown[] = [], restAfter?: Promise<unknown>) {
+function mount(preloaded: unknown[] = [], restAfter?: Promise<unknown>, channelOptions: ChannelOptions = {}) {
   // The map fetches /map once the page is ready; these tests are about the HUD.
   vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(new Response('', { status: 404 }))));
   document.body.replaceChildren();
@@ -28,11 +28,11 @@ function mount(preloaded: unknown[] = [], restAfter?: Promise<unknown>) {
   document.body.appendChild(root);
   const transport = new FakeTransport();
   const store = new Store();
-  const channel = new Channel(transport, store);
+  const channel = new Channel(transport, store, channelOptions);
   channel.preload(preloaded);
   const hud = mountHud(root, store, channel, { workspaceId: workspace.id, ...(restAfter ? { restAfter } : {}) });
   channel.start();
-  return { root, transport, store, hud };
+  return { root, transport, store, hud, channel };
 }
 
 /** Elements with an accessible role and name, as a test or a screen reader finds them. */
@@ -198,16 +198,8 @@ describe('a card opened from its notification (`#card=`)', () => {
 
 describe('a card answered while the connection is down', () => {
   it('is answerable again once its answer is dropped unacknowledged (a minute offline), not left disabled', () => {
-    vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(new Response('', { status: 404 }))));
-    document.body.replaceChildren();
-    const root = document.createElement('div');
-    document.body.appendChild(root);
-    const transport = new FakeTransport();
-    const store = new Store();
     let now = 1_000_000;
-    const channel = new Channel(transport, store, { now: () => now });
-    mountHud(root, store, channel, { workspaceId: workspace.id });
-    channel.start();
+    const { root, transport, store, channel } = mount([], undefined, { now: () => now });
     transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
     transport.deliver({ type: 'workspace', ...workspace });
     transport.deliver({ type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'waiting', title: 'hi', sessionId: null, warm: true }] });
