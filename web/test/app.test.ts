@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Channel, type ChannelOptions } from '../src/protocol/channel';
 import type { ConnectionState, Transport } from '../src/protocol/transport';
-import type { HostBody } from '../src/protocol/types';
+import type { HostBody, PendingCard } from '../src/protocol/types';
 import { mountHud } from '../src/hud/app';
 import { Store } from '../src/state/store';
 import { entries, permission, questions, session, workspace } from './fixtures';
@@ -196,15 +196,42 @@ describe('a card opened from its notification (`#card=`)', () => {
   });
 });
 
+/** A fresh snapshot: conversation `c1` waiting on `pending`. */
+function waitingSnapshot(transport: FakeTransport, pending: PendingCard[]): void {
+  transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+  transport.deliver({ type: 'workspace', ...workspace });
+  transport.deliver({ type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'waiting', title: 'hi', sessionId: null, warm: true }] });
+  transport.deliver({ type: 'session', ...session('c1', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending }) });
+  transport.deliver({ type: 'snapshotEnd' });
+}
+
+describe('the focus on a card', () => {
+  it('goes to the next card waiting when its card is answered from the keyboard, then to the prompt box; a card built again keeps it', () => {
+    const { root, transport } = mount();
+    waitingSnapshot(transport, [permission, questions]);
+    const [card] = named(root, 'group', 'Edit src/a.rs');
+    if (!card) throw new Error('no permission card');
+    card.focus();
+    card.dispatchEvent(new KeyboardEvent('keydown', { key: 'y', bubbles: true, cancelable: true }));
+    const sent = transport.sent.at(-1) as { id: string };
+    // Refused: the card is built again, answerable, and the focus is on it still.
+    transport.deliver({ type: 'ack', id: sent.id, ok: false, code: 'busy', message: 'busy' });
+    const [again] = named(root, 'group', 'Edit src/a.rs');
+    expect(again).not.toBe(card);
+    expect(document.activeElement).toBe(again);
+    again?.dispatchEvent(new KeyboardEvent('keydown', { key: 'y', bubbles: true, cancelable: true }));
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending: [questions] }) });
+    expect(document.activeElement).toBe(named(root, 'group', 'Claude has 2 questions')[0]);
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 1, pending: [] }) });
+    expect(document.activeElement).toBe(named(root, 'textbox', 'Ask Claude')[0]);
+  });
+});
+
 describe('a card answered while the connection is down', () => {
   it('is answerable again once its answer is dropped unacknowledged (a minute offline), not left disabled', () => {
     let now = 1_000_000;
     const { root, transport, store, channel } = mount([], undefined, { now: () => now });
-    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
-    transport.deliver({ type: 'workspace', ...workspace });
-    transport.deliver({ type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'waiting', title: 'hi', sessionId: null, warm: true }] });
-    transport.deliver({ type: 'session', ...session('c1', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending: [permission] }) });
-    transport.deliver({ type: 'snapshotEnd' });
+    waitingSnapshot(transport, [permission]);
     const allow = (): HTMLButtonElement | undefined => named(root, 'button', 'Allow')[0] as HTMLButtonElement | undefined;
     allow()?.click();
     expect(allow()?.disabled).toBe(true);

@@ -246,18 +246,32 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
         const actionIds: string[] = [];
         const actions = { send: (r: PageRequest) => { actionIds.push(send(r)); } };
         const node = card.kind === 'permission' ? permissionCard(key, card, actions) : questionCard(key, card, actions);
-        if (held) held.node.replaceWith(node);
+        if (held) {
+          const focused = held.node.contains(document.activeElement);
+          held.node.replaceWith(node);
+          // The focus stays on the card, built again.
+          if (focused) node.focus();
+        }
         held = { node, actionIds };
         cardNodes.set(id, held);
       }
       if (held.node.parentNode !== cards || held.node.nextSibling !== before) cards.insertBefore(held.node, before);
       before = held.node;
     }
+    let focusLost = false;
     for (const [id, held] of cardNodes) {
       if (!keep.has(id)) {
+        focusLost ||= held.node.contains(document.activeElement);
         held.node.remove();
         cardNodes.delete(id);
       }
+    }
+    // The card the focus was on went (answered, from the keyboard): the focus goes to the next card
+    // waiting, else to the prompt box, not to the page's start.
+    if (focusLost) {
+      const next = cards.querySelector<HTMLElement>('[data-request-id]');
+      if (next) next.focus();
+      else side?.drawer.focusPrompt();
     }
     if (wantedCard && wantedCard.key === key) {
       const wanted = Array.from(cards.querySelectorAll<HTMLElement>('[data-request-id]')).find(

@@ -162,6 +162,12 @@ export class Drawer {
     }
   }
 
+  /** Puts the focus in the prompt box (when it takes text), else on the conversation's tab. */
+  focusPrompt(): void {
+    if (!this.box.disabled) this.box.focus();
+    else this.tabs.querySelector<HTMLElement>('[aria-selected="true"]')?.focus();
+  }
+
   private tabKeys(e: KeyboardEvent): void {
     const tabs = Array.from(this.tabs.querySelectorAll<HTMLButtonElement>('[role="tab"]'));
     const at = tabs.findIndex((t) => t === e.currentTarget);
