@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { Channel } from '../src/protocol/channel';
+import { Channel, type ChannelOptions } from '../src/protocol/channel';
 import type { ConnectionState, Transport } from '../src/protocol/transport';
-import type { HostBody } from '../src/protocol/types';
+import type { HostBody, PendingCard } from '../src/protocol/types';
 import { mountHud } from '../src/hud/app';
 import { Store } from '../src/state/store';
 import { entries, permission, questions, session, workspace } from './fixtures';
@@ -20,7 +20,7 @@ class FakeTransport implements Transport {
 }
 
 /** The HUD mounted on a fake transport (`preloaded`: frames applied before the mount, as `main.ts` does). */
-function mount(preloaded: unknown[] = [], restAfter?: Promise<unknown>) {
+function mount(preloaded: unknown[] = [], restAfter?: Promise<unknown>, channelOptions: ChannelOptions = {}) {
   // The map fetches /map once the page is ready; these tests are about the HUD.
   vi.stubGlobal('fetch', vi.fn(() => Promise.resolve(new Response('', { status: 404 }))));
   document.body.replaceChildren();
@@ -28,11 +28,11 @@ function mount(preloaded: unknown[] = [], restAfter?: Promise<unknown>) {
   document.body.appendChild(root);
   const transport = new FakeTransport();
   const store = new Store();
-  const channel = new Channel(transport, store);
+  const channel = new Channel(transport, store, channelOptions);
   channel.preload(preloaded);
   const hud = mountHud(root, store, channel, { workspaceId: workspace.id, ...(restAfter ? { restAfter } : {}) });
   channel.start();
-  return { root, transport, store, hud };
+  return { root, transport, store, hud, channel };
 }
 
 /** Elements with an accessible role and name, as a test or a screen reader finds them. */
@@ -193,6 +193,59 @@ describe('a card opened from its notification (`#card=`)', () => {
     hud.openCard('c1', permission.requestId);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(root.querySelector('.notices')?.textContent ?? '').toContain('The card you opened was already answered.');
+  });
+});
+
+/** A fresh snapshot: conversation `c1` waiting on `pending`. */
+function waitingSnapshot(transport: FakeTransport, pending: PendingCard[]): void {
+  transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+  transport.deliver({ type: 'workspace', ...workspace });
+  transport.deliver({ type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'waiting', title: 'hi', sessionId: null, warm: true }] });
+  transport.deliver({ type: 'session', ...session('c1', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending }) });
+  transport.deliver({ type: 'snapshotEnd' });
+}
+
+describe('the focus on a card', () => {
+  it('goes to the next card waiting when its card is answered from the keyboard, then to the prompt box; a card built again keeps it', () => {
+    const { root, transport } = mount();
+    waitingSnapshot(transport, [permission, questions]);
+    const [card] = named(root, 'group', 'Edit src/a.rs');
+    if (!card) throw new Error('no permission card');
+    card.focus();
+    card.dispatchEvent(new KeyboardEvent('keydown', { key: 'y', bubbles: true, cancelable: true }));
+    const sent = transport.sent.at(-1) as { id: string };
+    // Refused: the card is built again, answerable, and the focus is on it still.
+    transport.deliver({ type: 'ack', id: sent.id, ok: false, code: 'busy', message: 'busy' });
+    const [again] = named(root, 'group', 'Edit src/a.rs');
+    expect(again).not.toBe(card);
+    expect(document.activeElement).toBe(again);
+    again?.dispatchEvent(new KeyboardEvent('keydown', { key: 'y', bubbles: true, cancelable: true }));
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending: [questions] }) });
+    expect(document.activeElement).toBe(named(root, 'group', 'Claude has 2 questions')[0]);
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 1, pending: [] }) });
+    expect(document.activeElement).toBe(named(root, 'textbox', 'Ask Claude')[0]);
+  });
+});
+
+describe('a card answered while the connection is down', () => {
+  it('is answerable again once its answer is dropped unacknowledged (a minute offline), not left disabled', () => {
+    let now = 1_000_000;
+    const { root, transport, store, channel } = mount([], undefined, { now: () => now });
+    waitingSnapshot(transport, [permission]);
+    const allow = (): HTMLButtonElement | undefined => named(root, 'button', 'Allow')[0] as HTMLButtonElement | undefined;
+    allow()?.click();
+    expect(allow()?.disabled).toBe(true);
+    // The socket drops before the ack and stays down past the minute: the answer is dropped.
+    transport.drop();
+    now += 61_000;
+    channel.expire();
+    expect(store.state.notices.at(-1)?.text).toContain('did not confirm it within a minute');
+    // Back (the same Orbit): the card still waits, and can be answered again.
+    transport.start();
+    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: true });
+    expect(named(root, 'group', 'Edit src/a.rs')).toHaveLength(1);
+    expect(allow()?.disabled).toBe(false);
+    expect(root.querySelector('.permission-card .card-status')?.textContent).toBe('');
   });
 });
 

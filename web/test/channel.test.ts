@@ -154,6 +154,8 @@ describe('the outbox across reloads', () => {
     expect(store.state.notices.map((n) => n.text)).toEqual([
       'Not sent, because Orbit restarted since: skipping a question card. Do it again if it still matters.',
     ]);
+    // Noted, so that what waited on it (the card) is given back.
+    expect(store.state.dropped).toEqual({ old1: 'restarted' });
   });
 
   it('a stored outbox read after the first frame: sorted by the preloaded hello, kept with actions queued before it, sent once greeted', async () => {
@@ -239,6 +241,8 @@ describe('the outbox across reloads', () => {
     expect(store.state.outbox).toEqual([]);
     expect(storage.items).toEqual([]);
     expect(store.state.notices.at(-1)?.text).toBe('Not sent, because Orbit did not confirm it within a minute: Stop. Do it again if it still matters.');
+    expect(Object.keys(store.state.dropped)).toHaveLength(1);
+    expect(Object.values(store.state.dropped)).toEqual(['expired']);
   });
 
   it('the page drops an action unacknowledged for a minute by itself, connected or not (its own timer, the real clock)', async () => {
@@ -272,5 +276,22 @@ describe('the outbox across reloads', () => {
     expect(parseOutbox('not json')).toEqual([]);
     expect(parseOutbox('{"a":1}')).toEqual([]);
     expect(parseOutbox('[{"id":"x","at":1,"instanceId":null,"frame":{"type":"action","id":"y"}}]')).toEqual([]);
+  });
+
+  it('an outbox stored by another version of the page does not stop the hello after a restart (its drop is said by reading its request)', async () => {
+    const stored = '[{"id":"x","at":1000,"instanceId":"before-restart","frame":{"type":"action","id":"x","request":{"type":"prompt"}}}]';
+    const { parseOutbox } = await import('../src/state/outbox');
+    const storage = { load: () => parseOutbox(stored), save: () => undefined };
+    const t = new FakeTransport();
+    const store = new Store();
+    const channel = new Channel(t, store, { storage, now: () => 2000 });
+    channel.start();
+    t.setState('open');
+    t.deliver(hello(false, 0));
+    // Greeted: an action made now goes; the stored one was left out.
+    const item = channel.act({ type: 'stopAll' });
+    expect(t.sent.at(-1)).toEqual({ type: 'action', id: item.id, request: { type: 'stopAll' } });
+    expect(store.state.outbox.map((i) => i.id)).toEqual([item.id]);
+    expect(store.state.errors).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PageRequest } from '../src/protocol/types';
 import { Drawer } from '../src/hud/drawer';
-import { applyFrame, initialState } from '../src/state/store';
+import { applyFrame, initialState, noteDropped } from '../src/state/store';
 import { session, workspace } from './fixtures';
 
 function setup(trusted = true) {
@@ -82,6 +82,27 @@ describe('the drawer', () => {
     applyFrame(state, { seq: null, body: { type: 'ack', id: 'id1', ok: false, code: 'busy', message: 'busy' } });
     drawer.render(state);
     expect(box.value).toBe('keep me');
+  });
+
+  it('gives a prompt dropped unacknowledged (a minute offline) back to the box, not one answered', () => {
+    const { box, drawer, state } = setup();
+    box.value = 'a long prompt the notice quotes only the start of';
+    press(box, 'Enter');
+    expect(box.value).toBe('');
+    drawer.render(state);
+    expect(box.value).toBe('');
+    noteDropped(state, [{ id: 'id1', frame: { type: 'action', id: 'id1', request: { type: 'stopAll' } }, at: 0, instanceId: null }], 'expired');
+    drawer.render(state);
+    expect(box.value).toBe('a long prompt the notice quotes only the start of');
+    // Given back once: the user's next text is theirs.
+    box.value = '';
+    drawer.render(state);
+    expect(box.value).toBe('');
+    box.value = 'went';
+    press(box, 'Enter');
+    applyFrame(state, { seq: null, body: { type: 'ack', id: 'id2', ok: true, code: null, message: null } });
+    drawer.render(state);
+    expect(box.value).toBe('');
   });
 
   it('is unavailable while the folder is untrusted', () => {

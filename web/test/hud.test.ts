@@ -191,6 +191,33 @@ describe('the conversation view', () => {
     expect(link?.title).toBe('/home/me/project/src/deep/a.rs');
   });
 
+  it('observes only the entries it shows: those of a conversation it leaves are let go', () => {
+    const observed = new Set<Element>();
+    vi.stubGlobal('ResizeObserver', class {
+      observe(el: Element): void { observed.add(el); }
+      unobserve(el: Element): void { observed.delete(el); }
+      disconnect(): void { observed.clear(); }
+    });
+    try {
+      const state = ready();
+      applyFrame(state, { seq: 1, body: { type: 'sessions', current: 'c1', conversations: [{ key: 'c1', phase: 'idle', title: null, sessionId: null, warm: true }, { key: 'c2', phase: 'idle', title: null, sessionId: null, warm: true }] } });
+      for (const key of ['c1', 'c2']) {
+        const entries = Array.from({ length: 5 }, (_, i) => entry(i + 1, { kind: 'prompt', text: `${key} ${i}`, skills: [], files: [] }));
+        applyFrame(state, { seq: null, body: { type: 'transcript', key, subagents: false, reset: true, entries } });
+      }
+      const view = new TranscriptView(ctx);
+      // A long session's tab switches: what is observed is the log and the entries shown, no more.
+      for (let i = 0; i < 20; i += 1) view.render(state, i % 2 === 0 ? 'c1' : 'c2');
+      const shown = Array.from(view.el.querySelectorAll('[data-seq]'));
+      expect(shown).toHaveLength(5);
+      expect(observed.size).toBe(shown.length + 1);
+      expect(shown.every((el) => observed.has(el))).toBe(true);
+      expect(observed.has(view.el)).toBe(true);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it('its first window with entries lays the page out once, with the entries in it: the viewport bounds the window until then', () => {
     const state = ready();
     applyFrame(state, { seq: 1, body: { type: 'transcript', key: 'c1', subagents: false, reset: true, entries: Array.from({ length: 400 }, (_, i) => entry(i + 1, { kind: 'prompt', text: `p${i + 1}`, skills: [], files: [] })) } });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { Notifier, cardFromHash, notificationFor, titleWithCount, waitingCards, type NotifyEnv } from '../src/hud/notify';
+import { describe, expect, it, vi } from 'vitest';
+import { Notifier, browserNotifyEnv, cardFromHash, notificationFor, titleWithCount, waitingCards, type NotifyEnv } from '../src/hud/notify';
 import { applyFrame, initialState, type PageState } from '../src/state/store';
 import { permission, questions, session, workspace } from './fixtures';
 
@@ -175,6 +175,52 @@ describe('notifications', () => {
     f.hide();
     for (let i = 0; i < 8; i += 1) await settle();
     expect(f.open().map((n) => n.tag)).toEqual(['r1']);
+  });
+
+  it('a service worker that could not start (Orbit away) is tried again at the next card, and the problem said no more once it starts', async () => {
+    let failing = true;
+    const registered: unknown[] = [];
+    const ready = { active: null, showNotification: () => Promise.resolve(), getNotifications: () => Promise.resolve([]) };
+    vi.stubGlobal('Notification', { permission: 'default', requestPermission: () => Promise.resolve('granted') });
+    vi.stubGlobal('navigator', {
+      serviceWorker: {
+        ready: Promise.resolve(ready),
+        register: (url: string) => {
+          registered.push(url);
+          return failing ? Promise.reject(new TypeError('Failed to fetch')) : Promise.resolve({});
+        },
+        addEventListener: () => undefined,
+      },
+    });
+    try {
+      const env = browserNotifyEnv(workspace.id);
+      expect(await env.registration()).toBeNull();
+      failing = false;
+      expect(await env.registration()).toBe(ready);
+      expect(registered).toHaveLength(2);
+      // Kept once it started.
+      expect(await env.registration()).toBe(ready);
+      expect(registered).toHaveLength(2);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    // The notifier says the problem while it lasts, and no more once the worker started.
+    const f = fakeEnv();
+    let up = false;
+    const real = f.env.registration.bind(f.env);
+    f.env.registration = () => (up ? real() : Promise.resolve(null));
+    const notifier = new Notifier(workspace.id, f.env);
+    f.hide();
+    notifier.render(stateWith([{ key: 'c1', pending: [permission] }]));
+    await settle();
+    expect(notifier.problem).toBe('Notifications need the page’s service worker, which could not start.');
+    expect(f.open()).toHaveLength(0);
+    up = true;
+    notifier.render(stateWith([{ key: 'c1', pending: [permission, questions] }]));
+    await settle();
+    await settle();
+    expect(notifier.problem).toBeNull();
+    expect(f.open().map((n) => n.tag)).toEqual([permission.requestId, questions.requestId]);
   });
 
   it('tells the worker when the tab goes, at once (the worker decides whether other tabs keep the notifications)', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Channel } from '../src/protocol/channel';
 import type { CheckResult, FrameChecker } from '../src/protocol/checker';
 import { MAP_PRELOAD_ID, PRELOAD_ID, PRELOAD_WORKER_FRAME_BYTES, bytesFromBase64, readPreloaded, readPreloadedMap } from '../src/protocol/preload';
@@ -36,6 +36,50 @@ function snapshot(entries = 15): string[] {
   ];
   return bodies.map((body) => JSON.stringify({ seq: null, body }));
 }
+
+describe('the frames checked in the worker', () => {
+  it('an error applying one (a listener\'s) is reported, and the frames after it still go, whatever the checker did', async () => {
+    const reported: unknown[] = [];
+    vi.stubGlobal('reportError', (error: unknown) => { reported.push(error); });
+    try {
+      const transport = new FakeTransport();
+      const store = new Store();
+      let calls = 0;
+      const checker: FrameChecker = {
+        check: () => {
+          calls += 1;
+          // The second check fails outright (a checker that stopped).
+          return calls === 2 ? Promise.reject(new Error('checker gone')) : Promise.resolve({ ok: true });
+        },
+      };
+      const channel = new Channel(transport, store, { checker });
+      channel.start();
+      transport.setState('open');
+      let throwOnce = true;
+      store.subscribe(() => {
+        if (throwOnce && store.state.transcripts.c1) {
+          throwOnce = false;
+          throw new Error('render failed');
+        }
+      });
+      const frames = snapshot();
+      for (const frame of frames.slice(0, 4)) transport.deliver(JSON.parse(frame));
+      // The big transcript goes to the worker; its render throws. The next text frame's check fails.
+      transport.deliver(JSON.parse(frames[4] ?? 'null'));
+      transport.deliver({ seq: null, body: { type: 'workspace', ...workspace, name: 'lost' } });
+      transport.deliver(JSON.parse(frames[5] ?? 'null'));
+      await new Promise((r) => setTimeout(r, 10));
+      expect(reported.map((e) => String(e))).toEqual(['Error: render failed', 'Error: checker gone']);
+      // The frames after both still went.
+      expect(store.state.ready).toBe(true);
+      transport.deliver({ seq: HEAD + 1, body: { type: 'sessions', current: null, conversations: [] } });
+      await new Promise((r) => setTimeout(r, 10));
+      expect(store.state.lastSeq).toBe(HEAD + 1);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
 
 describe('the snapshot in the page', () => {
   it('is shown before the socket opens, and the socket resumes from its head', () => {

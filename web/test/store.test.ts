@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HostBody, HostFrame } from '../src/protocol/types';
-import { FILES_CHANGED_INBOX_LIMIT, MAP_INBOX_LIMIT, Store, applyFrame, initialState, inspect, mergeEntries, queueAction, queueTrust, resumeFrame, type PageState } from '../src/state/store';
+import { FILES_CHANGED_INBOX_LIMIT, MAP_INBOX_LIMIT, SUBAGENT_LIMIT, Store, applyFrame, initialState, inspect, mergeEntries, queueAction, queueTrust, resumeFrame, type PageState } from '../src/state/store';
 import { entry, permission, questions, session, workspace } from './fixtures';
 
 const f = (seq: number | null, body: HostBody): HostFrame => ({ seq, body });
@@ -153,6 +153,26 @@ describe('transcripts', () => {
     applyFrame(state, f(11, { type: 'transcript', key: 'c1', subagents: true, reset: false, entries: [entry(3, { kind: 'stopped' }, 1, 'task1')] }));
     expect(state.transcripts.c1).toHaveLength(2);
     expect(state.subagentTranscripts.c1?.[0]?.subagent).toBe('task1');
+  });
+
+  it('keeps a conversation\'s subagents to the ring\'s size however many a long session starts, the running ones first', () => {
+    const state = initialState();
+    snapshot(state);
+    const sub = (seq: number, id: string, event: 'started' | 'ended' | 'output'): HostFrame =>
+      f(seq, { type: 'subagent', key: 'c1', id, event, agentType: 'Explore', description: id, status: event === 'ended' ? 'completed' : null, output: event === 'output' ? 'x'.repeat(1000) : null });
+    let seq = 11;
+    applyFrame(state, sub(seq++, 'long', 'started'));
+    for (let i = 0; i < SUBAGENT_LIMIT + 100; i += 1) {
+      applyFrame(state, sub(seq++, `t${i}`, 'started'));
+      applyFrame(state, sub(seq++, `t${i}`, 'output'));
+      applyFrame(state, sub(seq++, `t${i}`, 'ended'));
+    }
+    const held = state.subagents.c1 ?? {};
+    expect(Object.keys(held)).toHaveLength(SUBAGENT_LIMIT);
+    // The one still running stays; the newest are kept, the oldest went.
+    expect(held.long?.running).toBe(true);
+    expect(held[`t${SUBAGENT_LIMIT + 99}`]?.output).toHaveLength(1000);
+    expect(held.t0).toBeUndefined();
   });
 
   it('drops the state of conversations that are let go', () => {

@@ -48,6 +48,18 @@ describe('validateHostFrame', () => {
     expect(validateHostFrame(frame).ok).toBe(false);
   });
 
+  it('refuses a reply nested deeper than it can check (thousands of `>`), said, not thrown; a deep one it can check passes', () => {
+    const nested = (depth: number): unknown => {
+      let node: unknown = { t: 'paragraph', children: [{ t: 'text', text: 'x' }] };
+      for (let i = 0; i < depth; i += 1) node = { t: 'quote', children: [node] };
+      return { seq: 1, body: { type: 'transcript', key: 'c1', subagents: false, reset: false, entries: [{ seq: 1, turn: 1, subagent: null, body: { kind: 'reply', messageId: 'm', nodes: [node] } }] } };
+    };
+    expect(validateHostFrame(nested(100)).ok).toBe(true);
+    const deep = validateHostFrame(nested(20000));
+    expect(deep.ok).toBe(false);
+    if (!deep.ok) expect(deep.error).toBe('A "transcript" frame from Orbit is nested too deeply to be shown; it was ignored.');
+  });
+
   it('refuses a card with a wrong kind', () => {
     const frame = clone(frames[5]) as unknown as { body: { pending: { kind: string }[] } };
     const card = frame.body.pending[0];

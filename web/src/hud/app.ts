@@ -10,7 +10,7 @@ import type { PageState } from '../state/store';
 import type { Store } from '../state/store';
 import type { MapMessage } from '../scene/model';
 import type { Scene } from '../scene/scene';
-import { addError, addNotice } from '../state/store';
+import { actionFailed, addError, addNotice } from '../state/store';
 import { Bubbles } from './bubbles';
 import { permissionCard, questionCard } from './cards';
 import { TranscriptView, subagentHistoryView } from './conversation';
@@ -240,24 +240,38 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       const id = cardKey(card);
       keep.add(id);
       let held = cardNodes.get(id);
-      // A card whose answer was refused is built again, answerable.
-      const refused = held?.actionIds.some((a) => state.acks[a]?.ok === false) ?? false;
+      // A card whose answer was refused, or dropped unacknowledged (a minute offline), is built again, answerable.
+      const refused = held?.actionIds.some((a) => actionFailed(state, a)) ?? false;
       if (!held || refused) {
         const actionIds: string[] = [];
         const actions = { send: (r: PageRequest) => { actionIds.push(send(r)); } };
         const node = card.kind === 'permission' ? permissionCard(key, card, actions) : questionCard(key, card, actions);
-        if (held) held.node.replaceWith(node);
+        if (held) {
+          const focused = held.node.contains(document.activeElement);
+          held.node.replaceWith(node);
+          // The focus stays on the card, built again.
+          if (focused) node.focus();
+        }
         held = { node, actionIds };
         cardNodes.set(id, held);
       }
       if (held.node.parentNode !== cards || held.node.nextSibling !== before) cards.insertBefore(held.node, before);
       before = held.node;
     }
+    let focusLost = false;
     for (const [id, held] of cardNodes) {
       if (!keep.has(id)) {
+        focusLost ||= held.node.contains(document.activeElement);
         held.node.remove();
         cardNodes.delete(id);
       }
+    }
+    // The card the focus was on went (answered, from the keyboard): the focus goes to the next card
+    // waiting, else to the prompt box, not to the page's start.
+    if (focusLost) {
+      const next = cards.querySelector<HTMLElement>('[data-request-id]');
+      if (next) next.focus();
+      else side?.drawer.focusPrompt();
     }
     if (wantedCard && wantedCard.key === key) {
       const wanted = Array.from(cards.querySelectorAll<HTMLElement>('[data-request-id]')).find(

@@ -213,7 +213,10 @@ export class TranscriptView {
     this.subagentEntries = subagentEntries;
     if (key !== this.key) {
       this.key = key;
-      for (const held of this.nodes.values()) held.node.remove();
+      for (const held of this.nodes.values()) {
+        this.resize?.unobserve(held.node);
+        held.node.remove();
+      }
       this.nodes.clear();
       this.heights.clear();
       this.atBottom = true;

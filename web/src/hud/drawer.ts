@@ -4,7 +4,7 @@
  * Stop (the conversation shown), Stop all, and the turn's and session's cost.
  */
 import type { HudPhase, PageRequest } from '../protocol/types';
-import type { PageState } from '../state/store';
+import { actionFailed, type PageState } from '../state/store';
 import { clear, formatCost, h, setText } from './dom';
 import { isWatchedKey, READ_ONLY_HINT, untitledName } from './watched';
 
@@ -82,7 +82,7 @@ export class Drawer {
   }
 
   private current: string | null = null;
-  /** The last prompt sent, until its ack: a refused prompt comes back to the box. */
+  /** The last prompt sent, until its ack or its drop: a refused or dropped prompt comes back to the box. */
   private sentPrompt: { id: string; text: string } | null = null;
 
   private submit(): void {
@@ -101,10 +101,11 @@ export class Drawer {
   render(state: PageState): void {
     this.current = state.current;
     const sent = this.sentPrompt;
-    const ack = sent ? state.acks[sent.id] : undefined;
-    if (sent && ack) {
+    // Answered, or dropped unacknowledged (a minute offline, or Orbit restarted): a prompt that did
+    // not go comes back to the box (the notice quotes only its start).
+    if (sent && (state.acks[sent.id] || sent.id in state.dropped)) {
       this.sentPrompt = null;
-      if (!ack.ok && this.box.value === '') this.box.value = sent.text;
+      if (actionFailed(state, sent.id) && this.box.value === '') this.box.value = sent.text;
     }
     const shown = this.host.shown();
     const available = state.workspace?.trusted === true && state.workspace.agent.available;
@@ -159,6 +160,12 @@ export class Drawer {
         if (focused === conversation.key) tab.focus();
       }
     }
+  }
+
+  /** Puts the focus in the prompt box (when it takes text), else on the conversation's tab. */
+  focusPrompt(): void {
+    if (!this.box.disabled) this.box.focus();
+    else this.tabs.querySelector<HTMLElement>('[aria-selected="true"]')?.focus();
   }
 
   private tabKeys(e: KeyboardEvent): void {

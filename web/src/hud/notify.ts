@@ -127,10 +127,14 @@ export function browserNotifyEnv(workspaceId: string): NotifyEnv {
     },
     registration: () => {
       if (!supported) return Promise.resolve(null);
+      // A failure is not kept: one while Orbit was away (restarting) is tried again at the next card.
       registration ??= navigator.serviceWorker
         .register(`/w/${encodeURIComponent(workspaceId)}/sw.js`, { scope: `/w/${encodeURIComponent(workspaceId)}/` })
         .then(() => navigator.serviceWorker.ready)
-        .catch(() => null);
+        .catch(() => {
+          registration = null;
+          return null;
+        });
       return registration;
     },
     onVisibilityChange: (listener) => {
@@ -144,6 +148,9 @@ export function browserNotifyEnv(workspaceId: string): NotifyEnv {
     },
   };
 }
+
+/** What the page says when the service worker could not start. */
+const WORKER_PROBLEM = 'Notifications need the page’s service worker, which could not start.';
 
 export class Notifier {
   /** Request ids this page raised (or found raised) a notification for. */
@@ -240,9 +247,14 @@ export class Notifier {
     if (permission !== 'granted') return;
     const registration = await this.registration();
     if (!registration) {
-      this.problem = 'Notifications need the page’s service worker, which could not start.';
+      this.problem = WORKER_PROBLEM;
       this.changed();
       return;
+    }
+    if (this.problem === WORKER_PROBLEM) {
+      // It started after all: the page no longer says it could not.
+      this.problem = null;
+      this.changed();
     }
     for (const [requestId, waiting] of this.waiting) {
       if (this.raised.has(requestId)) continue;

@@ -22,6 +22,7 @@ import {
   addError,
   addNotice,
   applyFrame,
+  noteDropped,
   queueAction,
   queueTrust,
   resumeFrame,
@@ -36,8 +37,14 @@ import {
  */
 function keepCurrent(state: PageState, items: readonly OutboxItem[], instanceId: string, now: number): OutboxItem[] {
   const { keep, restarted, expired } = sortOutbox(items, instanceId, now);
-  if (restarted.length > 0) addNotice(state, droppedNotice(restarted, 'restarted'));
-  if (expired.length > 0) addNotice(state, droppedNotice(expired, 'expired'));
+  if (restarted.length > 0) {
+    noteDropped(state, restarted, 'restarted');
+    addNotice(state, droppedNotice(restarted, 'restarted'));
+  }
+  if (expired.length > 0) {
+    noteDropped(state, expired, 'expired');
+    addNotice(state, droppedNotice(expired, 'expired'));
+  }
   return keep;
 }
 
@@ -151,21 +158,36 @@ export class Channel {
     const limit = fromSocket ? WORKER_FRAME_BYTES : PRELOAD_WORKER_FRAME_BYTES;
     if (checker && typeof data === 'string' && (this.inWorker > 0 || data.length > limit)) {
       this.inWorker += 1;
-      this.queue = this.queue.then(async () => {
-        const result = await checker.check(data);
-        this.inWorker -= 1;
+      this.queued(async () => {
+        let result: Awaited<ReturnType<FrameChecker['check']>>;
+        try {
+          result = await checker.check(data);
+        } finally {
+          this.inWorker -= 1;
+        }
         this.receiveChecked(data, result, fromSocket);
       });
     } else if (this.inWorker > 0) {
       // A frame that is not text (parsed already) still waits for those in the worker.
       this.inWorker += 1;
-      this.queue = this.queue.then(() => {
+      this.queued(() => {
         this.inWorker -= 1;
         this.receive(data, fromSocket);
       });
     } else {
       this.receive(data, fromSocket);
     }
+  }
+
+  /**
+   * Chains one frame's work on the queue. An error in it (a listener's, rendering the frame) is
+   * reported as an uncaught error, as a frame applied at once would be, and the frames after it
+   * still go: the queue never stays rejected (every later frame would wait for ever).
+   */
+  private queued(work: () => void | Promise<void>): void {
+    this.queue = this.queue.then(work).catch((error: unknown) => {
+      reportError(error);
+    });
   }
 
   start(): void {
@@ -182,6 +204,7 @@ export class Channel {
     if (expired.length === 0) return;
     this.store.update((state) => {
       state.outbox = state.outbox.filter((item) => !expired.includes(item));
+      noteDropped(state, expired, 'expired');
       addNotice(state, droppedNotice(expired, 'expired'));
     });
     this.save();
@@ -194,7 +217,9 @@ export class Channel {
   private restore(): void {
     if (this.restored) return;
     this.restored = true;
-    const restored = this.storage.load();
+    // One stored by another version of the page that this one's protocol refuses is left out: it
+    // could not be sent, and saying it was dropped reads its request.
+    const restored = this.storage.load().filter((item) => validatePageFrame(item.frame).ok);
     if (restored.length === 0) return;
     const kept = this.store.update((state) => {
       let items = restored.filter((r) => !state.outbox.some((o) => o.id === r.id));

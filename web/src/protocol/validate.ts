@@ -49,7 +49,16 @@ export function validateHostFrame(data: unknown): Result<HostFrame> {
       return { ok: false, error: 'A frame from Orbit is not JSON; it was ignored.' };
     }
   }
-  const failure = check('HostFrame')(value);
+  let failure: Failure | null;
+  try {
+    failure = check('HostFrame')(value);
+  } catch (error) {
+    // A reply's markdown nested thousands deep (`>>>>…`) overflows the checker's recursion (and
+    // would the renderer's): refused and said, as a frame that does not match, instead of
+    // thrown (in the worker, that refused every frame being checked with it).
+    if (!(error instanceof RangeError)) throw error;
+    return { ok: false, error: `A "${typeOf(value)}" frame from Orbit is nested too deeply to be shown; it was ignored.` };
+  }
   if (failure) {
     return {
       ok: false,

@@ -103,6 +103,12 @@ export interface PageState {
   subagents: Record<string, Record<string, SubagentInfo>>;
   outbox: OutboxItem[];
   acks: Record<string, ActionAck>;
+  /**
+   * Actions dropped unacknowledged (past their minute, or meant for an Orbit that restarted),
+   * by id, the last {@link DROPPED_KEPT}: what waited on one (a card's "Sent…", the prompt box)
+   * is given back, as for a refusal.
+   */
+  dropped: Record<string, 'expired' | 'restarted'>;
   notices: Notice[];
   frames: number;
   duplicates: number;
@@ -137,6 +143,7 @@ export function initialState(): PageState {
     subagents: {},
     outbox: [],
     acks: {},
+    dropped: {},
     notices: [],
     frames: 0,
     duplicates: 0,
@@ -163,6 +170,23 @@ export function addError(state: PageState, text: string): void {
   state.errors.push(text);
   if (state.errors.length > 200) state.errors.splice(0, state.errors.length - 200);
   addNotice(state, text);
+}
+
+/** Dropped action ids kept ({@link PageState.dropped}), as many as acks. */
+export const DROPPED_KEPT = 200;
+
+/** Notes actions dropped unacknowledged (the notice is the caller's). */
+export function noteDropped(state: PageState, items: readonly OutboxItem[], why: 'expired' | 'restarted'): void {
+  for (const item of items) state.dropped[item.id] = why;
+  const keys = Object.keys(state.dropped);
+  if (keys.length > DROPPED_KEPT) {
+    for (const old of keys.slice(0, keys.length - DROPPED_KEPT)) Reflect.deleteProperty(state.dropped, old);
+  }
+}
+
+/** Whether action `id` will get no answer: refused (`ack` not ok) or dropped unacknowledged. */
+export function actionFailed(state: PageState, id: string): boolean {
+  return state.acks[id]?.ok === false || id in state.dropped;
 }
 
 /** Adds entries to a ring: an entry whose seq is held replaces it, others go in seq order. */
@@ -196,8 +220,26 @@ function applyTranscript(state: PageState, update: TranscriptUpdate): void {
   rings[update.key] = mergeEntries(held, update.entries);
 }
 
+/**
+ * Subagents kept per conversation ({@link PageState.subagents}): as many as the transcript's ring
+ * has entries, so as many as its entries can name (each holds up to 16 KiB of output; the host
+ * forgets a subagent at its turn's end).
+ */
+export const SUBAGENT_LIMIT = TRANSCRIPT_LIMIT;
+
 function applySubagent(state: PageState, message: SubagentMessage): void {
   const byId = (state.subagents[message.key] ??= {});
+  if (!(message.id in byId)) {
+    // Past the limit, the oldest that has ended goes (one still running is kept).
+    const ids = Object.keys(byId);
+    let over = ids.length + 1 - SUBAGENT_LIMIT;
+    for (const id of ids) {
+      if (over <= 0) break;
+      if (byId[id]?.running) continue;
+      Reflect.deleteProperty(byId, id);
+      over -= 1;
+    }
+  }
   const info = (byId[message.id] ??= {
     id: message.id,
     agentType: null,
