@@ -321,3 +321,64 @@ describe('a frame that changes nothing shown', () => {
     expect(root.querySelector('.cost')?.textContent).toContain('$0.50');
   });
 });
+
+describe('cards across a switch of conversations', () => {
+  it('keeps a card of another conversation as it was (typed, or sent and not yet confirmed) until it no longer waits', () => {
+    const { root, transport } = mount();
+    transport.deliver({ type: 'hello', protocol: 1, instanceId: 'i', workspaceId: workspace.id, head: 0, resumed: false });
+    transport.deliver({ type: 'workspace', ...workspace });
+    transport.deliver({ type: 'sessions', current: 'c1', conversations: [
+      { key: 'c1', phase: 'waiting', title: 'one', sessionId: null, warm: true },
+      { key: 'c2', phase: 'waiting', title: 'two', sessionId: null, warm: true },
+    ] });
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending: [permission] }) });
+    transport.deliver({ type: 'session', ...session('c2', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending: [questions] }) });
+    transport.deliver({ type: 'snapshotEnd' });
+    const tab = (key: string): HTMLElement | null => root.querySelector<HTMLElement>(`[role="tab"][data-key="${key}"]`);
+    const allow = (): HTMLButtonElement | undefined => named(root, 'button', 'Allow')[0] as HTMLButtonElement | undefined;
+    // c1's permission is answered; its answer is not confirmed yet when the user looks at c2.
+    allow()?.click();
+    expect(allow()?.disabled).toBe(true);
+    const sentBefore = transport.sent.length;
+    tab('c2')?.click();
+    expect(named(root, 'group', 'Edit src/a.rs')).toHaveLength(0);
+    // Something typed into c2's question card is there still after a look at c1 and back.
+    const card = named(root, 'group', 'Claude has 2 questions')[0];
+    const field = card?.querySelector<HTMLInputElement | HTMLTextAreaElement>('input[type="text"], textarea');
+    if (!field) throw new Error('no text field in the question card');
+    field.value = 'half typed';
+    tab('c1')?.click();
+    // Back on c1: the same card, still sent, not answerable a second time.
+    expect(allow()?.disabled).toBe(true);
+    expect(transport.sent.length).toBe(sentBefore);
+    tab('c2')?.click();
+    const again = named(root, 'group', 'Claude has 2 questions')[0];
+    expect(again).toBe(card);
+    expect(again?.querySelector<HTMLInputElement | HTMLTextAreaElement>('input[type="text"], textarea')?.value).toBe('half typed');
+    // c1's card answered: gone for good, and a card of that id in c1 later is a new one.
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'thinking', label: 'Thinking', turns: 1, pending: [] }) });
+    transport.deliver({ type: 'session', ...session('c1', { phase: 'waiting', label: 'Waiting for you', turns: 1, pending: [permission] }) });
+    tab('c1')?.click();
+    expect(allow()?.disabled).toBe(false);
+  });
+});
+
+describe('a card opened for a conversation that is not here', () => {
+  it('says so once the page has its snapshot, and does not jump to a later conversation of that key', async () => {
+    const { root, transport, hud } = mount();
+    hud.openCard('c9', permission.requestId);
+    waitingSnapshot(transport, []);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(root.querySelector('.notices')?.textContent ?? '').toContain('The card you opened is gone');
+    // A c9 that comes later (keys start again after an Orbit restart) is not jumped to.
+    transport.deliver({ type: 'sessions', current: 'c1', conversations: [
+      { key: 'c1', phase: 'waiting', title: 'hi', sessionId: null, warm: true },
+      { key: 'c9', phase: 'idle', title: 'other', sessionId: null, warm: true },
+    ] });
+    expect(hud.shown()).toBe('c1');
+    // Opened when the page is ready already: said at once.
+    hud.openCard('c8', permission.requestId);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(root.querySelectorAll('.notice-item').length).toBe(2);
+  });
+});

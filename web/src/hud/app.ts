@@ -237,7 +237,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     for (let i = pending.length - 1; i >= 0; i -= 1) {
       const card = pending[i];
       if (!card || key === null) continue;
-      const id = cardKey(card);
+      const id = `${key}\n${cardKey(card)}`;
       keep.add(id);
       let held = cardNodes.get(id);
       // A card whose answer was refused, or dropped unacknowledged (a minute offline), is built again, answerable.
@@ -258,13 +258,21 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
       if (held.node.parentNode !== cards || held.node.nextSibling !== before) cards.insertBefore(held.node, before);
       before = held.node;
     }
+    // A card of another conversation (the user switched tabs) is taken off the page but kept, with
+    // what was typed or sent in it, until it no longer waits: built again on return, it would lose
+    // the typing and offer an answer already in flight a second time.
+    const waiting = new Set<string>();
+    for (const [k, session] of Object.entries(state.sessions)) {
+      for (const card of session.pending) waiting.add(`${k}\n${cardKey(card)}`);
+    }
     let focusLost = false;
     for (const [id, held] of cardNodes) {
-      if (!keep.has(id)) {
+      if (keep.has(id)) continue;
+      if (held.node.parentNode) {
         focusLost ||= held.node.contains(document.activeElement);
         held.node.remove();
-        cardNodes.delete(id);
       }
+      if (!waiting.has(id)) cardNodes.delete(id);
     }
     // The card the focus was on went (answered, from the keyboard): the focus goes to the next card
     // waiting, else to the prompt box, not to the page's start.
@@ -420,15 +428,29 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
         shown = key;
         pinned = true;
       } else {
-        // Not here yet (the page is loading): shown once its conversation arrives.
-        const stop = store.subscribe(() => {
-          if (store.state.conversations.some((c) => c.key === key)) {
-            stop();
-            shown = key;
-            pinned = true;
-            render();
-          }
-        });
+        // Not here yet (the page is loading): shown once its conversation arrives. A page that has
+        // its snapshot and no such conversation (ended, or an Orbit restarted since) says so and
+        // stops waiting: a conversation of that key coming later is another one.
+        const gone = (): void => {
+          if (wantedCard?.key === key) wantedCard = null;
+          queueMicrotask(() => {
+            store.update((s) => { addNotice(s, 'The card you opened is gone: its conversation is no longer here.'); });
+          });
+        };
+        if (store.state.ready) gone();
+        else {
+          const stop = store.subscribe(() => {
+            if (store.state.conversations.some((c) => c.key === key)) {
+              stop();
+              shown = key;
+              pinned = true;
+              render();
+            } else if (store.state.ready) {
+              stop();
+              gone();
+            }
+          });
+        }
       }
       render();
     },
