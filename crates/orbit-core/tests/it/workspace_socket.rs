@@ -17,11 +17,15 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::mcp_host::write;
 
+/// Fields drop in order: the host (its audit writer writes what is queued
+/// into `config/` as it stops) before the folder, which is removed last. The
+/// other way round the writer made `config/` again in the removed folder, and
+/// a `/tmp/.tmp*` was left per run.
 struct Fixture {
-    dir: tempfile::TempDir,
     work: PathBuf,
     locations: Locations,
     host: CoreMcpHost,
+    dir: tempfile::TempDir,
 }
 
 fn no_cache() -> GraphOptions {
@@ -52,10 +56,10 @@ fn fixture() -> Fixture {
         .with_host_name("box1")
         .with_graph_options(no_cache());
     Fixture {
-        dir,
         work,
         locations,
         host,
+        dir,
     }
 }
 
