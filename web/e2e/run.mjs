@@ -537,8 +537,14 @@ async function keypad(page) {
   const s = await until(page, 'the card on the page', (st) => pendingCards(st).length > 0);
   const card = pendingCards(s)[0];
   await shot(page, 'keypad-waiting');
+  // The keys are drawn again at every poll (250 ms): a key with the keyboard's focus keeps it.
+  const keyButton = panel.getByRole('button', { name: `${key.adapterShortName}: ${key.title}, Needs permission` });
+  await keyButton.focus();
+  await page.waitForTimeout(700);
+  const focusedUid = await page.evaluate(() => document.activeElement?.getAttribute('data-uid') ?? null);
+  if (focusedUid !== key.uid) throw new Error(`the focused key lost the focus at a poll: ${focusedUid}`);
   // The key's tap shows the whole request before Allow or Deny.
-  await panel.getByRole('button', { name: `${key.adapterShortName}: ${key.title}, Needs permission` }).click();
+  await keyButton.click();
   const dialog = panel.getByRole('dialog', { name: 'Permission request' });
   await dialog.waitFor();
   const shownText = await dialog.locator('pre').textContent();
@@ -549,6 +555,9 @@ async function keypad(page) {
   const armedAtOnce = await allowButton.isEnabled();
   await shot(page, 'keypad-request');
   await allowButton.click();
+  // The review goes and the focus goes back to its key, not to the page's start.
+  const backOn = await page.evaluate(() => document.activeElement?.closest('.keypad-panel') ? document.activeElement.getAttribute('data-uid') ?? 'the panel' : document.activeElement?.tagName ?? null);
+  if (backOn !== key.uid) throw new Error(`after Allow the focus is on ${backOn}, not the key`);
   // The card goes from the page; the key's turn ends.
   const ended = await until(page, 'the turn to end', (st) => turnEnded(st) && pendingCards(st).length === 0);
   const done = await untilKeypad(page, 'the key done', (v) => ownKey(v)?.activity === 'done' && ownKey(v)?.request === undefined);

@@ -70,8 +70,8 @@ export function mountKeypad(root: HTMLElement, options: KeypadOptions): KeypadPa
   const typewriters = new Map<string, { id: string; started: number }>();
 
   const status = h('p', { class: 'keypad-status', role: 'status' });
-  const grid = h('div', { class: 'keypad-grid', role: 'group', 'aria-label': 'Keys' });
-  const review = h('div', { class: 'keypad-review', role: 'dialog', 'aria-label': 'Permission request', hidden: true });
+  const grid = h('div', { class: 'keypad-grid', role: 'group', 'aria-label': 'Keys', tabindex: '-1' });
+  const review = h('div', { class: 'keypad-review', role: 'dialog', 'aria-label': 'Permission request', tabindex: '-1', hidden: true });
   const apiSwitch = h('input', { type: 'checkbox', role: 'switch', id: 'keypad-api-switch' });
   const regenerate = h('button', { type: 'button' }, 'Regenerate token');
   const banners = h('div', { class: 'keypad-banners' });
@@ -128,6 +128,18 @@ export function mountKeypad(root: HTMLElement, options: KeypadOptions): KeypadPa
     }
   }
 
+  /** The key's button now (the grid is drawn again at every poll), else the grid. */
+  function keyButton(uid: string): HTMLElement {
+    return Array.from(grid.children).find((el): el is HTMLElement => el instanceof HTMLElement && el.dataset.uid === uid) ?? grid;
+  }
+
+  /** The review goes; the focus goes back to its key, not to the page's start. */
+  function closeReview(uid: string): void {
+    const focused = review.contains(document.activeElement);
+    review.hidden = true;
+    if (focused) keyButton(uid).focus();
+  }
+
   function openReview(key: KeypadKey, request: KeypadRequest): void {
     clear(review);
     review.hidden = false;
@@ -136,7 +148,7 @@ export function mountKeypad(root: HTMLElement, options: KeypadOptions): KeypadPa
     const allow = h('button', { type: 'button', class: 'primary', disabled: true }, 'Allow');
     const deny = h('button', { type: 'button', disabled: true }, 'Deny');
     const answer = (choice: 'allow' | 'deny'): void => {
-      review.hidden = true;
+      closeReview(key.uid);
       act(choice === 'allow' ? `Allowed: ${request.title}` : `Denied: ${request.title}`, 'keypad.answer', {
         uid: key.uid,
         requestId: request.requestId,
@@ -159,9 +171,11 @@ export function mountKeypad(root: HTMLElement, options: KeypadOptions): KeypadPa
       h('p', { class: 'keypad-review-actions' },
         allow,
         deny,
-        h('button', { type: 'button', onclick: () => { review.hidden = true; tap(key); } }, 'Open the card'),
-        h('button', { type: 'button', onclick: () => { review.hidden = true; } }, 'Back')),
+        h('button', { type: 'button', onclick: () => { closeReview(key.uid); tap(key); } }, 'Open the card'),
+        h('button', { type: 'button', onclick: () => { closeReview(key.uid); } }, 'Back')),
     );
+    // Read out and reachable from the keyboard at once (Allow and Deny arm a moment later).
+    review.focus();
   }
 
   function tap(key: KeypadKey): void {
@@ -223,6 +237,10 @@ export function mountKeypad(root: HTMLElement, options: KeypadOptions): KeypadPa
 
   function drawKeys(keys: KeypadKey[]): void {
     const now = performance.now();
+    // Drawn again at every poll: the key the focus was on keeps it (a keyboard user lost it every 250 ms).
+    const active = document.activeElement;
+    const focusedUid = active instanceof HTMLElement && grid.contains(active) ? active.dataset.uid : undefined;
+    let refocus: HTMLElement | null = null;
     clear(grid);
     if (keys.length === 0) grid.append(h('p', { class: 'keypad-empty' }, 'No sessions yet.'));
     for (const key of keys) {
@@ -234,6 +252,7 @@ export function mountKeypad(root: HTMLElement, options: KeypadOptions): KeypadPa
         'data-activity': key.activity,
         'data-tool-kind': key.activity === 'tool' ? (key.toolKind ?? 'other') : null,
         'data-slot': key.slot,
+        'data-uid': key.uid,
         'data-adapter': key.adapterId,
         'aria-label': `${key.adapterShortName}: ${key.title}, ${activityText}`,
       },
@@ -254,7 +273,9 @@ export function mountKeypad(root: HTMLElement, options: KeypadOptions): KeypadPa
         : key.activity.startsWith('waiting') ? key.colors.attention : key.colors.working;
       button.addEventListener('click', () => { onKey(key); });
       grid.append(button);
+      if (key.uid === focusedUid) refocus = button;
     }
+    refocus?.focus({ preventScroll: true });
   }
 
   function drawSettings(state: KeypadView): void {
