@@ -261,10 +261,8 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
     // A card of another conversation (the user switched tabs) is taken off the page but kept, with
     // what was typed or sent in it, until it no longer waits: built again on return, it would lose
     // the typing and offer an answer already in flight a second time.
-    const waiting = new Set<string>();
-    for (const [k, session] of Object.entries(state.sessions)) {
-      for (const card of session.pending) waiting.add(`${k}\n${cardKey(card)}`);
-    }
+    // What waits across conversations is looked up only when a held card is not shown.
+    let waiting: Set<string> | null = null;
     let focusLost = false;
     for (const [id, held] of cardNodes) {
       if (keep.has(id)) continue;
@@ -272,6 +270,7 @@ export function mountHud(root: HTMLElement, store: Store, channel: Channel, opti
         focusLost ||= held.node.contains(document.activeElement);
         held.node.remove();
       }
+      waiting ??= new Set(Object.entries(state.sessions).flatMap(([k, s]) => s.pending.map((card) => `${k}\n${cardKey(card)}`)));
       if (!waiting.has(id)) cardNodes.delete(id);
     }
     // The card the focus was on went (answered, from the keyboard): the focus goes to the next card

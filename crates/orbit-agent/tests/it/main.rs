@@ -14,6 +14,7 @@ mod harness;
 mod history;
 mod host_mcp;
 mod mcp_view;
+mod procs;
 mod prompts;
 mod real_cli;
 mod service;

@@ -39,6 +39,12 @@ mod live;
 mod map;
 mod mcp_host;
 mod mcp_props;
+#[path = "../../../orbit-agent/tests/it/procs.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod procs;
 mod projector_props;
 mod projector_replay;
 mod projector_rules;

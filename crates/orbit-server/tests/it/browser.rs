@@ -114,31 +114,13 @@ async fn browse(port: &FakePort, url: &str, profile: &std::path::Path) {
     // Its children (zygote, GPU, renderers) go a moment later; they carry its TMPDIR.
     let mark = format!("TMPDIR={}", tmp.display());
     let deadline = Instant::now() + Duration::from_secs(10);
-    while processes_with(&mark) > 0 {
+    while !crate::procs::processes_with(&mark).is_empty() {
         assert!(
             Instant::now() < deadline,
             "Chromium's processes outlived it"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-/// How many processes have `var` (`NAME=value`) in their environment.
-fn processes_with(var: &str) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .filter(|entry| {
-            entry.file_name().to_string_lossy().parse::<u32>().is_ok()
-                && std::fs::read(entry.path().join("environ")).is_ok_and(|environ| {
-                    environ
-                        .split(|b| *b == 0)
-                        .any(|entry| entry == var.as_bytes())
-                })
-        })
-        .count()
 }
 
 #[tokio::test]

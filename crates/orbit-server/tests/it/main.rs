@@ -14,5 +14,11 @@ mod harness;
 mod login;
 mod logs;
 mod map;
+#[path = "../../../orbit-agent/tests/it/procs.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod procs;
 mod search_socket;
 mod ws;

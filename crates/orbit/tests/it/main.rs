@@ -50,6 +50,12 @@ mod page_frame_cost;
 mod page_latency;
 mod page_relay;
 mod panels_e2e;
+#[path = "../../../orbit-agent/tests/it/procs.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with orbit-agent's tests; not every helper is used here"
+)]
+mod procs;
 mod reference_adapters;
 mod scene_e2e;
 mod schema_check;
